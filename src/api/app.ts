@@ -1,0 +1,57 @@
+import { timingSafeEqual, createHash } from "node:crypto";
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from "fastify";
+import type { CronService } from "../cron/service.ts";
+import type { Logger } from "../log.ts";
+import type { Plugins } from "../plugins/service.ts";
+import { errorHandler } from "./errors.ts";
+import { cronRoutes } from "./routes/cron.ts";
+
+export interface ApiServices {
+  cron: CronService;
+  plugins: Plugins;
+  /** Readiness: database reachable, pg-boss started, scheduler armed. */
+  readiness(): Promise<{ ready: boolean; checks: Record<string, boolean> }>;
+}
+
+export interface ApiOptions {
+  log: Logger;
+  /** Required as a bearer token on every request when set (TCP listeners). */
+  token: string | null;
+  bodyLimit?: number;
+}
+
+// Hashing both sides first gives equal-length buffers, so the comparison time says nothing.
+const digest = (value: string) => createHash("sha256").update(value).digest();
+
+export function buildApi(services: ApiServices, options: ApiOptions): FastifyInstance {
+  const app: FastifyInstance = Fastify({
+    loggerInstance: options.log.child({ component: "api" }) as FastifyBaseLogger,
+    bodyLimit: options.bodyLimit ?? 1024 * 1024,
+    // Per-request lines would drown the scheduler's log; failures are logged by the error handler.
+    logController: new LogController({ disableRequestLogging: true }),
+  });
+  app.setErrorHandler(errorHandler);
+  app.setNotFoundHandler((request, reply) => {
+    void reply.status(404).send({ error: { code: "NOT_FOUND", message: `no route ${request.method} ${request.url}` } });
+  });
+
+  if (options.token) {
+    const expected = digest(`Bearer ${options.token}`);
+    app.addHook("onRequest", async (request, reply) => {
+      if (request.url === "/healthz") return;
+      const given = digest(request.headers.authorization ?? "");
+      if (!timingSafeEqual(given, expected)) {
+        return reply.status(401).send({ error: { code: "UNAUTHORIZED", message: "missing or wrong bearer token" } });
+      }
+    });
+  }
+
+  app.get("/healthz", async () => ({ ok: true }));
+  app.get("/readyz", async (_request, reply) => {
+    const result = await services.readiness();
+    return reply.status(result.ready ? 200 : 503).send(result);
+  });
+  cronRoutes(app, services.cron);
+  app.get("/v1/plugins", async () => ({ plugins: services.plugins.list() }));
+  return app;
+}

@@ -1,0 +1,31 @@
+import type { FastifyError, FastifyReply, FastifyRequest } from "fastify";
+import { ZodError } from "zod";
+import { isMissiondError, type ErrorCode } from "../errors.ts";
+
+export interface ErrorBody {
+  error: { code: ErrorCode | string; message: string };
+}
+
+/** A zod failure becomes a message naming each offending field: `body.name: Required`. */
+export function describeZod(error: ZodError, where?: string): string {
+  return error.issues
+    .map((issue) => {
+      const path = [...(where ? [where] : []), ...issue.path.map(String)].join(".") || "(input)";
+      return `${path}: ${issue.message}`;
+    })
+    .join("; ");
+}
+
+/** Every error leaves the API as `{ error: { code, message } }` with a matching status. */
+export function errorHandler(err: FastifyError | Error, request: FastifyRequest, reply: FastifyReply): void {
+  const send = (status: number, code: string, message: string) => void reply.status(status).send({ error: { code, message } } satisfies ErrorBody);
+  if (err instanceof ZodError) return send(400, "BAD_REQUEST", describeZod(err));
+  if (isMissiondError(err)) return send(err.status, err.code, err.message);
+  const fastifyError = err as FastifyError;
+  if (fastifyError.code === "FST_ERR_CTP_BODY_TOO_LARGE") return send(413, "PAYLOAD_TOO_LARGE", `request body is larger than the limit of ${request.routeOptions.bodyLimit ?? "?"} bytes`);
+  if (fastifyError.statusCode && fastifyError.statusCode >= 400 && fastifyError.statusCode < 500) {
+    return send(fastifyError.statusCode, "BAD_REQUEST", fastifyError.message);
+  }
+  request.log.error({ err }, "request failed");
+  send(500, "INTERNAL", "internal error; see the daemon's log");
+}

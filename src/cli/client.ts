@@ -1,0 +1,83 @@
+import { request as httpRequest } from "node:http";
+import { request as httpsRequest } from "node:https";
+
+/** Where the CLI finds the daemon: its Unix socket, or a URL (then with a bearer token). */
+export type Target = { socketPath: string } | { url: string; token: string | null };
+
+export class ApiError extends Error {
+  readonly status: number;
+  readonly code: string;
+  constructor(status: number, code: string, message: string) {
+    super(message);
+    this.status = status;
+    this.code = code;
+  }
+}
+
+export class UnreachableError extends Error {}
+
+export interface ApiClient {
+  get<T>(path: string, query?: Record<string, string | number | undefined>): Promise<T>;
+  post<T>(path: string, body: unknown): Promise<T>;
+  delete(path: string): Promise<void>;
+}
+
+export function apiClient(target: Target): ApiClient {
+  const call = <T>(method: string, path: string, body?: unknown): Promise<T> =>
+    new Promise<T>((resolve, reject) => {
+      const payload = body === undefined ? undefined : JSON.stringify(body);
+      const headers: Record<string, string> = { accept: "application/json" };
+      if (payload !== undefined) headers["content-type"] = "application/json";
+      let options;
+      let send = httpRequest;
+      if ("socketPath" in target) {
+        options = { socketPath: target.socketPath, path, method, headers };
+      } else {
+        const url = new URL(path, target.url);
+        if (target.token) headers.authorization = `Bearer ${target.token}`;
+        if (url.protocol === "https:") send = httpsRequest as typeof httpRequest;
+        options = { hostname: url.hostname, port: url.port, path: url.pathname + url.search, method, headers };
+      }
+      const req = send(options, (res) => {
+        const chunks: Buffer[] = [];
+        res.on("data", (chunk: Buffer) => chunks.push(chunk));
+        res.on("end", () => {
+          const text = Buffer.concat(chunks).toString("utf8");
+          const status = res.statusCode ?? 0;
+          let parsed: unknown = undefined;
+          try {
+            parsed = text ? JSON.parse(text) : undefined;
+          } catch {
+            /* not JSON */
+          }
+          if (status >= 400) {
+            const error = (parsed as { error?: { code?: string; message?: string } } | undefined)?.error;
+            reject(new ApiError(status, error?.code ?? "HTTP_" + status, error?.message ?? (text || `HTTP ${status}`)));
+            return;
+          }
+          resolve(parsed as T);
+        });
+      });
+      req.on("error", (err: NodeJS.ErrnoException) => {
+        const where = "socketPath" in target ? target.socketPath : target.url;
+        if (["ENOENT", "ECONNREFUSED", "EACCES", "ENOTFOUND", "ECONNRESET"].includes(err.code ?? "")) {
+          reject(new UnreachableError(`cannot reach missiond at ${where} (${err.code}); is \`missiond serve\` running?`));
+        } else reject(err);
+      });
+      if (payload !== undefined) req.write(payload);
+      req.end();
+    });
+
+  const withQuery = (path: string, query?: Record<string, string | number | undefined>) => {
+    const entries = Object.entries(query ?? {}).filter(([, v]) => v !== undefined) as [string, string | number][];
+    return entries.length ? `${path}?${new URLSearchParams(entries.map(([k, v]): [string, string] => [k, String(v)]))}` : path;
+  };
+
+  return {
+    get: (path, query) => call("GET", withQuery(path, query)),
+    post: (path, body) => call("POST", path, body),
+    delete: async (path) => {
+      await call("DELETE", path);
+    },
+  };
+}

@@ -1,0 +1,24 @@
+import type { ProcessProbe } from "../db/lock.ts";
+
+/** Everything the CLI needs from the process, handed in by main.ts (the only file touching it). */
+export interface CliIo {
+  readonly env: Readonly<Record<string, string | undefined>>;
+  readonly cwd: string;
+  readonly hostname: string;
+  readonly probe: ProcessProbe;
+  stdout(text: string): void;
+  stderr(text: string): void;
+  /** Registers a handler for SIGTERM / SIGINT. */
+  onSignal(handler: (signal: string) => void): void;
+  /** Ends the process at once (a second signal during shutdown). */
+  forceExit(code: number): never;
+}
+
+/** Exit codes scripts can rely on. */
+export const EXIT = {
+  OK: 0,
+  ERROR: 1,
+  USAGE: 2,
+  UNREACHABLE: 3,
+  NOT_FOUND: 4,
+} as const;

@@ -1,0 +1,210 @@
+import { existsSync } from "node:fs";
+import { Command, CommanderError, Option } from "commander";
+import { loadConfig, type Config } from "../config/load.ts";
+import { previewSlots, assertCron, parseEvery, type Schedule } from "../cron/schedule.ts";
+import type { JobView, RunView } from "../cron/views.ts";
+import { RUN_STATUSES } from "../db/schema/index.ts";
+import { isMissiondError } from "../errors.ts";
+import type { PluginInfo } from "../plugins/service.ts";
+import { apiClient, ApiError, UnreachableError, type ApiClient, type Target } from "./client.ts";
+import { shorten, table } from "./format.ts";
+import { EXIT, type CliIo } from "./io.ts";
+import { migrateOnly, serve } from "./serve.ts";
+
+const SYSTEMD_SOCKET = "/run/missiond/missiond.sock";
+
+interface GlobalOptions {
+  config?: string;
+  socket?: string;
+  url?: string;
+  token?: string;
+  json?: boolean;
+}
+
+/** Runs one CLI invocation; resolves to the process exit code. */
+export async function runCli(argv: readonly string[], io: CliIo): Promise<number> {
+  let exitCode: number = EXIT.OK;
+  const program = buildProgram(io, (code) => (exitCode = code));
+  try {
+    await program.parseAsync([...argv], { from: "user" });
+    return exitCode;
+  } catch (err) {
+    return reportError(err, io);
+  }
+}
+
+function reportError(err: unknown, io: CliIo): number {
+  if (err instanceof CommanderError) return err.exitCode === 0 ? EXIT.OK : EXIT.USAGE;
+  if (err instanceof UnreachableError) {
+    io.stderr(`missiond: ${err.message}\n`);
+    return EXIT.UNREACHABLE;
+  }
+  if (err instanceof ApiError) {
+    io.stderr(`missiond: ${err.message} (${err.code})\n`);
+    return err.status === 404 ? EXIT.NOT_FOUND : EXIT.ERROR;
+  }
+  if (isMissiondError(err)) {
+    io.stderr(`missiond: ${err.message}\n`);
+    return err.code === "NOT_FOUND" ? EXIT.NOT_FOUND : err.status === 400 ? EXIT.USAGE : EXIT.ERROR;
+  }
+  io.stderr(`missiond: ${(err as Error).message ?? String(err)}\n`);
+  return EXIT.ERROR;
+}
+
+function buildProgram(io: CliIo, setExit: (code: number) => void): Command {
+  const program = new Command("missiond")
+    .description("owns the time and the lifecycle of AI-agent sessions")
+    .option("--config <path>", "configuration file (default /etc/missiond/config.toml if present)")
+    .option("--socket <path>", "the daemon's Unix socket")
+    .option("--url <url>", "reach the daemon over TCP instead (needs --token or MISSIOND_API_TOKEN)")
+    .option("--token <token>", "bearer token for --url")
+    .option("--json", "print JSON instead of tables")
+    .exitOverride()
+    .configureOutput({ writeOut: (s) => io.stdout(s), writeErr: (s) => io.stderr(s) })
+    .showHelpAfterError();
+
+  const globals = (): GlobalOptions => program.opts<GlobalOptions>();
+  const config = (): Config =>
+    loadConfig({ configPath: globals().config, env: io.env, cwd: io.cwd, hostname: io.hostname, pid: io.probe.pid });
+  const client = (): ApiClient => apiClient(target(globals(), io, config));
+  const print = (value: unknown, human: () => string) => io.stdout(`${globals().json ? JSON.stringify(value, null, 2) : human()}\n`);
+
+  program
+    .command("serve")
+    .description("run the daemon (embedded database in ./.missiond unless DATABASE_URL is set)")
+    .action(async () => setExit(await serve(config(), io)));
+
+  program
+    .command("migrate")
+    .description("apply database migrations and exit (talks to the database directly)")
+    .action(async () => setExit(await migrateOnly(config(), io)));
+
+  const cron = program.command("cron").description("cron jobs and heartbeats");
+  cron
+    .command("add")
+    .description("add a cron job or heartbeat")
+    .requiredOption("--name <name>", "unique name")
+    .requiredOption("--agent <id>", "target agent")
+    .requiredOption("--prompt <text>", "the mission's prompt")
+    .option("--cron <expr>", 'cron expression, 5 or 6 fields (seconds first), e.g. "*/5 * * * * *"')
+    .option("--every <duration>", "interval, e.g. 30m")
+    .option("--tz <zone>", "IANA time zone for --cron", "UTC")
+    .addOption(new Option("--kind <kind>", "job kind").choices(["cron_job", "heartbeat"]).default("cron_job"))
+    .addOption(new Option("--overlap <policy>", "when the previous run is still going").choices(["skip", "allow"]).default("skip"))
+    .addOption(new Option("--catchup <policy>", "after downtime").choices(["skip", "latest", "all"]).default("latest"))
+    .option("--session <id>", "run every mission in this fixed session (default: a fresh session per run)")
+    .option("--paused", "create it paused")
+    .addHelpText("after", '\nExamples:\n  missiond cron add --name nightly --agent a1 --cron "0 3 * * *" --tz Europe/Berlin --prompt "check the backups"\n  missiond cron add --name pulse --agent a1 --every 30m --kind heartbeat --prompt "anything to do?"')
+    .action(async (opts) => {
+      const job = await client().post<JobView>("/v1/cron-jobs", {
+        name: opts.name,
+        agentId: opts.agent,
+        prompt: opts.prompt,
+        cron: opts.cron,
+        every: opts.every,
+        timezone: opts.tz,
+        kind: opts.kind,
+        overlapPolicy: opts.overlap,
+        catchupPolicy: opts.catchup,
+        ...(opts.session ? { sessionMode: "fixed", sessionId: opts.session } : {}),
+        paused: Boolean(opts.paused),
+      });
+      print(job, () => `added cron job ${job.id} "${job.name}"; next fire ${job.nextFireAt ?? "never"}`);
+    });
+
+  cron
+    .command("ls")
+    .description("list cron jobs")
+    .action(async () => {
+      const { jobs } = await client().get<{ jobs: JobView[] }>("/v1/cron-jobs");
+      print(jobs, () =>
+        table(
+          ["ID", "NAME", "KIND", "AGENT", "SCHEDULE", "TZ", "NEXT FIRE", "STATE"],
+          jobs.map((j) => [j.id, j.name, j.kind, j.agentId, j.cron ?? `every ${j.every}`, j.timezone, j.nextFireAt, j.paused ? `paused${j.pausedNote ? `: ${j.pausedNote}` : ""}` : "active"]),
+        ),
+      );
+    });
+
+  cron
+    .command("show <id>")
+    .description("show one cron job")
+    .action(async (id: string) => {
+      const job = await client().get<JobView>(`/v1/cron-jobs/${encodeURIComponent(id)}`);
+      print(job, () => Object.entries(job).map(([k, v]) => `${k.padEnd(14)} ${v ?? "-"}`).join("\n"));
+    });
+
+  cron
+    .command("rm <id>")
+    .description("remove a cron job (its run history is kept)")
+    .action(async (id: string) => {
+      await client().delete(`/v1/cron-jobs/${encodeURIComponent(id)}`);
+      print({ removed: id }, () => `removed cron job ${id}`);
+    });
+
+  cron
+    .command("preview <schedule>")
+    .description('next fire times of a cron expression or "every 30m" (computed locally, no daemon needed)')
+    .option("--tz <zone>", "IANA time zone", "UTC")
+    .option("-n, --count <n>", "how many", "10")
+    .action(async (expr: string, opts: { tz: string; count: string }) => {
+      const count = Number(opts.count);
+      if (!Number.isInteger(count) || count < 1 || count > 1000) throw new CommanderErrorLike("--count must be an integer from 1 to 1000");
+      const now = new Date();
+      let schedule: Schedule;
+      if (/^every\s/i.test(expr)) schedule = { kind: "every", everyMs: parseEvery(expr), anchor: now };
+      else {
+        assertCron(expr, opts.tz);
+        schedule = { kind: "cron", expr, timezone: opts.tz };
+      }
+      const times = previewSlots(schedule, now, count).map((d) => d.toISOString());
+      print(times, () => times.join("\n"));
+    });
+
+  const runs = program.command("runs").description("the run ledger");
+  runs
+    .command("ls")
+    .description("list runs, newest slot first")
+    .option("--job <id>", "only this job's runs")
+    .addOption(new Option("--status <status>", "only runs with this status").choices(RUN_STATUSES))
+    .option("--limit <n>", "at most this many", "50")
+    .action(async (opts: { job?: string; status?: string; limit: string }) => {
+      const { runs: list } = await client().get<{ runs: RunView[] }>("/v1/runs", { jobId: opts.job, status: opts.status, limit: opts.limit });
+      print(list, () =>
+        table(
+          ["ID", "JOB", "SCHEDULED FOR", "STATUS", "LATE MS", "BY", "REASON"],
+          list.map((r) => [r.id, r.cronJobId, r.scheduledFor, r.status, r.latenessMs, r.decidedBy ?? r.claimedBy, shorten(r.reason, 80)]),
+        ),
+      );
+    });
+
+  const plugins = program.command("plugins").description("the plugin chain");
+  plugins
+    .command("ls")
+    .description("list plugins in chain order, with their hooks and state")
+    .action(async () => {
+      const { plugins: list } = await client().get<{ plugins: PluginInfo[] }>("/v1/plugins");
+      print(list, () =>
+        table(
+          ["NAME", "ORDER", "STATE", "HOOKS", "REQUIRED", "ERROR"],
+          list.map((p) => [p.name, p.order, p.state, p.hooks.join(",") || "-", p.required ? "yes" : "no", shorten(p.error, 80)]),
+        ),
+      );
+    });
+
+  return program;
+}
+
+class CommanderErrorLike extends CommanderError {
+  constructor(message: string) {
+    super(2, "missiond.usage", message);
+  }
+}
+
+/** --url / --socket / MISSIOND_SOCKET / the configured socket / systemd's runtime directory. */
+function target(globals: GlobalOptions, io: CliIo, config: () => Config): Target {
+  if (globals.url) return { url: globals.url, token: globals.token ?? io.env.MISSIOND_API_TOKEN ?? null };
+  if (globals.socket) return { socketPath: globals.socket };
+  const configured = config().socketPath;
+  if (!existsSync(configured) && existsSync(SYSTEMD_SOCKET)) return { socketPath: SYSTEMD_SOCKET };
+  return { socketPath: configured };
+}

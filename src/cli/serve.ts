@@ -1,0 +1,61 @@
+import { createDaemon } from "../daemon.ts";
+import type { Config } from "../config/load.ts";
+import { openDatabase } from "../db/client.ts";
+import { lockDataDir } from "../db/lock.ts";
+import { migrate } from "../db/migrate.ts";
+import { createLogger } from "../log.ts";
+import { EXIT, type CliIo } from "./io.ts";
+
+/** `missiond serve`: runs until SIGTERM/SIGINT; a second signal forces an immediate exit. */
+export async function serve(config: Config, io: CliIo): Promise<number> {
+  const daemon = createDaemon(config, { probe: io.probe });
+  let signals = 0;
+  let resolveStopped!: (code: number) => void;
+  const stopped = new Promise<number>((resolve) => (resolveStopped = resolve));
+  io.onSignal((signal) => {
+    signals++;
+    if (signals > 1) {
+      daemon.log.warn({ signal }, "second signal: exiting now without draining");
+      io.forceExit(EXIT.ERROR);
+    }
+    daemon.log.info({ signal }, "shutdown requested");
+    // A drain that overruns its budget must not outlive systemd's patience.
+    setTimeout(() => {
+      daemon.log.error("shutdown exceeded its budget; exiting");
+      io.forceExit(EXIT.ERROR);
+    }, config.shutdown.drainBudgetMs + 2_000).unref();
+    daemon.stop().then(
+      () => resolveStopped(EXIT.OK),
+      (err) => {
+        daemon.log.error({ err }, "shutdown failed");
+        resolveStopped(EXIT.ERROR);
+      },
+    );
+  });
+  try {
+    await daemon.start();
+  } catch (err) {
+    io.stderr(`missiond: ${(err as Error).message}\n`);
+    return EXIT.ERROR;
+  }
+  return stopped;
+}
+
+/** `missiond migrate`: applies migrations directly to the database and exits. */
+export async function migrateOnly(config: Config, io: CliIo): Promise<number> {
+  const log = createLogger(config.logLevel);
+  const release = config.databaseUrl ? () => {} : lockDataDir(config.stateDir, config.instanceName, io.probe);
+  try {
+    const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+    try {
+      await migrate(database);
+    } finally {
+      await database.close();
+    }
+    log.info({ database: database.kind }, "migrations applied");
+    io.stdout("migrations applied\n");
+    return EXIT.OK;
+  } finally {
+    release();
+  }
+}

@@ -1,0 +1,167 @@
+import { existsSync, readFileSync } from "node:fs";
+import { isAbsolute, join, resolve } from "node:path";
+import { parse as parseToml } from "smol-toml";
+import { z } from "zod";
+import { MissiondError } from "../errors.ts";
+import { fileSchema } from "./schema.ts";
+
+export const DEFAULT_CONFIG_PATH = "/etc/missiond/config.toml";
+
+export interface Config {
+  readonly configFile: string | null;
+  readonly databaseUrl: string | null;
+  readonly stateDir: string;
+  /** The embedded database's directory (only used without databaseUrl). */
+  readonly dataDir: string;
+  readonly runtimeDir: string;
+  readonly socketPath: string;
+  readonly listen: { readonly host: string; readonly port: number } | null;
+  readonly apiToken: string | null;
+  readonly instanceName: string;
+  readonly logLevel: "fatal" | "error" | "warn" | "info" | "debug" | "trace" | "silent";
+  readonly pluginDirs: readonly string[];
+  readonly scheduler: { readonly horizonMs: number; readonly maxSleepMs: number; readonly pollIntervalMs: number };
+  readonly plugins: { readonly handlerTimeoutMs: number; readonly memoryLimitMb: number };
+  readonly shutdown: { readonly drainBudgetMs: number };
+  readonly missions: { readonly concurrency: number; readonly retryLimit: number };
+}
+
+export interface ConfigSources {
+  /** `--config PATH`; when given, the file must exist. */
+  configPath?: string | undefined;
+  env: Readonly<Record<string, string | undefined>>;
+  cwd: string;
+  /** Used for the default instance name. */
+  hostname: string;
+  pid: number;
+}
+
+/** Environment variables that override a key of the file (MISSIOND_* wins over the file). */
+const ENV_KEYS: Record<string, string> = {
+  DATABASE_URL: "database_url",
+  MISSIOND_DATABASE_URL: "database_url",
+  MISSIOND_STATE_DIR: "state_dir",
+  MISSIOND_RUNTIME_DIR: "runtime_dir",
+  MISSIOND_SOCKET: "socket",
+  MISSIOND_LISTEN: "listen",
+  MISSIOND_API_TOKEN: "api_token",
+  MISSIOND_INSTANCE_NAME: "instance_name",
+  MISSIOND_LOG_LEVEL: "log_level",
+};
+
+function readFileConfig(path: string): Record<string, unknown> {
+  let text: string;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch (err) {
+    throw new MissiondError("CONFIG_INVALID", `cannot read config file ${path}: ${(err as Error).message}`, {
+      cause: err,
+    });
+  }
+  try {
+    return parseToml(text) as Record<string, unknown>;
+  } catch (err) {
+    throw new MissiondError("CONFIG_INVALID", `config file ${path} is not valid TOML: ${(err as Error).message}`, {
+      cause: err,
+    });
+  }
+}
+
+function describeIssues(error: z.ZodError, origin: string): string {
+  const lines = error.issues.map((issue) => {
+    const key = issue.path.join(".") || "(root)";
+    return `  ${key}: ${issue.message}`;
+  });
+  return `invalid configuration (${origin}):\n${lines.join("\n")}`;
+}
+
+/** Raw file + environment → validated, fully resolved, frozen configuration. */
+export function loadConfig(sources: ConfigSources): Config {
+  const { env, cwd } = sources;
+  const explicitPath = sources.configPath ?? env.MISSIOND_CONFIG;
+  let configFile: string | null = null;
+  if (explicitPath) {
+    configFile = resolve(cwd, explicitPath);
+    if (!existsSync(configFile)) {
+      throw new MissiondError("CONFIG_INVALID", `config file ${configFile} does not exist`);
+    }
+  } else if (existsSync(DEFAULT_CONFIG_PATH)) {
+    configFile = DEFAULT_CONFIG_PATH;
+  }
+
+  const raw: Record<string, unknown> = configFile ? readFileConfig(configFile) : {};
+  for (const [variable, key] of Object.entries(ENV_KEYS)) {
+    const value = env[variable];
+    if (value !== undefined && value !== "") raw[key] = value;
+  }
+  if (env.MISSIOND_PLUGIN_DIRS) raw.plugin_dirs = env.MISSIOND_PLUGIN_DIRS.split(":").filter(Boolean);
+
+  const parsed = fileSchema.safeParse(raw);
+  if (!parsed.success) {
+    const origin = [configFile ?? "no file", "environment"].join(" + ");
+    throw new MissiondError("CONFIG_INVALID", describeIssues(parsed.error, origin));
+  }
+  const file = parsed.data;
+  const base = configFile ? resolve(configFile, "..") : cwd;
+  const abs = (p: string, from: string) => (isAbsolute(p) ? p : resolve(from, p));
+
+  // systemd hands us StateDirectory=/RuntimeDirectory= through these; an explicit setting wins.
+  const stateDir = file.state_dir
+    ? abs(file.state_dir, base)
+    : env.STATE_DIRECTORY
+      ? env.STATE_DIRECTORY.split(":")[0]!
+      : join(cwd, ".missiond");
+  const runtimeDir = file.runtime_dir
+    ? abs(file.runtime_dir, base)
+    : env.RUNTIME_DIRECTORY
+      ? env.RUNTIME_DIRECTORY.split(":")[0]!
+      : stateDir;
+
+  let listen: Config["listen"] = null;
+  if (file.listen) {
+    const at = file.listen.lastIndexOf(":");
+    const port = Number(file.listen.slice(at + 1));
+    if (port < 1 || port > 65535) {
+      throw new MissiondError("CONFIG_INVALID", `invalid configuration:\n  listen: port ${port} is out of range`);
+    }
+    listen = { host: file.listen.slice(0, at), port };
+    if (!file.api_token) {
+      // TCP without a token would hand the API to anyone who can reach the port.
+      throw new MissiondError("CONFIG_INVALID", "invalid configuration:\n  api_token: required when listen is set");
+    }
+  }
+
+  const config: Config = {
+    configFile,
+    databaseUrl: file.database_url ?? null,
+    stateDir,
+    dataDir: join(stateDir, "pgdata"),
+    runtimeDir,
+    socketPath: file.socket ? abs(file.socket, base) : join(runtimeDir, "missiond.sock"),
+    listen,
+    apiToken: file.api_token ?? null,
+    instanceName: file.instance_name ?? `${sources.hostname}:${sources.pid}`,
+    logLevel: file.log_level,
+    pluginDirs: file.plugin_dirs.map((dir) => abs(dir, base)),
+    scheduler: {
+      horizonMs: file.scheduler.horizon,
+      maxSleepMs: Math.min(file.scheduler.max_sleep, 30_000),
+      pollIntervalMs: file.scheduler.poll_interval,
+    },
+    plugins: {
+      handlerTimeoutMs: file.plugins.handler_timeout,
+      memoryLimitMb: file.plugins.memory_limit_mb,
+    },
+    shutdown: { drainBudgetMs: file.shutdown.drain_budget },
+    missions: { concurrency: file.missions.concurrency, retryLimit: file.missions.retry_limit },
+  };
+  return deepFreeze(config);
+}
+
+function deepFreeze<T>(value: T): T {
+  if (value && typeof value === "object") {
+    for (const inner of Object.values(value)) deepFreeze(inner);
+    Object.freeze(value);
+  }
+  return value;
+}

@@ -1,0 +1,61 @@
+import { z } from "zod";
+import { parseDuration } from "../duration.ts";
+
+/** A duration given as milliseconds or as text such as "30s", "5m"; always compiled to ms. */
+const durationMs = z.union([z.number().int().nonnegative(), z.string()]).transform((value, ctx) => {
+  if (typeof value === "number") return value;
+  const ms = parseDuration(value);
+  if (ms === null) {
+    ctx.addIssue({ code: "custom", message: `not a duration: "${value}" (use e.g. 500ms, 30s, 5m, 1h)` });
+    return z.NEVER;
+  }
+  return ms;
+});
+
+const logLevel = z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]);
+
+/** The configuration file's shape (snake_case, as operators write TOML). Unknown keys are errors. */
+export const fileSchema = z
+  .object({
+    database_url: z.string().url().optional(),
+    state_dir: z.string().min(1).optional(),
+    runtime_dir: z.string().min(1).optional(),
+    socket: z.string().min(1).optional(),
+    listen: z
+      .string()
+      .regex(/^[^:]+:\d{1,5}$/, "expected host:port")
+      .optional(),
+    api_token: z.string().min(16, "must be at least 16 characters").optional(),
+    instance_name: z.string().min(1).max(100).optional(),
+    log_level: logLevel.default("info"),
+    plugin_dirs: z.array(z.string().min(1)).default([]),
+    scheduler: z
+      .object({
+        horizon: durationMs.default(60_000),
+        max_sleep: durationMs.default(30_000),
+        poll_interval: durationMs.default(10_000),
+      })
+      .strict()
+      .default({ horizon: 60_000, max_sleep: 30_000, poll_interval: 10_000 }),
+    plugins: z
+      .object({
+        handler_timeout: durationMs.default(5_000),
+        memory_limit_mb: z.number().int().min(8).max(4096).default(128),
+      })
+      .strict()
+      .default({ handler_timeout: 5_000, memory_limit_mb: 128 }),
+    shutdown: z
+      .object({ drain_budget: durationMs.default(8_000) })
+      .strict()
+      .default({ drain_budget: 8_000 }),
+    missions: z
+      .object({
+        concurrency: z.number().int().min(1).max(256).default(8),
+        retry_limit: z.number().int().min(0).max(100).default(2),
+      })
+      .strict()
+      .default({ concurrency: 8, retry_limit: 2 }),
+  })
+  .strict();
+
+export type FileConfig = z.input<typeof fileSchema>;

@@ -1,0 +1,78 @@
+import type { Job, PgBoss } from "pg-boss";
+import type { Clock } from "../clock.ts";
+import type { Db } from "../db/client.ts";
+import { MISSIONS_QUEUE } from "../db/boss.ts";
+import { boundOutput, type Mission, type MissionExecutor, type ExecutionResult } from "../executors/types.ts";
+import type { Logger } from "../log.ts";
+import type { PluginChain } from "../plugins/chain.ts";
+import { findRun, transitionRun } from "./queries.ts";
+
+export interface MissionWorkerDeps {
+  db: Db;
+  boss: PgBoss;
+  chain: PluginChain;
+  clock: Clock;
+  log: Logger;
+  concurrency: number;
+  retryLimit: number;
+  executorFor(agentId: string): MissionExecutor;
+  /** Observe-only hooks run detached; the daemon tracks them so shutdown can wait for them. */
+  detach(work: Promise<unknown>): void;
+}
+
+/**
+ * Takes missions off the pg-boss queue, hands each to its agent's executor and closes the run.
+ * Closing is conditional on the run still being Running, so a retried or duplicated job cannot
+ * close a run twice, and cronJobCompleted fires at most once, after the close committed.
+ */
+export async function startMissionWorker(deps: MissionWorkerDeps): Promise<string> {
+  const log = deps.log.child({ component: "missions" });
+  return deps.boss.work<Mission>(
+    MISSIONS_QUEUE,
+    { localConcurrency: deps.concurrency, pollingIntervalSeconds: 1, notifyPollingIntervalSeconds: 5 },
+    async ([job]) => {
+      if (job) await handle(deps, log, job);
+    },
+  );
+}
+
+async function handle(deps: MissionWorkerDeps, log: Logger, job: Job<Mission>): Promise<void> {
+  const mission = job.data;
+  const runLog = log.child({ cronJobId: mission.cronJobId, runId: mission.runId });
+  const runId = BigInt(mission.runId);
+  const run = await findRun(deps.db, runId);
+  if (!run || run.status !== "Running") {
+    runLog.info({ status: run?.status ?? null }, "mission skipped: run is no longer Running");
+    return;
+  }
+  const executor = deps.executorFor(mission.agentId);
+  let result: ExecutionResult;
+  try {
+    result = await executor.execute(mission, job.signal);
+  } catch (err) {
+    if (job.retryCount < deps.retryLimit) {
+      runLog.warn({ err, attempt: job.retryCount + 1 }, "mission delivery failed; pg-boss will retry");
+      throw err;
+    }
+    result = { status: "Failed", output: `delivery failed after ${job.retryCount + 1} attempts: ${(err as Error).message}` };
+  }
+
+  const closed = await transitionRun(deps.db, runId, "Running", {
+    status: result.status,
+    finishedAt: new Date(deps.clock.now()),
+    executor: executor.name,
+    output: boundOutput(result.output),
+    exitCode: result.exitCode ?? null,
+  });
+  if (!closed) return;
+  runLog.info({ status: closed.status }, "run closed");
+  deps.detach(
+    deps.chain.run("cronJobCompleted", {
+      cronJobId: mission.cronJobId,
+      cronJobRunId: mission.runId,
+      sessionId: mission.sessionId,
+      agentId: mission.agentId,
+      status: closed.status,
+    }),
+  );
+}

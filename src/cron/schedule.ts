@@ -1,0 +1,99 @@
+import { Cron } from "croner";
+import { MissiondError } from "../errors.ts";
+import { formatDuration, parseDuration } from "../duration.ts";
+
+/**
+ * Pure schedule math. Nothing here reads the clock or arms a timer: every function takes the
+ * instant it reasons from. croner supplies the cron arithmetic (seconds field, L/#/W, IANA zones,
+ * DST); we never use its timers.
+ *
+ * DST policy (croner's, documented in the README and pinned by tests):
+ * - a fixed-time job (single second, minute and hour, e.g. `30 2 * * *`) whose time falls in the
+ *   spring-forward gap fires once at the first valid instant after the gap (03:00 local); when the
+ *   time occurs twice in autumn it fires once, on the first occurrence;
+ * - any other job (wildcards or steps, e.g. `*\/15 * * * *`) is an interval job: local times in
+ *   the gap do not exist and are skipped, and the repeated hour is fired on both occurrences.
+ * - `every` schedules are intervals of absolute time and ignore local time altogether.
+ */
+
+export type Schedule =
+  | { readonly kind: "cron"; readonly expr: string; readonly timezone: string }
+  | { readonly kind: "every"; readonly everyMs: number; readonly anchor: Date };
+
+export const MIN_EVERY_MS = 1_000;
+
+export function assertTimezone(timezone: string): void {
+  try {
+    new Intl.DateTimeFormat("en-US", { timeZone: timezone });
+  } catch {
+    throw new MissiondError("INVALID_TIMEZONE", `unknown time zone "${timezone}" (use an IANA name such as Europe/Berlin)`);
+  }
+}
+
+function compile(expr: string, timezone: string): Cron {
+  assertTimezone(timezone);
+  try {
+    return new Cron(expr, { timezone, mode: "5-or-6-parts", paused: true });
+  } catch (err) {
+    throw new MissiondError("INVALID_CRON", `invalid cron expression "${expr}": ${(err as Error).message}`, { cause: err });
+  }
+}
+
+/** Checks a cron expression and zone; throws INVALID_CRON / INVALID_TIMEZONE naming the problem. */
+export function assertCron(expr: string, timezone: string): void {
+  const cron = compile(expr, timezone);
+  // An expression that parses but can never match (e.g. 30 February) is as useless as a typo.
+  if (!cron.nextRun(new Date(0))) {
+    throw new MissiondError("INVALID_CRON", `cron expression "${expr}" never fires`);
+  }
+}
+
+/** "every 30m" or "30m" → ms; throws INVALID_SCHEDULE. */
+export function parseEvery(text: string): number {
+  const ms = parseDuration(text.replace(/^every\s+/i, ""));
+  if (ms === null) {
+    throw new MissiondError("INVALID_SCHEDULE", `invalid interval "${text}" (use e.g. "every 30m", "every 10s")`);
+  }
+  if (ms < MIN_EVERY_MS) {
+    throw new MissiondError("INVALID_SCHEDULE", `interval "${text}" is shorter than the minimum of 1s`);
+  }
+  return ms;
+}
+
+export function describeSchedule(schedule: Schedule): string {
+  return schedule.kind === "cron" ? `${schedule.expr} (${schedule.timezone})` : `every ${formatDuration(schedule.everyMs)}`;
+}
+
+/** The first slot strictly after `after`, or null if the schedule never fires again. */
+export function nextSlot(schedule: Schedule, after: Date): Date | null {
+  if (schedule.kind === "every") {
+    const anchor = schedule.anchor.getTime();
+    const t = after.getTime();
+    if (t < anchor) return new Date(anchor);
+    const k = Math.floor((t - anchor) / schedule.everyMs) + 1;
+    return new Date(anchor + k * schedule.everyMs);
+  }
+  return compile(schedule.expr, schedule.timezone).nextRun(after);
+}
+
+/**
+ * Up to `count` slots strictly after `after` and at or before `until`. Bounded by count so a
+ * per-second schedule over a long outage cannot produce an unbounded list.
+ */
+export function slotsBetween(schedule: Schedule, after: Date, until: Date, count: number): Date[] {
+  const slots: Date[] = [];
+  let cursor = after;
+  const cron = schedule.kind === "cron" ? compile(schedule.expr, schedule.timezone) : null;
+  while (slots.length < count) {
+    const next = cron ? cron.nextRun(cursor) : nextSlot(schedule, cursor);
+    if (!next || next.getTime() > until.getTime()) break;
+    slots.push(next);
+    cursor = next;
+  }
+  return slots;
+}
+
+/** The next `count` fire times after `from` (for `cron preview`). */
+export function previewSlots(schedule: Schedule, from: Date, count: number): Date[] {
+  return slotsBetween(schedule, from, new Date(8.64e15), count);
+}

@@ -1,0 +1,146 @@
+import { sql } from "drizzle-orm";
+import type { Clock } from "../clock.ts";
+import type { Db } from "../db/client.ts";
+import type { RunStatus } from "../db/schema/index.ts";
+import { MissiondError } from "../errors.ts";
+import { addJobInput, type AddJobInput } from "./input.ts";
+import { findJob, findJobByName, insertJob, jobEverExisted, listJobs, listRuns, softDeleteJob } from "./queries.ts";
+import { assertCron, assertTimezone, nextSlot, parseEvery, previewSlots, type Schedule } from "./schedule.ts";
+import { jobView, runView, type JobView, type RunView } from "./views.ts";
+
+/** Channel other instances LISTEN on to re-arm when a job changes. */
+export const SCHEDULE_CHANNEL = "missiond_schedule";
+
+export function parseId(value: string, what: string): bigint {
+  if (!/^\d{1,19}$/.test(value)) throw new MissiondError("NOT_FOUND", `no ${what} with id "${value}"`);
+  return BigInt(value);
+}
+
+export interface CronServiceDeps {
+  db: Db;
+  clock: Clock;
+  /** Called after any change that can move a job's next slot (the local scheduler re-arms). */
+  onChange: () => void;
+}
+
+/** Cron jobs and heartbeats: definitions and their ledger, as the API and CLI see them. */
+export class CronService {
+  private readonly deps: CronServiceDeps;
+
+  constructor(deps: CronServiceDeps) {
+    this.deps = deps;
+  }
+
+  async add(raw: AddJobInput): Promise<JobView> {
+    const input = addJobInput.parse(raw);
+    const { db, clock } = this.deps;
+    assertTimezone(input.timezone);
+    const now = new Date(clock.now());
+    let schedule: Schedule;
+    if (input.cron !== undefined) {
+      assertCron(input.cron, input.timezone);
+      schedule = { kind: "cron", expr: input.cron, timezone: input.timezone };
+    } else {
+      schedule = { kind: "every", everyMs: parseEvery(input.every!), anchor: now };
+    }
+    const startsAt = input.startsAt ? new Date(input.startsAt) : null;
+    const endsAt = input.endsAt ? new Date(input.endsAt) : null;
+    // The first slot is strictly after creation (or at/after startsAt), never in the past.
+    const from = startsAt && startsAt > now ? new Date(startsAt.getTime() - 1) : now;
+    let nextFireAt = nextSlot(schedule, from);
+    if (nextFireAt && endsAt && nextFireAt > endsAt) nextFireAt = null;
+
+    if (await findJobByName(db, input.name)) {
+      throw new MissiondError("CONFLICT", `a cron job named "${input.name}" already exists`);
+    }
+    let row;
+    try {
+      row = await insertJob(db, {
+        name: input.name,
+        kind: input.kind,
+        agentId: input.agentId,
+        prompt: input.prompt,
+        cronExpr: schedule.kind === "cron" ? schedule.expr : null,
+        everyMs: schedule.kind === "every" ? schedule.everyMs : null,
+        anchorAt: now,
+        timezone: input.timezone,
+        overlapPolicy: input.overlapPolicy,
+        catchupPolicy: input.catchupPolicy,
+        catchupMax: input.catchupMax,
+        sessionMode: input.sessionMode,
+        sessionId: input.sessionId ?? null,
+        startsAt,
+        endsAt,
+        maxRuns: input.maxRuns ?? null,
+        paused: input.paused,
+        pausedNote: input.pausedNote ?? null,
+        nextFireAt,
+        createdAt: now,
+        updatedAt: now,
+      });
+    } catch (err) {
+      // Two adds racing past the name check: the partial unique index is the arbiter.
+      if (/cron_jobs_name_live_uq/.test(String((err as Error).message) + String((err as { cause?: Error }).cause?.message))) {
+        throw new MissiondError("CONFLICT", `a cron job named "${input.name}" already exists`, { cause: err });
+      }
+      throw err;
+    }
+    await this.changed(row.id);
+    return jobView(row);
+  }
+
+  async list(): Promise<JobView[]> {
+    return (await listJobs(this.deps.db)).map(jobView);
+  }
+
+  async get(id: string): Promise<JobView> {
+    return jobView(await this.require(id));
+  }
+
+  async remove(id: string): Promise<void> {
+    const jobId = parseId(id, "cron job");
+    if (!(await softDeleteJob(this.deps.db, jobId, new Date(this.deps.clock.now())))) {
+      throw new MissiondError("NOT_FOUND", `no cron job with id "${id}"`);
+    }
+    await this.changed(jobId);
+  }
+
+  async runs(filter: { jobId?: string | undefined; status?: RunStatus | undefined; limit: number; before?: string | undefined }): Promise<RunView[]> {
+    let jobId: bigint | undefined;
+    if (filter.jobId !== undefined) {
+      jobId = parseId(filter.jobId, "cron job");
+      // Runs of a removed job stay readable; only an id that never existed is unknown.
+      if (!(await jobEverExisted(this.deps.db, jobId))) throw new MissiondError("NOT_FOUND", `no cron job with id "${filter.jobId}"`);
+    }
+    const found = await listRuns(this.deps.db, {
+      jobId,
+      status: filter.status,
+      limit: filter.limit,
+      beforeId: filter.before !== undefined ? BigInt(filter.before) : undefined,
+    });
+    return found.map(runView);
+  }
+
+  preview(input: { cron?: string | undefined; every?: string | undefined; timezone: string; count: number }): string[] {
+    const now = new Date(this.deps.clock.now());
+    let schedule: Schedule;
+    if (input.cron !== undefined) {
+      assertCron(input.cron, input.timezone);
+      schedule = { kind: "cron", expr: input.cron, timezone: input.timezone };
+    } else {
+      schedule = { kind: "every", everyMs: parseEvery(input.every!), anchor: now };
+    }
+    return previewSlots(schedule, now, input.count).map((d) => d.toISOString());
+  }
+
+  private async require(id: string) {
+    const job = await findJob(this.deps.db, parseId(id, "cron job"));
+    if (!job) throw new MissiondError("NOT_FOUND", `no cron job with id "${id}"`);
+    return job;
+  }
+
+  private async changed(id: bigint): Promise<void> {
+    this.deps.onChange();
+    await this.deps.db.execute(sql`select pg_notify(${SCHEDULE_CHANNEL}, ${String(id)})`);
+  }
+}

@@ -1,0 +1,19 @@
+import type { Db } from "../db/client.ts";
+import type { DueSource } from "../scheduler/scheduler.ts";
+import type { CronFiring } from "./firing.ts";
+import { jobsDueBy } from "./queries.ts";
+
+// Enough for any horizon in practice; more due moments simply wait for the next refill.
+const MAX_LOADED = 50_000;
+
+/** Cron jobs and heartbeats as a source of due moments for the scheduler (key: the job id). */
+export function cronDueSource(db: Db, firing: CronFiring): DueSource {
+  return {
+    name: "cron",
+    async loadDue(until) {
+      const due = await jobsDueBy(db, until, MAX_LOADED);
+      return due.map((job) => ({ key: String(job.id), at: job.nextFireAt }));
+    },
+    fire: (key, at) => firing.fireSlot(BigInt(key), at),
+  };
+}

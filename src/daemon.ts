@@ -1,0 +1,268 @@
+import { chmodSync, existsSync, mkdirSync, unlinkSync } from "node:fs";
+import { connect } from "node:net";
+import { dirname } from "node:path";
+import type { PGlite } from "@electric-sql/pglite";
+import type { FastifyInstance } from "fastify";
+import { sql } from "drizzle-orm";
+import type { PgBoss } from "pg-boss";
+import { buildApi } from "./api/app.ts";
+import { systemClock, type Clock } from "./clock.ts";
+import type { Config } from "./config/load.ts";
+import { CronFiring } from "./cron/firing.ts";
+import { startMissionWorker } from "./cron/missions.ts";
+import { databaseNow } from "./cron/queries.ts";
+import { CronService, SCHEDULE_CHANNEL } from "./cron/service.ts";
+import { cronDueSource } from "./cron/source.ts";
+import { startBoss } from "./db/boss.ts";
+import { openDatabase, type Database } from "./db/client.ts";
+import { lockDataDir, type ProcessProbe } from "./db/lock.ts";
+import { migrate } from "./db/migrate.ts";
+import { MissiondError } from "./errors.ts";
+import { logExecutor } from "./executors/log.ts";
+import { createLogger, type Logger } from "./log.ts";
+import type { Decision } from "./plugins/chain.ts";
+import { Plugins } from "./plugins/service.ts";
+import { Scheduler } from "./scheduler/scheduler.ts";
+
+export type DaemonState = "idle" | "starting" | "running" | "stopping" | "stopped" | "failed";
+
+export interface DaemonDeps {
+  probe: ProcessProbe;
+  clock?: Clock;
+  log?: Logger;
+  /** Share an open embedded database (tests run several daemons on one PGlite). */
+  pglite?: PGlite;
+  /** Skip the data-dir lock (only with a shared `pglite`, where the test owns the instance). */
+  skipDataDirLock?: boolean;
+  /** Listen on the Unix socket (default true). Tests may drive `api.inject` instead. */
+  listen?: boolean;
+  onDecision?: (decision: Decision) => void;
+  /** Lifecycle announcements (systemd STATUS=/READY=1/STOPPING=1). */
+  onState?: (state: DaemonState, detail: string) => void;
+}
+
+export interface Daemon {
+  readonly state: DaemonState;
+  readonly config: Config;
+  readonly log: Logger;
+  /** Valid once started. */
+  readonly cron: CronService;
+  readonly api: FastifyInstance;
+  readonly database: Database;
+  readonly scheduler: Scheduler;
+  start(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/**
+ * Composes the services. Start and stop are idempotent; every resource registers its own cleanup
+ * as it is acquired, and stop releases them in reverse order, so a start that fails half-way
+ * leaves nothing open.
+ */
+export function createDaemon(config: Config, deps: DaemonDeps): Daemon {
+  const clock = deps.clock ?? systemClock;
+  const log = deps.log ?? createLogger(config.logLevel);
+  let state: DaemonState = "idle";
+  let stack = new AsyncDisposableStack();
+  let starting: Promise<void> | null = null;
+  let stopping: Promise<void> | null = null;
+  const detached = new Set<Promise<unknown>>();
+  const parts: Partial<{ cron: CronService; api: FastifyInstance; database: Database; scheduler: Scheduler; boss: PgBoss }> = {};
+
+  const setState = (next: DaemonState, detail: string) => {
+    state = next;
+    log.info({ component: "daemon", state: next }, detail);
+    deps.onState?.(next, detail);
+  };
+
+  const need = <K extends keyof typeof parts>(key: K): NonNullable<(typeof parts)[K]> => {
+    const part = parts[key];
+    if (!part) throw new MissiondError("NOT_READY", `daemon is ${state}; ${key} is not available`);
+    return part as NonNullable<(typeof parts)[K]>;
+  };
+
+  async function doStart(): Promise<void> {
+    setState("starting", "starting");
+    if (!config.databaseUrl && !deps.skipDataDirLock) {
+      const release = lockDataDir(config.stateDir, config.instanceName, deps.probe);
+      stack.defer(release);
+    }
+    deps.onState?.("starting", "opening the database");
+    const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: deps.pglite ? null : config.dataDir, pglite: deps.pglite });
+    stack.defer(() => database.close());
+    parts.database = database;
+
+    deps.onState?.("starting", "migrating");
+    await migrate(database);
+
+    deps.onState?.("starting", "starting pg-boss");
+    const boss = await startBoss({ database, log, instanceName: config.instanceName, retryLimit: config.missions.retryLimit });
+    parts.boss = boss;
+    // Graceful: in-flight missions get the drain budget; what is left is handed back to pg-boss
+    // (its jobs expire and are retried by a live instance).
+    stack.defer(() => boss.stop({ graceful: true, close: true, timeout: config.shutdown.drainBudgetMs }));
+
+    const plugins = await Plugins.start({
+      dirs: config.pluginDirs,
+      handlerTimeoutMs: config.plugins.handlerTimeoutMs,
+      memoryLimitMb: config.plugins.memoryLimitMb,
+      log,
+      now: () => clock.now(),
+      onDecision: (decision) => {
+        deps.onDecision?.(decision);
+        log.debug({ component: "plugins", decision }, "hook decision");
+      },
+    });
+    stack.defer(() => plugins.stop());
+    // Observe-only hooks (cronJobCompleted) run detached; let them finish before plugins stop.
+    stack.defer(async () => {
+      await Promise.allSettled([...detached]);
+    });
+
+    const detach = (work: Promise<unknown>) => {
+      const tracked = work.catch((err) => log.error({ err }, "detached hook failed")).finally(() => detached.delete(tracked));
+      detached.add(tracked);
+    };
+
+    let scheduler: Scheduler | null = null;
+    const cron = new CronService({ db: database.db, clock, onChange: () => scheduler?.poke() });
+    parts.cron = cron;
+    const firing = new CronFiring({ db: database.db, boss, chain: plugins.chain, clock, log, instanceName: config.instanceName });
+    scheduler = new Scheduler({
+      clock,
+      log,
+      sources: [cronDueSource(database.db, firing)],
+      horizonMs: config.scheduler.horizonMs,
+      maxSleepMs: config.scheduler.maxSleepMs,
+      pollIntervalMs: config.scheduler.pollIntervalMs,
+      databaseNow: () => databaseNow(database.db),
+    });
+    parts.scheduler = scheduler;
+
+    const executor = logExecutor(log);
+    await startMissionWorker({
+      db: database.db,
+      boss,
+      chain: plugins.chain,
+      clock,
+      log,
+      concurrency: config.missions.concurrency,
+      retryLimit: config.missions.retryLimit,
+      executorFor: () => executor,
+      detach,
+    });
+
+    // Other instances announce job changes; re-arm at once instead of waiting for the poll.
+    const unlisten = await database.listen(SCHEDULE_CHANNEL, () => scheduler.poke());
+    stack.defer(unlisten);
+
+    deps.onState?.("starting", "arming the scheduler");
+    await scheduler.start();
+    stack.defer(() => scheduler.stop());
+
+    const api = buildApi(
+      {
+        cron,
+        plugins,
+        readiness: async () => {
+          const checks = { database: false, pgBoss: false, scheduler: scheduler.isArmed };
+          try {
+            await database.db.execute(sql`select 1`);
+            checks.database = true;
+          } catch {
+            /* reported as false */
+          }
+          checks.pgBoss = state === "running" || state === "starting";
+          return { ready: Object.values(checks).every(Boolean), checks };
+        },
+      },
+      { log, token: null },
+    );
+    parts.api = api;
+    stack.defer(() => api.close());
+    if (deps.listen !== false) await listenOnSocket(api, config.socketPath, stack);
+    else await api.ready();
+    if (config.listen && deps.listen !== false) {
+      const tcp = buildApi({ cron, plugins, readiness: async () => ({ ready: scheduler.isArmed, checks: {} }) }, { log, token: config.apiToken });
+      stack.defer(() => tcp.close());
+      await tcp.listen({ host: config.listen.host, port: config.listen.port });
+    }
+    setState("running", `ready: ${database.kind} database, ${plugins.list().length} plugin(s), socket ${config.socketPath}`);
+  }
+
+  return {
+    get state() {
+      return state;
+    },
+    config,
+    log,
+    get cron() {
+      return need("cron");
+    },
+    get api() {
+      return need("api");
+    },
+    get database() {
+      return need("database");
+    },
+    get scheduler() {
+      return need("scheduler");
+    },
+    start() {
+      if (state === "stopping" || state === "stopped") return Promise.reject(new MissiondError("NOT_READY", `daemon is ${state}`));
+      starting ??= doStart().catch(async (err) => {
+        setState("failed", `start failed: ${(err as Error).message}`);
+        await stack.disposeAsync().catch((disposeErr) => log.error({ err: disposeErr }, "cleanup after failed start"));
+        throw err;
+      });
+      return starting;
+    },
+    stop() {
+      stopping ??= (async () => {
+        await starting?.catch(() => {});
+        if (state === "failed" || state === "idle") {
+          state = "stopped";
+          return;
+        }
+        setState("stopping", "stopping: no new claims, draining in-flight work");
+        const current = stack;
+        stack = new AsyncDisposableStack();
+        await current.disposeAsync();
+        setState("stopped", "stopped");
+      })();
+      return stopping;
+    },
+  };
+}
+
+/** The API's Unix socket: a stale file is replaced, a live one (another daemon) is an error. */
+async function listenOnSocket(api: FastifyInstance, path: string, stack: AsyncDisposableStack): Promise<void> {
+  mkdirSync(dirname(path), { recursive: true, mode: 0o750 });
+  if (existsSync(path)) {
+    if (await socketAnswers(path)) {
+      throw new MissiondError("CONFLICT", `another missiond is already listening on ${path}`);
+    }
+    unlinkSync(path);
+  }
+  await api.listen({ path });
+  // Owner and group only: the group is how operators grant agents access to the API.
+  chmodSync(path, 0o660);
+  stack.defer(() => {
+    try {
+      unlinkSync(path);
+    } catch {
+      /* already gone */
+    }
+  });
+}
+
+function socketAnswers(path: string): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect({ path });
+    socket.once("connect", () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once("error", () => resolve(false));
+  });
+}

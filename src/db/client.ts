@@ -1,0 +1,104 @@
+import { mkdirSync } from "node:fs";
+import { PGlite } from "@electric-sql/pglite";
+import type { SQL } from "drizzle-orm";
+import type { PgDatabase, PgQueryResultHKT } from "drizzle-orm/pg-core";
+import { drizzle as drizzlePglite } from "drizzle-orm/pglite";
+import { drizzle as drizzlePostgres } from "drizzle-orm/postgres-js";
+import postgres from "postgres";
+import { MissiondError } from "../errors.ts";
+import * as schema from "./schema/index.ts";
+
+export type Db = PgDatabase<PgQueryResultHKT, typeof schema>;
+export type Tx = Parameters<Parameters<Db["transaction"]>[0]>[0];
+/** Anything a query can run on: the database or an open transaction. */
+export type Executor = Db | Tx;
+
+export interface Database {
+  readonly kind: "pglite" | "postgres";
+  readonly db: Db;
+  /** Set on the embedded backend: pg-boss and LISTEN share this one instance. */
+  readonly pglite: PGlite | null;
+  readonly url: string | null;
+  /** Subscribes to a NOTIFY channel; resolves to an unsubscribe function. */
+  listen(channel: string, onPayload: (payload: string) => void): Promise<() => Promise<void>>;
+  close(): Promise<void>;
+}
+
+export interface OpenOptions {
+  databaseUrl: string | null;
+  /** Data directory of the embedded database; `null` keeps it in memory (tests). */
+  dataDir: string | null;
+  /** An already open PGlite to share (tests run several daemons on one embedded database). */
+  pglite?: PGlite;
+  poolSize?: number;
+}
+
+/** Rows of a raw query, whatever the driver's result shape (postgres.js: array; PGlite: {rows}). */
+export async function rows<T>(db: Executor, query: SQL): Promise<T[]> {
+  const result = (await db.execute(query)) as unknown;
+  if (Array.isArray(result)) return result as T[];
+  return ((result as { rows?: T[] }).rows ?? []) as T[];
+}
+
+export async function openDatabase(options: OpenOptions): Promise<Database> {
+  if (options.databaseUrl) return openPostgres(options.databaseUrl, options.poolSize ?? 10);
+  return openPglite(options);
+}
+
+async function openPostgres(url: string, max: number): Promise<Database> {
+  const client = postgres(url, {
+    max,
+    onnotice: () => {},
+    connection: { application_name: "missiond" },
+  });
+  try {
+    await client`select 1`;
+  } catch (err) {
+    await client.end({ timeout: 1 }).catch(() => {});
+    throw new MissiondError("DATABASE", `cannot connect to the database: ${(err as Error).message}`, { cause: err });
+  }
+  const db = drizzlePostgres(client, { schema }) as unknown as Db;
+  return {
+    kind: "postgres",
+    db,
+    pglite: null,
+    url,
+    async listen(channel, onPayload) {
+      const subscription = await client.listen(channel, onPayload);
+      return async () => subscription.unlisten();
+    },
+    async close() {
+      await client.end({ timeout: 5 });
+    },
+  };
+}
+
+async function openPglite(options: OpenOptions): Promise<Database> {
+  const owned = !options.pglite;
+  let pglite = options.pglite;
+  if (!pglite) {
+    if (options.dataDir) mkdirSync(options.dataDir, { recursive: true, mode: 0o700 });
+    try {
+      pglite = await PGlite.create(options.dataDir ?? undefined);
+    } catch (err) {
+      throw new MissiondError("DATABASE", `cannot open the embedded database in ${options.dataDir}: ${(err as Error).message}`, {
+        cause: err,
+      });
+    }
+  }
+  const instance = pglite;
+  const db = drizzlePglite(instance, { schema }) as unknown as Db;
+  return {
+    kind: "pglite",
+    db,
+    pglite: instance,
+    url: null,
+    async listen(channel, onPayload) {
+      const unlisten = await instance.listen(channel, onPayload);
+      return async () => unlisten();
+    },
+    async close() {
+      if (owned && !instance.closed) await instance.close();
+    },
+  };
+}

@@ -1,0 +1,62 @@
+import { mkdirSync, openSync, readFileSync, unlinkSync, writeSync, closeSync } from "node:fs";
+import { join } from "node:path";
+import { MissiondError } from "../errors.ts";
+
+export interface ProcessProbe {
+  readonly pid: number;
+  isAlive(pid: number): boolean;
+}
+
+interface LockOwner {
+  pid: number;
+  instance: string;
+  since: string;
+}
+
+/**
+ * An embedded database can only have one process writing it; a second PGlite on the same
+ * directory would corrupt it. The lock file names its owner so the refusal can say who holds it.
+ * Returns the release function.
+ */
+export function lockDataDir(stateDir: string, instance: string, probe: ProcessProbe): () => void {
+  mkdirSync(stateDir, { recursive: true, mode: 0o700 });
+  const path = join(stateDir, "missiond.lock");
+  const me: LockOwner = { pid: probe.pid, instance, since: new Date().toISOString() };
+
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      const fd = openSync(path, "wx", 0o600);
+      writeSync(fd, JSON.stringify(me));
+      closeSync(fd);
+      return () => {
+        const owner = readOwner(path);
+        if (owner?.pid === me.pid) unlinkSync(path);
+      };
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
+    }
+    const owner = readOwner(path);
+    if (owner && owner.pid !== me.pid && probe.isAlive(owner.pid)) {
+      throw new MissiondError(
+        "DATA_DIR_LOCKED",
+        `the embedded database in ${stateDir} is in use by missiond pid ${owner.pid} (${owner.instance}, since ${owner.since}); ` +
+          "stop it first, or point this one at another state_dir or at a DATABASE_URL",
+      );
+    }
+    // The owner died without cleaning up: the lock is stale.
+    try {
+      unlinkSync(path);
+    } catch {
+      /* someone else removed it first; retry */
+    }
+  }
+  throw new MissiondError("DATA_DIR_LOCKED", `could not take the lock ${path}`);
+}
+
+function readOwner(path: string): LockOwner | null {
+  try {
+    return JSON.parse(readFileSync(path, "utf8")) as LockOwner;
+  } catch {
+    return null;
+  }
+}

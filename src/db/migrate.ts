@@ -1,0 +1,30 @@
+import { fileURLToPath } from "node:url";
+import { sql } from "drizzle-orm";
+import { migrate as migratePglite } from "drizzle-orm/pglite/migrator";
+import { migrate as migratePostgres } from "drizzle-orm/postgres-js/migrator";
+import type { PgliteDatabase } from "drizzle-orm/pglite";
+import type { PostgresJsDatabase } from "drizzle-orm/postgres-js";
+import type { Database } from "./client.ts";
+
+const MIGRATIONS_FOLDER = fileURLToPath(new URL("../../drizzle", import.meta.url));
+// Any constant works; it only has to be the same for every missiond sharing the database.
+const MIGRATION_LOCK_KEY = 7_061_000_001;
+
+/**
+ * Applies the generated migrations. Several daemons may start at once against one Postgres: the
+ * advisory lock makes them take turns, and drizzle's journal makes the later ones a no-op.
+ */
+export async function migrate(database: Database): Promise<void> {
+  const { db } = database;
+  if (database.kind === "pglite") {
+    // One process owns an embedded database (the data-dir lock), so there is nobody to wait for.
+    await migratePglite(db as unknown as PgliteDatabase, { migrationsFolder: MIGRATIONS_FOLDER });
+    return;
+  }
+  // A transaction-scoped lock holds one connection for the whole migration; drizzle's own
+  // migration transaction runs on another, which is fine: the lock is only a mutex between daemons.
+  await db.transaction(async (tx) => {
+    await tx.execute(sql`select pg_advisory_xact_lock(${MIGRATION_LOCK_KEY})`);
+    await migratePostgres(db as unknown as PostgresJsDatabase, { migrationsFolder: MIGRATIONS_FOLDER });
+  });
+}

@@ -1,0 +1,132 @@
+import { sql } from "drizzle-orm";
+import {
+  bigint,
+  boolean,
+  check,
+  index,
+  integer,
+  pgTable,
+  text,
+  timestamp,
+  uniqueIndex,
+} from "drizzle-orm/pg-core";
+
+const tstz = (name: string) => timestamp(name, { withTimezone: true, mode: "date", precision: 3 });
+
+/** Closed status set of the run ledger; the strings are what `runs ls --json` prints. */
+export const RUN_STATUSES = [
+  "Claimed",
+  "Running",
+  "Succeeded",
+  "Failed",
+  "TimedOut",
+  "Cancelled",
+  "Skipped",
+  "Missed",
+  "Deferred",
+  "Unknown",
+] as const;
+export type RunStatus = (typeof RUN_STATUSES)[number];
+
+export const JOB_KINDS = ["cron_job", "heartbeat"] as const;
+export const OVERLAP_POLICIES = ["skip", "buffer_one", "allow", "cancel_previous"] as const;
+export const CATCHUP_POLICIES = ["skip", "latest", "all"] as const;
+export const SESSION_MODES = ["fresh", "fixed"] as const;
+export const RUN_TRIGGERS = ["schedule", "manual", "deferred"] as const;
+
+const inList = (column: string, values: readonly string[]) =>
+  sql.raw(`${column} in (${values.map((v) => `'${v}'`).join(", ")})`);
+
+export const cronJobs = pgTable(
+  "cron_jobs",
+  {
+    id: bigint("id", { mode: "bigint" }).primaryKey().generatedAlwaysAsIdentity(),
+    name: text("name").notNull(),
+    kind: text("kind", { enum: JOB_KINDS }).notNull().default("cron_job"),
+    agentId: text("agent_id").notNull(),
+    prompt: text("prompt").notNull(),
+    // Exactly one of cron_expr / every_ms is set (checked below).
+    cronExpr: text("cron_expr"),
+    everyMs: bigint("every_ms", { mode: "number" }),
+    // Interval schedules are anchored: slots are anchor + k·every, so a restart does not shift them.
+    anchorAt: tstz("anchor_at").notNull().defaultNow(),
+    timezone: text("timezone").notNull().default("UTC"),
+    overlapPolicy: text("overlap_policy", { enum: OVERLAP_POLICIES }).notNull().default("skip"),
+    catchupPolicy: text("catchup_policy", { enum: CATCHUP_POLICIES }).notNull().default("latest"),
+    catchupMax: integer("catchup_max").notNull().default(10),
+    catchupWindowMs: bigint("catchup_window_ms", { mode: "number" }),
+    jitterMs: integer("jitter_ms").notNull().default(0),
+    paused: boolean("paused").notNull().default(false),
+    pausedNote: text("paused_note"),
+    startsAt: tstz("starts_at"),
+    endsAt: tstz("ends_at"),
+    maxRuns: integer("max_runs"),
+    runCount: integer("run_count").notNull().default(0),
+    sessionMode: text("session_mode", { enum: SESSION_MODES }).notNull().default("fresh"),
+    sessionId: text("session_id"),
+    // Heartbeats: "HH:MM" local to `timezone`; outside the window a beat is Skipped.
+    activeHoursStart: text("active_hours_start"),
+    activeHoursEnd: text("active_hours_end"),
+    skipIfBusy: boolean("skip_if_busy").notNull().default(false),
+    // The next slot the scheduler will claim; null once the schedule is exhausted.
+    nextFireAt: tstz("next_fire_at"),
+    createdAt: tstz("created_at").notNull().defaultNow(),
+    updatedAt: tstz("updated_at").notNull().defaultNow(),
+    // Removal is soft so that the run history stays readable after `cron rm`.
+    deletedAt: tstz("deleted_at"),
+  },
+  (t) => [
+    uniqueIndex("cron_jobs_name_live_uq").on(t.name).where(sql`${t.deletedAt} is null`),
+    index("cron_jobs_next_fire_idx")
+      .on(t.nextFireAt)
+      .where(sql`${t.deletedAt} is null and not ${t.paused} and ${t.nextFireAt} is not null`),
+    check("cron_jobs_kind_ck", inList("kind", JOB_KINDS)),
+    check("cron_jobs_overlap_ck", inList("overlap_policy", OVERLAP_POLICIES)),
+    check("cron_jobs_catchup_ck", inList("catchup_policy", CATCHUP_POLICIES)),
+    check("cron_jobs_session_mode_ck", inList("session_mode", SESSION_MODES)),
+    check("cron_jobs_schedule_ck", sql`(cron_expr is null) <> (every_ms is null)`),
+    check("cron_jobs_every_ck", sql`every_ms is null or every_ms >= 1000`),
+  ],
+);
+
+export const cronJobRuns = pgTable(
+  "cron_job_runs",
+  {
+    id: bigint("id", { mode: "bigint" }).primaryKey().generatedAlwaysAsIdentity(),
+    cronJobId: bigint("cron_job_id", { mode: "bigint" })
+      .notNull()
+      .references(() => cronJobs.id),
+    scheduledFor: tstz("scheduled_for").notNull(),
+    trigger: text("trigger", { enum: RUN_TRIGGERS }).notNull().default("schedule"),
+    status: text("status", { enum: RUN_STATUSES }).notNull(),
+    // Why a run did not run or did not succeed: cancel reason (≤ 500), skip reason, error.
+    reason: text("reason"),
+    // The plugin that cancelled or deferred the slot.
+    decidedBy: text("decided_by"),
+    promptFired: text("prompt_fired"),
+    claimedBy: text("claimed_by").notNull(),
+    claimedAt: tstz("claimed_at").notNull().defaultNow(),
+    startedAt: tstz("started_at"),
+    finishedAt: tstz("finished_at"),
+    latenessMs: integer("lateness_ms"),
+    deferredUntil: tstz("deferred_until"),
+    backfilled: boolean("backfilled").notNull().default(false),
+    sessionId: text("session_id"),
+    executor: text("executor"),
+    exitCode: integer("exit_code"),
+    output: text("output"),
+    missionJobId: text("mission_job_id"),
+  },
+  (t) => [
+    // Exactly once across instances: whoever inserts this pair owns the slot.
+    uniqueIndex("cron_job_runs_slot_uq").on(t.cronJobId, t.scheduledFor),
+    index("cron_job_runs_status_idx").on(t.status, t.claimedAt),
+    index("cron_job_runs_claimed_idx").on(t.claimedAt),
+    check("cron_job_runs_status_ck", inList("status", RUN_STATUSES)),
+    check("cron_job_runs_trigger_ck", inList("trigger", RUN_TRIGGERS)),
+    check("cron_job_runs_reason_len_ck", sql`reason is null or char_length(reason) <= 2000`),
+  ],
+);
+
+export type CronJobRow = typeof cronJobs.$inferSelect;
+export type CronJobRunRow = typeof cronJobRuns.$inferSelect;

@@ -1,0 +1,35 @@
+#!/usr/bin/env node
+/**
+ * The process boundary: argv, environment, signals, exit codes. Nothing else in src/ touches
+ * `process`.
+ */
+import { hostname } from "node:os";
+import { runCli } from "./cli/program.ts";
+
+const probe = {
+  pid: process.pid,
+  isAlive(pid: number): boolean {
+    try {
+      process.kill(pid, 0);
+      return true;
+    } catch (err) {
+      // EPERM: it exists but belongs to someone else, which still means "alive".
+      return (err as NodeJS.ErrnoException).code === "EPERM";
+    }
+  },
+};
+
+const code = await runCli(process.argv.slice(2), {
+  env: process.env,
+  cwd: process.cwd(),
+  hostname: hostname(),
+  probe,
+  stdout: (text) => process.stdout.write(text),
+  stderr: (text) => process.stderr.write(text),
+  onSignal(handler) {
+    process.on("SIGTERM", () => handler("SIGTERM"));
+    process.on("SIGINT", () => handler("SIGINT"));
+  },
+  forceExit: (exitCode) => process.exit(exitCode),
+});
+process.exitCode = code;

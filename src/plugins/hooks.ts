@@ -1,0 +1,60 @@
+/**
+ * The closed list of hook points and, for each, what a handler may change. This table is the
+ * contract's "Hook reference" made executable: return conventions and validation follow from it.
+ *
+ * - one mutable field  → the handler returns the new value itself;
+ * - several fields     → it returns an object with the fields it changes (omitted fields kept);
+ * - no field           → observe-only, the return value is ignored.
+ */
+
+export type FieldType = "string" | "string[]" | "number" | "nullableString";
+
+export interface HookSpec {
+  /** Context fields a handler may change, with their types. */
+  readonly fields: Readonly<Record<string, FieldType>>;
+  readonly canCancel: boolean;
+  /** Fired by the daemon itself (true) or run for an agent runtime over POST /v1/hooks/:hook. */
+  readonly firedByDaemon: boolean;
+  /** The context field naming what the hook is about, for the decision log. */
+  readonly subject: string;
+}
+
+export const HOOKS = {
+  systemPrompt: { fields: { systemPrompt: "string" }, canCancel: false, firedByDaemon: false, subject: "sessionId" },
+  userMessageInbound: { fields: { text: "string" }, canCancel: true, firedByDaemon: false, subject: "sessionId" },
+  interAgentMessage: { fields: { text: "string" }, canCancel: true, firedByDaemon: false, subject: "senderSessionId" },
+  assistantMessageOutbound: { fields: { text: "string" }, canCancel: true, firedByDaemon: false, subject: "sessionId" },
+  todoAdded: { fields: { texts: "string[]" }, canCancel: true, firedByDaemon: true, subject: "sessionId" },
+  notifyScheduled: {
+    fields: { message: "string", delaySeconds: "number" },
+    canCancel: true,
+    firedByDaemon: true,
+    subject: "sessionId",
+  },
+  notifyDelivered: { fields: { message: "string" }, canCancel: true, firedByDaemon: true, subject: "notifyId" },
+  sshConnectionOpening: { fields: {}, canCancel: true, firedByDaemon: false, subject: "sshHostId" },
+  sshCommandSending: {
+    fields: { command: "nullableString", path: "nullableString", content: "nullableString" },
+    canCancel: true,
+    firedByDaemon: false,
+    subject: "sshHostId",
+  },
+  sshCommandCompleted: {
+    fields: { output: "nullableString", errorOutput: "nullableString" },
+    canCancel: true,
+    firedByDaemon: false,
+    subject: "sshHostId",
+  },
+  sessionClearing: { fields: {}, canCancel: false, firedByDaemon: true, subject: "sessionId" },
+  sessionClearCompleted: { fields: {}, canCancel: false, firedByDaemon: true, subject: "sessionId" },
+  cronJobFiring: { fields: { prompt: "string" }, canCancel: true, firedByDaemon: true, subject: "cronJobId" },
+  cronJobCompleted: { fields: {}, canCancel: false, firedByDaemon: true, subject: "cronJobRunId" },
+} as const satisfies Record<string, HookSpec>;
+
+export type HookName = keyof typeof HOOKS;
+export const HOOK_NAMES = Object.keys(HOOKS) as HookName[];
+
+export const isHookName = (name: string): name is HookName => Object.hasOwn(HOOKS, name);
+
+/** Cancel reasons are recorded up to this many characters (the contract's limit). */
+export const MAX_REASON_CHARS = 500;

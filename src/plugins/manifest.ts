@@ -1,0 +1,88 @@
+import { existsSync, readFileSync } from "node:fs";
+import { basename, join } from "node:path";
+import { z } from "zod";
+
+export const PERMISSIONS = ["log", "clock", "store", "fetch", "session"] as const;
+export const MANIFEST_FILE = "plugin.json";
+const ENTRY_FILES = ["index.js", "index.mjs", "index.ts"];
+
+export const manifestSchema = z
+  .object({
+    name: z
+      .string()
+      .regex(/^[a-z0-9][a-z0-9._-]{0,63}$/, "lowercase letters, digits, '.', '_' or '-', at most 64 characters")
+      .optional(),
+    version: z.string().min(1).max(64).default("0.0.0"),
+    description: z.string().max(500).optional(),
+    order: z.number().int().min(-1_000_000).max(1_000_000).default(100),
+    permissions: z.array(z.enum(PERMISSIONS)).default(["log"]),
+    config: z.record(z.string(), z.unknown()).default({}),
+    required: z.boolean().default(false),
+    entry: z.string().min(1).optional(),
+  })
+  .strict();
+
+export interface PluginManifest {
+  readonly name: string;
+  readonly version: string;
+  readonly description: string | null;
+  readonly order: number;
+  readonly permissions: readonly (typeof PERMISSIONS)[number][];
+  readonly config: Readonly<Record<string, unknown>>;
+  readonly required: boolean;
+  readonly dir: string;
+  readonly entry: string;
+}
+
+/** Thrown for a plugin folder that cannot load; always names the plugin. */
+export class PluginLoadError extends Error {
+  readonly plugin: string;
+  readonly dir: string;
+  constructor(plugin: string, dir: string, message: string) {
+    super(`plugin "${plugin}" (${dir}): ${message}`);
+    this.plugin = plugin;
+    this.dir = dir;
+  }
+}
+
+export const isPluginFolder = (dir: string): boolean =>
+  existsSync(join(dir, MANIFEST_FILE)) || ENTRY_FILES.some((file) => existsSync(join(dir, file)));
+
+/**
+ * Reads a plugin folder. A folder holding only an entry file is a plugin named after the folder,
+ * with default order and the `log` permission, so dropping the contract's example in is enough.
+ */
+export function readManifest(dir: string): PluginManifest {
+  const folderName = basename(dir);
+  const manifestPath = join(dir, MANIFEST_FILE);
+  let raw: unknown = {};
+  if (existsSync(manifestPath)) {
+    try {
+      raw = JSON.parse(readFileSync(manifestPath, "utf8"));
+    } catch (err) {
+      throw new PluginLoadError(folderName, dir, `${MANIFEST_FILE} is not valid JSON: ${(err as Error).message}`);
+    }
+  }
+  const parsed = manifestSchema.safeParse(raw);
+  if (!parsed.success) {
+    const issues = parsed.error.issues.map((i) => `${i.path.join(".") || "(root)"}: ${i.message}`).join("; ");
+    throw new PluginLoadError(folderName, dir, `invalid ${MANIFEST_FILE}: ${issues}`);
+  }
+  const manifest = parsed.data;
+  const name = manifest.name ?? folderName.toLowerCase();
+  const entryName = manifest.entry ?? ENTRY_FILES.find((file) => existsSync(join(dir, file)));
+  if (!entryName || !existsSync(join(dir, entryName))) {
+    throw new PluginLoadError(name, dir, `no entry file (expected ${manifest.entry ?? ENTRY_FILES.join(" or ")})`);
+  }
+  return {
+    name,
+    version: manifest.version,
+    description: manifest.description ?? null,
+    order: manifest.order,
+    permissions: [...new Set(manifest.permissions)],
+    config: manifest.config,
+    required: manifest.required,
+    dir,
+    entry: join(dir, entryName),
+  };
+}

@@ -1,0 +1,89 @@
+import { HOOKS, MAX_REASON_CHARS, type FieldType, type HookName } from "./hooks.ts";
+
+/** What came back from one handler, before the chain interprets it. */
+export type RawOutcome =
+  | { readonly outcome: "value"; readonly value: unknown }
+  | { readonly outcome: "cancel"; readonly reason: string }
+  | { readonly outcome: "threw"; readonly message: string }
+  | { readonly outcome: "malformed"; readonly message: string }
+  | { readonly outcome: "timeout" }
+  | { readonly outcome: "crashed"; readonly message: string };
+
+/** What the chain makes of it. `skipped` is fail-open: the value continues unchanged. */
+export type Interpreted =
+  | { readonly kind: "passed" }
+  | { readonly kind: "changed"; readonly fields: readonly string[]; readonly patch: Readonly<Record<string, unknown>> }
+  | { readonly kind: "cancelled"; readonly reason: string }
+  | { readonly kind: "skipped"; readonly why: string };
+
+const fits = (type: FieldType, value: unknown): boolean => {
+  switch (type) {
+    case "string":
+      return typeof value === "string";
+    case "nullableString":
+      return value === null || typeof value === "string";
+    case "number":
+      return typeof value === "number" && Number.isFinite(value);
+    case "string[]":
+      return Array.isArray(value) && value.every((item) => typeof item === "string");
+  }
+};
+
+const describe = (value: unknown): string =>
+  value === null ? "null" : Array.isArray(value) ? "an array" : value === undefined ? "undefined" : `a ${typeof value}`;
+
+export const cutReason = (reason: string): string =>
+  [...reason].length > MAX_REASON_CHARS ? [...reason].slice(0, MAX_REASON_CHARS).join("") : reason;
+
+const same = (a: unknown, b: unknown): boolean =>
+  Array.isArray(a) && Array.isArray(b) ? a.length === b.length && a.every((x, i) => x === b[i]) : a === b;
+
+/**
+ * Applies the contract's return conventions for `hook` to one handler's raw outcome, given the
+ * context the handler saw.
+ */
+export function interpret(hook: HookName, context: Readonly<Record<string, unknown>>, raw: RawOutcome): Interpreted {
+  const spec = HOOKS[hook];
+  switch (raw.outcome) {
+    case "threw":
+      return { kind: "skipped", why: `threw: ${raw.message}` };
+    case "malformed":
+      return { kind: "skipped", why: `malformed: ${raw.message}` };
+    case "timeout":
+      return { kind: "skipped", why: "timeout" };
+    case "crashed":
+      return { kind: "skipped", why: `crashed: ${raw.message}` };
+    case "cancel":
+      if (!spec.canCancel) return { kind: "skipped", why: `malformed: ${hook} cannot be cancelled` };
+      return { kind: "cancelled", reason: cutReason(raw.reason) };
+  }
+
+  const fields = Object.entries(spec.fields) as [string, FieldType][];
+  const value = raw.value;
+  if (fields.length === 0) return { kind: "passed" }; // observe-only: the return value is ignored
+
+  if (fields.length === 1) {
+    const [name, type] = fields[0]!;
+    if (!fits(type, value)) {
+      return { kind: "skipped", why: `malformed: returned ${describe(value)}, expected the new ${name} (${type})` };
+    }
+    return same(value, context[name]) ? { kind: "passed" } : { kind: "changed", fields: [name], patch: { [name]: value } };
+  }
+
+  if (value === null || typeof value !== "object" || Array.isArray(value)) {
+    return {
+      kind: "skipped",
+      why: `malformed: returned ${describe(value)}, expected an object with any of ${fields.map(([n]) => n).join(", ")}`,
+    };
+  }
+  const patch: Record<string, unknown> = {};
+  for (const [key, fieldValue] of Object.entries(value)) {
+    const type = spec.fields[key as keyof typeof spec.fields] as FieldType | undefined;
+    if (!type) return { kind: "skipped", why: `malformed: "${key}" is not a field ${hook} can change` };
+    if (fieldValue === undefined) continue; // omitted
+    if (!fits(type, fieldValue)) return { kind: "skipped", why: `malformed: ${key} is ${describe(fieldValue)}, expected ${type}` };
+    if (!same(fieldValue, context[key])) patch[key] = fieldValue;
+  }
+  const changed = Object.keys(patch);
+  return changed.length === 0 ? { kind: "passed" } : { kind: "changed", fields: changed, patch };
+}

@@ -1,0 +1,216 @@
+import type { Clock } from "../clock.ts";
+import type { Logger } from "../log.ts";
+import { MinHeap } from "./heap.ts";
+
+/** A ledger with due moments: cron slots, heartbeat beats, notify timers. */
+export interface DueSource {
+  readonly name: string;
+  /** Moments due at or before `until`, by key (unique within the source). */
+  loadDue(until: Date): Promise<{ key: string; at: Date }[]>;
+  /** Handles one due moment; resolves to the key's next moment, if the source knows it. */
+  fire(key: string, at: Date): Promise<Date | null>;
+}
+
+export interface SchedulerOptions {
+  clock: Clock;
+  log: Logger;
+  sources: readonly DueSource[];
+  horizonMs: number;
+  maxSleepMs: number;
+  pollIntervalMs: number;
+  /** How many moments are handled at once (a burst of 10,000 slots must not open 10,000 transactions). */
+  concurrency?: number;
+  /** Measures the database clock (skew is logged and reported, never silently absorbed). */
+  databaseNow?: () => Promise<Date>;
+}
+
+interface Entry {
+  at: number;
+  source: DueSource;
+  key: string;
+}
+
+type State = "stopped" | "running" | "stopping";
+
+/**
+ * Keeps the moments due within a short horizon in a min-heap and arms one timer for the earliest.
+ * Memory is O(moments due soon), not O(all jobs). The timer never sleeps past `maxSleepMs` (a
+ * suspended laptop or a clock jump is noticed within that), a refill runs every `pollIntervalMs`
+ * as a safety net, and `poke()` refills at once when something changed.
+ */
+export class Scheduler {
+  private readonly options: SchedulerOptions;
+  private readonly log: Logger;
+  private readonly heap = new MinHeap<Entry>();
+  /** key → scheduled time, so a refill does not duplicate what is already queued. */
+  private readonly queued = new Map<string, number>();
+  private readonly inFlight = new Set<string>();
+  private readonly running = new Set<Promise<void>>();
+  private timer: unknown = null;
+  private state: State = "stopped";
+  private nextRefillAt = 0;
+  private refilling: Promise<void> | null = null;
+  private refillAgain = false;
+  private active = 0;
+  private readonly waiting: (() => void)[] = [];
+  skewMs = 0;
+  armedAt: number | null = null;
+  lastTickAt: number | null = null;
+
+  constructor(options: SchedulerOptions) {
+    this.options = options;
+    this.log = options.log.child({ component: "scheduler" });
+  }
+
+  get isArmed(): boolean {
+    return this.state === "running" && this.armedAt !== null;
+  }
+
+  get pending(): number {
+    return this.heap.size;
+  }
+
+  async start(): Promise<void> {
+    if (this.state === "running") return;
+    this.state = "running";
+    await this.refill();
+  }
+
+  /** Something changed (a job added, paused, removed; a NOTIFY from another instance). */
+  poke(): void {
+    if (this.state !== "running") return;
+    void this.refill();
+  }
+
+  /** Stops claiming; resolves when moments already being handled have finished. */
+  async stop(): Promise<void> {
+    if (this.state === "stopped") return;
+    this.state = "stopping";
+    this.disarm();
+    await this.refilling?.catch(() => {});
+    await Promise.allSettled([...this.running]);
+    this.heap.clear();
+    this.queued.clear();
+    this.state = "stopped";
+  }
+
+  private key(source: DueSource, key: string): string {
+    return `${source.name}:${key}`;
+  }
+
+  private push(source: DueSource, key: string, at: number): void {
+    const id = this.key(source, key);
+    if (this.queued.get(id) === at) return;
+    this.queued.set(id, at);
+    this.heap.push({ at, source, key });
+  }
+
+  private refill(): Promise<void> {
+    if (this.refilling) {
+      this.refillAgain = true;
+      return this.refilling;
+    }
+    this.refilling = (async () => {
+      do {
+        this.refillAgain = false;
+        try {
+          await this.load();
+        } catch (err) {
+          // Background loops never die: log and let the next poll (or poke) try again.
+          this.log.error({ err }, "refill failed");
+        }
+      } while (this.refillAgain && this.state === "running");
+    })().finally(() => {
+      this.refilling = null;
+      this.arm();
+    });
+    return this.refilling;
+  }
+
+  private async load(): Promise<void> {
+    const { clock, horizonMs, pollIntervalMs, databaseNow } = this.options;
+    if (databaseNow) {
+      const before = clock.now();
+      const dbNow = (await databaseNow()).getTime();
+      const after = clock.now();
+      this.skewMs = Math.round(dbNow - (before + after) / 2);
+      if (Math.abs(this.skewMs) > 1_000) {
+        this.log.warn({ skewMs: this.skewMs }, "local clock differs from the database clock by more than 1 s");
+      }
+    }
+    const now = clock.now();
+    const until = new Date(now + horizonMs);
+    // Rebuilt from the ledgers, so entries for removed or paused jobs fall away.
+    this.heap.clear();
+    this.queued.clear();
+    for (const source of this.options.sources) {
+      for (const { key, at } of await source.loadDue(until)) this.push(source, key, at.getTime());
+    }
+    this.nextRefillAt = now + Math.min(pollIntervalMs, horizonMs / 2);
+  }
+
+  private disarm(): void {
+    if (this.timer !== null) this.options.clock.clearTimeout(this.timer);
+    this.timer = null;
+    this.armedAt = null;
+  }
+
+  private arm(): void {
+    this.disarm();
+    if (this.state !== "running") return;
+    const { clock, maxSleepMs } = this.options;
+    const now = clock.now();
+    const top = this.heap.peek();
+    const wakeAt = Math.min(top?.at ?? Infinity, this.nextRefillAt, now + maxSleepMs);
+    const delay = Math.max(0, wakeAt - now);
+    this.armedAt = now + delay;
+    this.timer = clock.setTimeout(() => this.tick(), delay);
+  }
+
+  private tick(): void {
+    this.timer = null;
+    if (this.state !== "running") return;
+    const now = this.options.clock.now();
+    this.lastTickAt = now;
+    // A timer that fires early finds nothing due and simply re-arms.
+    while (this.heap.size > 0 && this.heap.peek()!.at <= now) {
+      const entry = this.heap.pop()!;
+      const id = this.key(entry.source, entry.key);
+      if (this.queued.get(id) !== entry.at) continue; // superseded by a newer entry
+      this.queued.delete(id);
+      if (this.inFlight.has(id)) continue;
+      this.dispatch(entry, id);
+    }
+    if (now >= this.nextRefillAt) void this.refill();
+    else this.arm();
+  }
+
+  private dispatch(entry: Entry, id: string): void {
+    this.inFlight.add(id);
+    const work = this.withSlot(() => entry.source.fire(entry.key, new Date(entry.at)))
+      .then((next) => {
+        if (next && this.state === "running" && next.getTime() <= this.options.clock.now() + this.options.horizonMs) {
+          this.push(entry.source, entry.key, next.getTime());
+        }
+      })
+      .catch((err) => this.log.error({ err, source: entry.source.name, key: entry.key }, "firing failed"))
+      .finally(() => {
+        this.inFlight.delete(id);
+        this.running.delete(work);
+        if (this.state === "running") this.arm();
+      });
+    this.running.add(work);
+  }
+
+  private async withSlot<T>(fn: () => Promise<T>): Promise<T> {
+    const limit = this.options.concurrency ?? 16;
+    if (this.active >= limit) await new Promise<void>((resolve) => this.waiting.push(resolve));
+    this.active++;
+    try {
+      return await fn();
+    } finally {
+      this.active--;
+      this.waiting.shift()?.();
+    }
+  }
+}

@@ -1,0 +1,43 @@
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { loadConfig } from "../../src/config/load.ts";
+import { createDaemon, type Daemon } from "../../src/daemon.ts";
+import type { Decision } from "../../src/plugins/chain.ts";
+import { createLogger } from "../../src/log.ts";
+import type { TestDatabase } from "./db.ts";
+
+export interface TestDaemonOptions {
+  pluginDirs?: string[];
+  instanceName?: string;
+  env?: Record<string, string>;
+  onDecision?: (decision: Decision) => void;
+}
+
+export const testProbe = { pid: process.pid, isAlive: () => false };
+
+/** A daemon on the test's database, with its API on a socket in a temporary directory. */
+export async function startTestDaemon(db: TestDatabase, options: TestDaemonOptions = {}): Promise<Daemon> {
+  const stateDir = mkdtempSync(join(tmpdir(), "missiond-test-"));
+  const config = loadConfig({
+    env: {
+      ...(db.url ? { DATABASE_URL: db.url } : {}),
+      MISSIOND_STATE_DIR: stateDir,
+      MISSIOND_PLUGIN_DIRS: (options.pluginDirs ?? []).join(":"),
+      MISSIOND_INSTANCE_NAME: options.instanceName ?? "test",
+      ...options.env,
+    },
+    cwd: stateDir,
+    hostname: "test",
+    pid: process.pid,
+  });
+  const daemon = createDaemon(config, {
+    probe: testProbe,
+    pglite: db.pglite ?? undefined,
+    skipDataDirLock: true,
+    log: createLogger(process.env.MISSIOND_TEST_LOG ?? "silent"),
+    onDecision: options.onDecision,
+  });
+  await daemon.start();
+  return daemon;
+}
