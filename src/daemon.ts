@@ -158,6 +158,8 @@ export function createDaemon(config: Config, deps: DaemonDeps): Daemon {
 
     deps.onState?.("starting", "arming the scheduler");
     await scheduler.start();
+    // Stop claiming first, then let every claimed slot reach its outcome (chain + hand-off).
+    stack.defer(() => firing.drain());
     stack.defer(() => scheduler.stop());
 
     const api = buildApi(

@@ -1,25 +1,16 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from "fastify";
 import { ZodError } from "zod";
 import { isMissiondError, type ErrorCode } from "../errors.ts";
+import { describeIssues } from "../validation.ts";
 
 export interface ErrorBody {
   error: { code: ErrorCode | string; message: string };
 }
 
-/** A zod failure becomes a message naming each offending field: `body.name: Required`. */
-export function describeZod(error: ZodError, where?: string): string {
-  return error.issues
-    .map((issue) => {
-      const path = [...(where ? [where] : []), ...issue.path.map(String)].join(".") || "(input)";
-      return `${path}: ${issue.message}`;
-    })
-    .join("; ");
-}
-
 /** Every error leaves the API as `{ error: { code, message } }` with a matching status. */
 export function errorHandler(err: FastifyError | Error, request: FastifyRequest, reply: FastifyReply): void {
   const send = (status: number, code: string, message: string) => void reply.status(status).send({ error: { code, message } } satisfies ErrorBody);
-  if (err instanceof ZodError) return send(400, "BAD_REQUEST", describeZod(err));
+  if (err instanceof ZodError) return send(400, "BAD_REQUEST", describeIssues(err));
   if (isMissiondError(err)) return send(err.status, err.code, err.message);
   const fastifyError = err as FastifyError;
   if (fastifyError.code === "FST_ERR_CTP_BODY_TOO_LARGE") return send(413, "PAYLOAD_TOO_LARGE", `request body is larger than the limit of ${request.routeOptions.bodyLimit ?? "?"} bytes`);

@@ -3,13 +3,12 @@ import { Command, CommanderError, Option } from "commander";
 import { loadConfig, type Config } from "../config/load.ts";
 import { previewSlots, assertCron, parseEvery, type Schedule } from "../cron/schedule.ts";
 import type { JobView, RunView } from "../cron/views.ts";
-import { RUN_STATUSES } from "../db/schema/index.ts";
+import { RUN_STATUSES } from "../db/schema/enums.ts";
 import { isMissiondError } from "../errors.ts";
 import type { PluginInfo } from "../plugins/service.ts";
 import { apiClient, ApiError, UnreachableError, type ApiClient, type Target } from "./client.ts";
 import { shorten, table } from "./format.ts";
 import { EXIT, type CliIo } from "./io.ts";
-import { migrateOnly, serve } from "./serve.ts";
 
 const SYSTEMD_SOCKET = "/run/missiond/missiond.sock";
 
@@ -41,7 +40,7 @@ function reportError(err: unknown, io: CliIo): number {
   }
   if (err instanceof ApiError) {
     io.stderr(`missiond: ${err.message} (${err.code})\n`);
-    return err.status === 404 ? EXIT.NOT_FOUND : EXIT.ERROR;
+    return err.status === 404 ? EXIT.NOT_FOUND : err.status === 400 ? EXIT.USAGE : EXIT.ERROR;
   }
   if (isMissiondError(err)) {
     io.stderr(`missiond: ${err.message}\n`);
@@ -72,12 +71,14 @@ function buildProgram(io: CliIo, setExit: (code: number) => void): Command {
   program
     .command("serve")
     .description("run the daemon (embedded database in ./.missiond unless DATABASE_URL is set)")
-    .action(async () => setExit(await serve(config(), io)));
+    // Loaded on demand: the daemon's dependencies (database drivers, pg-boss) would slow every
+    // other command down.
+    .action(async () => setExit(await (await import("./serve.ts")).serve(config(), io)));
 
   program
     .command("migrate")
     .description("apply database migrations and exit (talks to the database directly)")
-    .action(async () => setExit(await migrateOnly(config(), io)));
+    .action(async () => setExit(await (await import("./serve.ts")).migrateOnly(config(), io)));
 
   const cron = program.command("cron").description("cron jobs and heartbeats");
   cron

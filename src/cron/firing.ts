@@ -38,6 +38,7 @@ interface Claimed {
 export class CronFiring {
   private readonly deps: FiringDeps;
   private readonly log: Logger;
+  private readonly inFlight = new Set<Promise<void>>();
 
   constructor(deps: FiringDeps) {
     this.deps = deps;
@@ -45,16 +46,27 @@ export class CronFiring {
   }
 
   /**
-   * Fires the slot `slot` of job `jobId` if it is still the job's next slot and is due. Resolves
-   * to the job's next slot afterwards (null when it has none), so the scheduler can re-arm.
+   * Claims the slot `slot` of job `jobId` if it is still the job's next slot and is due, and
+   * resolves to the job's next slot (null when it has none) as soon as the claim commits, so the
+   * scheduler can arm the next slot on time. The chain and the hand-off continue in the
+   * background: a slow plugin makes the next slot overlap (Skipped), never late.
    */
   async fireSlot(jobId: bigint, slot: Date): Promise<Date | null> {
     const claimed = await this.claim(jobId, slot);
     if (!claimed) return null;
     for (const run of claimed.runs) {
-      if (run.status === "Claimed") await this.runChain(claimed.job, run);
+      if (run.status !== "Claimed") continue;
+      const work = this.runChain(claimed.job, run)
+        .catch((err) => this.log.error({ err, cronJobId: String(jobId), runId: String(run.id) }, "slot left Claimed: chain or hand-off failed"))
+        .finally(() => this.inFlight.delete(work));
+      this.inFlight.add(work);
     }
     return claimed.job.nextFireAt;
+  }
+
+  /** Resolves when every claimed slot has its outcome (shutdown waits for this). */
+  async drain(): Promise<void> {
+    while (this.inFlight.size > 0) await Promise.allSettled([...this.inFlight]);
   }
 
   /** One transaction: write Missed / Skipped / Claimed rows and advance next_fire_at. */

@@ -3,6 +3,7 @@ import type { Clock } from "../clock.ts";
 import type { Db } from "../db/client.ts";
 import type { RunStatus } from "../db/schema/index.ts";
 import { MissiondError } from "../errors.ts";
+import { validate } from "../validation.ts";
 import { addJobInput, type AddJobInput } from "./input.ts";
 import { findJob, findJobByName, insertJob, jobEverExisted, listJobs, listRuns, softDeleteJob } from "./queries.ts";
 import { assertCron, assertTimezone, nextSlot, parseEvery, previewSlots, type Schedule } from "./schedule.ts";
@@ -32,7 +33,7 @@ export class CronService {
   }
 
   async add(raw: AddJobInput): Promise<JobView> {
-    const input = addJobInput.parse(raw);
+    const input = validate(addJobInput, raw);
     const { db, clock } = this.deps;
     assertTimezone(input.timezone);
     const now = new Date(clock.now());

@@ -2,7 +2,7 @@ import type { FastifyInstance } from "fastify";
 import { z } from "zod";
 import { previewQuery, runsQuery, type AddJobInput } from "../../cron/input.ts";
 import type { CronService } from "../../cron/service.ts";
-import { parse } from "../validate.ts";
+import { validate } from "../../validation.ts";
 
 const idParams = z.object({ id: z.string() });
 
@@ -13,16 +13,16 @@ export function cronRoutes(app: FastifyInstance, cron: CronService): void {
     return reply.status(201).send(job);
   });
   app.get("/v1/cron-jobs", async () => ({ jobs: await cron.list() }));
-  app.get("/v1/cron-jobs/:id", async (request) => cron.get(parse(idParams, request.params, "params").id));
+  app.get("/v1/cron-jobs/:id", async (request) => cron.get(validate(idParams, request.params, "params").id));
   app.delete("/v1/cron-jobs/:id", async (request, reply) => {
-    await cron.remove(parse(idParams, request.params, "params").id);
+    await cron.remove(validate(idParams, request.params, "params").id);
     return reply.status(204).send();
   });
   app.get("/v1/cron-jobs/:id/runs", async (request) => {
-    const { id } = parse(idParams, request.params, "params");
-    const query = parse(runsQuery.omit({ jobId: true }), request.query, "query");
+    const { id } = validate(idParams, request.params, "params");
+    const query = validate(runsQuery.omit({ jobId: true }), request.query, "query");
     return { runs: await cron.runs({ ...query, jobId: id }) };
   });
-  app.get("/v1/runs", async (request) => ({ runs: await cron.runs(parse(runsQuery, request.query, "query")) }));
-  app.get("/v1/cron-preview", async (request) => ({ fireTimes: cron.preview(parse(previewQuery, request.query, "query")) }));
+  app.get("/v1/runs", async (request) => ({ runs: await cron.runs(validate(runsQuery, request.query, "query")) }));
+  app.get("/v1/cron-preview", async (request) => ({ fireTimes: cron.preview(validate(previewQuery, request.query, "query")) }));
 }

@@ -13,26 +13,7 @@ import {
 
 const tstz = (name: string) => timestamp(name, { withTimezone: true, mode: "date", precision: 3 });
 
-/** Closed status set of the run ledger; the strings are what `runs ls --json` prints. */
-export const RUN_STATUSES = [
-  "Claimed",
-  "Running",
-  "Succeeded",
-  "Failed",
-  "TimedOut",
-  "Cancelled",
-  "Skipped",
-  "Missed",
-  "Deferred",
-  "Unknown",
-] as const;
-export type RunStatus = (typeof RUN_STATUSES)[number];
-
-export const JOB_KINDS = ["cron_job", "heartbeat"] as const;
-export const OVERLAP_POLICIES = ["skip", "buffer_one", "allow", "cancel_previous"] as const;
-export const CATCHUP_POLICIES = ["skip", "latest", "all"] as const;
-export const SESSION_MODES = ["fresh", "fixed"] as const;
-export const RUN_TRIGGERS = ["schedule", "manual", "deferred"] as const;
+import { CATCHUP_POLICIES, JOB_KINDS, OVERLAP_POLICIES, RUN_STATUSES, RUN_TRIGGERS, SESSION_MODES } from "./enums.ts";
 
 const inList = (column: string, values: readonly string[]) =>
   sql.raw(`${column} in (${values.map((v) => `'${v}'`).join(", ")})`);

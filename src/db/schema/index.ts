@@ -1,1 +1,2 @@
+export * from "./enums.ts";
 export * from "./cron.ts";

@@ -1,0 +1,34 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { fileURLToPath } from "node:url";
+
+export const MAIN = fileURLToPath(new URL("../../src/main.ts", import.meta.url));
+
+export interface Finished {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs `missiond ARGS` to completion (a real child process on the project's Node). */
+export function runMissiond(args: string[], options: { cwd: string; env: Record<string, string> }): Promise<Finished> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [MAIN, ...args], { cwd: options.cwd, env: { ...process.env, ...options.env } });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (d) => (stdout += d));
+    child.stderr.on("data", (d) => (stderr += d));
+    child.on("error", reject);
+    child.on("close", (code, signal) => resolve({ code, signal, stdout, stderr }));
+  });
+}
+
+/** Starts `missiond serve` in the background; its output is collected on the returned object. */
+export function spawnServe(options: { cwd: string; env: Record<string, string> }): ChildProcess & { output: () => string; exited: Promise<number | null> } {
+  const child = spawn(process.execPath, [MAIN, "serve"], { cwd: options.cwd, env: { ...process.env, ...options.env } });
+  let output = "";
+  child.stdout!.on("data", (d) => (output += d));
+  child.stderr!.on("data", (d) => (output += d));
+  const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
+  return Object.assign(child, { output: () => output, exited });
+}

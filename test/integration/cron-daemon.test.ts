@@ -1,0 +1,137 @@
+import { fileURLToPath } from "node:url";
+import { sql } from "drizzle-orm";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { rows } from "../../src/db/client.ts";
+import type { Daemon } from "../../src/daemon.ts";
+import { backendName, freshDatabase, type TestDatabase } from "../helpers/db.ts";
+import { startTestDaemon } from "../helpers/daemon.ts";
+import { waitFor } from "../helpers/wait.ts";
+
+const example = (name: string) => fileURLToPath(new URL(`../../plugins/${name}`, import.meta.url));
+const fixture = (name: string) => fileURLToPath(new URL(`../fixtures/plugins/${name}`, import.meta.url));
+
+let db: TestDatabase;
+let daemons: Daemon[] = [];
+beforeEach(async () => {
+  db = await freshDatabase();
+});
+afterEach(async () => {
+  await Promise.all(daemons.map((d) => d.stop()));
+  daemons = [];
+  await db.drop();
+});
+
+async function start(pluginDirs: string[] = [], instanceName = "test") {
+  const daemon = await startTestDaemon(db, { pluginDirs, instanceName });
+  daemons.push(daemon);
+  return daemon;
+}
+
+const runsOf = async (daemon: Daemon, jobId: string) => daemon.cron.runs({ jobId, limit: 1000 });
+
+describe(`cron jobs fire through the plugin chain (${backendName})`, () => {
+  it("runs a slot Claimed → Running → Succeeded through the log executor, on the slot, with the prompt as fired", async () => {
+    const daemon = await start([example("cron-sentinel")]);
+    const job = await daemon.cron.add({ name: "nightly", agentId: "a1", cron: "* * * * * *", timezone: "Europe/Berlin", prompt: "check the backups" });
+    const [run] = await waitFor(async () => (await runsOf(daemon, job.id)).filter((r) => r.status === "Succeeded"), "a Succeeded run");
+    expect(run!.scheduledFor).toMatch(/\.000Z$/); // on a whole second: the slot, not the claim time
+    expect(run!.promptFired).toBe('check the backups\n\n[cron-sentinel] fired cron_job "nightly".');
+    expect(run!.claimedBy).toBe("test");
+    expect(run!.executor).toBe("log");
+    expect(Date.parse(run!.claimedAt!)).toBeGreaterThanOrEqual(Date.parse(run!.scheduledFor!));
+    expect(Date.parse(run!.finishedAt!)).toBeGreaterThanOrEqual(Date.parse(run!.startedAt!));
+    expect(run!.sessionId).toBe(`cron-${job.id}-${run!.id}`);
+  });
+
+  it("records a slot the contract's cron-sentinel cancels as a Cancelled row with the plugin and reason, and starts no mission", async () => {
+    const daemon = await start([example("cron-sentinel")]);
+    const job = await daemon.cron.add({ name: "held", agentId: "a1", cron: "* * * * * *", prompt: "HOLD: do not run" });
+    const [cancelled] = await waitFor(async () => (await runsOf(daemon, job.id)).filter((r) => r.status === "Cancelled"), "a Cancelled run");
+    expect(cancelled).toMatchObject({ decidedBy: "cron-sentinel", reason: "[cron-sentinel] refused: prompt carries HOLD", promptFired: null });
+
+    // The row is in the database itself, with exactly the ledger's status string.
+    const stored = await rows<{ status: string; reason: string; decided_by: string; mission_job_id: string | null }>(
+      daemon.database.db,
+      sql`select status, reason, decided_by, mission_job_id from cron_job_runs where id = ${BigInt(cancelled!.id)}`,
+    );
+    expect(stored).toEqual([{ status: "Cancelled", reason: "[cron-sentinel] refused: prompt carries HOLD", decided_by: "cron-sentinel", mission_job_id: null }]);
+    const missions = await rows<{ n: number }>(daemon.database.db, sql`select count(*)::int as n from pgboss.job where name = 'missions'`);
+    expect(missions[0]!.n).toBe(0);
+  });
+
+  it("keeps firing with the prompt unchanged when plugins throw, return undefined or never resolve", async () => {
+    const daemon = await start([fixture("throws"), fixture("returns-undefined"), fixture("never-resolves")]);
+    const job = await daemon.cron.add({ name: "resilient", agentId: "a1", cron: "* * * * * *", prompt: "carry on" });
+    // never-resolves holds each slot for the full 5 s handler budget.
+    const [run] = await waitFor(async () => (await runsOf(daemon, job.id)).filter((r) => r.status === "Succeeded"), "a Succeeded run", 20_000);
+    expect(run!.promptFired).toBe("carry on");
+    // Slots that came due while the chain was held are claimed on time and Skipped for overlap.
+    const skipped = (await runsOf(daemon, job.id)).filter((r) => r.status === "Skipped");
+    expect(skipped.length).toBeGreaterThanOrEqual(3);
+    expect(skipped[0]!.reason).toMatch(/^overlap: run \d+ .* is still (Claimed|Running)$/);
+  });
+
+  it("records Missed slots for downtime and runs the latest one (catch-up policy latest)", async () => {
+    const daemon = await start();
+    const job = await daemon.cron.add({ name: "catchup", agentId: "a1", cron: "* * * * * *", prompt: "p", paused: true });
+    // As if the daemon had been down: the job's next slot is 5 s in the past when it resumes.
+    const past = new Date(Math.floor(Date.now() / 1000) * 1000 - 5_000);
+    await daemon.database.db.execute(sql`update cron_jobs set next_fire_at = ${past.toISOString()}::timestamptz, paused = false where id = ${BigInt(job.id)}`);
+    daemon.scheduler.poke();
+    const runs = await waitFor(async () => {
+      const all = await runsOf(daemon, job.id);
+      return all.some((r) => r.status === "Succeeded") ? all : null;
+    }, "the catch-up run");
+    const missed = runs.filter((r) => r.status === "Missed");
+    expect(missed.length).toBeGreaterThanOrEqual(5);
+    expect(missed.map((r) => r.scheduledFor)).toContain(past.toISOString());
+    expect(missed[0]!.reason).toMatch(/catch-up policy latest/);
+    const fired = runs.find((r) => r.status === "Succeeded" || r.status === "Running")!;
+    expect(Date.parse(fired.scheduledFor!)).toBeGreaterThan(Date.parse(missed[0]!.scheduledFor!));
+  });
+
+  it("rejects bad input with an error naming the problem and stores nothing", async () => {
+    const daemon = await start();
+    await expect(daemon.cron.add({ name: "x", agentId: "a1", cron: "61 * * * *", prompt: "p" })).rejects.toThrow(/invalid cron expression "61 \* \* \* \*"/);
+    await expect(daemon.cron.add({ name: "x", agentId: "a1", cron: "* * * * *", timezone: "Nowhere/City", prompt: "p" })).rejects.toThrow(/unknown time zone/);
+    await expect(daemon.cron.add({ name: "x", agentId: "a1", prompt: "p" })).rejects.toThrow(/cron: give exactly one of cron or every/);
+    await daemon.cron.add({ name: "dup", agentId: "a1", every: "1h", prompt: "p" });
+    await expect(daemon.cron.add({ name: "dup", agentId: "a1", every: "1h", prompt: "p" })).rejects.toThrow(/already exists/);
+    expect((await daemon.cron.list()).map((j) => j.name)).toEqual(["dup"]);
+  });
+
+  it("removes a job but keeps its run history readable", async () => {
+    const daemon = await start();
+    const job = await daemon.cron.add({ name: "brief", agentId: "a1", cron: "* * * * * *", prompt: "p" });
+    await waitFor(async () => (await runsOf(daemon, job.id)).length > 0, "a run");
+    await daemon.cron.remove(job.id);
+    expect(await daemon.cron.list()).toEqual([]);
+    await expect(daemon.cron.get(job.id)).rejects.toThrow(/no cron job with id/);
+    expect((await runsOf(daemon, job.id)).length).toBeGreaterThan(0);
+  });
+});
+
+describe(`several daemons on one database (${backendName})`, () => {
+  it("fires each slot exactly once", async () => {
+    const first = await start([], "first");
+    const second = await start([], "second");
+    const third = await start([], "third");
+    const job = await first.cron.add({ name: "shared", agentId: "a1", cron: "* * * * * *", prompt: "p" });
+    second.scheduler.poke();
+    third.scheduler.poke();
+    const runs = await waitFor(async () => {
+      const all = await runsOf(first, job.id);
+      return all.filter((r) => r.status === "Succeeded").length >= 4 ? all : null;
+    }, "four Succeeded runs");
+    const slots = runs.map((r) => r.scheduledFor);
+    expect(new Set(slots).size).toBe(slots.length);
+    const duplicates = await rows<{ n: number }>(
+      first.database.db,
+      sql`select count(*)::int as n from (select scheduled_for from cron_job_runs group by cron_job_id, scheduled_for having count(*) > 1) d`,
+    );
+    expect(duplicates[0]!.n).toBe(0);
+    // No gaps either: consecutive seconds from the first slot to the last.
+    const times = slots.map((s) => Date.parse(s!)).sort((a, b) => a - b);
+    expect(times.at(-1)! - times[0]!).toBe((times.length - 1) * 1000);
+  });
+});

@@ -1,0 +1,97 @@
+import { fileURLToPath } from "node:url";
+import { afterEach, describe, expect, it } from "vitest";
+import { createLogger } from "../../src/log.ts";
+import type { Decision } from "../../src/plugins/chain.ts";
+import { Plugins } from "../../src/plugins/service.ts";
+
+const fixture = (name: string) => fileURLToPath(new URL(`../fixtures/plugins/${name}`, import.meta.url));
+const example = (name: string) => fileURLToPath(new URL(`../../plugins/${name}`, import.meta.url));
+const firing = { cronJobId: "7", agentId: "a1", kind: "cron_job", name: "nightly", prompt: "check the backups" };
+
+let running: Plugins[] = [];
+afterEach(async () => {
+  await Promise.all(running.map((p) => p.stop()));
+  running = [];
+});
+
+async function load(dirs: string[], handlerTimeoutMs = 1_000) {
+  const decisions: Decision[] = [];
+  const plugins = await Plugins.start({
+    dirs,
+    handlerTimeoutMs,
+    memoryLimitMb: 64,
+    log: createLogger("silent"),
+    now: () => Date.now(),
+    onDecision: (d) => decisions.push(d),
+  });
+  running.push(plugins);
+  return { plugins, decisions };
+}
+
+describe("plugins in worker threads", () => {
+  it("runs the contract's cron-sentinel example unchanged: rewrites a prompt, cancels one carrying HOLD", async () => {
+    const { plugins } = await load([example("cron-sentinel")]);
+    expect(await plugins.chain.run("cronJobFiring", firing)).toMatchObject({
+      cancelled: false,
+      context: { prompt: 'check the backups\n\n[cron-sentinel] fired cron_job "nightly".' },
+    });
+    expect(await plugins.chain.run("cronJobFiring", { ...firing, prompt: "HOLD the backups" })).toMatchObject({
+      cancelled: true,
+      plugin: "cron-sentinel",
+      reason: "[cron-sentinel] refused: prompt carries HOLD",
+    });
+  });
+
+  it("gives each plugin its own globalThis", async () => {
+    const { plugins } = await load([example("cron-sentinel"), fixture("appends")]);
+    const hooks = plugins.list().map((p) => [p.name, p.hooks]);
+    // cron-sentinel registers two hooks, appends one: they did not share a middleware object.
+    expect(hooks).toEqual([
+      ["cron-sentinel", ["cronJobFiring", "cronJobCompleted"]],
+      ["appends", ["cronJobFiring"]],
+    ]);
+  });
+
+  it("orders the chain by manifest order, then name", async () => {
+    // appends has order 500; cron-sentinel the default 100, so it runs first.
+    const { plugins } = await load([fixture("appends"), example("cron-sentinel")]);
+    const result = await plugins.chain.run("cronJobFiring", firing);
+    expect(result.context.prompt).toBe('check the backups\n\n[cron-sentinel] fired cron_job "nightly". [appended]');
+  });
+
+  for (const [name, why] of [
+    ["throws", /threw: plugin bug/],
+    ["returns-undefined", /malformed: returned undefined/],
+    ["wrong-type", /malformed: returned a number/],
+    ["never-resolves", /timeout/],
+    ["spins", /timeout/],
+    ["exits", /crashed: worker exited with code 3/],
+  ] as const) {
+    it(`skips a plugin that ${name.replace("-", " ")} and keeps the value; the next plugin still applies`, async () => {
+      const { plugins, decisions } = await load([fixture(name), fixture("appends")], 500);
+      const result = await plugins.chain.run("cronJobFiring", firing);
+      expect(result).toMatchObject({ cancelled: false, context: { prompt: "check the backups [appended]" } });
+      expect(decisions.find((d) => d.plugin === name)).toMatchObject({ outcome: "skipped" });
+      expect(decisions.find((d) => d.plugin === name)!.reason).toMatch(why);
+    });
+  }
+
+  it("terminates a plugin stuck in a synchronous loop and restarts it for the next call", async () => {
+    const { plugins, decisions } = await load([fixture("spins"), fixture("appends")], 300);
+    await plugins.chain.run("cronJobFiring", firing);
+    await new Promise((resolve) => setTimeout(resolve, 1_100)); // restarts are spaced by at least 1 s
+    const second = await plugins.chain.run("cronJobFiring", firing);
+    expect(second.context.prompt).toBe("check the backups [appended]");
+    expect(decisions.filter((d) => d.plugin === "spins").map((d) => d.reason)).toEqual(["timeout", "timeout"]);
+    expect(plugins.list().find((p) => p.name === "spins")!.restarts).toBe(1);
+  });
+
+  it("reports a bad manifest and an unknown hook name at load, naming the plugin, and still loads the others", async () => {
+    const { plugins } = await load([fixture("bad-manifest"), fixture("unknown-hook"), fixture("appends")]);
+    const list = plugins.list();
+    expect(list.find((p) => p.name === "appends")).toMatchObject({ state: "active" });
+    expect(list.find((p) => p.name === "bad-manifest")).toMatchObject({ state: "failed" });
+    expect(list.find((p) => p.name === "bad-manifest")!.error).toMatch(/plugin "bad-manifest".*order.*permissions/);
+    expect(list.find((p) => p.name === "unknown-hook")!.error).toMatch(/plugin "unknown-hook".*unknown hook name: cronJobFired/);
+  });
+});
