@@ -8,13 +8,8 @@ import type { CronJobRow, CronJobRunRow } from "../db/schema/index.ts";
 import type { Mission } from "../executors/types.ts";
 import type { Logger } from "../log.ts";
 import type { PluginChain } from "../plugins/chain.ts";
-import { MISFIRE_GRACE_MS, planCatchup } from "./catchup.ts";
-import { claimSlot, findActiveRun, insertMissed, lockJob, transitionRun, updateJob, type NewRun } from "./queries.ts";
-import { nextSlot, slotsBetween } from "./schedule.ts";
-import { scheduleOf } from "./views.ts";
-
-// Bounds one catch-up scan: a per-second job down for a day must not build an 86,400-item plan.
-const MAX_CATCHUP_SLOTS = 10_000;
+import { planSlotClaim } from "./claim-plan.ts";
+import { activeRuns, advanceJobs, insertRuns, lockJobs, transitionRun, type NewRun } from "./queries.ts";
 
 export interface FiringDeps {
   db: Db;
@@ -23,11 +18,6 @@ export interface FiringDeps {
   clock: Clock;
   log: Logger;
   instanceName: string;
-}
-
-interface Claimed {
-  job: CronJobRow;
-  runs: CronJobRunRow[];
 }
 
 /**
@@ -46,22 +36,21 @@ export class CronFiring {
   }
 
   /**
-   * Claims the slot `slot` of job `jobId` if it is still the job's next slot and is due, and
-   * resolves to the job's next slot (null when it has none) as soon as the claim commits, so the
-   * scheduler can arm the next slot on time. The chain and the hand-off continue in the
-   * background: a slow plugin makes the next slot overlap (Skipped), never late.
+   * Claims a batch of due slots (one per job: the job's current next slot) in one transaction and
+   * resolves, as soon as it commits, to each job's next slot (null when it has none), so the
+   * scheduler can arm the next slot on time. The chains and hand-offs continue in the background:
+   * a slow plugin makes the next slot overlap (Skipped), never late.
    */
-  async fireSlot(jobId: bigint, slot: Date): Promise<Date | null> {
-    const claimed = await this.claim(jobId, slot);
-    if (!claimed) return null;
-    for (const run of claimed.runs) {
-      if (run.status !== "Claimed") continue;
-      const work = this.runChain(claimed.job, run)
-        .catch((err) => this.log.error({ err, cronJobId: String(jobId), runId: String(run.id) }, "slot left Claimed: chain or hand-off failed"))
+  async fireSlots(batch: readonly { jobId: bigint; slot: Date }[]): Promise<Map<string, Date | null>> {
+    const { jobs, claimed } = await this.claim(batch);
+    for (const run of claimed) {
+      const job = jobs.get(String(run.cronJobId))!;
+      const work = this.runChain(job, run)
+        .catch((err) => this.log.error({ err, cronJobId: String(run.cronJobId), runId: String(run.id) }, "slot left Claimed: chain or hand-off failed"))
         .finally(() => this.inFlight.delete(work));
       this.inFlight.add(work);
     }
-    return claimed.job.nextFireAt;
+    return new Map([...jobs].map(([id, job]) => [id, job.nextFireAt]));
   }
 
   /** Resolves when every claimed slot has its outcome (shutdown waits for this). */
@@ -69,72 +58,31 @@ export class CronFiring {
     while (this.inFlight.size > 0) await Promise.allSettled([...this.inFlight]);
   }
 
-  /** One transaction: write Missed / Skipped / Claimed rows and advance next_fire_at. */
-  private async claim(jobId: bigint, slot: Date): Promise<Claimed | null> {
+  /** One transaction: lock the jobs, write Missed / Skipped / Claimed rows, advance next_fire_at. */
+  private async claim(batch: readonly { jobId: bigint; slot: Date }[]): Promise<{ jobs: Map<string, CronJobRow>; claimed: CronJobRunRow[] }> {
     const { db, clock, instanceName } = this.deps;
+    const slotOf = new Map(batch.map((b) => [String(b.jobId), b.slot]));
     return db.transaction(async (tx) => {
-      const job = await lockJob(tx, jobId);
-      if (!job || job.paused || !job.nextFireAt) return null;
-      // Another instance advanced the job already, or the timer fired early: nothing to claim.
-      if (job.nextFireAt.getTime() !== slot.getTime() || slot.getTime() > clock.now()) return { job, runs: [] };
-
+      const locked = await lockJobs(tx, batch.map((b) => b.jobId));
+      const skipping = locked.filter((job) => job.overlapPolicy === "skip").map((job) => job.id);
+      const active = await activeRuns(tx, skipping);
       const now = clock.now();
-      const nowDate = new Date(now);
-      const schedule = scheduleOf(job);
-      const within = (d: Date) => !job.endsAt || d <= job.endsAt;
-      const due = [slot, ...slotsBetween(schedule, slot, nowDate, MAX_CATCHUP_SLOTS - 1)].filter(within);
-      const truncated = due.length >= MAX_CATCHUP_SLOTS;
-      const plan = planCatchup(job, due, now);
-      const remaining = job.maxRuns === null ? Infinity : Math.max(0, job.maxRuns - job.runCount);
-      const fire = plan.fire.slice(0, remaining);
-
-      const missedRows: NewRun[] = plan.missed.map((scheduledFor, i) => ({
-        cronJobId: job.id,
-        scheduledFor,
-        status: "Missed",
-        reason:
-          `not run: claimed ${now - scheduledFor.getTime()} ms late (catch-up policy ${job.catchupPolicy})` +
-          (truncated && i === plan.missed.length - 1 ? `; the scan stopped after ${MAX_CATCHUP_SLOTS} slots, later ones up to ${nowDate.toISOString()} were missed too` : ""),
-        claimedBy: instanceName,
-        claimedAt: nowDate,
-        finishedAt: nowDate,
-        latenessMs: now - scheduledFor.getTime(),
-        backfilled: false,
-      }));
-      await insertMissed(tx, missedRows);
-
-      const runs: CronJobRunRow[] = [];
-      let active = job.overlapPolicy === "skip" ? await findActiveRun(tx, job.id) : null;
-      let started = 0;
-      for (const scheduledFor of fire) {
-        const latenessMs = now - scheduledFor.getTime();
-        const base = { cronJobId: job.id, scheduledFor, claimedBy: instanceName, claimedAt: nowDate, latenessMs, backfilled: latenessMs > MISFIRE_GRACE_MS };
-        // Overlap: a Skipped row, plugins not called (the contract: cronJobFiring fires only for a
-        // slot that has passed the overlap check).
-        const row = active
-          ? await claimSlot(tx, {
-              ...base,
-              status: "Skipped",
-              reason: `overlap: run ${active.id} (slot ${active.scheduledFor.toISOString()}) is still ${active.status}`,
-              finishedAt: nowDate,
-            })
-          : await claimSlot(tx, { ...base, status: "Claimed" });
-        if (!row) continue; // someone else owns this slot
-        runs.push(row);
-        if (row.status === "Claimed") {
-          started++;
-          // Slots fired together in one catch-up batch do not skip each other.
-          if (job.overlapPolicy === "skip" && fire.length === 1) active = row;
+      const jobs = new Map<string, CronJobRow>();
+      const rows: NewRun[] = [];
+      const advanced: { id: bigint; nextFireAt: Date | null; runCount: number }[] = [];
+      for (const job of locked) {
+        const plan = planSlotClaim(job, slotOf.get(String(job.id))!, now, active.get(String(job.id)) ?? null, instanceName);
+        if (!plan) {
+          jobs.set(String(job.id), job);
+          continue;
         }
+        rows.push(...plan.rows);
+        advanced.push({ id: job.id, nextFireAt: plan.nextFireAt, runCount: plan.runCount });
+        jobs.set(String(job.id), { ...job, nextFireAt: plan.nextFireAt, runCount: plan.runCount });
       }
-
-      const runCount = job.runCount + started;
-      const exhausted = job.maxRuns !== null && runCount >= job.maxRuns;
-      let next = exhausted ? null : nextSlot(schedule, truncated ? nowDate : (due.at(-1) ?? slot));
-      if (next && next.getTime() <= now) next = nextSlot(schedule, nowDate);
-      if (next && job.endsAt && next > job.endsAt) next = null;
-      await updateJob(tx, job.id, { nextFireAt: next, runCount, updatedAt: nowDate });
-      return { job: { ...job, nextFireAt: next, runCount }, runs };
+      const inserted = await insertRuns(tx, rows);
+      await advanceJobs(tx, advanced, new Date(now));
+      return { jobs, claimed: inserted.filter((run) => run.status === "Claimed") };
     });
   }
 

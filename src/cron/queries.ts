@@ -22,11 +22,6 @@ export async function findJobByName(db: Executor, name: string): Promise<CronJob
   return row ?? null;
 }
 
-/** Locks the job row for the rest of the transaction: claims of one job are serialised. */
-export async function lockJob(tx: Executor, id: bigint): Promise<CronJobRow | null> {
-  const [row] = await tx.select().from(cronJobs).where(and(eq(cronJobs.id, id), live)).for("update");
-  return row ?? null;
-}
 
 /** True for a job that exists or existed (removed jobs keep their history). */
 export async function jobEverExisted(db: Executor, id: bigint): Promise<boolean> {
@@ -47,8 +42,65 @@ export async function softDeleteJob(db: Executor, id: bigint, at: Date): Promise
   return deleted.length > 0;
 }
 
-export async function updateJob(db: Executor, id: bigint, patch: Partial<NewCronJob>): Promise<void> {
-  await db.update(cronJobs).set(patch).where(eq(cronJobs.id, id));
+
+/** Locks the job rows for the rest of the transaction (in id order, so instances cannot deadlock). */
+export async function lockJobs(tx: Executor, ids: readonly bigint[]): Promise<CronJobRow[]> {
+  if (ids.length === 0) return [];
+  return tx
+    .select()
+    .from(cronJobs)
+    .where(and(inArray(cronJobs.id, [...ids]), live))
+    .orderBy(asc(cronJobs.id))
+    .for("update");
+}
+
+/**
+ * The claim, for many slots at once. Whoever's insert returns a row owns that slot; a conflict
+ * means another instance (or an earlier attempt) already did:
+ * INSERT … ON CONFLICT (cron_job_id, scheduled_for) DO NOTHING RETURNING.
+ */
+export async function insertRuns(tx: Executor, runs: readonly NewRun[]): Promise<CronJobRunRow[]> {
+  const inserted: CronJobRunRow[] = [];
+  // Chunked to stay far below the 65,535 bind parameters of one statement.
+  for (let i = 0; i < runs.length; i += 1_000) {
+    inserted.push(
+      ...(await tx
+        .insert(cronJobRuns)
+        .values(runs.slice(i, i + 1_000))
+        .onConflictDoNothing({ target: [cronJobRuns.cronJobId, cronJobRuns.scheduledFor] })
+        .returning()),
+    );
+  }
+  return inserted;
+}
+
+/** For each job, its oldest run that has not closed (claimed with its chain running, or running). */
+export async function activeRuns(tx: Executor, ids: readonly bigint[]): Promise<Map<string, CronJobRunRow>> {
+  const found = ids.length
+    ? await tx
+        .select()
+        .from(cronJobRuns)
+        .where(and(inArray(cronJobRuns.cronJobId, [...ids]), inArray(cronJobRuns.status, ["Claimed", "Running"])))
+        .orderBy(asc(cronJobRuns.scheduledFor))
+    : [];
+  const byJob = new Map<string, CronJobRunRow>();
+  for (const run of found) if (!byJob.has(String(run.cronJobId))) byJob.set(String(run.cronJobId), run);
+  return byJob;
+}
+
+/**
+ * Advances many jobs in one statement. Raw SQL: an UPDATE … FROM (VALUES …) join has no drizzle
+ * builder. Instants go as ISO text because postgres.js cannot bind a Date inside raw SQL.
+ */
+export async function advanceJobs(tx: Executor, updates: readonly { id: bigint; nextFireAt: Date | null; runCount: number }[], at: Date): Promise<void> {
+  for (let i = 0; i < updates.length; i += 1_000) {
+    const values = sql.join(
+      updates.slice(i, i + 1_000).map((u) => sql`(${String(u.id)}::bigint, ${u.nextFireAt?.toISOString() ?? null}::timestamptz, ${u.runCount}::int)`),
+      sql`, `,
+    );
+    await tx.execute(sql`update cron_jobs as j set next_fire_at = v.next_fire_at, run_count = v.run_count, updated_at = ${at.toISOString()}::timestamptz
+      from (values ${values}) as v(id, next_fire_at, run_count) where j.id = v.id`);
+  }
 }
 
 /** Jobs whose next slot is at or before `until` (the scheduler's horizon), earliest first. */
@@ -62,39 +114,8 @@ export async function jobsDueBy(db: Executor, until: Date, limit: number): Promi
   return found as { id: bigint; nextFireAt: Date }[];
 }
 
-/**
- * The claim. Whoever's insert returns the row owns the slot; a conflict means another instance
- * (or an earlier attempt) already did: INSERT … ON CONFLICT (cron_job_id, scheduled_for) DO NOTHING
- * RETURNING.
- */
-export async function claimSlot(tx: Executor, run: NewRun): Promise<CronJobRunRow | null> {
-  const inserted = await tx.insert(cronJobRuns).values(run).onConflictDoNothing({
-    target: [cronJobRuns.cronJobId, cronJobRuns.scheduledFor],
-  }).returning();
-  return inserted[0] ?? null;
-}
 
-/** Missed slots are written in one statement; existing rows for those slots are left alone. */
-export async function insertMissed(tx: Executor, runs: NewRun[]): Promise<number> {
-  if (runs.length === 0) return 0;
-  const inserted = await tx
-    .insert(cronJobRuns)
-    .values(runs)
-    .onConflictDoNothing({ target: [cronJobRuns.cronJobId, cronJobRuns.scheduledFor] })
-    .returning({ id: cronJobRuns.id });
-  return inserted.length;
-}
 
-/** Another run of this job that has not closed yet (claimed with its chain running, or running). */
-export async function findActiveRun(tx: Executor, jobId: bigint): Promise<CronJobRunRow | null> {
-  const [row] = await tx
-    .select()
-    .from(cronJobRuns)
-    .where(and(eq(cronJobRuns.cronJobId, jobId), inArray(cronJobRuns.status, ["Claimed", "Running"])))
-    .orderBy(asc(cronJobRuns.scheduledFor))
-    .limit(1);
-  return row ?? null;
-}
 
 export async function findRun(db: Executor, id: bigint): Promise<CronJobRunRow | null> {
   const [row] = await db.select().from(cronJobRuns).where(eq(cronJobRuns.id, id));

@@ -14,6 +14,6 @@ export function cronDueSource(db: Db, firing: CronFiring): DueSource {
       const due = await jobsDueBy(db, until, MAX_LOADED);
       return due.map((job) => ({ key: String(job.id), at: job.nextFireAt }));
     },
-    fire: (key, at) => firing.fireSlot(BigInt(key), at),
+    fire: (batch) => firing.fireSlots(batch.map(({ key, at }) => ({ jobId: BigInt(key), slot: at }))),
   };
 }

@@ -7,8 +7,11 @@ export interface DueSource {
   readonly name: string;
   /** Moments due at or before `until`, by key (unique within the source). */
   loadDue(until: Date): Promise<{ key: string; at: Date }[]>;
-  /** Handles one due moment; resolves to the key's next moment, if the source knows it. */
-  fire(key: string, at: Date): Promise<Date | null>;
+  /**
+   * Handles due moments (at most one per key); resolves to each key's next moment where the
+   * source knows it. One call per batch lets a burst be claimed in a few statements.
+   */
+  fire(batch: readonly { key: string; at: Date }[]): Promise<Map<string, Date | null>>;
 }
 
 export interface SchedulerOptions {
@@ -18,8 +21,10 @@ export interface SchedulerOptions {
   horizonMs: number;
   maxSleepMs: number;
   pollIntervalMs: number;
-  /** How many moments are handled at once (a burst of 10,000 slots must not open 10,000 transactions). */
+  /** How many batches are handled at once. */
   concurrency?: number;
+  /** Most moments in one batch (one claim transaction). */
+  batchSize?: number;
   /** Measures the database clock (skew is logged and reported, never silently absorbed). */
   databaseNow?: () => Promise<Date>;
 }
@@ -173,29 +178,37 @@ export class Scheduler {
     const now = this.options.clock.now();
     this.lastTickAt = now;
     // A timer that fires early finds nothing due and simply re-arms.
+    const due = new Map<DueSource, Entry[]>();
     while (this.heap.size > 0 && this.heap.peek()!.at <= now) {
       const entry = this.heap.pop()!;
       const id = this.key(entry.source, entry.key);
       if (this.queued.get(id) !== entry.at) continue; // superseded by a newer entry
       this.queued.delete(id);
       if (this.inFlight.has(id)) continue;
-      this.dispatch(entry, id);
+      this.inFlight.add(id);
+      const list = due.get(entry.source) ?? [];
+      list.push(entry);
+      due.set(entry.source, list);
+    }
+    const size = this.options.batchSize ?? 500;
+    for (const [source, entries] of due) {
+      for (let i = 0; i < entries.length; i += size) this.dispatch(source, entries.slice(i, i + size));
     }
     if (now >= this.nextRefillAt) void this.refill();
     else this.arm();
   }
 
-  private dispatch(entry: Entry, id: string): void {
-    this.inFlight.add(id);
-    const work = this.withSlot(() => entry.source.fire(entry.key, new Date(entry.at)))
-      .then((next) => {
-        if (next && this.state === "running" && next.getTime() <= this.options.clock.now() + this.options.horizonMs) {
-          this.push(entry.source, entry.key, next.getTime());
+  private dispatch(source: DueSource, entries: Entry[]): void {
+    const work = this.withSlot(() => source.fire(entries.map((e) => ({ key: e.key, at: new Date(e.at) }))))
+      .then((nexts) => {
+        const horizonEnd = this.options.clock.now() + this.options.horizonMs;
+        for (const [key, next] of nexts) {
+          if (next && this.state === "running" && next.getTime() <= horizonEnd) this.push(source, key, next.getTime());
         }
       })
-      .catch((err) => this.log.error({ err, source: entry.source.name, key: entry.key }, "firing failed"))
+      .catch((err) => this.log.error({ err, source: source.name, keys: entries.length }, "firing failed; the next refill retries"))
       .finally(() => {
-        this.inFlight.delete(id);
+        for (const entry of entries) this.inFlight.delete(this.key(source, entry.key));
         this.running.delete(work);
         if (this.state === "running") this.arm();
       });
@@ -203,7 +216,7 @@ export class Scheduler {
   }
 
   private async withSlot<T>(fn: () => Promise<T>): Promise<T> {
-    const limit = this.options.concurrency ?? 16;
+    const limit = this.options.concurrency ?? 4;
     if (this.active >= limit) await new Promise<void>((resolve) => this.waiting.push(resolve));
     this.active++;
     try {

@@ -1,0 +1,118 @@
+/**
+ * Fire lateness: N jobs due every second for D seconds. missiond's lateness is read from its own
+ * ledger (slot → claim committed, slot → mission handed off); the peer is the same moments as
+ * pg-boss delayed jobs (`startAfter`) on the same kind of database, picked up by a worker polling
+ * at pg-boss's default interval (2 s) and at its fastest (0.5 s).
+ */
+import { sql } from "drizzle-orm";
+import { fromPglite, PgBoss } from "pg-boss";
+import { loadConfig } from "../src/config/load.ts";
+import { rows } from "../src/db/client.ts";
+import { createDaemon } from "../src/daemon.ts";
+import { createLogger } from "../src/log.ts";
+import { freshBenchDatabase } from "./databases.ts";
+import { summarize } from "./stats.ts";
+
+export interface LatenessRow {
+  system: string;
+  backend: string;
+  measure: string;
+  expected: number;
+  seen: number;
+  duplicates: number;
+  p50: number;
+  p99: number;
+  max: number;
+}
+
+const sleepUntil = (t: number) => new Promise((resolve) => setTimeout(resolve, Math.max(0, t - Date.now())));
+
+export async function missiondLateness(backend: "pglite" | "postgres", jobs: number, seconds: number): Promise<LatenessRow[]> {
+  const db = await freshBenchDatabase(backend);
+  const config = loadConfig({
+    env: { ...(db.url ? { DATABASE_URL: db.url } : {}), MISSIOND_STATE_DIR: "/tmp/missiond-bench", MISSIOND_INSTANCE_NAME: "bench" },
+    cwd: "/tmp",
+    hostname: "bench",
+    pid: 0,
+  });
+  const daemon = createDaemon(config, {
+    probe: { pid: 0, isAlive: () => false },
+    pglite: db.pglite ?? undefined,
+    skipDataDirLock: true,
+    listen: false,
+    log: createLogger("silent"),
+  });
+  try {
+    await daemon.start();
+    for (let i = 0; i < jobs; i++) await daemon.cron.add({ name: `job-${i}`, agentId: "bench", cron: "* * * * * *", prompt: "p", overlapPolicy: "allow" });
+    const from = Math.ceil(Date.now() / 1000) * 1000 + 2_000;
+    const to = from + seconds * 1000; // exclusive
+    await sleepUntil(to + 3_000);
+    const ledger = await rows<{ status: string; claim_ms: number; handoff_ms: number | null; closed_ms: number | null; slot: string; job: string }>(
+      daemon.database.db,
+      sql`select status, cron_job_id::text as job, scheduled_for::text as slot,
+                 (extract(epoch from claimed_at - scheduled_for) * 1000)::float8 as claim_ms,
+                 (extract(epoch from started_at - scheduled_for) * 1000)::float8 as handoff_ms,
+                 case when status = 'Succeeded' then (extract(epoch from finished_at - scheduled_for) * 1000)::float8 end as closed_ms
+          from cron_job_runs
+          where scheduled_for >= ${new Date(from).toISOString()}::timestamptz and scheduled_for < ${new Date(to).toISOString()}::timestamptz`,
+    );
+    const distinct = new Set(ledger.map((r) => `${r.job}@${r.slot}`)).size;
+    const ran = ledger.filter((r) => r.handoff_ms !== null);
+    const expected = jobs * seconds;
+    const claim = summarize(ledger.map((r) => Number(r.claim_ms)));
+    const handoff = summarize(ran.map((r) => Number(r.handoff_ms)));
+    const missedOrSkipped = ledger.length - ran.length;
+    const closed = ledger.filter((r) => r.closed_ms !== null);
+    return [
+      { system: "missiond", backend, measure: "slot → claim committed", expected, seen: distinct, duplicates: ledger.length - distinct, ...claim },
+      { system: "missiond", backend, measure: `slot → mission handed off${missedOrSkipped ? ` (${missedOrSkipped} not run)` : ""}`, expected, seen: ran.length, duplicates: 0, ...handoff },
+      { system: "missiond", backend, measure: "slot → executor done, run Succeeded", expected, seen: closed.length, duplicates: 0, ...summarize(closed.map((r) => Number(r.closed_ms))) },
+    ];
+  } finally {
+    await daemon.stop();
+    await db.drop();
+  }
+}
+
+export async function pgBossLateness(backend: "pglite" | "postgres", jobs: number, seconds: number, pollingIntervalSeconds: number): Promise<LatenessRow> {
+  const db = await freshBenchDatabase(backend);
+  const common = { schema: "bench_boss", schedule: false, openTelemetry: { enabled: false } } as const;
+  const boss = db.pglite ? new PgBoss({ ...common, db: fromPglite(db.pglite), backend: "pglite" }) : new PgBoss({ ...common, connectionString: db.url! });
+  boss.on("error", () => {});
+  const samples: number[] = [];
+  const seen = new Set<string>();
+  let duplicates = 0;
+  try {
+    await boss.start();
+    await boss.createQueue("bench");
+    const from = Math.ceil(Date.now() / 1000) * 1000 + 4_000;
+    const inserts = [];
+    for (let s = 0; s < seconds; s++) {
+      for (let j = 0; j < jobs; j++) inserts.push({ data: { due: from + s * 1000, key: `${j}@${s}` }, startAfter: new Date(from + s * 1000) });
+    }
+    for (let i = 0; i < inserts.length; i += 500) await boss.insert("bench", inserts.slice(i, i + 500));
+    // Batches large enough that throughput is never what limits pg-boss here: only its polling.
+    await boss.work<{ due: number; key: string }>("bench", { batchSize: Math.ceil(jobs * pollingIntervalSeconds * 2), pollingIntervalSeconds }, async (batch) => {
+      const now = Date.now();
+      for (const job of batch) {
+        if (seen.has(job.data.key)) duplicates++;
+        seen.add(job.data.key);
+        samples.push(now - job.data.due);
+      }
+    });
+    await sleepUntil(from + seconds * 1000 + pollingIntervalSeconds * 1000 + 3_000);
+    return {
+      system: `pg-boss send(startAfter), poll ${pollingIntervalSeconds}s`,
+      backend,
+      measure: "startAfter → handler called",
+      expected: jobs * seconds,
+      seen: seen.size,
+      duplicates,
+      ...summarize(samples),
+    };
+  } finally {
+    await boss.stop({ graceful: false, close: true });
+    await db.drop();
+  }
+}

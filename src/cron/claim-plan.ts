@@ -1,0 +1,78 @@
+import type { CronJobRow, CronJobRunRow } from "../db/schema/index.ts";
+import { MISFIRE_GRACE_MS, planCatchup } from "./catchup.ts";
+import type { NewRun } from "./queries.ts";
+import { nextSlot, slotsBetween } from "./schedule.ts";
+import { scheduleOf } from "./views.ts";
+
+// Bounds one catch-up scan: a per-second job down for a day must not build an 86,400-item plan.
+export const MAX_CATCHUP_SLOTS = 10_000;
+
+export interface SlotClaim {
+  /** Rows to insert: Missed slots, then the slots to run (Claimed) or Skipped for overlap. */
+  readonly rows: readonly NewRun[];
+  readonly nextFireAt: Date | null;
+  readonly runCount: number;
+}
+
+/**
+ * What claiming `slot` of `job` at `now` writes. Pure: the transaction around it supplies the
+ * locked job row and the job's oldest unfinished run (`active`), and writes what this returns.
+ * Returns null when there is nothing to claim (another instance advanced the job, or the timer
+ * fired before the slot).
+ */
+export function planSlotClaim(job: CronJobRow, slot: Date, now: number, active: CronJobRunRow | null, instanceName: string): SlotClaim | null {
+  if (job.paused || !job.nextFireAt) return null;
+  if (job.nextFireAt.getTime() !== slot.getTime() || slot.getTime() > now) return null;
+
+  const nowDate = new Date(now);
+  const schedule = scheduleOf(job);
+  const within = (d: Date) => !job.endsAt || d <= job.endsAt;
+  const due = [slot, ...slotsBetween(schedule, slot, nowDate, MAX_CATCHUP_SLOTS - 1)].filter(within);
+  const truncated = due.length >= MAX_CATCHUP_SLOTS;
+  const plan = planCatchup(job, due, now);
+  const remaining = job.maxRuns === null ? Infinity : Math.max(0, job.maxRuns - job.runCount);
+  const fire = plan.fire.slice(0, remaining);
+
+  const rows: NewRun[] = plan.missed.map((scheduledFor, i) => ({
+    cronJobId: job.id,
+    scheduledFor,
+    status: "Missed",
+    reason:
+      `not run: claimed ${now - scheduledFor.getTime()} ms late (catch-up policy ${job.catchupPolicy})` +
+      (truncated && i === plan.missed.length - 1
+        ? `; the scan stopped after ${MAX_CATCHUP_SLOTS} slots, later ones up to ${nowDate.toISOString()} were missed too`
+        : ""),
+    claimedBy: instanceName,
+    claimedAt: nowDate,
+    finishedAt: nowDate,
+    latenessMs: now - scheduledFor.getTime(),
+    backfilled: false,
+  }));
+
+  let started = 0;
+  for (const scheduledFor of fire) {
+    const latenessMs = now - scheduledFor.getTime();
+    const base = { cronJobId: job.id, scheduledFor, claimedBy: instanceName, claimedAt: nowDate, latenessMs, backfilled: latenessMs > MISFIRE_GRACE_MS };
+    // Overlap: a Skipped row, plugins not called (the contract: cronJobFiring fires only for a slot
+    // that has passed the overlap check). Slots fired together in one catch-up batch do not skip
+    // each other.
+    if (job.overlapPolicy === "skip" && active) {
+      rows.push({
+        ...base,
+        status: "Skipped",
+        reason: `overlap: run ${active.id} (slot ${active.scheduledFor.toISOString()}) is still ${active.status}`,
+        finishedAt: nowDate,
+      });
+    } else {
+      rows.push({ ...base, status: "Claimed" });
+      started++;
+    }
+  }
+
+  const runCount = job.runCount + started;
+  const exhausted = job.maxRuns !== null && runCount >= job.maxRuns;
+  let next = exhausted ? null : nextSlot(schedule, truncated ? nowDate : (due.at(-1) ?? slot));
+  if (next && next.getTime() <= now) next = nextSlot(schedule, nowDate);
+  if (next && job.endsAt && next > job.endsAt) next = null;
+  return { rows, nextFireAt: next, runCount };
+}
