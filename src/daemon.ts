@@ -10,9 +10,9 @@ import { systemClock, type Clock } from "./clock.ts";
 import type { Config } from "./config/load.ts";
 import { CronFiring } from "./cron/firing.ts";
 import { startMissionWorker } from "./cron/missions.ts";
-import { databaseNow } from "./cron/queries.ts";
+import { databaseNow, knownAgents } from "./cron/queries.ts";
 import { CronService, SCHEDULE_CHANNEL } from "./cron/service.ts";
-import { cronDueSource } from "./cron/source.ts";
+import { cronDueSource, deferredDueSource } from "./cron/source.ts";
 import { startBoss } from "./db/boss.ts";
 import { openDatabase, type Database } from "./db/client.ts";
 import { lockDataDir, type ProcessProbe } from "./db/lock.ts";
@@ -50,6 +50,7 @@ export interface Daemon {
   readonly api: FastifyInstance;
   readonly database: Database;
   readonly scheduler: Scheduler;
+  readonly plugins: Plugins;
   start(): Promise<void>;
   stop(): Promise<void>;
 }
@@ -67,7 +68,7 @@ export function createDaemon(config: Config, deps: DaemonDeps): Daemon {
   let starting: Promise<void> | null = null;
   let stopping: Promise<void> | null = null;
   const detached = new Set<Promise<unknown>>();
-  const parts: Partial<{ cron: CronService; api: FastifyInstance; database: Database; scheduler: Scheduler; boss: PgBoss }> = {};
+  const parts: Partial<{ cron: CronService; api: FastifyInstance; database: Database; scheduler: Scheduler; boss: PgBoss; plugins: Plugins }> = {};
 
   const setState = (next: DaemonState, detail: string) => {
     state = next;
@@ -105,15 +106,18 @@ export function createDaemon(config: Config, deps: DaemonDeps): Daemon {
     const plugins = await Plugins.start({
       dirs: config.pluginDirs,
       handlerTimeoutMs: config.plugins.handlerTimeoutMs,
+      chainDeadlineMs: config.plugins.chainDeadlineMs,
+      breaker: { failures: config.plugins.breakerFailures, cooldownMs: config.plugins.breakerCooldownMs },
       memoryLimitMb: config.plugins.memoryLimitMb,
       log,
       now: () => clock.now(),
-      onDecision: (decision) => {
-        deps.onDecision?.(decision);
-        log.debug({ component: "plugins", decision }, "hook decision");
-      },
+      db: database.db,
+      instanceName: config.instanceName,
+      agents: async () => (await knownAgents(database.db)).map((id) => ({ id })),
+      onDecision: deps.onDecision,
     });
     stack.defer(() => plugins.stop());
+    parts.plugins = plugins;
     // Observe-only hooks (cronJobCompleted) run detached; let them finish before plugins stop.
     stack.defer(async () => {
       await Promise.allSettled([...detached]);
@@ -127,11 +131,19 @@ export function createDaemon(config: Config, deps: DaemonDeps): Daemon {
     let scheduler: Scheduler | null = null;
     const cron = new CronService({ db: database.db, clock, onChange: () => scheduler?.poke() });
     parts.cron = cron;
-    const firing = new CronFiring({ db: database.db, boss, chain: plugins.chain, clock, log, instanceName: config.instanceName });
+    const firing = new CronFiring({
+      db: database.db,
+      boss,
+      chain: plugins.chain,
+      clock,
+      log,
+      instanceName: config.instanceName,
+      onDeferred: () => scheduler?.poke(),
+    });
     scheduler = new Scheduler({
       clock,
       log,
-      sources: [cronDueSource(database.db, firing)],
+      sources: [cronDueSource(database.db, firing), deferredDueSource(database.db, firing)],
       horizonMs: config.scheduler.horizonMs,
       maxSleepMs: config.scheduler.maxSleepMs,
       pollIntervalMs: config.scheduler.pollIntervalMs,
@@ -164,6 +176,7 @@ export function createDaemon(config: Config, deps: DaemonDeps): Daemon {
 
     const api = buildApi(
       {
+        db: database.db,
         cron,
         plugins,
         readiness: async () => {
@@ -185,7 +198,7 @@ export function createDaemon(config: Config, deps: DaemonDeps): Daemon {
     if (deps.listen !== false) await listenOnSocket(api, config.socketPath, stack);
     else await api.ready();
     if (config.listen && deps.listen !== false) {
-      const tcp = buildApi({ cron, plugins, readiness: async () => ({ ready: scheduler.isArmed, checks: {} }) }, { log, token: config.apiToken });
+      const tcp = buildApi({ db: database.db, cron, plugins, readiness: async () => ({ ready: scheduler.isArmed, checks: {} }) }, { log, token: config.apiToken });
       stack.defer(() => tcp.close());
       await tcp.listen({ host: config.listen.host, port: config.listen.port });
     }
@@ -209,6 +222,9 @@ export function createDaemon(config: Config, deps: DaemonDeps): Daemon {
     },
     get scheduler() {
       return need("scheduler");
+    },
+    get plugins() {
+      return need("plugins");
     },
     start() {
       if (state === "stopping" || state === "stopped") return Promise.reject(new MissiondError("NOT_READY", `daemon is ${state}`));

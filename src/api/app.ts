@@ -1,12 +1,15 @@
 import { timingSafeEqual, createHash } from "node:crypto";
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from "fastify";
 import type { CronService } from "../cron/service.ts";
+import type { Db } from "../db/client.ts";
 import type { Logger } from "../log.ts";
 import type { Plugins } from "../plugins/service.ts";
 import { errorHandler } from "./errors.ts";
 import { cronRoutes } from "./routes/cron.ts";
+import { pluginRoutes } from "./routes/plugins.ts";
 
 export interface ApiServices {
+  db: Db;
   cron: CronService;
   plugins: Plugins;
   /** Readiness: database reachable, pg-boss started, scheduler armed. */
@@ -52,6 +55,6 @@ export function buildApi(services: ApiServices, options: ApiOptions): FastifyIns
     return reply.status(result.ready ? 200 : 503).send(result);
   });
   cronRoutes(app, services.cron);
-  app.get("/v1/plugins", async () => ({ plugins: services.plugins.list() }));
+  pluginRoutes(app, services.plugins, services.db);
   return app;
 }

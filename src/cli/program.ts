@@ -4,6 +4,7 @@ import { loadConfig, type Config } from "../config/load.ts";
 import { previewSlots, assertCron, parseEvery, type Schedule } from "../cron/schedule.ts";
 import type { JobView, RunView } from "../cron/views.ts";
 import { RUN_STATUSES } from "../db/schema/enums.ts";
+import { HOOK_NAMES } from "../plugins/hooks.ts";
 import { isMissiondError } from "../errors.ts";
 import type { PluginInfo } from "../plugins/service.ts";
 import { apiClient, ApiError, UnreachableError, type ApiClient, type Target } from "./client.ts";
@@ -186,13 +187,62 @@ function buildProgram(io: CliIo, setExit: (code: number) => void): Command {
       const { plugins: list } = await client().get<{ plugins: PluginInfo[] }>("/v1/plugins");
       print(list, () =>
         table(
-          ["NAME", "ORDER", "STATE", "HOOKS", "REQUIRED", "ERROR"],
-          list.map((p) => [p.name, p.order, p.state, p.hooks.join(",") || "-", p.required ? "yes" : "no", shorten(p.error, 80)]),
+          ["NAME", "KIND", "ORDER", "STATE", "HOOKS", "FLAGS", "ERROR"],
+          list.map((p) => [
+            p.name,
+            p.kind,
+            p.order,
+            p.state,
+            p.hooks.join(",") || "-",
+            [p.required && "required", p.shadow && "shadow"].filter(Boolean).join(",") || "-",
+            shorten(p.error, 80),
+          ]),
         ),
       );
     });
 
+  plugins
+    .command("decisions")
+    .description("the decision log: what each handler that ran decided, newest first")
+    .addOption(new Option("--hook <hook>", "only this hook").choices(HOOK_NAMES))
+    .option("--plugin <name>", "only this plugin")
+    .option("--subject <id>", "only decisions about this run, timer or session")
+    .option("--limit <n>", "at most this many", "50")
+    .action(async (opts: { hook?: string; plugin?: string; subject?: string; limit: string }) => {
+      const result = await client().get<{ decisions: DecisionView[]; counts: Record<string, number> }>("/v1/hook-decisions", {
+        hook: opts.hook,
+        plugin: opts.plugin,
+        subject: opts.subject,
+        limit: opts.limit,
+      });
+      print(result, () =>
+        [
+          table(
+            ["ID", "AT", "PLUGIN", "HOOK", "SUBJECT", "MS", "OUTCOME", "DETAIL"],
+            result.decisions.map((d) => [d.id, d.at, d.plugin, d.hook, d.subjectId, d.durationMs, d.shadow ? `${d.outcome} (shadow)` : d.outcome, shorten(d.fields?.join(",") ?? d.reason, 70)]),
+          ),
+          "",
+          Object.entries(result.counts)
+            .map(([k, v]) => `${k} ${v}`)
+            .join(" · "),
+        ].join("\n"),
+      );
+    });
+
   return program;
+}
+
+interface DecisionView {
+  id: string;
+  at: string;
+  plugin: string;
+  hook: string;
+  subjectId: string | null;
+  durationMs: number;
+  outcome: string;
+  fields: string[] | null;
+  reason: string | null;
+  shadow: boolean;
 }
 
 class CommanderErrorLike extends CommanderError {

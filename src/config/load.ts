@@ -21,7 +21,13 @@ export interface Config {
   readonly logLevel: "fatal" | "error" | "warn" | "info" | "debug" | "trace" | "silent";
   readonly pluginDirs: readonly string[];
   readonly scheduler: { readonly horizonMs: number; readonly maxSleepMs: number; readonly pollIntervalMs: number };
-  readonly plugins: { readonly handlerTimeoutMs: number; readonly memoryLimitMb: number };
+  readonly plugins: {
+    readonly handlerTimeoutMs: number;
+    readonly chainDeadlineMs: number | null;
+    readonly memoryLimitMb: number;
+    readonly breakerFailures: number;
+    readonly breakerCooldownMs: number;
+  };
   readonly shutdown: { readonly drainBudgetMs: number };
   readonly missions: { readonly concurrency: number; readonly retryLimit: number };
 }
@@ -150,7 +156,10 @@ export function loadConfig(sources: ConfigSources): Config {
     },
     plugins: {
       handlerTimeoutMs: file.plugins.handler_timeout,
+      chainDeadlineMs: file.plugins.chain_deadline ?? null,
       memoryLimitMb: file.plugins.memory_limit_mb,
+      breakerFailures: file.plugins.breaker_failures,
+      breakerCooldownMs: file.plugins.breaker_cooldown,
     },
     shutdown: { drainBudgetMs: file.shutdown.drain_budget },
     missions: { concurrency: file.missions.concurrency, retryLimit: file.missions.retry_limit },

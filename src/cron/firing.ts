@@ -9,7 +9,7 @@ import type { Mission } from "../executors/types.ts";
 import type { Logger } from "../log.ts";
 import type { PluginChain } from "../plugins/chain.ts";
 import { planSlotClaim } from "./claim-plan.ts";
-import { activeRuns, advanceJobs, insertRuns, lockJobs, transitionRun, type NewRun } from "./queries.ts";
+import { activeRuns, advanceJobs, findRun, insertRuns, lockJobs, transitionRun, type NewRun } from "./queries.ts";
 
 export interface FiringDeps {
   db: Db;
@@ -18,6 +18,8 @@ export interface FiringDeps {
   clock: Clock;
   log: Logger;
   instanceName: string;
+  /** A slot was deferred: the scheduler should pick up its new moment. */
+  onDeferred?: () => void;
 }
 
 /**
@@ -43,13 +45,7 @@ export class CronFiring {
    */
   async fireSlots(batch: readonly { jobId: bigint; slot: Date }[]): Promise<Map<string, Date | null>> {
     const { jobs, claimed } = await this.claim(batch);
-    for (const run of claimed) {
-      const job = jobs.get(String(run.cronJobId))!;
-      const work = this.runChain(job, run)
-        .catch((err) => this.log.error({ err, cronJobId: String(run.cronJobId), runId: String(run.id) }, "slot left Claimed: chain or hand-off failed"))
-        .finally(() => this.inFlight.delete(work));
-      this.inFlight.add(work);
-    }
+    for (const run of claimed) this.startChain(jobs.get(String(run.cronJobId))!, run);
     return new Map([...jobs].map(([id, job]) => [id, job.nextFireAt]));
   }
 
@@ -86,7 +82,49 @@ export class CronFiring {
     });
   }
 
-  /** cronJobFiring chain, then the outcome: Cancelled, or Running + mission in one transaction. */
+  /**
+   * Fires deferred slots whose time has come: each becomes a new run (trigger `deferred`,
+   * scheduled for the deferral's `until`) that goes through the chain again. The Deferred row
+   * stays as the record of the hold. Exactly once across instances by the same unique slot.
+   */
+  async fireDeferred(runIds: readonly string[]): Promise<void> {
+    const { db, clock, instanceName } = this.deps;
+    const claimed = await db.transaction(async (tx) => {
+      const deferred = (await Promise.all(runIds.map((id) => findRun(tx, BigInt(id))))).filter(
+        (run): run is CronJobRunRow => run?.status === "Deferred" && run.deferredUntil !== null,
+      );
+      const now = clock.now();
+      const due = deferred.filter((run) => run.deferredUntil!.getTime() <= now);
+      const inserted = await insertRuns(
+        tx,
+        due.map((run) => ({
+          cronJobId: run.cronJobId,
+          scheduledFor: run.deferredUntil!,
+          trigger: "deferred" as const,
+          status: "Claimed" as const,
+          reason: `deferred from slot ${run.scheduledFor.toISOString()} (run ${run.id})`,
+          claimedBy: instanceName,
+          claimedAt: new Date(now),
+          latenessMs: now - run.deferredUntil!.getTime(),
+        })),
+      );
+      const jobs = new Map((await lockJobs(tx, [...new Set(inserted.map((r) => r.cronJobId))])).map((j) => [String(j.id), j]));
+      return inserted.flatMap((run) => {
+        const job = jobs.get(String(run.cronJobId));
+        return job ? [{ job, run }] : [];
+      });
+    });
+    for (const { job, run } of claimed) this.startChain(job, run);
+  }
+
+  private startChain(job: CronJobRow, run: CronJobRunRow): void {
+    const work = this.runChain(job, run)
+      .catch((err) => this.log.error({ err, cronJobId: String(run.cronJobId), runId: String(run.id) }, "slot left Claimed: chain or hand-off failed"))
+      .finally(() => this.inFlight.delete(work));
+    this.inFlight.add(work);
+  }
+
+  /** cronJobFiring chain, then the outcome: Cancelled, Deferred, or Running + mission in one transaction. */
   private async runChain(job: CronJobRow, run: CronJobRunRow): Promise<void> {
     const { db, boss, chain, clock } = this.deps;
     const log = this.log.child({ cronJobId: String(job.id), runId: String(run.id) });
@@ -99,7 +137,7 @@ export class CronFiring {
     });
     const now = new Date(clock.now());
 
-    if (result.cancelled) {
+    if (result.kind === "cancelled") {
       await transitionRun(db, run.id, "Claimed", {
         status: "Cancelled",
         reason: result.reason,
@@ -107,6 +145,18 @@ export class CronFiring {
         finishedAt: now,
       });
       log.info({ plugin: result.plugin, reason: result.reason }, "slot cancelled by plugin");
+      return;
+    }
+    if (result.kind === "deferred") {
+      await transitionRun(db, run.id, "Claimed", {
+        status: "Deferred",
+        reason: result.reason,
+        decidedBy: result.plugin,
+        deferredUntil: result.until,
+        finishedAt: now,
+      });
+      this.deps.onDeferred?.();
+      log.info({ plugin: result.plugin, until: result.until.toISOString(), reason: result.reason }, "slot deferred by plugin");
       return;
     }
 

@@ -103,6 +103,19 @@ export async function advanceJobs(tx: Executor, updates: readonly { id: bigint; 
   }
 }
 
+/** Deferred runs whose time comes by `until` and that have not been fired again yet. */
+export async function deferredDueBy(db: Executor, until: Date, limit: number): Promise<{ id: string; deferredUntil: Date }[]> {
+  const found = await rows<{ id: string; deferred_until: string | Date }>(
+    db,
+    // Raw SQL: the anti-join on the slot the deferral re-fires at reads better than its builder form.
+    sql`select d.id::text as id, d.deferred_until from cron_job_runs d
+        where d.status = 'Deferred' and d.deferred_until <= ${until.toISOString()}::timestamptz
+          and not exists (select 1 from cron_job_runs r where r.cron_job_id = d.cron_job_id and r.scheduled_for = d.deferred_until)
+        order by d.deferred_until limit ${limit}`,
+  );
+  return found.map((r) => ({ id: r.id, deferredUntil: new Date(r.deferred_until) }));
+}
+
 /** Jobs whose next slot is at or before `until` (the scheduler's horizon), earliest first. */
 export async function jobsDueBy(db: Executor, until: Date, limit: number): Promise<{ id: bigint; nextFireAt: Date }[]> {
   const found = await db
@@ -160,6 +173,12 @@ export async function listRuns(db: Executor, filter: RunFilter): Promise<CronJob
     .where(conditions.length ? and(...conditions) : undefined)
     .orderBy(desc(cronJobRuns.scheduledFor), desc(cronJobRuns.id))
     .limit(filter.limit);
+}
+
+/** Agent ids the daemon knows from its jobs (host.agents.list()). */
+export async function knownAgents(db: Executor): Promise<string[]> {
+  const found = await db.selectDistinct({ agentId: cronJobs.agentId }).from(cronJobs).where(live).orderBy(asc(cronJobs.agentId));
+  return found.map((r) => r.agentId);
 }
 
 /** The database's clock, read without the transaction-start caching of now(). */

@@ -1,7 +1,7 @@
 import type { Db } from "../db/client.ts";
 import type { DueSource } from "../scheduler/scheduler.ts";
 import type { CronFiring } from "./firing.ts";
-import { jobsDueBy } from "./queries.ts";
+import { deferredDueBy, jobsDueBy } from "./queries.ts";
 
 // Enough for any horizon in practice; more due moments simply wait for the next refill.
 const MAX_LOADED = 50_000;
@@ -15,5 +15,20 @@ export function cronDueSource(db: Db, firing: CronFiring): DueSource {
       return due.map((job) => ({ key: String(job.id), at: job.nextFireAt }));
     },
     fire: (batch) => firing.fireSlots(batch.map(({ key, at }) => ({ jobId: BigInt(key), slot: at }))),
+  };
+}
+
+/** Deferred slots (a plugin's tools.defer) as a second source (key: the Deferred run's id). */
+export function deferredDueSource(db: Db, firing: CronFiring): DueSource {
+  return {
+    name: "deferred",
+    async loadDue(until) {
+      const due = await deferredDueBy(db, until, MAX_LOADED);
+      return due.map((run) => ({ key: run.id, at: run.deferredUntil }));
+    },
+    async fire(batch) {
+      await firing.fireDeferred(batch.map((b) => b.key));
+      return new Map(); // a deferral fires once; nothing to re-arm
+    },
   };
 }

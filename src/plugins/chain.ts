@@ -1,11 +1,14 @@
 import type { Logger } from "../log.ts";
 import { HOOKS, type HookName } from "./hooks.ts";
-import { cutReason, interpret, type RawOutcome } from "./result.ts";
+import { cutReason, interpret, type Interpreted, type RawOutcome } from "./result.ts";
 
 /** The seam between the chain and how a plugin runs (worker thread, command, in-process). */
 export interface ChainPlugin {
   readonly name: string;
+  /** A gate: on hooks that can cancel, its failure cancels instead of passing. */
   readonly required: boolean;
+  /** Decisions are recorded but not enforced. */
+  readonly shadow: boolean;
   readonly hooks: ReadonlySet<HookName>;
   invoke(hook: HookName, context: Record<string, unknown>, timeoutMs: number): Promise<RawOutcome>;
 }
@@ -16,33 +19,52 @@ export interface Decision {
   readonly subjectId: string | null;
   readonly at: Date;
   readonly durationMs: number;
-  readonly outcome: "passed" | "changed" | "cancelled" | "skipped";
+  readonly outcome: "passed" | "changed" | "cancelled" | "deferred" | "skipped";
   readonly fields: readonly string[] | null;
-  /** Cancel reason, or why the handler was skipped. */
+  /** Cancel or defer reason, or why the handler was skipped. */
   readonly reason: string | null;
+  readonly shadow: boolean;
 }
 
 export type ChainResult<C> =
-  | { readonly cancelled: false; readonly context: C; readonly changedBy: readonly string[] }
-  | { readonly cancelled: true; readonly context: C; readonly reason: string; readonly plugin: string };
+  | { readonly kind: "passed"; readonly context: C; readonly changedBy: readonly string[] }
+  | { readonly kind: "cancelled"; readonly context: C; readonly reason: string; readonly plugin: string }
+  | { readonly kind: "deferred"; readonly context: C; readonly until: Date; readonly reason: string; readonly plugin: string };
+
+export interface BreakerOptions {
+  /** Consecutive failures (throw, timeout, malformed, crash) that suspend a plugin. 0 = off. */
+  readonly failures: number;
+  readonly cooldownMs: number;
+}
 
 export interface ChainOptions {
   plugins: readonly ChainPlugin[];
   handlerTimeoutMs: number;
+  /** Budget for a whole chain; later handlers are not started past it. null = none. */
+  chainDeadlineMs?: number | null;
+  breaker?: BreakerOptions;
   log: Logger;
   now: () => number;
   /** Every handler that actually ran reports here (metering, decision log). */
   onDecision?: (decision: Decision) => void;
 }
 
+export interface BreakerState {
+  readonly consecutiveFailures: number;
+  readonly suspendedUntil: Date | null;
+  readonly lastFailure: string | null;
+}
+
 /**
  * Runs the handlers hooked on one point, in order, each seeing the previous one's output. A cancel
- * stops the chain. Fail-open: a handler that throws, times out or returns the wrong shape is skipped
- * with a warning and the value continues unchanged, unless its plugin is `required`, in which case
- * on hooks that can cancel the failure cancels (a broken gate must not let work through).
+ * (or a defer) stops the chain. Fail-open: a handler that throws, times out or returns the wrong
+ * shape is skipped with a warning and the value continues unchanged, unless its plugin is
+ * `required`, in which case on hooks that can cancel the failure cancels (a broken gate must not
+ * let work through).
  */
 export class PluginChain {
   private readonly options: ChainOptions;
+  private readonly breakers = new Map<string, { failures: number; until: number; last: string | null }>();
 
   constructor(options: ChainOptions) {
     this.options = options;
@@ -56,46 +78,101 @@ export class PluginChain {
     return this.options.plugins.some((plugin) => plugin.hooks.has(hook));
   }
 
+  breakerState(plugin: string): BreakerState {
+    const b = this.breakers.get(plugin);
+    const open = b && b.until > this.options.now();
+    return { consecutiveFailures: b?.failures ?? 0, suspendedUntil: open ? new Date(b.until) : null, lastFailure: b?.last ?? null };
+  }
+
   async run<C extends object>(hook: HookName, context: C): Promise<ChainResult<C>> {
     const { log, now, handlerTimeoutMs, onDecision } = this.options;
     const spec = HOOKS[hook];
     const subjectValue = (context as Record<string, unknown>)[spec.subject];
     const subjectId = subjectValue == null ? null : String(subjectValue);
+    const deadline = this.options.chainDeadlineMs ? now() + this.options.chainDeadlineMs : Infinity;
     let current = { ...context } as Record<string, unknown>;
     const changedBy: string[] = [];
+    const failClosed = (plugin: ChainPlugin, why: string): ChainResult<C> | null =>
+      plugin.required && spec.canCancel && !plugin.shadow
+        ? { kind: "cancelled", context: current as C, reason: cutReason(`required plugin ${plugin.name} failed (${why}); failing closed`), plugin: plugin.name }
+        : null;
 
     for (const plugin of this.options.plugins) {
       if (!plugin.hooks.has(hook)) continue;
+
+      const suspended = this.breakerState(plugin.name).suspendedUntil;
+      if (suspended) {
+        // Not run, so not metered; a required gate that is suspended still fails closed.
+        const closed = failClosed(plugin, `suspended until ${suspended.toISOString()}`);
+        if (closed) return closed;
+        continue;
+      }
+      const remaining = deadline - now();
+      if (remaining <= 0) {
+        log.warn({ plugin: plugin.name, hook, subjectId }, `chain deadline passed: ${plugin.name}.${hook} not run`);
+        const closed = failClosed(plugin, "chain deadline passed");
+        if (closed) return closed;
+        continue;
+      }
+
       const started = now();
-      const raw = await plugin.invoke(hook, { ...current }, handlerTimeoutMs);
+      const raw = await plugin.invoke(hook, { ...current }, Math.min(handlerTimeoutMs, remaining));
       const durationMs = now() - started;
-      const result = interpret(hook, current, raw);
+      const result = interpret(hook, current, raw, now());
+      this.track(plugin.name, result);
       const record = (outcome: Decision["outcome"], fields: readonly string[] | null, reason: string | null) =>
-        onDecision?.({ plugin: plugin.name, hook, subjectId, at: new Date(started), durationMs, outcome, fields, reason });
+        onDecision?.({ plugin: plugin.name, hook, subjectId, at: new Date(started), durationMs, outcome, fields, reason, shadow: plugin.shadow });
 
       switch (result.kind) {
         case "passed":
           record("passed", null, null);
           break;
         case "changed":
+          record("changed", result.fields, null);
+          if (plugin.shadow) break;
           current = { ...current, ...result.patch };
           changedBy.push(plugin.name);
-          record("changed", result.fields, null);
           break;
         case "cancelled":
           record("cancelled", null, result.reason);
-          return { cancelled: true, context: current as C, reason: result.reason, plugin: plugin.name };
+          if (plugin.shadow) break;
+          return { kind: "cancelled", context: current as C, reason: result.reason, plugin: plugin.name };
+        case "deferred":
+          record("deferred", null, `until ${result.until.toISOString()}: ${result.reason}`);
+          if (plugin.shadow) break;
+          return { kind: "deferred", context: current as C, until: result.until, reason: result.reason, plugin: plugin.name };
         case "skipped": {
           record("skipped", null, result.why);
           log.warn({ plugin: plugin.name, hook, subjectId, why: result.why }, `handler skipped: ${plugin.name}.${hook} ${result.why}`);
-          if (plugin.required && spec.canCancel) {
-            const reason = cutReason(`required plugin ${plugin.name} failed (${result.why}); failing closed`);
-            return { cancelled: true, context: current as C, reason, plugin: plugin.name };
-          }
+          const closed = failClosed(plugin, result.why);
+          if (closed) return closed;
           break;
         }
       }
     }
-    return { cancelled: false, context: current as C, changedBy };
+    return { kind: "passed", context: current as C, changedBy };
+  }
+
+  /** Circuit breaker bookkeeping: consecutive failures suspend a plugin for a cooldown. */
+  private track(plugin: string, result: Interpreted): void {
+    const breaker = this.options.breaker;
+    if (!breaker || breaker.failures <= 0) return;
+    const state = this.breakers.get(plugin) ?? { failures: 0, until: 0, last: null };
+    if (result.kind !== "skipped") {
+      this.breakers.set(plugin, { failures: 0, until: 0, last: state.last });
+      return;
+    }
+    state.failures++;
+    state.last = result.why;
+    if (state.failures >= breaker.failures) {
+      state.until = this.options.now() + breaker.cooldownMs;
+      this.options.log.error(
+        { plugin, failures: state.failures, until: new Date(state.until).toISOString(), last: result.why },
+        `plugin ${plugin} suspended after ${state.failures} consecutive failures (last: ${result.why})`,
+      );
+      // Half-open after the cooldown: one more failure suspends it again at once.
+      state.failures = breaker.failures - 1;
+    }
+    this.breakers.set(plugin, state);
   }
 }

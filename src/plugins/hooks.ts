@@ -13,6 +13,8 @@ export interface HookSpec {
   /** Context fields a handler may change, with their types. */
   readonly fields: Readonly<Record<string, FieldType>>;
   readonly canCancel: boolean;
+  /** `tools.defer({ until, reason })` is accepted (our addition; cron slots only). */
+  readonly canDefer?: boolean;
   /** Fired by the daemon itself (true) or run for an agent runtime over POST /v1/hooks/:hook. */
   readonly firedByDaemon: boolean;
   /** The context field naming what the hook is about, for the decision log. */
@@ -47,7 +49,7 @@ export const HOOKS = {
   },
   sessionClearing: { fields: {}, canCancel: false, firedByDaemon: true, subject: "sessionId" },
   sessionClearCompleted: { fields: {}, canCancel: false, firedByDaemon: true, subject: "sessionId" },
-  cronJobFiring: { fields: { prompt: "string" }, canCancel: true, firedByDaemon: true, subject: "cronJobId" },
+  cronJobFiring: { fields: { prompt: "string" }, canCancel: true, canDefer: true, firedByDaemon: true, subject: "cronJobId" },
   cronJobCompleted: { fields: {}, canCancel: false, firedByDaemon: true, subject: "cronJobRunId" },
 } as const satisfies Record<string, HookSpec>;
 

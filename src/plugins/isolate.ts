@@ -18,7 +18,15 @@ export interface IsolateOptions {
   memoryLimitMb: number;
   log: Logger;
   now: () => number;
+  /** Serves host.* calls (store, fetch, agents) for this plugin. */
+  host: HostCalls;
 }
+
+/** The main-thread side of host.* RPCs; a rejection reaches the plugin as a rejected promise. */
+export type HostCalls = (plugin: string, method: string, args: unknown[]) => Promise<unknown>;
+
+/** A handler's result larger than this is malformed (and would cost every later handler). */
+export const MAX_RESULT_CHARS = 1_000_000;
 
 type State = "starting" | "ready" | "failed" | "stopped";
 
@@ -66,6 +74,7 @@ export class PluginIsolate {
         name: this.options.name,
         permissions: [...this.options.permissions],
         config: { ...this.options.config },
+        maxResultChars: MAX_RESULT_CHARS,
       },
       resourceLimits: { maxOldGenerationSizeMb: this.options.memoryLimitMb, maxYoungGenerationSizeMb: 16 },
       stdout: true,
@@ -103,6 +112,12 @@ export class PluginIsolate {
             break;
           case "result":
             this.settle(message.id, toOutcome(message));
+            break;
+          case "rpc":
+            this.options.host(this.name, message.method, message.args).then(
+              (value) => worker.postMessage({ type: "rpc-result", id: message.id, ok: true, value }),
+              (err: Error) => worker.postMessage({ type: "rpc-result", id: message.id, ok: false, error: err.message }),
+            );
             break;
         }
       });
@@ -183,6 +198,7 @@ type WorkerMessage =
   | { type: "ready"; hooks: string[] }
   | { type: "load-error"; message: string }
   | { type: "log"; level: string; message: string }
+  | { type: "rpc"; id: number; method: string; args: unknown[] }
   | ({ type: "result"; id: number } & RawOutcome);
 
 function toOutcome(message: Extract<WorkerMessage, { type: "result" }>): RawOutcome {

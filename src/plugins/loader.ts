@@ -1,20 +1,27 @@
 import { readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
 import type { Logger } from "../log.ts";
+import { runCommandHook } from "./command.ts";
 import { isHookName, type HookName } from "./hooks.ts";
-import { PluginIsolate } from "./isolate.ts";
+import { PluginIsolate, type HostCalls } from "./isolate.ts";
 import { isPluginFolder, PluginLoadError, readManifest, type PluginManifest } from "./manifest.ts";
+import type { RawOutcome } from "./result.ts";
 
 export interface LoadedPlugin {
   readonly manifest: PluginManifest;
+  readonly kind: "worker" | "command";
   readonly hooks: ReadonlySet<HookName>;
-  readonly isolate: PluginIsolate;
+  invoke(hook: HookName, context: Record<string, unknown>, timeoutMs: number): Promise<RawOutcome>;
+  status(): { state: "ready" | "starting" | "failed" | "stopped"; error: string | null; restarts: number };
+  stop(): Promise<void>;
 }
 
 export interface FailedPlugin {
   readonly name: string;
   readonly dir: string;
   readonly error: string;
+  /** From a manifest that could be read: a required gate that fails to load must still close. */
+  readonly required: boolean;
 }
 
 export interface LoadResult {
@@ -28,6 +35,7 @@ export interface LoadOptions {
   memoryLimitMb: number;
   log: Logger;
   now: () => number;
+  host: HostCalls;
 }
 
 /** Plugin folders under each directory (or the directory itself if it is a plugin folder). */
@@ -55,10 +63,50 @@ function discover(dirs: readonly string[]): string[] {
 export const byChainOrder = (a: PluginManifest, b: PluginManifest): number =>
   a.order - b.order || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
 
+function commandPlugin(manifest: PluginManifest): LoadedPlugin {
+  return {
+    manifest,
+    kind: "command",
+    hooks: new Set(manifest.commands.keys()),
+    invoke: (hook, context, timeoutMs) => runCommandHook(manifest.name, hook, manifest.commands.get(hook)!, context, timeoutMs),
+    status: () => ({ state: "ready", error: null, restarts: 0 }),
+    stop: async () => {},
+  };
+}
+
+async function workerPlugin(manifest: PluginManifest, options: LoadOptions): Promise<LoadedPlugin> {
+  const isolate = new PluginIsolate({
+    name: manifest.name,
+    entry: manifest.entry!,
+    permissions: manifest.permissions,
+    config: manifest.config,
+    memoryLimitMb: options.memoryLimitMb,
+    log: options.log,
+    now: options.now,
+    host: options.host,
+  });
+  try {
+    const names = await isolate.start();
+    const unknown = names.filter((name) => !isHookName(name));
+    if (unknown.length > 0) throw new Error(`unknown hook name${unknown.length > 1 ? "s" : ""}: ${unknown.join(", ")}`);
+    return {
+      manifest,
+      kind: "worker",
+      hooks: new Set(names as HookName[]),
+      invoke: (hook, context, timeoutMs) => isolate.invoke(hook, context, timeoutMs),
+      status: () => isolate.status,
+      stop: () => isolate.stop(),
+    };
+  } catch (err) {
+    await isolate.stop();
+    throw new PluginLoadError(manifest.name, manifest.dir, (err as Error).message);
+  }
+}
+
 /**
- * Loads every plugin found in `dirs`, each in its own worker. A plugin that fails to load (bad
- * manifest, missing entry, a throw at import, an unknown hook name) is reported with its name and
- * left out; the others still load.
+ * Loads every plugin found in `dirs`: JS plugins each in its own worker, command plugins as
+ * executables run per call. A plugin that fails to load (bad manifest, missing entry, a throw at
+ * import, an unknown hook name) is reported with its name and left out; the others still load.
  */
 export async function loadPlugins(options: LoadOptions): Promise<LoadResult> {
   const failed: FailedPlugin[] = [];
@@ -73,38 +121,16 @@ export async function loadPlugins(options: LoadOptions): Promise<LoadResult> {
       manifests.push(manifest);
     } catch (err) {
       const e = err as PluginLoadError;
-      failed.push({ name: e.plugin ?? dir, dir, error: e.message });
+      failed.push({ name: e.plugin ?? dir, dir, error: e.message, required: false });
     }
   }
 
-  const settled = await Promise.all(
-    manifests.map(async (manifest): Promise<LoadedPlugin | FailedPlugin> => {
-      const isolate = new PluginIsolate({
-        name: manifest.name,
-        entry: manifest.entry,
-        permissions: manifest.permissions,
-        config: manifest.config,
-        memoryLimitMb: options.memoryLimitMb,
-        log: options.log,
-        now: options.now,
-      });
-      try {
-        const names = await isolate.start();
-        const unknown = names.filter((name) => !isHookName(name));
-        if (unknown.length > 0) {
-          await isolate.stop();
-          throw new Error(`unknown hook name${unknown.length > 1 ? "s" : ""}: ${unknown.join(", ")}`);
-        }
-        return { manifest, hooks: new Set(names as HookName[]), isolate };
-      } catch (err) {
-        await isolate.stop();
-        return { name: manifest.name, dir: manifest.dir, error: new PluginLoadError(manifest.name, manifest.dir, (err as Error).message).message };
-      }
-    }),
-  );
-
-  const plugins = settled.filter((p): p is LoadedPlugin => "isolate" in p);
-  for (const p of settled) if (!("isolate" in p)) failed.push(p);
+  const settled = await Promise.allSettled(manifests.map((m) => (m.entry ? workerPlugin(m, options) : Promise.resolve(commandPlugin(m)))));
+  const plugins: LoadedPlugin[] = [];
+  settled.forEach((result, i) => {
+    if (result.status === "fulfilled") plugins.push(result.value);
+    else failed.push({ name: manifests[i]!.name, dir: manifests[i]!.dir, error: (result.reason as Error).message, required: manifests[i]!.required });
+  });
   plugins.sort((a, b) => byChainOrder(a.manifest, b.manifest));
   for (const f of failed) options.log.error({ plugin: f.name, dir: f.dir }, f.error);
   return { plugins, failed };

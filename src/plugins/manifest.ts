@@ -1,8 +1,10 @@
 import { existsSync, readFileSync } from "node:fs";
-import { basename, join } from "node:path";
+import { basename, join, resolve } from "node:path";
 import { z } from "zod";
+import { parseDuration } from "../duration.ts";
+import { isHookName, type HookName } from "./hooks.ts";
 
-export const PERMISSIONS = ["log", "clock", "store", "fetch", "session"] as const;
+export const PERMISSIONS = ["log", "clock", "store", "fetch", "agents"] as const;
 export const MANIFEST_FILE = "plugin.json";
 const ENTRY_FILES = ["index.js", "index.mjs", "index.ts"];
 
@@ -18,9 +20,31 @@ export const manifestSchema = z
     permissions: z.array(z.enum(PERMISSIONS)).default(["log"]),
     config: z.record(z.string(), z.unknown()).default({}),
     required: z.boolean().default(false),
+    shadow: z.boolean().default(false),
     entry: z.string().min(1).optional(),
+    // Command hooks: an executable per hook, speaking JSON on stdin/stdout (any language).
+    commands: z
+      .record(
+        z.string(),
+        z
+          .object({
+            argv: z.array(z.string().min(1)).min(1),
+            timeout: z
+              .string()
+              .refine((v) => (parseDuration(v) ?? 0) > 0 && (parseDuration(v) ?? 0) <= 60_000, "a duration up to 60s, e.g. 2s")
+              .optional(),
+          })
+          .strict(),
+      )
+      .optional(),
   })
   .strict();
+
+export interface CommandHook {
+  /** argv[0] is resolved against the plugin folder when it is a relative path. */
+  readonly argv: readonly string[];
+  readonly timeoutMs: number | null;
+}
 
 export interface PluginManifest {
   readonly name: string;
@@ -30,8 +54,11 @@ export interface PluginManifest {
   readonly permissions: readonly (typeof PERMISSIONS)[number][];
   readonly config: Readonly<Record<string, unknown>>;
   readonly required: boolean;
+  readonly shadow: boolean;
   readonly dir: string;
-  readonly entry: string;
+  /** The JS entry file; null for a plugin made only of command hooks. */
+  readonly entry: string | null;
+  readonly commands: ReadonlyMap<HookName, CommandHook>;
 }
 
 /** Thrown for a plugin folder that cannot load; always names the plugin. */
@@ -70,9 +97,20 @@ export function readManifest(dir: string): PluginManifest {
   }
   const manifest = parsed.data;
   const name = manifest.name ?? folderName.toLowerCase();
+  const commands = new Map<HookName, CommandHook>();
+  for (const [hook, command] of Object.entries(manifest.commands ?? {})) {
+    if (!isHookName(hook)) throw new PluginLoadError(name, dir, `unknown hook name in commands: ${hook}`);
+    const [program, ...rest] = command.argv;
+    const resolved = program!.startsWith("./") || program!.startsWith("../") ? resolve(dir, program!) : program!;
+    if (resolved.startsWith("/") && !existsSync(resolved)) throw new PluginLoadError(name, dir, `command for ${hook} not found: ${resolved}`);
+    commands.set(hook, { argv: [resolved, ...rest], timeoutMs: command.timeout ? parseDuration(command.timeout) : null });
+  }
   const entryName = manifest.entry ?? ENTRY_FILES.find((file) => existsSync(join(dir, file)));
-  if (!entryName || !existsSync(join(dir, entryName))) {
-    throw new PluginLoadError(name, dir, `no entry file (expected ${manifest.entry ?? ENTRY_FILES.join(" or ")})`);
+  if (commands.size > 0 && entryName) {
+    throw new PluginLoadError(name, dir, "has both an entry file and commands; a plugin is one or the other");
+  }
+  if (commands.size === 0 && (!entryName || !existsSync(join(dir, entryName)))) {
+    throw new PluginLoadError(name, dir, `no entry file (expected ${manifest.entry ?? ENTRY_FILES.join(" or ")}) and no commands`);
   }
   return {
     name,
@@ -82,7 +120,9 @@ export function readManifest(dir: string): PluginManifest {
     permissions: [...new Set(manifest.permissions)],
     config: manifest.config,
     required: manifest.required,
+    shadow: manifest.shadow,
     dir,
-    entry: join(dir, entryName),
+    entry: entryName ? join(dir, entryName) : null,
+    commands,
   };
 }

@@ -1,9 +1,10 @@
-import { HOOKS, MAX_REASON_CHARS, type FieldType, type HookName } from "./hooks.ts";
+import { HOOKS, MAX_REASON_CHARS, type FieldType, type HookName, type HookSpec } from "./hooks.ts";
 
 /** What came back from one handler, before the chain interprets it. */
 export type RawOutcome =
   | { readonly outcome: "value"; readonly value: unknown }
   | { readonly outcome: "cancel"; readonly reason: string }
+  | { readonly outcome: "defer"; readonly until: unknown; readonly reason: string }
   | { readonly outcome: "threw"; readonly message: string }
   | { readonly outcome: "malformed"; readonly message: string }
   | { readonly outcome: "timeout" }
@@ -14,6 +15,7 @@ export type Interpreted =
   | { readonly kind: "passed" }
   | { readonly kind: "changed"; readonly fields: readonly string[]; readonly patch: Readonly<Record<string, unknown>> }
   | { readonly kind: "cancelled"; readonly reason: string }
+  | { readonly kind: "deferred"; readonly until: Date; readonly reason: string }
   | { readonly kind: "skipped"; readonly why: string };
 
 const fits = (type: FieldType, value: unknown): boolean => {
@@ -42,7 +44,10 @@ const same = (a: unknown, b: unknown): boolean =>
  * Applies the contract's return conventions for `hook` to one handler's raw outcome, given the
  * context the handler saw.
  */
-export function interpret(hook: HookName, context: Readonly<Record<string, unknown>>, raw: RawOutcome): Interpreted {
+/** A slot may be held at most this far ahead; further than that is a cancel, not a defer. */
+export const MAX_DEFER_MS = 7 * 86_400_000;
+
+export function interpret(hook: HookName, context: Readonly<Record<string, unknown>>, raw: RawOutcome, now: number): Interpreted {
   const spec = HOOKS[hook];
   switch (raw.outcome) {
     case "threw":
@@ -56,6 +61,14 @@ export function interpret(hook: HookName, context: Readonly<Record<string, unkno
     case "cancel":
       if (!spec.canCancel) return { kind: "skipped", why: `malformed: ${hook} cannot be cancelled` };
       return { kind: "cancelled", reason: cutReason(raw.reason) };
+    case "defer": {
+      if (!(spec as HookSpec).canDefer) return { kind: "skipped", why: `malformed: ${hook} cannot be deferred (only cronJobFiring can)` };
+      const until = raw.until instanceof Date ? raw.until : typeof raw.until === "string" || typeof raw.until === "number" ? new Date(raw.until) : null;
+      if (!until || Number.isNaN(until.getTime())) return { kind: "skipped", why: "malformed: tools.defer needs { until: a Date, an ISO string or epoch ms }" };
+      if (until.getTime() <= now) return { kind: "skipped", why: `malformed: defer until ${until.toISOString()} is not in the future` };
+      if (until.getTime() - now > MAX_DEFER_MS) return { kind: "skipped", why: "malformed: defer is limited to 7 days ahead" };
+      return { kind: "deferred", until, reason: cutReason(raw.reason) };
+    }
   }
 
   const fields = Object.entries(spec.fields) as [string, FieldType][];

@@ -1,96 +1,147 @@
+import type { Db } from "../db/client.ts";
 import type { Logger } from "../log.ts";
-import { PluginChain, type ChainPlugin, type Decision } from "./chain.ts";
-import { HOOK_NAMES } from "./hooks.ts";
+import { PluginChain, type BreakerOptions, type ChainPlugin, type Decision } from "./chain.ts";
+import { DecisionLog } from "./decision-log.ts";
+import { HOOKS, HOOK_NAMES } from "./hooks.ts";
+import { hostCalls } from "./host.ts";
 import { loadPlugins, type FailedPlugin, type LoadedPlugin } from "./loader.ts";
 
 export interface PluginInfo {
   name: string;
   version: string | null;
+  kind: "worker" | "command" | null;
   dir: string;
   order: number | null;
   required: boolean;
+  shadow: boolean;
   permissions: string[];
   hooks: string[];
-  state: "active" | "failed" | "restarting";
+  /** active; suspended by the circuit breaker; restarting after a crash or timeout; failed to load. */
+  state: "active" | "suspended" | "restarting" | "failed";
   error: string | null;
   restarts: number;
+  consecutiveFailures: number;
+  suspendedUntil: string | null;
 }
 
 export interface PluginsOptions {
   dirs: readonly string[];
   handlerTimeoutMs: number;
+  chainDeadlineMs?: number | null;
+  breaker?: BreakerOptions;
   memoryLimitMb: number;
   log: Logger;
   now: () => number;
+  /** Where host.store lives and decisions are logged; null for a chain with no database. */
+  db?: Db | null;
+  instanceName?: string;
+  agents?: () => Promise<{ id: string }[]>;
   onDecision?: (decision: Decision) => void;
 }
 
-/** The account's plugins: loaded once at start, each in its own worker, run through one chain. */
+/** The account's plugins: loaded once at start, run through one chain, their decisions logged. */
 export class Plugins {
   readonly chain: PluginChain;
   private readonly loaded: readonly LoadedPlugin[];
   private readonly failed: readonly FailedPlugin[];
+  private readonly decisions: DecisionLog | null;
 
-  private constructor(chain: PluginChain, loaded: readonly LoadedPlugin[], failed: readonly FailedPlugin[]) {
+  private constructor(chain: PluginChain, loaded: readonly LoadedPlugin[], failed: readonly FailedPlugin[], decisions: DecisionLog | null) {
     this.chain = chain;
     this.loaded = loaded;
     this.failed = failed;
+    this.decisions = decisions;
   }
 
   static async start(options: PluginsOptions): Promise<Plugins> {
     const log = options.log.child({ component: "plugins" });
-    const { plugins, failed } = await loadPlugins({ dirs: options.dirs, memoryLimitMb: options.memoryLimitMb, log, now: options.now });
+    const db = options.db ?? null;
+    const host = hostCalls({ db, now: options.now, agents: options.agents ?? (async () => []) });
+    const { plugins, failed } = await loadPlugins({ dirs: options.dirs, memoryLimitMb: options.memoryLimitMb, log, now: options.now, host });
     const members: ChainPlugin[] = plugins.map((p) => ({
       name: p.manifest.name,
       required: p.manifest.required,
+      shadow: p.manifest.shadow,
       hooks: p.hooks,
-      invoke: (hook, context, timeoutMs) => p.isolate.invoke(hook, context, timeoutMs),
+      invoke: (hook, context, timeoutMs) => p.invoke(hook, context, timeoutMs),
     }));
-    for (const p of plugins) {
-      log.info({ plugin: p.manifest.name, hooks: [...p.hooks], order: p.manifest.order }, "plugin loaded");
+    // A required gate that failed to load fails closed on every hook that can cancel: its hooks
+    // are unknown (they register at import), and letting work through is what it exists to stop.
+    for (const f of failed.filter((f) => f.required)) {
+      members.push({
+        name: f.name,
+        required: true,
+        shadow: false,
+        hooks: new Set(HOOK_NAMES.filter((h) => HOOKS[h].canCancel)),
+        invoke: async () => ({ outcome: "crashed", message: `failed to load: ${f.error}` }),
+      });
     }
+    for (const p of plugins) {
+      log.info({ plugin: p.manifest.name, kind: p.kind, hooks: [...p.hooks], order: p.manifest.order }, "plugin loaded");
+    }
+    const decisions = db ? new DecisionLog(db, log, options.instanceName ?? "missiond") : null;
     const chain = new PluginChain({
       plugins: members,
       handlerTimeoutMs: options.handlerTimeoutMs,
+      chainDeadlineMs: options.chainDeadlineMs ?? null,
+      breaker: options.breaker,
       log,
       now: options.now,
-      onDecision: options.onDecision,
+      onDecision: (decision) => {
+        decisions?.record(decision);
+        options.onDecision?.(decision);
+      },
     });
-    return new Plugins(chain, plugins, failed);
+    return new Plugins(chain, plugins, failed, decisions);
   }
 
   list(): PluginInfo[] {
     const active: PluginInfo[] = this.loaded.map((p) => {
-      const status = p.isolate.status;
+      const status = p.status();
+      const breaker = this.chain.breakerState(p.manifest.name);
       return {
         name: p.manifest.name,
         version: p.manifest.version,
+        kind: p.kind,
         dir: p.manifest.dir,
         order: p.manifest.order,
         required: p.manifest.required,
+        shadow: p.manifest.shadow,
         permissions: [...p.manifest.permissions],
         hooks: HOOK_NAMES.filter((h) => p.hooks.has(h)),
-        state: status.state === "ready" ? "active" : "restarting",
-        error: status.error,
+        state: breaker.suspendedUntil ? "suspended" : status.state === "ready" ? "active" : "restarting",
+        error: breaker.suspendedUntil ? `suspended after repeated failures (last: ${breaker.lastFailure})` : status.error,
         restarts: status.restarts,
+        consecutiveFailures: breaker.consecutiveFailures,
+        suspendedUntil: breaker.suspendedUntil?.toISOString() ?? null,
       };
     });
     const broken: PluginInfo[] = this.failed.map((f) => ({
       name: f.name,
       version: null,
+      kind: null,
       dir: f.dir,
       order: null,
-      required: false,
+      required: f.required,
+      shadow: false,
       permissions: [],
       hooks: [],
       state: "failed",
       error: f.error,
       restarts: 0,
+      consecutiveFailures: 0,
+      suspendedUntil: null,
     }));
     return [...active, ...broken];
   }
 
+  /** Writes buffered decisions now (tests and the decisions endpoint read after this). */
+  async flushDecisions(): Promise<void> {
+    await this.decisions?.flush();
+  }
+
   async stop(): Promise<void> {
-    await Promise.all(this.loaded.map((p) => p.isolate.stop()));
+    await this.decisions?.close();
+    await Promise.all(this.loaded.map((p) => p.stop()));
   }
 }

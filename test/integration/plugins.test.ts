@@ -19,6 +19,7 @@ async function load(dirs: string[], handlerTimeoutMs = 1_000) {
   const plugins = await Plugins.start({
     dirs,
     handlerTimeoutMs,
+    breaker: { failures: 0, cooldownMs: 0 },
     memoryLimitMb: 64,
     log: createLogger("silent"),
     now: () => Date.now(),
@@ -32,11 +33,11 @@ describe("plugins in worker threads", () => {
   it("runs the contract's cron-sentinel example unchanged: rewrites a prompt, cancels one carrying HOLD", async () => {
     const { plugins } = await load([example("cron-sentinel")]);
     expect(await plugins.chain.run("cronJobFiring", firing)).toMatchObject({
-      cancelled: false,
+      kind: "passed",
       context: { prompt: 'check the backups\n\n[cron-sentinel] fired cron_job "nightly".' },
     });
     expect(await plugins.chain.run("cronJobFiring", { ...firing, prompt: "HOLD the backups" })).toMatchObject({
-      cancelled: true,
+      kind: "cancelled",
       plugin: "cron-sentinel",
       reason: "[cron-sentinel] refused: prompt carries HOLD",
     });
@@ -70,7 +71,7 @@ describe("plugins in worker threads", () => {
     it(`skips a plugin that ${name.replace("-", " ")} and keeps the value; the next plugin still applies`, async () => {
       const { plugins, decisions } = await load([fixture(name), fixture("appends")], 500);
       const result = await plugins.chain.run("cronJobFiring", firing);
-      expect(result).toMatchObject({ cancelled: false, context: { prompt: "check the backups [appended]" } });
+      expect(result).toMatchObject({ kind: "passed", context: { prompt: "check the backups [appended]" } });
       expect(decisions.find((d) => d.plugin === name)).toMatchObject({ outcome: "skipped" });
       expect(decisions.find((d) => d.plugin === name)!.reason).toMatch(why);
     });

@@ -6,11 +6,12 @@ import { createLogger } from "../../src/log.ts";
 
 type Handler = (context: Record<string, unknown>) => RawOutcome | Promise<RawOutcome>;
 
-const plugin = (name: string, handler: Handler, options: { required?: boolean; hooks?: HookName[] } = {}): ChainPlugin & { calls: Record<string, unknown>[] } => {
+const plugin = (name: string, handler: Handler, options: { required?: boolean; shadow?: boolean; hooks?: HookName[] } = {}): ChainPlugin & { calls: Record<string, unknown>[] } => {
   const calls: Record<string, unknown>[] = [];
   return {
     name,
     required: options.required ?? false,
+    shadow: options.shadow ?? false,
     hooks: new Set(options.hooks ?? ["cronJobFiring"]),
     calls,
     async invoke(_hook, context) {
@@ -37,7 +38,7 @@ describe("the plugin chain", () => {
     const b = plugin("b", appending("+b"));
     const { chain } = chainOf([a, b]);
     const result = await chain.run("cronJobFiring", firing);
-    expect(result).toMatchObject({ cancelled: false, context: { prompt: "check+a+b" }, changedBy: ["a", "b"] });
+    expect(result).toMatchObject({ kind: "passed", context: { prompt: "check+a+b" }, changedBy: ["a", "b"] });
     expect(b.calls[0]!.prompt).toBe("check+a");
   });
 
@@ -45,14 +46,14 @@ describe("the plugin chain", () => {
     const a = plugin("a", () => ({ outcome: "cancel", reason: "maintenance window" }));
     const b = plugin("b", appending("+b"));
     const { chain } = chainOf([a, b]);
-    expect(await chain.run("cronJobFiring", firing)).toMatchObject({ cancelled: true, reason: "maintenance window", plugin: "a" });
+    expect(await chain.run("cronJobFiring", firing)).toMatchObject({ kind: "cancelled", reason: "maintenance window", plugin: "a" });
     expect(b.calls).toHaveLength(0);
   });
 
   it("cuts a cancel reason at 500 characters", async () => {
     const { chain } = chainOf([plugin("a", () => ({ outcome: "cancel", reason: "x".repeat(2_000) }))]);
     const result = await chain.run("cronJobFiring", firing);
-    expect(result.cancelled && result.reason.length).toBe(500);
+    expect(result.kind === "cancelled" && result.reason.length).toBe(500);
   });
 
   const failOpenCases: [string, Handler, RegExp][] = [
@@ -67,7 +68,7 @@ describe("the plugin chain", () => {
     it(`skips a handler that ${what}, keeps the value and lets the next handler run`, async () => {
       const { chain, decisions } = chainOf([plugin("broken", handler), plugin("good", appending("+good"))]);
       const result = await chain.run("cronJobFiring", firing);
-      expect(result).toMatchObject({ cancelled: false, context: { prompt: "check+good" } });
+      expect(result).toMatchObject({ kind: "passed", context: { prompt: "check+good" } });
       expect(decisions[0]).toMatchObject({ plugin: "broken", outcome: "skipped", subjectId: "42" });
       expect(decisions[0]!.reason).toMatch(why);
     });
@@ -76,8 +77,8 @@ describe("the plugin chain", () => {
   it("fails closed for a required plugin on a hook that can cancel", async () => {
     const { chain } = chainOf([plugin("gate", () => ({ outcome: "timeout" }), { required: true }), plugin("good", appending("+good"))]);
     const result = await chain.run("cronJobFiring", firing);
-    expect(result).toMatchObject({ cancelled: true, plugin: "gate" });
-    expect(result.cancelled && result.reason).toMatch(/required plugin gate failed \(timeout\); failing closed/);
+    expect(result).toMatchObject({ kind: "cancelled", plugin: "gate" });
+    expect(result.kind === "cancelled" && result.reason).toMatch(/required plugin gate failed \(timeout\); failing closed/);
   });
 
   it("records passed when a handler returns the value unchanged, and only handlers that ran", async () => {
@@ -91,7 +92,7 @@ describe("the plugin chain", () => {
   it("applies a partial object on a hook with several fields, keeping omitted ones", async () => {
     const { chain } = chainOf([plugin("clamp", () => value({ delaySeconds: 60 }), { hooks: ["notifyScheduled"] })]);
     const result = await chain.run("notifyScheduled", { sessionId: "s", message: "wake up", delaySeconds: 9_999 });
-    expect(result).toMatchObject({ cancelled: false, context: { message: "wake up", delaySeconds: 60 } });
+    expect(result).toMatchObject({ kind: "passed", context: { message: "wake up", delaySeconds: 60 } });
   });
 
   it("treats an empty object as no change and an unknown field as malformed", async () => {
@@ -108,7 +109,7 @@ describe("the plugin chain", () => {
   it("ignores the return value of an observe-only hook", async () => {
     const { chain, decisions } = chainOf([plugin("obs", () => value("whatever"), { hooks: ["cronJobCompleted"] })]);
     const context = { cronJobId: "1", cronJobRunId: "2", sessionId: "s", agentId: "a", status: "Succeeded" };
-    expect(await chain.run("cronJobCompleted", context)).toMatchObject({ cancelled: false, context });
+    expect(await chain.run("cronJobCompleted", context)).toMatchObject({ kind: "passed", context });
     expect(decisions[0]).toMatchObject({ outcome: "passed", subjectId: "2" });
   });
 });

@@ -103,6 +103,8 @@ export const cronJobRuns = pgTable(
     uniqueIndex("cron_job_runs_slot_uq").on(t.cronJobId, t.scheduledFor),
     index("cron_job_runs_status_idx").on(t.status, t.claimedAt),
     index("cron_job_runs_claimed_idx").on(t.claimedAt),
+    // The scheduler's second source: deferred slots waiting for their time.
+    index("cron_job_runs_deferred_idx").on(t.deferredUntil).where(sql`${t.status} = 'Deferred'`),
     check("cron_job_runs_status_ck", inList("status", RUN_STATUSES)),
     check("cron_job_runs_trigger_ck", inList("trigger", RUN_TRIGGERS)),
     check("cron_job_runs_reason_len_ck", sql`reason is null or char_length(reason) <= 2000`),

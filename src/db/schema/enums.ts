@@ -20,3 +20,6 @@ export const OVERLAP_POLICIES = ["skip", "buffer_one", "allow", "cancel_previous
 export const CATCHUP_POLICIES = ["skip", "latest", "all"] as const;
 export const SESSION_MODES = ["fresh", "fixed"] as const;
 export const RUN_TRIGGERS = ["schedule", "manual", "deferred"] as const;
+
+/** What one handler did, as the decision log records it. */
+export const DECISION_OUTCOMES = ["passed", "changed", "cancelled", "deferred", "skipped"] as const;

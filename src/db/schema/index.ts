@@ -1,2 +1,3 @@
 export * from "./enums.ts";
 export * from "./cron.ts";
+export * from "./plugins.ts";

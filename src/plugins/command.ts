@@ -1,0 +1,96 @@
+import { spawn } from "node:child_process";
+import type { HookName } from "./hooks.ts";
+import type { CommandHook } from "./manifest.ts";
+import type { RawOutcome } from "./result.ts";
+
+// What a command may print before it is cut off (and treated as malformed).
+const MAX_STDOUT_BYTES = 1_000_000;
+const MAX_STDERR_CHARS = 2_000;
+
+/**
+ * Runs one command hook: the context as JSON on stdin, the result as JSON on stdout, with the
+ * contract's return conventions. Exit code 2 cancels with stderr as the reason; empty stdout
+ * with exit 0 passes the value through; any other failure is reported and fails open.
+ * Compatible block shapes from other hook systems are accepted on stdout too:
+ * `{"decision":"block","reason":…}` and `{"action":"block","message":…}`.
+ */
+export function runCommandHook(plugin: string, hook: HookName, command: CommandHook, context: Record<string, unknown>, timeoutMs: number): Promise<RawOutcome> {
+  return new Promise((resolve) => {
+    const [program, ...args] = command.argv;
+    const child = spawn(program!, args, {
+      stdio: ["pipe", "pipe", "pipe"],
+      env: { PATH: "/usr/local/bin:/usr/bin:/bin", MISSIOND_HOOK: hook, MISSIOND_PLUGIN: plugin },
+    });
+    const stdout: Buffer[] = [];
+    let stdoutBytes = 0;
+    let stderr = "";
+    let overflow = false;
+    let settled = false;
+    const finish = (outcome: RawOutcome) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      resolve(outcome);
+    };
+    const timer = setTimeout(() => {
+      child.kill("SIGKILL");
+      finish({ outcome: "timeout" });
+    }, Math.min(timeoutMs, command.timeoutMs ?? timeoutMs));
+
+    child.stdout.on("data", (chunk: Buffer) => {
+      stdoutBytes += chunk.length;
+      if (stdoutBytes > MAX_STDOUT_BYTES) {
+        overflow = true;
+        child.kill("SIGKILL");
+        return;
+      }
+      stdout.push(chunk);
+    });
+    child.stderr.on("data", (chunk: Buffer) => {
+      if (stderr.length < MAX_STDERR_CHARS) stderr += chunk.toString("utf8");
+    });
+    child.on("error", (err) => finish({ outcome: "threw", message: `cannot run ${program}: ${err.message}` }));
+    child.on("close", (code, signal) => {
+      if (overflow) return finish({ outcome: "malformed", message: `printed more than ${MAX_STDOUT_BYTES} bytes` });
+      const errText = stderr.trim().slice(0, MAX_STDERR_CHARS);
+      if (code === 2) return finish({ outcome: "cancel", reason: errText });
+      if (code !== 0) return finish({ outcome: "threw", message: `exited with ${signal ?? `code ${code}`}${errText ? `: ${errText}` : ""}` });
+      const text = Buffer.concat(stdout).toString("utf8").trim();
+      if (text === "") return finish({ outcome: "value", value: passThrough(hook, context) });
+      let value: unknown;
+      try {
+        value = JSON.parse(text);
+      } catch {
+        return finish({ outcome: "malformed", message: `stdout is not JSON: ${text.slice(0, 80)}` });
+      }
+      const block = asBlock(value);
+      finish(block !== null ? { outcome: "cancel", reason: block } : { outcome: "value", value });
+    });
+    // A command that exits without reading stdin must not crash us with EPIPE.
+    child.stdin.on("error", () => {});
+    child.stdin.end(JSON.stringify(context));
+  });
+}
+
+/** Empty output means "no change": the hook's current value (or {} / nothing for the others). */
+function passThrough(hook: HookName, context: Record<string, unknown>): unknown {
+  const single: Partial<Record<HookName, string>> = {
+    systemPrompt: "systemPrompt",
+    userMessageInbound: "text",
+    interAgentMessage: "text",
+    assistantMessageOutbound: "text",
+    todoAdded: "texts",
+    notifyDelivered: "message",
+    cronJobFiring: "prompt",
+  };
+  const field = single[hook];
+  return field ? context[field] : {};
+}
+
+function asBlock(value: unknown): string | null {
+  if (value === null || typeof value !== "object" || Array.isArray(value)) return null;
+  const v = value as Record<string, unknown>;
+  if (v.decision === "block") return String(v.reason ?? "");
+  if (v.action === "block") return String(v.message ?? "");
+  return null;
+}

@@ -1,0 +1,73 @@
+import type { Db } from "../db/client.ts";
+import { MissiondError } from "../errors.ts";
+import type { HostCalls } from "./isolate.ts";
+import { storeDelete, storeGet, storeKeys, storeSet } from "./queries.ts";
+
+const MAX_KEY_CHARS = 256;
+const MAX_VALUE_CHARS = 64 * 1024;
+const FETCH_TIMEOUT_MS = 10_000;
+const MAX_FETCH_BODY = 1_000_000;
+
+export interface HostDeps {
+  db: Db | null;
+  now: () => number;
+  /** Agents the daemon knows (host.agents.list()). */
+  agents: () => Promise<{ id: string }[]>;
+}
+
+/**
+ * The main-thread side of `host.*`. Each call is made on behalf of one plugin (the worker cannot
+ * name another), and only reaches here if the manifest granted the permission (the worker builds
+ * `host` from the grants).
+ */
+export function hostCalls(deps: HostDeps): HostCalls {
+  const needDb = () => {
+    if (!deps.db) throw new MissiondError("NOT_READY", "host.store needs the daemon's database");
+    return deps.db;
+  };
+  const key = (value: unknown) => {
+    if (typeof value !== "string" || value.length === 0 || value.length > MAX_KEY_CHARS) {
+      throw new MissiondError("BAD_REQUEST", `host.store keys are non-empty strings of at most ${MAX_KEY_CHARS} characters`);
+    }
+    return value;
+  };
+  return async (plugin, method, args) => {
+    switch (method) {
+      case "store.get":
+        return storeGet(needDb(), plugin, key(args[0]));
+      case "store.set": {
+        const text = JSON.stringify(args[1]);
+        if (text === undefined) throw new MissiondError("BAD_REQUEST", "host.store values must be JSON");
+        if (text.length > MAX_VALUE_CHARS) throw new MissiondError("BAD_REQUEST", `host.store values are at most ${MAX_VALUE_CHARS} characters of JSON`);
+        await storeSet(needDb(), plugin, key(args[0]), JSON.parse(text), new Date(deps.now()));
+        return undefined;
+      }
+      case "store.delete":
+        return storeDelete(needDb(), plugin, key(args[0]));
+      case "store.list":
+        return storeKeys(needDb(), plugin, typeof args[0] === "string" ? args[0] : "");
+      case "fetch":
+        return hostFetch(String(args[0]), (args[1] ?? {}) as { method?: string; headers?: Record<string, string>; body?: string });
+      case "agents.list":
+        // The contract's shape: `const { agents } = await host.agents.list()`.
+        return { agents: await deps.agents() };
+      default:
+        throw new MissiondError("BAD_REQUEST", `unknown host call ${method}`);
+    }
+  };
+}
+
+async function hostFetch(url: string, init: { method?: string; headers?: Record<string, string>; body?: string }) {
+  const parsed = new URL(url);
+  if (parsed.protocol !== "http:" && parsed.protocol !== "https:") throw new MissiondError("BAD_REQUEST", "host.fetch only speaks http and https");
+  const response = await fetch(parsed, {
+    method: init.method ?? "GET",
+    headers: init.headers,
+    body: init.body,
+    redirect: "follow",
+    signal: AbortSignal.timeout(FETCH_TIMEOUT_MS),
+  });
+  const body = await response.text();
+  if (body.length > MAX_FETCH_BODY) throw new MissiondError("PAYLOAD_TOO_LARGE", `host.fetch response is larger than ${MAX_FETCH_BODY} characters`);
+  return { status: response.status, headers: Object.fromEntries(response.headers), body };
+}

@@ -1,0 +1,60 @@
+import { and, desc, eq, like, lt, asc } from "drizzle-orm";
+import type { Executor } from "../db/client.ts";
+import { hookDecisions, pluginStore, type HookDecisionRow } from "../db/schema/index.ts";
+
+export type NewDecision = typeof hookDecisions.$inferInsert;
+
+export async function insertDecisions(db: Executor, decisions: readonly NewDecision[]): Promise<void> {
+  for (let i = 0; i < decisions.length; i += 1_000) await db.insert(hookDecisions).values(decisions.slice(i, i + 1_000));
+}
+
+export interface DecisionFilter {
+  hook?: string | undefined;
+  plugin?: string | undefined;
+  subjectId?: string | undefined;
+  limit: number;
+  beforeId?: bigint | undefined;
+}
+
+export async function listDecisions(db: Executor, filter: DecisionFilter): Promise<HookDecisionRow[]> {
+  const conditions = [
+    filter.hook ? eq(hookDecisions.hook, filter.hook) : undefined,
+    filter.plugin ? eq(hookDecisions.plugin, filter.plugin) : undefined,
+    filter.subjectId ? eq(hookDecisions.subjectId, filter.subjectId) : undefined,
+    filter.beforeId !== undefined ? lt(hookDecisions.id, filter.beforeId) : undefined,
+  ].filter(Boolean);
+  return db
+    .select()
+    .from(hookDecisions)
+    .where(conditions.length ? and(...conditions) : undefined)
+    .orderBy(desc(hookDecisions.id))
+    .limit(filter.limit);
+}
+
+export async function storeGet(db: Executor, plugin: string, key: string): Promise<unknown> {
+  const [row] = await db.select({ value: pluginStore.value }).from(pluginStore).where(and(eq(pluginStore.plugin, plugin), eq(pluginStore.key, key)));
+  return row?.value;
+}
+
+export async function storeSet(db: Executor, plugin: string, key: string, value: unknown, at: Date): Promise<void> {
+  await db
+    .insert(pluginStore)
+    .values({ plugin, key, value, updatedAt: at })
+    .onConflictDoUpdate({ target: [pluginStore.plugin, pluginStore.key], set: { value, updatedAt: at } });
+}
+
+export async function storeDelete(db: Executor, plugin: string, key: string): Promise<boolean> {
+  const deleted = await db.delete(pluginStore).where(and(eq(pluginStore.plugin, plugin), eq(pluginStore.key, key))).returning({ key: pluginStore.key });
+  return deleted.length > 0;
+}
+
+export async function storeKeys(db: Executor, plugin: string, prefix: string): Promise<string[]> {
+  const escaped = prefix.replace(/[\\%_]/g, (c) => `\\${c}`);
+  const found = await db
+    .select({ key: pluginStore.key })
+    .from(pluginStore)
+    .where(and(eq(pluginStore.plugin, plugin), like(pluginStore.key, `${escaped}%`)))
+    .orderBy(asc(pluginStore.key))
+    .limit(1_000);
+  return found.map((r) => r.key);
+}
