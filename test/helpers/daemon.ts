@@ -1,4 +1,4 @@
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { loadConfig } from "../../src/config/load.ts";
@@ -11,6 +11,8 @@ export interface TestDaemonOptions {
   pluginDirs?: string[];
   instanceName?: string;
   env?: Record<string, string>;
+  /** A config file's TOML (e.g. [plugins] settings), loaded with --config. */
+  toml?: string;
   onDecision?: (decision: Decision) => void;
 }
 
@@ -19,7 +21,13 @@ export const testProbe = { pid: process.pid, isAlive: () => false };
 /** A daemon on the test's database, with its API on a socket in a temporary directory. */
 export async function startTestDaemon(db: TestDatabase, options: TestDaemonOptions = {}): Promise<Daemon> {
   const stateDir = mkdtempSync(join(tmpdir(), "missiond-test-"));
+  let configPath: string | undefined;
+  if (options.toml) {
+    configPath = join(stateDir, "config.toml");
+    writeFileSync(configPath, options.toml);
+  }
   const config = loadConfig({
+    configPath,
     env: {
       ...(db.url ? { DATABASE_URL: db.url } : {}),
       MISSIOND_STATE_DIR: stateDir,
