@@ -4,6 +4,7 @@
  * are skipped and the table says so.
  */
 import { cpus } from "node:os";
+import { hookOverhead } from "./hooks.ts";
 import { missiondLateness, pgBossLateness, type LatenessRow } from "./lateness.ts";
 import { serverReachable } from "./databases.ts";
 import { printTable } from "./stats.ts";
@@ -26,5 +27,12 @@ for (const backend of backends) {
 printTable(
   ["system", "db", "measure", "expected", "seen", "dup", "p50", "p99", "max"],
   rows.map((r) => [r.system, r.backend, r.measure, r.expected, r.seen, r.duplicates, r.p50, r.p99, r.max]),
+);
+const HOOK_CALLS = Number(process.env.BENCH_HOOK_CALLS ?? 2_000);
+console.log(`\n## Hook overhead: cronJobFiring, ${HOOK_CALLS} sequential calls per row (ms per chain run)\n`);
+const hooks = await hookOverhead(HOOK_CALLS);
+printTable(
+  ["setup", "calls", "p50", "p99", "max"],
+  hooks.map((r) => [r.setup, r.calls, r.p50.toFixed(3), r.p99.toFixed(3), r.max.toFixed(3)]),
 );
 process.exit(0);

@@ -1,14 +1,8 @@
+import type { HandlerOutcome } from "./handler-runtime.ts";
 import { HOOKS, MAX_REASON_CHARS, type FieldType, type HookName, type HookSpec } from "./hooks.ts";
 
-/** What came back from one handler, before the chain interprets it. */
-export type RawOutcome =
-  | { readonly outcome: "value"; readonly value: unknown }
-  | { readonly outcome: "cancel"; readonly reason: string }
-  | { readonly outcome: "defer"; readonly until: unknown; readonly reason: string }
-  | { readonly outcome: "threw"; readonly message: string }
-  | { readonly outcome: "malformed"; readonly message: string }
-  | { readonly outcome: "timeout" }
-  | { readonly outcome: "crashed"; readonly message: string };
+/** What came back from one handler (or its runner), before the chain interprets it. */
+export type RawOutcome = HandlerOutcome | { readonly outcome: "timeout" } | { readonly outcome: "crashed"; readonly message: string };
 
 /** What the chain makes of it. `skipped` is fail-open: the value continues unchanged. */
 export type Interpreted =

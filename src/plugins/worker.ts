@@ -6,6 +6,7 @@
  */
 import { parentPort, workerData } from "node:worker_threads";
 import { pathToFileURL } from "node:url";
+import { callHandler } from "./handler-runtime.ts";
 
 interface WorkerInput {
   entry: string;
@@ -21,28 +22,6 @@ type Inbound =
 
 const input = workerData as WorkerInput;
 const port = parentPort!;
-
-class Cancellation {
-  readonly reason: string;
-  constructor(reason: string) {
-    this.reason = reason;
-  }
-}
-
-class Deferral {
-  readonly until: unknown;
-  readonly reason: string;
-  constructor(until: unknown, reason: string) {
-    this.until = until instanceof Date ? until.toISOString() : until;
-    this.reason = reason;
-  }
-}
-
-const tools = Object.freeze({
-  cancel: (reason?: unknown) => new Cancellation(reason === undefined ? "" : String(reason)),
-  // Our addition to the contract: hold a cron slot until a later time (recorded as Deferred).
-  defer: (options?: { until?: unknown; reason?: unknown }) => new Deferral(options?.until, options?.reason === undefined ? "" : String(options.reason)),
-});
 
 let nextRpc = 1;
 const rpcs = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>();
@@ -98,42 +77,13 @@ port.on("message", (message: Inbound) => {
   }
 });
 
-function tooLarge(value: unknown): boolean {
-  if (typeof value === "string") return value.length > input.maxResultChars;
-  if (value === null || typeof value !== "object") return false;
-  try {
-    return JSON.stringify(value).length > input.maxResultChars;
-  } catch {
-    return false; // not JSON (a cycle, a bigint): the structured clone below decides
-  }
-}
-
 async function invoke({ id, hook, context }: Extract<Inbound, { type: "invoke" }>): Promise<void> {
-  const handler = (scope.middleware as Record<string, unknown>)[hook];
+  const result = await callHandler((scope.middleware as Record<string, unknown>)[hook], hook, context, input.maxResultChars);
   try {
-    if (typeof handler !== "function") throw new Error(`no handler for ${hook}`);
-    const value = await handler(context, tools);
-    if (value instanceof Cancellation) {
-      port.postMessage({ type: "result", id, outcome: "cancel", reason: value.reason });
-      return;
-    }
-    if (value instanceof Deferral) {
-      port.postMessage({ type: "result", id, outcome: "defer", until: value.until, reason: value.reason });
-      return;
-    }
-    if (tooLarge(value)) {
-      port.postMessage({ type: "result", id, outcome: "malformed", message: `returned more than ${input.maxResultChars} characters` });
-      return;
-    }
-    try {
-      port.postMessage({ type: "result", id, outcome: "value", value });
-    } catch (err) {
-      // Functions, symbols and the like cannot cross the thread boundary: a malformed result.
-      port.postMessage({ type: "result", id, outcome: "malformed", message: `returned a value that cannot be passed on (${String(err)})` });
-    }
+    port.postMessage({ type: "result", id, ...result });
   } catch (err) {
-    const msg = err instanceof Error ? err.message : String(err);
-    port.postMessage({ type: "result", id, outcome: "threw", message: msg });
+    // Functions, symbols and the like cannot cross the thread boundary: a malformed result.
+    port.postMessage({ type: "result", id, outcome: "malformed", message: `returned a value that cannot be passed on (${String(err)})` });
   }
 }
 

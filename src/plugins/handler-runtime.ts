@@ -1,0 +1,57 @@
+/**
+ * What a handler's return value means, shared by every way a plugin runs (its worker thread, or
+ * in-process): the veto and defer tokens `tools` hands out, and the message a result becomes.
+ */
+
+export class Cancellation {
+  readonly reason: string;
+  constructor(reason: string) {
+    this.reason = reason;
+  }
+}
+
+export class Deferral {
+  readonly until: unknown;
+  readonly reason: string;
+  constructor(until: unknown, reason: string) {
+    this.until = until instanceof Date ? until.toISOString() : until;
+    this.reason = reason;
+  }
+}
+
+export const tools = Object.freeze({
+  cancel: (reason?: unknown) => new Cancellation(reason === undefined ? "" : String(reason)),
+  // Our addition to the contract: hold a cron slot until a later time (recorded as Deferred).
+  defer: (options?: { until?: unknown; reason?: unknown }) => new Deferral(options?.until, options?.reason === undefined ? "" : String(options.reason)),
+});
+
+export type HandlerOutcome =
+  | { outcome: "value"; value: unknown }
+  | { outcome: "cancel"; reason: string }
+  | { outcome: "defer"; until: unknown; reason: string }
+  | { outcome: "threw"; message: string }
+  | { outcome: "malformed"; message: string };
+
+function tooLarge(value: unknown, maxChars: number): boolean {
+  if (typeof value === "string") return value.length > maxChars;
+  if (value === null || typeof value !== "object") return false;
+  try {
+    return JSON.stringify(value).length > maxChars;
+  } catch {
+    return false; // not JSON (a cycle, a bigint): passing it on decides
+  }
+}
+
+/** Calls a handler and turns whatever happens into an outcome; never throws. */
+export async function callHandler(handler: unknown, hook: string, context: Record<string, unknown>, maxChars: number): Promise<HandlerOutcome> {
+  try {
+    if (typeof handler !== "function") throw new Error(`no handler for ${hook}`);
+    const value = await handler(context, tools);
+    if (value instanceof Cancellation) return { outcome: "cancel", reason: value.reason };
+    if (value instanceof Deferral) return { outcome: "defer", until: value.until, reason: value.reason };
+    if (tooLarge(value, maxChars)) return { outcome: "malformed", message: `returned more than ${maxChars} characters` };
+    return { outcome: "value", value };
+  } catch (err) {
+    return { outcome: "threw", message: err instanceof Error ? err.message : String(err) };
+  }
+}
