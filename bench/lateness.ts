@@ -1,6 +1,7 @@
 /**
  * Fire lateness: N jobs due every second for D seconds. missiond's lateness is read from its own
- * ledger (slot → claim committed, slot → mission handed off); the peer is the same moments as
+ * ledger: claimed_at (the claim transaction's clock), started_at (the chain has passed and the
+ * hand-off transaction begins) and finished_at (the executor finished, run closed); the peer is the same moments as
  * pg-boss delayed jobs (`startAfter`) on the same kind of database, picked up by a worker polling
  * at pg-boss's default interval (2 s) and at its fastest (0.5 s).
  */
@@ -65,9 +66,9 @@ export async function missiondLateness(backend: "pglite" | "postgres", jobs: num
     const missedOrSkipped = ledger.length - ran.length;
     const closed = ledger.filter((r) => r.closed_ms !== null);
     return [
-      { system: "missiond", backend, measure: "slot → claim committed", expected, seen: distinct, duplicates: ledger.length - distinct, ...claim },
-      { system: "missiond", backend, measure: `slot → mission handed off${missedOrSkipped ? ` (${missedOrSkipped} not run)` : ""}`, expected, seen: ran.length, duplicates: 0, ...handoff },
-      { system: "missiond", backend, measure: "slot → executor done, run Succeeded", expected, seen: closed.length, duplicates: 0, ...summarize(closed.map((r) => Number(r.closed_ms))) },
+      { system: "missiond", backend, measure: "slot → claimed (claimed_at)", expected, seen: distinct, duplicates: ledger.length - distinct, ...claim },
+      { system: "missiond", backend, measure: `slot → chain passed, handing off${missedOrSkipped ? ` (${missedOrSkipped} not run)` : ""}`, expected, seen: ran.length, duplicates: 0, ...handoff },
+      { system: "missiond", backend, measure: "slot → executor done (run Succeeded)", expected, seen: closed.length, duplicates: 0, ...summarize(closed.map((r) => Number(r.closed_ms))) },
     ];
   } finally {
     await daemon.stop();

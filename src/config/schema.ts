@@ -55,11 +55,11 @@ export const fileSchema = z
       .default({ drain_budget: 8_000 }),
     missions: z
       .object({
-        concurrency: z.number().int().min(1).max(256).default(8),
+        concurrency: z.number().int().min(1).max(1024).default(32),
         retry_limit: z.number().int().min(0).max(100).default(2),
       })
       .strict()
-      .default({ concurrency: 8, retry_limit: 2 }),
+      .default({ concurrency: 32, retry_limit: 2 }),
   })
   .strict();
 

@@ -1,7 +1,7 @@
 import type { CronJobRow, CronJobRunRow } from "../db/schema/index.ts";
 import { MISFIRE_GRACE_MS, planCatchup } from "./catchup.ts";
 import type { NewRun } from "./queries.ts";
-import { nextSlot, slotsBetween } from "./schedule.ts";
+import { nextSlot, scanSlots } from "./schedule.ts";
 import { scheduleOf } from "./views.ts";
 
 // Bounds one catch-up scan: a per-second job down for a day must not build an 86,400-item plan.
@@ -27,8 +27,9 @@ export function planSlotClaim(job: CronJobRow, slot: Date, now: number, active: 
   const nowDate = new Date(now);
   const schedule = scheduleOf(job);
   const within = (d: Date) => !job.endsAt || d <= job.endsAt;
-  const due = [slot, ...slotsBetween(schedule, slot, nowDate, MAX_CATCHUP_SLOTS - 1)].filter(within);
-  const truncated = due.length >= MAX_CATCHUP_SLOTS;
+  const scan = scanSlots(schedule, slot, nowDate, MAX_CATCHUP_SLOTS - 1);
+  const due = [slot, ...scan.slots].filter(within);
+  const truncated = scan.beyond === undefined;
   const plan = planCatchup(job, due, now);
   const remaining = job.maxRuns === null ? Infinity : Math.max(0, job.maxRuns - job.runCount);
   const fire = plan.fire.slice(0, remaining);
@@ -71,8 +72,8 @@ export function planSlotClaim(job: CronJobRow, slot: Date, now: number, active: 
 
   const runCount = job.runCount + started;
   const exhausted = job.maxRuns !== null && runCount >= job.maxRuns;
-  let next = exhausted ? null : nextSlot(schedule, truncated ? nowDate : (due.at(-1) ?? slot));
-  if (next && next.getTime() <= now) next = nextSlot(schedule, nowDate);
+  // The scan already found the first slot after now, unless it stopped at its bound.
+  let next = exhausted ? null : truncated ? nextSlot(schedule, nowDate) : scan.beyond!;
   if (next && job.endsAt && next > job.endsAt) next = null;
   return { rows, nextFireAt: next, runCount };
 }

@@ -9,7 +9,7 @@ import type { Mission } from "../executors/types.ts";
 import type { Logger } from "../log.ts";
 import type { PluginChain } from "../plugins/chain.ts";
 import { planSlotClaim } from "./claim-plan.ts";
-import { activeRuns, advanceJobs, findRun, insertRuns, lockJobs, transitionRun, type NewRun } from "./queries.ts";
+import { activeRuns, advanceJobs, findRun, insertRuns, lockJobs, startRuns, transitionRun, type NewRun } from "./queries.ts";
 
 export interface FiringDeps {
   db: Db;
@@ -22,6 +22,14 @@ export interface FiringDeps {
   onDeferred?: () => void;
 }
 
+interface PendingHandOff {
+  runId: bigint;
+  mission: Mission;
+  missionJobId: string;
+  startedAt: Date;
+  done(err: Error | null): void;
+}
+
 /**
  * The per-slot flow: claim → overlap check → cronJobFiring chain → Cancelled row, or Running row
  * + mission job in one transaction. The claim and the outcome are separate transactions on
@@ -31,6 +39,7 @@ export class CronFiring {
   private readonly deps: FiringDeps;
   private readonly log: Logger;
   private readonly inFlight = new Set<Promise<void>>();
+  private readonly handOffs: PendingHandOff[] = [];
 
   constructor(deps: FiringDeps) {
     this.deps = deps;
@@ -47,6 +56,36 @@ export class CronFiring {
     const { jobs, claimed } = await this.claim(batch);
     for (const run of claimed) this.startChain(jobs.get(String(run.cronJobId))!, run);
     return new Map([...jobs].map(([id, job]) => [id, job.nextFireAt]));
+  }
+
+  /**
+   * Queues a hand-off; everything queued in the same turn of the event loop commits in one
+   * transaction (a burst of slots is one statement and one pg-boss insert, not one of each per slot).
+   */
+  private handOff(item: Omit<PendingHandOff, "done">): Promise<void> {
+    return new Promise((resolve, reject) => {
+      this.handOffs.push({ ...item, done: (err) => (err ? reject(err) : resolve()) });
+      if (this.handOffs.length === 1) setImmediate(() => void this.flushHandOffs());
+    });
+  }
+
+  /** The outcome and the hand-off commit together: no Running row without its mission, and no mission for a row that is not Running. */
+  private async flushHandOffs(): Promise<void> {
+    const batch = this.handOffs.splice(0);
+    const { db, boss } = this.deps;
+    try {
+      await db.transaction(async (tx) => {
+        const started = await startRuns(
+          tx,
+          batch.map((h) => ({ id: h.runId, promptFired: h.mission.prompt, startedAt: h.startedAt, sessionId: h.mission.sessionId, missionJobId: h.missionJobId })),
+        );
+        const jobs = batch.filter((h) => started.has(String(h.runId))).map((h) => ({ id: h.missionJobId, data: h.mission }));
+        if (jobs.length > 0) await boss.insert(MISSIONS_QUEUE, jobs, { db: fromDrizzle(tx as unknown as DrizzleTransactionLike, sql) });
+      });
+      for (const h of batch) h.done(null);
+    } catch (err) {
+      for (const h of batch) h.done(err as Error);
+    }
   }
 
   /** Resolves when every claimed slot has its outcome (shutdown waits for this). */
@@ -162,7 +201,6 @@ export class CronFiring {
 
     const prompt = result.context.prompt;
     const sessionId = job.sessionMode === "fixed" && job.sessionId ? job.sessionId : `cron-${job.id}-${run.id}`;
-    const missionJobId = randomUUID();
     const mission: Mission = {
       kind: "cron",
       runId: String(run.id),
@@ -177,19 +215,7 @@ export class CronFiring {
       latenessMs: run.latenessMs ?? 0,
       backfilled: run.backfilled,
     };
-    // The outcome and the hand-off commit together: no Running row without its mission, and no
-    // mission for a row that is not Running.
-    await db.transaction(async (tx) => {
-      const moved = await transitionRun(tx, run.id, "Claimed", {
-        status: "Running",
-        promptFired: prompt,
-        startedAt: now,
-        sessionId,
-        missionJobId,
-      });
-      if (!moved) return;
-      await boss.send(MISSIONS_QUEUE, mission, { id: missionJobId, db: fromDrizzle(tx as unknown as DrizzleTransactionLike, sql) });
-    });
+    await this.handOff({ runId: run.id, mission, missionJobId: randomUUID(), startedAt: now });
     log.debug("mission handed off");
   }
 }

@@ -27,14 +27,33 @@ export interface MissionWorkerDeps {
  */
 export async function startMissionWorker(deps: MissionWorkerDeps): Promise<string> {
   const log = deps.log.child({ component: "missions" });
-  return deps.boss.work<Mission>(
+  // Batches, settled job by job, with burst fetching while batches come back full: one job per
+  // fetch caps throughput at a few missions a second. Several workers, so that one slow mission
+  // holds up only its own batch.
+  const workers = Math.min(WORKERS, deps.concurrency);
+  return deps.boss.work<Mission, unknown, { batchSize: number; localConcurrency: number; perJobResults: true; burstWhenBatchFull: true; pollingIntervalSeconds: number; notifyPollingIntervalSeconds: number }>(
     MISSIONS_QUEUE,
-    { localConcurrency: deps.concurrency, pollingIntervalSeconds: 1, notifyPollingIntervalSeconds: 5 },
-    async ([job]) => {
-      if (job) await handle(deps, log, job);
+    {
+      batchSize: Math.max(1, Math.ceil(deps.concurrency / workers)),
+      localConcurrency: workers,
+      perJobResults: true,
+      burstWhenBatchFull: true,
+      pollingIntervalSeconds: 1,
+      notifyPollingIntervalSeconds: 5,
     },
+    async (jobs) =>
+      Promise.all(
+        jobs.map((job) =>
+          handle(deps, log, job).then(
+            () => ({ id: job.id, status: "completed" as const }),
+            (err: Error) => ({ id: job.id, status: "failed" as const, output: { message: err.message } }),
+          ),
+        ),
+      ),
   );
 }
+
+const WORKERS = 4;
 
 async function handle(deps: MissionWorkerDeps, log: Logger, job: Job<Mission>): Promise<void> {
   const mission = job.data;

@@ -116,6 +116,33 @@ export async function deferredDueBy(db: Executor, until: Date, limit: number): P
   return found.map((r) => ({ id: r.id, deferredUntil: new Date(r.deferred_until) }));
 }
 
+/**
+ * Claimed → Running for many runs in one statement, each with its prompt as fired; conditional on
+ * the run still being Claimed. Raw SQL: UPDATE … FROM (VALUES …) has no drizzle builder.
+ */
+export async function startRuns(
+  tx: Executor,
+  starts: readonly { id: bigint; promptFired: string; startedAt: Date; sessionId: string; missionJobId: string }[],
+): Promise<Set<string>> {
+  const started = new Set<string>();
+  for (let i = 0; i < starts.length; i += 500) {
+    const values = sql.join(
+      starts
+        .slice(i, i + 500)
+        .map((s) => sql`(${String(s.id)}::bigint, ${s.promptFired}::text, ${s.startedAt.toISOString()}::timestamptz, ${s.sessionId}::text, ${s.missionJobId}::text)`),
+      sql`, `,
+    );
+    const moved = await rows<{ id: string }>(
+      tx,
+      sql`update cron_job_runs as r set status = 'Running', prompt_fired = v.prompt, started_at = v.started_at, session_id = v.session_id, mission_job_id = v.mission_job_id
+          from (values ${values}) as v(id, prompt, started_at, session_id, mission_job_id)
+          where r.id = v.id and r.status = 'Claimed' returning r.id::text as id`,
+    );
+    for (const row of moved) started.add(row.id);
+  }
+  return started;
+}
+
 /** Jobs whose next slot is at or before `until` (the scheduler's horizon), earliest first. */
 export async function jobsDueBy(db: Executor, until: Date, limit: number): Promise<{ id: bigint; nextFireAt: Date }[]> {
   const found = await db

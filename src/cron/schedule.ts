@@ -30,13 +30,24 @@ export function assertTimezone(timezone: string): void {
   }
 }
 
+// Parsed expressions by "zone expr": a burst of slots of the same schedules parses each once.
+const compiled = new Map<string, Cron>();
+const MAX_COMPILED = 10_000;
+
 function compile(expr: string, timezone: string): Cron {
+  const key = `${timezone} ${expr}`;
+  const hit = compiled.get(key);
+  if (hit) return hit;
   assertTimezone(timezone);
+  let cron: Cron;
   try {
-    return new Cron(expr, { timezone, mode: "5-or-6-parts", paused: true });
+    cron = new Cron(expr, { timezone, mode: "5-or-6-parts", paused: true });
   } catch (err) {
     throw new MissiondError("INVALID_CRON", `invalid cron expression "${expr}": ${(err as Error).message}`, { cause: err });
   }
+  if (compiled.size >= MAX_COMPILED) compiled.delete(compiled.keys().next().value!);
+  compiled.set(key, cron);
+  return cron;
 }
 
 /** Checks a cron expression and zone; throws INVALID_CRON / INVALID_TIMEZONE naming the problem. */
@@ -81,16 +92,25 @@ export function nextSlot(schedule: Schedule, after: Date): Date | null {
  * per-second schedule over a long outage cannot produce an unbounded list.
  */
 export function slotsBetween(schedule: Schedule, after: Date, until: Date, count: number): Date[] {
+  return scanSlots(schedule, after, until, count).slots;
+}
+
+/**
+ * Like slotsBetween, and also the first slot after `until` when the scan reached it (`beyond`;
+ * undefined when the count ran out first, null when the schedule ends), which saves the caller
+ * computing the next slot a second time.
+ */
+export function scanSlots(schedule: Schedule, after: Date, until: Date, count: number): { slots: Date[]; beyond: Date | null | undefined } {
   const slots: Date[] = [];
   let cursor = after;
   const cron = schedule.kind === "cron" ? compile(schedule.expr, schedule.timezone) : null;
   while (slots.length < count) {
     const next = cron ? cron.nextRun(cursor) : nextSlot(schedule, cursor);
-    if (!next || next.getTime() > until.getTime()) break;
+    if (!next || next.getTime() > until.getTime()) return { slots, beyond: next };
     slots.push(next);
     cursor = next;
   }
-  return slots;
+  return { slots, beyond: undefined };
 }
 
 /** The next `count` fire times after `from` (for `cron preview`). */

@@ -136,7 +136,11 @@ describe(`the plugin runtime inside the daemon (${backendName})`, () => {
       return result.decisions.length >= 3 ? result : null;
     }, "three decisions", 15_000);
     expect(decisions.map((d) => d.reason).sort()).toEqual(["malformed: stdout is not JSON: this is not json", "threw: exited with code 1", "timeout"]);
-    const runs = await daemon.cron.runs({ limit: 10 });
+    // Each slot still ran, with its prompt unchanged.
+    const runs = await waitFor(async () => {
+      const all = await daemon.cron.runs({ limit: 10 });
+      return all.filter((r) => r.promptFired !== null).length === 3 ? all : null;
+    }, "three runs handed off");
     expect(runs.map((r) => r.promptFired).sort()).toEqual(["CRASH", "GARBAGE", "SLEEP"]);
   });
 });

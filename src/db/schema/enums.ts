@@ -23,3 +23,6 @@ export const RUN_TRIGGERS = ["schedule", "manual", "deferred"] as const;
 
 /** What one handler did, as the decision log records it. */
 export const DECISION_OUTCOMES = ["passed", "changed", "cancelled", "deferred", "skipped"] as const;
+
+/** Who wrote a transcript message. */
+export const MESSAGE_ROLES = ["user", "assistant", "system", "tool", "agent"] as const;

@@ -1,0 +1,30 @@
+import { z } from "zod";
+import { MESSAGE_ROLES } from "../db/schema/enums.ts";
+
+const sessionId = z.string().trim().min(1).max(200);
+
+export const createSessionInput = z
+  .object({
+    id: sessionId.optional(),
+    agentId: z.string().trim().min(1).max(200),
+    kind: z.string().regex(/^[a-z][a-z0-9_]{0,49}$/, "a snake_case kind such as direct or channel").default("direct"),
+  })
+  .strict();
+
+export const appendMessagesInput = z
+  .object({
+    messages: z
+      .array(z.object({ role: z.enum(MESSAGE_ROLES), text: z.string().max(1_000_000) }).strict())
+      .min(1)
+      .max(1_000),
+  })
+  .strict();
+
+export const relationInput = z.object({ sessionId }).strict();
+
+export const readMessagesQuery = z
+  .object({
+    limit: z.coerce.number().int().min(1).max(1_000).default(100),
+    after: z.string().regex(/^\d{1,19}$/, "must be a message id").optional(),
+  })
+  .strict();
