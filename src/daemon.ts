@@ -23,6 +23,7 @@ import { createLogger, type Logger } from "./log.ts";
 import type { Decision } from "./plugins/chain.ts";
 import { Plugins } from "./plugins/service.ts";
 import { Scheduler } from "./scheduler/scheduler.ts";
+import { SessionService } from "./sessions/service.ts";
 
 export type DaemonState = "idle" | "starting" | "running" | "stopping" | "stopped" | "failed";
 
@@ -51,6 +52,7 @@ export interface Daemon {
   readonly database: Database;
   readonly scheduler: Scheduler;
   readonly plugins: Plugins;
+  readonly sessions: SessionService;
   start(): Promise<void>;
   stop(): Promise<void>;
 }
@@ -68,7 +70,7 @@ export function createDaemon(config: Config, deps: DaemonDeps): Daemon {
   let starting: Promise<void> | null = null;
   let stopping: Promise<void> | null = null;
   const detached = new Set<Promise<unknown>>();
-  const parts: Partial<{ cron: CronService; api: FastifyInstance; database: Database; scheduler: Scheduler; boss: PgBoss; plugins: Plugins }> = {};
+  const parts: Partial<{ cron: CronService; api: FastifyInstance; database: Database; scheduler: Scheduler; boss: PgBoss; plugins: Plugins; sessions: SessionService }> = {};
 
   const setState = (next: DaemonState, detail: string) => {
     state = next;
@@ -103,6 +105,8 @@ export function createDaemon(config: Config, deps: DaemonDeps): Daemon {
     // (its jobs expire and are retried by a live instance).
     stack.defer(() => boss.stop({ graceful: true, close: true, timeout: config.shutdown.drainBudgetMs }));
 
+    const sessions = new SessionService(database.db, clock);
+    parts.sessions = sessions;
     const plugins = await Plugins.start({
       dirs: config.pluginDirs,
       handlerTimeoutMs: config.plugins.handlerTimeoutMs,
@@ -114,6 +118,7 @@ export function createDaemon(config: Config, deps: DaemonDeps): Daemon {
       db: database.db,
       instanceName: config.instanceName,
       agents: async () => (await knownAgents(database.db)).map((id) => ({ id })),
+      sessions: sessions.reader(),
       onDecision: deps.onDecision,
     });
     stack.defer(() => plugins.stop());
@@ -178,6 +183,7 @@ export function createDaemon(config: Config, deps: DaemonDeps): Daemon {
       {
         db: database.db,
         cron,
+        sessions,
         plugins,
         readiness: async () => {
           const checks = { database: false, pgBoss: false, scheduler: scheduler.isArmed };
@@ -198,7 +204,7 @@ export function createDaemon(config: Config, deps: DaemonDeps): Daemon {
     if (deps.listen !== false) await listenOnSocket(api, config.socketPath, stack);
     else await api.ready();
     if (config.listen && deps.listen !== false) {
-      const tcp = buildApi({ db: database.db, cron, plugins, readiness: async () => ({ ready: scheduler.isArmed, checks: {} }) }, { log, token: config.apiToken });
+      const tcp = buildApi({ db: database.db, cron, sessions, plugins, readiness: async () => ({ ready: scheduler.isArmed, checks: {} }) }, { log, token: config.apiToken });
       stack.defer(() => tcp.close());
       await tcp.listen({ host: config.listen.host, port: config.listen.port });
     }
@@ -225,6 +231,9 @@ export function createDaemon(config: Config, deps: DaemonDeps): Daemon {
     },
     get plugins() {
       return need("plugins");
+    },
+    get sessions() {
+      return need("sessions");
     },
     start() {
       if (state === "stopping" || state === "stopped") return Promise.reject(new MissiondError("NOT_READY", `daemon is ${state}`));

@@ -7,10 +7,13 @@ import type { Plugins } from "../plugins/service.ts";
 import { errorHandler } from "./errors.ts";
 import { cronRoutes } from "./routes/cron.ts";
 import { pluginRoutes } from "./routes/plugins.ts";
+import { sessionRoutes } from "./routes/sessions.ts";
+import type { SessionService } from "../sessions/service.ts";
 
 export interface ApiServices {
   db: Db;
   cron: CronService;
+  sessions: SessionService;
   plugins: Plugins;
   /** Readiness: database reachable, pg-boss started, scheduler armed. */
   readiness(): Promise<{ ready: boolean; checks: Record<string, boolean> }>;
@@ -55,6 +58,7 @@ export function buildApi(services: ApiServices, options: ApiOptions): FastifyIns
     return reply.status(result.ready ? 200 : 503).send(result);
   });
   cronRoutes(app, services.cron);
+  sessionRoutes(app, services.sessions);
   pluginRoutes(app, services.plugins, services.db);
   return app;
 }

@@ -179,6 +179,30 @@ function buildProgram(io: CliIo, setExit: (code: number) => void): Command {
       );
     });
 
+  const session = program.command("session").description("agent sessions as the runtime reports them");
+  session
+    .command("add")
+    .description("register a session")
+    .requiredOption("--agent <id>", "the agent it belongs to")
+    .option("--id <id>", "its id (default: a new UUID)")
+    .option("--kind <kind>", "snake_case kind, e.g. direct or channel", "direct")
+    .action(async (opts: { agent: string; id?: string; kind: string }) => {
+      const created = await client().post<{ id: string }>("/v1/sessions", { id: opts.id, agentId: opts.agent, kind: opts.kind });
+      print(created, () => `added session ${created.id}`);
+    });
+  session
+    .command("ls")
+    .description("list sessions, most recently active first")
+    .action(async () => {
+      const { sessions } = await client().get<{ sessions: { id: string; agentId: string; kind: string; messageCount: number; subagentCount: number; peerThreadCount: number; updatedAt: string }[] }>("/v1/sessions");
+      print(sessions, () =>
+        table(
+          ["ID", "AGENT", "KIND", "MESSAGES", "SUBAGENTS", "PEERS", "UPDATED"],
+          sessions.map((s) => [s.id, s.agentId, s.kind, s.messageCount, s.subagentCount, s.peerThreadCount, s.updatedAt]),
+        ),
+      );
+    });
+
   const plugins = program.command("plugins").description("the plugin chain");
   plugins
     .command("ls")

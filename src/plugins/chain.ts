@@ -1,5 +1,5 @@
 import type { Logger } from "../log.ts";
-import { HOOKS, type HookName } from "./hooks.ts";
+import { HOOKS, sessionOf, type HookName, type InvocationMeta } from "./hooks.ts";
 import { cutReason, interpret, type Interpreted, type RawOutcome } from "./result.ts";
 
 /** The seam between the chain and how a plugin runs (worker thread, command, in-process). */
@@ -10,7 +10,7 @@ export interface ChainPlugin {
   /** Decisions are recorded but not enforced. */
   readonly shadow: boolean;
   readonly hooks: ReadonlySet<HookName>;
-  invoke(hook: HookName, context: Record<string, unknown>, timeoutMs: number): Promise<RawOutcome>;
+  invoke(hook: HookName, context: Record<string, unknown>, timeoutMs: number, meta: InvocationMeta): Promise<RawOutcome>;
 }
 
 export interface Decision {
@@ -84,7 +84,8 @@ export class PluginChain {
     return { consecutiveFailures: b?.failures ?? 0, suspendedUntil: open ? new Date(b.until) : null, lastFailure: b?.last ?? null };
   }
 
-  async run<C extends object>(hook: HookName, context: C): Promise<ChainResult<C>> {
+  /** `hop` counts generations of work caused through host.* (loop protection); 0 for an original event. */
+  async run<C extends object>(hook: HookName, context: C, options: { hop?: number } = {}): Promise<ChainResult<C>> {
     const { log, now, handlerTimeoutMs, onDecision } = this.options;
     const spec = HOOKS[hook];
     const subjectValue = (context as Record<string, unknown>)[spec.subject];
@@ -116,7 +117,8 @@ export class PluginChain {
       }
 
       const started = now();
-      const raw = await plugin.invoke(hook, { ...current }, Math.min(handlerTimeoutMs, remaining));
+      const meta = { sessionId: sessionOf(hook, current), hop: options.hop ?? 0 };
+      const raw = await plugin.invoke(hook, { ...current }, Math.min(handlerTimeoutMs, remaining), meta);
       const durationMs = now() - started;
       const result = interpret(hook, current, raw, now());
       this.track(plugin.name, result);

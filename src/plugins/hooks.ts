@@ -60,3 +60,23 @@ export const isHookName = (name: string): name is HookName => Object.hasOwn(HOOK
 
 /** Cancel reasons are recorded up to this many characters (the contract's limit). */
 export const MAX_REASON_CHARS = 500;
+
+/** Past this many hops from one original event, host.session is withheld (loop protection). */
+export const MAX_HOPS = 4;
+
+/**
+ * The session a hook fired for (what host.session refers to): the sender's for
+ * interAgentMessage, none for cronJobFiring, the context's sessionId otherwise.
+ */
+export function sessionOf(hook: HookName, context: Readonly<Record<string, unknown>>): string | null {
+  if (hook === "cronJobFiring") return null;
+  const value = hook === "interAgentMessage" ? context.senderSessionId : context.sessionId;
+  return typeof value === "string" && value.length > 0 ? value : null;
+}
+
+/** What an invocation carries besides its context. */
+export interface InvocationMeta {
+  readonly sessionId: string | null;
+  /** Generations of work caused through host.* since the original event (0 = the event itself). */
+  readonly hop: number;
+}

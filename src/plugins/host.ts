@@ -1,5 +1,6 @@
 import type { Db } from "../db/client.ts";
 import { MissiondError } from "../errors.ts";
+import { MAX_HOPS, type InvocationMeta } from "./hooks.ts";
 import type { HostCalls } from "./isolate.ts";
 import { storeDelete, storeGet, storeKeys, storeSet } from "./queries.ts";
 
@@ -8,12 +9,21 @@ const MAX_VALUE_CHARS = 64 * 1024;
 const FETCH_TIMEOUT_MS = 10_000;
 const MAX_FETCH_BODY = 1_000_000;
 
+/** What host.session reads, provided by the sessions domain. */
+export interface SessionReader {
+  info(sessionId: string): Promise<unknown>;
+  read(sessionId: string, limit: number): Promise<unknown[]>;
+}
+
 export interface HostDeps {
   db: Db | null;
   now: () => number;
   /** Agents the daemon knows (host.agents.list()). */
   agents: () => Promise<{ id: string }[]>;
+  sessions: SessionReader | null;
 }
+
+const MAX_READ = 1_000;
 
 /**
  * The main-thread side of `host.*`. Each call is made on behalf of one plugin (the worker cannot
@@ -31,8 +41,24 @@ export function hostCalls(deps: HostDeps): HostCalls {
     }
     return value;
   };
-  return async (plugin, method, args) => {
+  const sessionFor = (invocation: InvocationMeta | null) => {
+    // The session is the one the daemon invoked the handler for, never one the plugin names.
+    if (!invocation?.sessionId) throw new MissiondError("BAD_REQUEST", "host.session is only available while handling a hook that carries a session");
+    if (invocation.hop > MAX_HOPS) throw new MissiondError("BAD_REQUEST", `host.session is withheld past ${MAX_HOPS} hops`);
+    if (!deps.sessions) throw new MissiondError("NOT_READY", "host.session needs the daemon's session store");
+    return { id: invocation.sessionId, sessions: deps.sessions };
+  };
+  return async (plugin, method, args, invocation) => {
     switch (method) {
+      case "session.info": {
+        const { id, sessions } = sessionFor(invocation);
+        return sessions.info(id);
+      }
+      case "session.read": {
+        const { id, sessions } = sessionFor(invocation);
+        const limit = Number((args[0] as { limit?: unknown } | undefined)?.limit ?? MAX_READ);
+        return sessions.read(id, Number.isInteger(limit) && limit > 0 ? Math.min(limit, MAX_READ) : MAX_READ);
+      }
       case "store.get":
         return storeGet(needDb(), plugin, key(args[0]));
       case "store.set": {

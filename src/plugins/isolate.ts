@@ -1,7 +1,7 @@
 import { Worker } from "node:worker_threads";
 import { createInterface } from "node:readline";
 import type { Logger } from "../log.ts";
-import type { HookName } from "./hooks.ts";
+import type { HookName, InvocationMeta } from "./hooks.ts";
 import type { RawOutcome } from "./result.ts";
 
 const WORKER_URL = new URL("./worker.ts", import.meta.url);
@@ -22,8 +22,11 @@ export interface IsolateOptions {
   host: HostCalls;
 }
 
-/** The main-thread side of host.* RPCs; a rejection reaches the plugin as a rejected promise. */
-export type HostCalls = (plugin: string, method: string, args: unknown[]) => Promise<unknown>;
+/**
+ * The main-thread side of host.* RPCs; a rejection reaches the plugin as a rejected promise.
+ * `invocation` is what the daemon (not the plugin) says the calling handler was invoked for.
+ */
+export type HostCalls = (plugin: string, method: string, args: unknown[], invocation: InvocationMeta | null) => Promise<unknown>;
 
 /** A handler's result larger than this is malformed (and would cost every later handler). */
 export const MAX_RESULT_CHARS = 1_000_000;
@@ -33,6 +36,7 @@ type State = "starting" | "ready" | "failed" | "stopped";
 interface Pending {
   resolve: (outcome: RawOutcome) => void;
   timer: NodeJS.Timeout;
+  meta: InvocationMeta;
 }
 
 /**
@@ -114,7 +118,7 @@ export class PluginIsolate {
             this.settle(message.id, toOutcome(message));
             break;
           case "rpc":
-            this.options.host(this.name, message.method, message.args).then(
+            this.options.host(this.name, message.method, message.args, this.pending.get(message.invocation ?? -1)?.meta ?? null).then(
               (value) => worker.postMessage({ type: "rpc-result", id: message.id, ok: true, value }),
               (err: Error) => worker.postMessage({ type: "rpc-result", id: message.id, ok: false, error: err.message }),
             );
@@ -148,7 +152,7 @@ export class PluginIsolate {
   }
 
   /** Runs one handler. Never rejects: every failure is a RawOutcome the chain can record. */
-  async invoke(hook: HookName, context: Record<string, unknown>, timeoutMs: number): Promise<RawOutcome> {
+  async invoke(hook: HookName, context: Record<string, unknown>, timeoutMs: number, meta: InvocationMeta = { sessionId: null, hop: 0 }): Promise<RawOutcome> {
     if (this.state === "failed" || this.state === "stopped" || !this.worker) {
       if (this.state === "stopped" || this.options.now() - this.lastStartAt < RESTART_MIN_INTERVAL_MS) {
         return { outcome: "crashed", message: this.lastError ?? "plugin is not running" };
@@ -173,8 +177,8 @@ export class PluginIsolate {
         this.options.log.warn({ plugin: this.name, hook }, `plugin worker terminated: ${hook} exceeded ${timeoutMs} ms`);
         void worker.terminate();
       }, timeoutMs);
-      this.pending.set(id, { resolve, timer });
-      worker.postMessage({ type: "invoke", id, hook, context });
+      this.pending.set(id, { resolve, timer, meta });
+      worker.postMessage({ type: "invoke", id, hook, context, sessionId: meta.sessionId, hop: meta.hop });
     });
   }
 
@@ -198,7 +202,7 @@ type WorkerMessage =
   | { type: "ready"; hooks: string[] }
   | { type: "load-error"; message: string }
   | { type: "log"; level: string; message: string }
-  | { type: "rpc"; id: number; method: string; args: unknown[] }
+  | { type: "rpc"; id: number; method: string; args: unknown[]; invocation?: number }
   | ({ type: "result"; id: number } & RawOutcome);
 
 function toOutcome(message: Extract<WorkerMessage, { type: "result" }>): RawOutcome {

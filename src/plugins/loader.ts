@@ -2,7 +2,7 @@ import { readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
 import type { Logger } from "../log.ts";
 import { runCommandHook } from "./command.ts";
-import { isHookName, type HookName } from "./hooks.ts";
+import { isHookName, type HookName, type InvocationMeta } from "./hooks.ts";
 import { PluginIsolate, type HostCalls } from "./isolate.ts";
 import { isPluginFolder, PluginLoadError, readManifest, type PluginManifest } from "./manifest.ts";
 import type { RawOutcome } from "./result.ts";
@@ -11,7 +11,7 @@ export interface LoadedPlugin {
   readonly manifest: PluginManifest;
   readonly kind: "worker" | "command";
   readonly hooks: ReadonlySet<HookName>;
-  invoke(hook: HookName, context: Record<string, unknown>, timeoutMs: number): Promise<RawOutcome>;
+  invoke(hook: HookName, context: Record<string, unknown>, timeoutMs: number, meta: InvocationMeta): Promise<RawOutcome>;
   status(): { state: "ready" | "starting" | "failed" | "stopped"; error: string | null; restarts: number };
   stop(): Promise<void>;
 }
@@ -93,7 +93,7 @@ async function workerPlugin(manifest: PluginManifest, options: LoadOptions): Pro
       manifest,
       kind: "worker",
       hooks: new Set(names as HookName[]),
-      invoke: (hook, context, timeoutMs) => isolate.invoke(hook, context, timeoutMs),
+      invoke: (hook, context, timeoutMs, meta) => isolate.invoke(hook, context, timeoutMs, meta),
       status: () => isolate.status,
       stop: () => isolate.stop(),
     };

@@ -4,7 +4,7 @@ import { z } from "zod";
 import { parseDuration } from "../duration.ts";
 import { isHookName, type HookName } from "./hooks.ts";
 
-export const PERMISSIONS = ["log", "clock", "store", "fetch", "agents"] as const;
+export const PERMISSIONS = ["log", "clock", "store", "fetch", "agents", "session"] as const;
 export const MANIFEST_FILE = "plugin.json";
 const ENTRY_FILES = ["index.js", "index.mjs", "index.ts"];
 

@@ -3,7 +3,7 @@ import type { Logger } from "../log.ts";
 import { PluginChain, type BreakerOptions, type ChainPlugin, type Decision } from "./chain.ts";
 import { DecisionLog } from "./decision-log.ts";
 import { HOOKS, HOOK_NAMES } from "./hooks.ts";
-import { hostCalls } from "./host.ts";
+import { hostCalls, type SessionReader } from "./host.ts";
 import { loadPlugins, type FailedPlugin, type LoadedPlugin } from "./loader.ts";
 
 export interface PluginInfo {
@@ -36,6 +36,7 @@ export interface PluginsOptions {
   db?: Db | null;
   instanceName?: string;
   agents?: () => Promise<{ id: string }[]>;
+  sessions?: SessionReader | null;
   onDecision?: (decision: Decision) => void;
 }
 
@@ -56,14 +57,14 @@ export class Plugins {
   static async start(options: PluginsOptions): Promise<Plugins> {
     const log = options.log.child({ component: "plugins" });
     const db = options.db ?? null;
-    const host = hostCalls({ db, now: options.now, agents: options.agents ?? (async () => []) });
+    const host = hostCalls({ db, now: options.now, agents: options.agents ?? (async () => []), sessions: options.sessions ?? null });
     const { plugins, failed } = await loadPlugins({ dirs: options.dirs, memoryLimitMb: options.memoryLimitMb, log, now: options.now, host });
     const members: ChainPlugin[] = plugins.map((p) => ({
       name: p.manifest.name,
       required: p.manifest.required,
       shadow: p.manifest.shadow,
       hooks: p.hooks,
-      invoke: (hook, context, timeoutMs) => p.invoke(hook, context, timeoutMs),
+      invoke: (hook, context, timeoutMs, meta) => p.invoke(hook, context, timeoutMs, meta),
     }));
     // A required gate that failed to load fails closed on every hook that can cancel: its hooks
     // are unknown (they register at import), and letting work through is what it exists to stop.

@@ -6,7 +6,9 @@
  */
 import { parentPort, workerData } from "node:worker_threads";
 import { pathToFileURL } from "node:url";
+import { AsyncLocalStorage } from "node:async_hooks";
 import { callHandler } from "./handler-runtime.ts";
+import { MAX_HOPS } from "./hooks.ts";
 
 interface WorkerInput {
   entry: string;
@@ -17,11 +19,15 @@ interface WorkerInput {
 }
 
 type Inbound =
-  | { type: "invoke"; id: number; hook: string; context: Record<string, unknown> }
+  | { type: "invoke"; id: number; hook: string; context: Record<string, unknown>; sessionId: string | null; hop: number }
   | { type: "rpc-result"; id: number; ok: boolean; value?: unknown; error?: string };
 
 const input = workerData as WorkerInput;
 const port = parentPort!;
+
+// Which invocation the running code belongs to, across its awaits: host.session and every RPC
+// are tied to it, and the daemon checks the tie (a plugin cannot ask for another session).
+const current = new AsyncLocalStorage<{ invocation: number; sessionId: string | null; hop: number }>();
 
 let nextRpc = 1;
 const rpcs = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>();
@@ -29,7 +35,7 @@ const call = (method: string, ...args: unknown[]): Promise<unknown> =>
   new Promise((resolve, reject) => {
     const id = nextRpc++;
     rpcs.set(id, { resolve, reject });
-    port.postMessage({ type: "rpc", id, method, args });
+    port.postMessage({ type: "rpc", id, method, args, invocation: current.getStore()?.invocation });
   });
 
 const LEVELS = new Set(["trace", "debug", "info", "warn", "error", "fatal"]);
@@ -59,6 +65,22 @@ function buildHost(): Record<string, unknown> {
     };
   }
   if (granted.has("agents")) host.agents = Object.freeze({ list: () => call("agents.list") });
+  if (granted.has("session")) {
+    // The session the hook fired for; withheld past the hop limit (loop protection).
+    Object.defineProperty(host, "session", {
+      enumerable: true,
+      get() {
+        const store = current.getStore();
+        if (!store?.sessionId || store.hop > MAX_HOPS) return undefined;
+        const id = store.sessionId;
+        return Object.freeze({
+          id,
+          info: () => call("session.info"),
+          conversation: Object.freeze({ read: (options?: { limit?: number }) => call("session.read", options ?? {}) }),
+        });
+      },
+    });
+  }
   return host;
 }
 
@@ -77,8 +99,10 @@ port.on("message", (message: Inbound) => {
   }
 });
 
-async function invoke({ id, hook, context }: Extract<Inbound, { type: "invoke" }>): Promise<void> {
-  const result = await callHandler((scope.middleware as Record<string, unknown>)[hook], hook, context, input.maxResultChars);
+async function invoke({ id, hook, context, sessionId, hop }: Extract<Inbound, { type: "invoke" }>): Promise<void> {
+  const result = await current.run({ invocation: id, sessionId, hop }, () =>
+    callHandler((scope.middleware as Record<string, unknown>)[hook], hook, context, input.maxResultChars),
+  );
   try {
     port.postMessage({ type: "result", id, ...result });
   } catch (err) {

@@ -72,6 +72,14 @@ export class SessionService {
     await addPeerThread(this.db, id, validate(relationInput, raw).sessionId, new Date(this.clock.now()));
   }
 
+  /** host.session for plugins: the session the hook fired for, and its transcript. */
+  reader() {
+    return {
+      info: async (id: string) => this.get(id),
+      read: async (id: string, limit: number) => (await readMessages(this.db, id, { limit })).map(messageView),
+    };
+  }
+
   private async require(id: string): Promise<SessionRow> {
     const session = await findSession(this.db, id);
     if (!session) throw new MissiondError("NOT_FOUND", `no session with id "${id}"`);
