@@ -3,6 +3,8 @@ import { apiClient } from "../../src/cli/client.ts";
 import type { Daemon } from "../../src/daemon.ts";
 import { backendName, freshDatabase, type TestDatabase } from "../helpers/db.ts";
 import { startTestDaemon, type TestDaemonOptions } from "../helpers/daemon.ts";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { sql } from "drizzle-orm";
 import { fixturePlugin, pluginCopy } from "../helpers/plugins.ts";
 import { waitFor } from "../helpers/wait.ts";
@@ -142,5 +144,29 @@ describe(`the plugin runtime inside the daemon (${backendName})`, () => {
       return all.filter((r) => r.promptFired !== null).length === 3 ? all : null;
     }, "three runs handed off");
     expect(runs.map((r) => r.promptFired).sort()).toEqual(["CRASH", "GARBAGE", "SLEEP"]);
+  });
+
+  it("gives a plugin host.fetch and host.store when its manifest grants them", async () => {
+    const asked: string[] = [];
+    const server = createServer((req, res) => {
+      asked.push(req.url ?? "");
+      res.setHeader("content-type", "application/json");
+      res.end(JSON.stringify({ allow: asked.length <= 1 }));
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    try {
+      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/gate`;
+      const { daemon } = await start([pluginCopy(fixturePlugin("fetches"), { config: { url } })]);
+      const job = await daemon.cron.add({ name: "fetched", agentId: "a1", cron: "* * * * * *", prompt: "p", overlapPolicy: "allow" });
+      const runs = await waitFor(async () => {
+        const all = await runsOf(daemon, job.id);
+        return all.some((r) => r.status === "Cancelled") && all.some((r) => r.status === "Succeeded") ? all : null;
+      }, "an allowed and a refused slot");
+      expect(runs.find((r) => r.status === "Succeeded")!.promptFired).toBe("p [allowed, call 1]");
+      expect(runs.find((r) => r.status === "Cancelled")).toMatchObject({ decidedBy: "fetches", reason: "gate said no (HTTP 200)" });
+      expect(asked[0]).toBe(`/gate?job=${job.id}`);
+    } finally {
+      server.close();
+    }
   });
 });

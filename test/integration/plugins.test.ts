@@ -14,7 +14,7 @@ afterEach(async () => {
   running = [];
 });
 
-async function load(dirs: string[], handlerTimeoutMs = 1_000) {
+async function load(dirs: string[], handlerTimeoutMs = 2_000) {
   const decisions: Decision[] = [];
   const plugins = await Plugins.start({
     dirs,
@@ -67,6 +67,7 @@ describe("plugins in worker threads", () => {
     ["never-resolves", /timeout/],
     ["spins", /timeout/],
     ["exits", /crashed: worker exited with code 3/],
+    ["hogs-memory", /crashed: .*memory/i],
   ] as const) {
     it(`skips a plugin that ${name.replace("-", " ")} and keeps the value; the next plugin still applies`, async () => {
       const { plugins, decisions } = await load([fixture(name), fixture("appends")], 500);
