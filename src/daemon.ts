@@ -134,9 +134,7 @@ export function createDaemon(config: Config, deps: DaemonDeps): Daemon {
     };
 
     let scheduler: Scheduler | null = null;
-    const cron = new CronService({ db: database.db, clock, onChange: () => scheduler?.poke() });
-    parts.cron = cron;
-    const firing = new CronFiring({
+    const firing: CronFiring = new CronFiring({
       db: database.db,
       boss,
       chain: plugins.chain,
@@ -145,6 +143,8 @@ export function createDaemon(config: Config, deps: DaemonDeps): Daemon {
       instanceName: config.instanceName,
       onDeferred: () => scheduler?.poke(),
     });
+    const cron = new CronService({ db: database.db, clock, onChange: () => scheduler?.poke(), fireNow: (id) => firing.fireNow(id) });
+    parts.cron = cron;
     scheduler = new Scheduler({
       clock,
       log,

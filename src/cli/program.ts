@@ -136,6 +136,31 @@ function buildProgram(io: CliIo, setExit: (code: number) => void): Command {
     });
 
   cron
+    .command("pause <id>")
+    .description("stop claiming a job's slots until it is resumed")
+    .option("--note <text>", "why (shown in cron ls)")
+    .action(async (id: string, opts: { note?: string }) => {
+      const job = await client().post<JobView>(`/v1/cron-jobs/${encodeURIComponent(id)}/pause`, opts.note ? { note: opts.note } : {});
+      print(job, () => `paused cron job ${job.id} "${job.name}"${job.pausedNote ? `: ${job.pausedNote}` : ""}`);
+    });
+
+  cron
+    .command("resume <id>")
+    .description("resume a paused job from its next slot")
+    .action(async (id: string) => {
+      const job = await client().post<JobView>(`/v1/cron-jobs/${encodeURIComponent(id)}/resume`, {});
+      print(job, () => `resumed cron job ${job.id} "${job.name}"; next fire ${job.nextFireAt ?? "never"}`);
+    });
+
+  cron
+    .command("trigger <id>")
+    .description("run a job now, outside its schedule (a run of its own, through the plugin chain)")
+    .action(async (id: string) => {
+      const run = await client().post<RunView>(`/v1/cron-jobs/${encodeURIComponent(id)}/trigger`, {});
+      print(run, () => `triggered run ${run.id} of cron job ${run.cronJobId}`);
+    });
+
+  cron
     .command("rm <id>")
     .description("remove a cron job (its run history is kept)")
     .action(async (id: string) => {

@@ -8,6 +8,7 @@ import type { CronJobRow, CronJobRunRow } from "../db/schema/index.ts";
 import type { Mission } from "../executors/types.ts";
 import type { Logger } from "../log.ts";
 import type { PluginChain } from "../plugins/chain.ts";
+import { MissiondError } from "../errors.ts";
 import { planSlotClaim } from "./claim-plan.ts";
 import { activeRuns, advanceJobs, findRun, insertRuns, lockJobs, startRuns, transitionRun, type NewRun } from "./queries.ts";
 
@@ -55,7 +56,8 @@ export class CronFiring {
   async fireSlots(batch: readonly { jobId: bigint; slot: Date }[]): Promise<Map<string, Date | null>> {
     const { jobs, claimed } = await this.claim(batch);
     for (const run of claimed) this.startChain(jobs.get(String(run.cronJobId))!, run);
-    return new Map([...jobs].map(([id, job]) => [id, job.nextFireAt]));
+    // A paused job has no next moment until it is resumed (which re-arms the scheduler).
+    return new Map([...jobs].map(([id, job]) => [id, job.paused ? null : job.nextFireAt]));
   }
 
   /**
@@ -119,6 +121,29 @@ export class CronFiring {
       await advanceJobs(tx, advanced, new Date(now));
       return { jobs, claimed: inserted.filter((run) => run.status === "Claimed") };
     });
+  }
+
+  /**
+   * A manual run now ("trigger"): its own row, trigger `manual`, scheduled for this instant, through
+   * the chain like any slot. Operator action, so the overlap policy does not apply (as with
+   * `kubectl create job --from=cronjob`).
+   */
+  async fireNow(jobId: bigint): Promise<CronJobRunRow> {
+    const { db, clock, instanceName } = this.deps;
+    const { job, run } = await db.transaction(async (tx) => {
+      const [locked] = await lockJobs(tx, [jobId]);
+      if (!locked) throw new MissiondError("NOT_FOUND", `no cron job with id "${jobId}"`);
+      // Two triggers in the same millisecond are still two runs: step to the next free instant.
+      for (let t = clock.now(), tries = 0; tries < 100; t++, tries++) {
+        const [inserted] = await insertRuns(tx, [
+          { cronJobId: jobId, scheduledFor: new Date(t), trigger: "manual", status: "Claimed", claimedBy: instanceName, claimedAt: new Date(clock.now()), latenessMs: 0 },
+        ]);
+        if (inserted) return { job: locked, run: inserted };
+      }
+      throw new MissiondError("CONFLICT", "could not find a free instant for the manual run");
+    });
+    this.startChain(job, run);
+    return run;
   }
 
   /**

@@ -57,3 +57,5 @@ export const previewQuery = z
   })
   .strict()
   .refine((v) => (v.cron === undefined) !== (v.every === undefined), { message: "give exactly one of cron or every", path: ["cron"] });
+
+export const pauseInput = z.object({ note: z.string().trim().min(1).max(1000).optional() }).strict();

@@ -42,6 +42,10 @@ export async function softDeleteJob(db: Executor, id: bigint, at: Date): Promise
   return deleted.length > 0;
 }
 
+export async function updateJob(db: Executor, id: bigint, patch: Partial<NewCronJob>): Promise<CronJobRow | null> {
+  const [row] = await db.update(cronJobs).set(patch).where(and(eq(cronJobs.id, id), live)).returning();
+  return row ?? null;
+}
 
 /** Locks the job rows for the rest of the transaction (in id order, so instances cannot deadlock). */
 export async function lockJobs(tx: Executor, ids: readonly bigint[]): Promise<CronJobRow[]> {

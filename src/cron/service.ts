@@ -1,13 +1,13 @@
 import { sql } from "drizzle-orm";
 import type { Clock } from "../clock.ts";
 import type { Db } from "../db/client.ts";
-import type { RunStatus } from "../db/schema/index.ts";
+import type { CronJobRunRow, RunStatus } from "../db/schema/index.ts";
 import { MissiondError } from "../errors.ts";
 import { validate } from "../validation.ts";
-import { addJobInput, type AddJobInput } from "./input.ts";
-import { findJob, findJobByName, insertJob, jobEverExisted, listJobs, listRuns, softDeleteJob } from "./queries.ts";
+import { addJobInput, pauseInput, type AddJobInput } from "./input.ts";
+import { findJob, findJobByName, insertJob, jobEverExisted, listJobs, listRuns, softDeleteJob, updateJob } from "./queries.ts";
 import { assertCron, assertTimezone, nextSlot, parseEvery, previewSlots, type Schedule } from "./schedule.ts";
-import { jobView, runView, type JobView, type RunView } from "./views.ts";
+import { jobView, runView, scheduleOf, type JobView, type RunView } from "./views.ts";
 
 /** Channel other instances LISTEN on to re-arm when a job changes. */
 export const SCHEDULE_CHANNEL = "missiond_schedule";
@@ -22,6 +22,8 @@ export interface CronServiceDeps {
   clock: Clock;
   /** Called after any change that can move a job's next slot (the local scheduler re-arms). */
   onChange: () => void;
+  /** Claims a manual run of the job now and starts its chain; resolves to the claimed run. */
+  fireNow: (jobId: bigint) => Promise<CronJobRunRow>;
 }
 
 /** Cron jobs and heartbeats: definitions and their ledger, as the API and CLI see them. */
@@ -104,6 +106,33 @@ export class CronService {
       throw new MissiondError("NOT_FOUND", `no cron job with id "${id}"`);
     }
     await this.changed(jobId);
+  }
+
+  /** Pauses a job: no slot is claimed until it is resumed (pausing is not an outage: no Missed rows). */
+  async pause(id: string, raw: unknown = {}): Promise<JobView> {
+    const { note } = validate(pauseInput, raw);
+    const now = new Date(this.deps.clock.now());
+    const row = await updateJob(this.deps.db, parseId(id, "cron job"), { paused: true, pausedNote: note ?? null, updatedAt: now });
+    if (!row) throw new MissiondError("NOT_FOUND", `no cron job with id "${id}"`);
+    await this.changed(row.id);
+    return jobView(row);
+  }
+
+  /** Resumes a paused job from its next slot after now. */
+  async resume(id: string): Promise<JobView> {
+    const job = await this.require(id);
+    const now = new Date(this.deps.clock.now());
+    let next = job.maxRuns !== null && job.runCount >= job.maxRuns ? null : nextSlot(scheduleOf(job), now);
+    if (next && job.endsAt && next > job.endsAt) next = null;
+    const row = await updateJob(this.deps.db, job.id, { paused: false, pausedNote: null, nextFireAt: next, updatedAt: now });
+    await this.changed(job.id);
+    return jobView(row!);
+  }
+
+  /** A run now, outside the schedule: its own row (trigger `manual`), through the chain like any slot. */
+  async trigger(id: string): Promise<RunView> {
+    const job = await this.require(id);
+    return runView(await this.deps.fireNow(job.id));
   }
 
   async runs(filter: { jobId?: string | undefined; status?: RunStatus | undefined; limit: number; before?: string | undefined }): Promise<RunView[]> {

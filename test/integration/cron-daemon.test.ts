@@ -135,3 +135,37 @@ describe(`several daemons on one database (${backendName})`, () => {
     expect(times.at(-1)! - times[0]!).toBe((times.length - 1) * 1000);
   });
 });
+
+describe(`pause, resume and trigger (${backendName})`, () => {
+  it("pauses a job with a note (no slots claimed, none Missed), resumes it from the next slot", async () => {
+    const daemon = await start();
+    const job = await daemon.cron.add({ name: "pausable", agentId: "a1", cron: "* * * * * *", prompt: "p" });
+    await waitFor(async () => (await runsOf(daemon, job.id)).length > 0, "a first run");
+    const paused = await daemon.cron.pause(job.id, { note: "migrating the backups host" });
+    expect(paused).toMatchObject({ paused: true, pausedNote: "migrating the backups host" });
+    const before = (await runsOf(daemon, job.id)).length;
+    await new Promise((resolve) => setTimeout(resolve, 2_500)); // two slots pass while paused
+    const during = await runsOf(daemon, job.id);
+    expect(during.length).toBeLessThanOrEqual(before + 1); // at most a slot already claimed at pause time
+    const resumed = await daemon.cron.resume(job.id);
+    expect(resumed).toMatchObject({ paused: false, pausedNote: null });
+    expect(Date.parse(resumed.nextFireAt!)).toBeGreaterThan(Date.now() - 1_000);
+    await waitFor(async () => (await runsOf(daemon, job.id)).length > during.length, "runs after resuming");
+    expect((await runsOf(daemon, job.id)).filter((r) => r.status === "Missed")).toEqual([]);
+  });
+
+  it("triggers a run now, outside the schedule, through the chain, with its own row", async () => {
+    const daemon = await start([example("cron-sentinel")]);
+    const job = await daemon.cron.add({ name: "yearly", agentId: "a1", cron: "0 0 1 1 *", prompt: "report" });
+    const first = await daemon.cron.trigger(job.id);
+    const second = await daemon.cron.trigger(job.id);
+    expect(first).toMatchObject({ trigger: "manual", status: "Claimed" });
+    expect(second.id).not.toBe(first.id);
+    const runs = await waitFor(async () => {
+      const all = await runsOf(daemon, job.id);
+      return all.filter((r) => r.status === "Succeeded").length === 2 ? all : null;
+    }, "both manual runs to succeed");
+    expect(runs.every((r) => r.trigger === "manual" && r.promptFired === 'report\n\n[cron-sentinel] fired cron_job "yearly".')).toBe(true);
+    await expect(daemon.cron.trigger("424242")).rejects.toThrow(/no cron job with id "424242"/);
+  });
+});

@@ -18,6 +18,9 @@ export function cronRoutes(app: FastifyInstance, cron: CronService): void {
     await cron.remove(validate(idParams, request.params, "params").id);
     return reply.status(204).send();
   });
+  app.post("/v1/cron-jobs/:id/pause", async (request) => cron.pause(validate(idParams, request.params, "params").id, request.body ?? {}));
+  app.post("/v1/cron-jobs/:id/resume", async (request) => cron.resume(validate(idParams, request.params, "params").id));
+  app.post("/v1/cron-jobs/:id/trigger", async (request, reply) => reply.status(201).send(await cron.trigger(validate(idParams, request.params, "params").id)));
   app.get("/v1/cron-jobs/:id/runs", async (request) => {
     const { id } = validate(idParams, request.params, "params");
     const query = validate(runsQuery.omit({ jobId: true }), request.query, "query");
