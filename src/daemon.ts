@@ -9,11 +9,12 @@ import { buildApi } from "./api/app.ts";
 import { systemClock, type Clock } from "./clock.ts";
 import type { Config } from "./config/load.ts";
 import { CronFiring } from "./cron/firing.ts";
+import { ClaimRecovery } from "./cron/recovery.ts";
 import { startMissionWorker } from "./cron/missions.ts";
 import { databaseNow, knownAgents } from "./cron/queries.ts";
 import { CronService, SCHEDULE_CHANNEL } from "./cron/service.ts";
 import { cronDueSource, deferredDueSource } from "./cron/source.ts";
-import { startBoss } from "./db/boss.ts";
+import { MISSIONS_QUEUE, startBoss } from "./db/boss.ts";
 import { openDatabase, type Database } from "./db/client.ts";
 import { lockDataDir, type ProcessProbe } from "./db/lock.ts";
 import { migrate } from "./db/migrate.ts";
@@ -24,6 +25,9 @@ import type { Decision } from "./plugins/chain.ts";
 import { Plugins } from "./plugins/service.ts";
 import { Scheduler } from "./scheduler/scheduler.ts";
 import { SessionService } from "./sessions/service.ts";
+
+// Added to the longest chain before a Claimed row counts as abandoned (transaction and clock slack).
+const STALE_CLAIM_MARGIN_MS = 30_000;
 
 export type DaemonState = "idle" | "starting" | "running" | "stopping" | "stopped" | "failed";
 
@@ -53,6 +57,7 @@ export interface Daemon {
   readonly scheduler: Scheduler;
   readonly plugins: Plugins;
   readonly sessions: SessionService;
+  readonly boss: PgBoss;
   start(): Promise<void>;
   stop(): Promise<void>;
 }
@@ -101,9 +106,9 @@ export function createDaemon(config: Config, deps: DaemonDeps): Daemon {
     deps.onState?.("starting", "starting pg-boss");
     const boss = await startBoss({ database, log, instanceName: config.instanceName, retryLimit: config.missions.retryLimit });
     parts.boss = boss;
-    // Graceful: in-flight missions get the drain budget; what is left is handed back to pg-boss
-    // (its jobs expire and are retried by a live instance).
-    stack.defer(() => boss.stop({ graceful: true, close: true, timeout: config.shutdown.drainBudgetMs }));
+    // By the time this runs the mission worker has been stopped (with the drain budget) below;
+    // anything still active is handed back to pg-boss as it is.
+    stack.defer(() => boss.stop({ graceful: false, close: true }));
 
     const sessions = new SessionService(database.db, clock);
     parts.sessions = sessions;
@@ -168,16 +173,41 @@ export function createDaemon(config: Config, deps: DaemonDeps): Daemon {
       executorFor: () => executor,
       detach,
     });
+    // Disposed before the plugins and the wait for detached hooks (registered earlier): missions
+    // still finishing fire cronJobCompleted, which needs the plugins. Missions not done within the
+    // drain budget are left to pg-boss (their heartbeat stops; a live instance takes them over).
+    stack.defer(async () => {
+      let timer: NodeJS.Timeout | undefined;
+      const budget = new Promise<void>((resolve) => (timer = setTimeout(resolve, config.shutdown.drainBudgetMs)));
+      await Promise.race([boss.offWork(MISSIONS_QUEUE, { wait: true }), budget]);
+      clearTimeout(timer);
+    });
 
     // Other instances announce job changes; re-arm at once instead of waiting for the poll.
     const unlisten = await database.listen(SCHEDULE_CHANNEL, () => scheduler.poke());
     stack.defer(unlisten);
+
+    // The longest a cronJobFiring chain can take here, plus a margin: past that a Claimed row has
+    // lost its chain.
+    const firingHandlers = plugins.chain.plugins.filter((p) => p.hooks.has("cronJobFiring")).length;
+    const longestChainMs = Math.min(config.plugins.handlerTimeoutMs * firingHandlers, config.plugins.chainDeadlineMs ?? Infinity);
+    const recovery = new ClaimRecovery({
+      db: database.db,
+      firing,
+      clock,
+      log,
+      instanceName: config.instanceName,
+      staleAfterMs: longestChainMs + STALE_CLAIM_MARGIN_MS,
+      intervalMs: config.scheduler.pollIntervalMs,
+    });
 
     deps.onState?.("starting", "arming the scheduler");
     await scheduler.start();
     // Stop claiming first, then let every claimed slot reach its outcome (chain + hand-off).
     stack.defer(() => firing.drain());
     stack.defer(() => scheduler.stop());
+    recovery.start();
+    stack.defer(() => recovery.stop());
 
     const api = buildApi(
       {
@@ -193,7 +223,11 @@ export function createDaemon(config: Config, deps: DaemonDeps): Daemon {
           } catch {
             /* reported as false */
           }
-          checks.pgBoss = state === "running" || state === "starting";
+          try {
+            checks.pgBoss = (await boss.getQueue(MISSIONS_QUEUE)) !== null;
+          } catch {
+            /* reported as false */
+          }
           return { ready: Object.values(checks).every(Boolean), checks };
         },
       },
@@ -234,6 +268,9 @@ export function createDaemon(config: Config, deps: DaemonDeps): Daemon {
     },
     get sessions() {
       return need("sessions");
+    },
+    get boss() {
+      return need("boss");
     },
     start() {
       if (state === "stopping" || state === "stopped") return Promise.reject(new MissiondError("NOT_READY", `daemon is ${state}`));

@@ -2,7 +2,7 @@ import { z } from "zod";
 import { parseDuration } from "../duration.ts";
 
 /** A duration given as milliseconds or as text such as "30s", "5m"; always compiled to ms. */
-const durationMs = z.union([z.number().int().nonnegative(), z.string()]).transform((value, ctx) => {
+const durationMs: z.ZodType<number, number | string> = z.union([z.number().int().nonnegative(), z.string()]).transform((value, ctx) => {
   if (typeof value === "number") return value;
   const ms = parseDuration(value);
   if (ms === null) {
@@ -11,6 +11,8 @@ const durationMs = z.union([z.number().int().nonnegative(), z.string()]).transfo
   }
   return ms;
 });
+
+const atLeast = (minMs: number) => durationMs.refine((ms) => ms >= minMs, `must be at least ${minMs} ms`);
 
 const logLevel = z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]);
 
@@ -31,9 +33,10 @@ export const fileSchema = z
     plugin_dirs: z.array(z.string().min(1)).default([]),
     scheduler: z
       .object({
-        horizon: durationMs.default(60_000),
-        max_sleep: durationMs.default(30_000),
-        poll_interval: durationMs.default(10_000),
+        // Zero or tiny values would turn the scheduler into a busy loop of refills.
+        horizon: atLeast(1_000).default(60_000),
+        max_sleep: atLeast(100).default(30_000),
+        poll_interval: atLeast(100).default(10_000),
       })
       .strict()
       .default({ horizon: 60_000, max_sleep: 30_000, poll_interval: 10_000 }),

@@ -1,7 +1,7 @@
 import type { CronJobRow, CronJobRunRow } from "../db/schema/index.ts";
 import { MISFIRE_GRACE_MS, planCatchup } from "./catchup.ts";
 import type { NewRun } from "./queries.ts";
-import { nextSlot, scanSlots } from "./schedule.ts";
+import { lastSlotAtOrBefore, nextSlot, scanSlots } from "./schedule.ts";
 import { scheduleOf } from "./views.ts";
 
 // Bounds one catch-up scan: a per-second job down for a day must not build an 86,400-item plan.
@@ -28,8 +28,11 @@ export function planSlotClaim(job: CronJobRow, slot: Date, now: number, active: 
   const schedule = scheduleOf(job);
   const within = (d: Date) => !job.endsAt || d <= job.endsAt;
   const scan = scanSlots(schedule, slot, nowDate, MAX_CATCHUP_SLOTS - 1);
-  const due = [slot, ...scan.slots].filter(within);
   const truncated = scan.beyond === undefined;
+  // A truncated scan stopped hours short of now; the newest due slot still belongs in the plan
+  // (it is the one `latest` runs), and the last Missed row says what lies between.
+  const newest = truncated ? lastSlotAtOrBefore(schedule, nowDate) : null;
+  const due = [slot, ...scan.slots, ...(newest && newest > (scan.slots.at(-1) ?? slot) ? [newest] : [])].filter(within);
   const plan = planCatchup(job, due, now);
   const remaining = job.maxRuns === null ? Infinity : Math.max(0, job.maxRuns - job.runCount);
   const fire = plan.fire.slice(0, remaining);
@@ -41,7 +44,7 @@ export function planSlotClaim(job: CronJobRow, slot: Date, now: number, active: 
     reason:
       `not run: claimed ${now - scheduledFor.getTime()} ms late (catch-up policy ${job.catchupPolicy})` +
       (truncated && i === plan.missed.length - 1
-        ? `; the scan stopped after ${MAX_CATCHUP_SLOTS} slots, later ones up to ${nowDate.toISOString()} were missed too`
+        ? `; the scan stopped after ${MAX_CATCHUP_SLOTS} slots: the slots between this one and ${(newest ?? nowDate).toISOString()} were missed too`
         : ""),
     claimedBy: instanceName,
     claimedAt: nowDate,

@@ -10,7 +10,7 @@ import type { Logger } from "../log.ts";
 import type { PluginChain } from "../plugins/chain.ts";
 import { MissiondError } from "../errors.ts";
 import { planSlotClaim } from "./claim-plan.ts";
-import { activeRuns, advanceJobs, findRun, insertRuns, lockJobs, startRuns, transitionRun, type NewRun } from "./queries.ts";
+import { activeRuns, advanceJobs, findRun, insertAtFreeInstant, insertRuns, lockJobs, startRuns, transitionRun, type NewRun } from "./queries.ts";
 
 export interface FiringDeps {
   db: Db;
@@ -74,6 +74,10 @@ export class CronFiring {
   /** The outcome and the hand-off commit together: no Running row without its mission, and no mission for a row that is not Running. */
   private async flushHandOffs(): Promise<void> {
     const batch = this.handOffs.splice(0);
+    await this.commitHandOffs(batch);
+  }
+
+  private async commitHandOffs(batch: PendingHandOff[]): Promise<void> {
     const { db, boss } = this.deps;
     try {
       await db.transaction(async (tx) => {
@@ -86,6 +90,11 @@ export class CronFiring {
       });
       for (const h of batch) h.done(null);
     } catch (err) {
+      // One bad hand-off must not strand the others of its batch: retry them one by one.
+      if (batch.length > 1) {
+        for (const h of batch) await this.commitHandOffs([h]);
+        return;
+      }
       for (const h of batch) h.done(err as Error);
     }
   }
@@ -106,7 +115,7 @@ export class CronFiring {
       const now = clock.now();
       const jobs = new Map<string, CronJobRow>();
       const rows: NewRun[] = [];
-      const advanced: { id: bigint; nextFireAt: Date | null; runCount: number }[] = [];
+      const advanced: { id: bigint; nextFireAt: Date | null; runCount: number; planned: number }[] = [];
       for (const job of locked) {
         const plan = planSlotClaim(job, slotOf.get(String(job.id))!, now, active.get(String(job.id)) ?? null, instanceName);
         if (!plan) {
@@ -114,10 +123,14 @@ export class CronFiring {
           continue;
         }
         rows.push(...plan.rows);
-        advanced.push({ id: job.id, nextFireAt: plan.nextFireAt, runCount: plan.runCount });
+        advanced.push({ id: job.id, nextFireAt: plan.nextFireAt, runCount: plan.runCount, planned: plan.runCount - job.runCount });
         jobs.set(String(job.id), { ...job, nextFireAt: plan.nextFireAt, runCount: plan.runCount });
       }
       const inserted = await insertRuns(tx, rows);
+      // Count what was actually claimed: a row that lost its slot to a conflict did not start.
+      const claimedPer = new Map<bigint, number>();
+      for (const run of inserted) if (run.status === "Claimed") claimedPer.set(run.cronJobId, (claimedPer.get(run.cronJobId) ?? 0) + 1);
+      for (const a of advanced) a.runCount -= a.planned - (claimedPer.get(a.id) ?? 0);
       await advanceJobs(tx, advanced, new Date(now));
       return { jobs, claimed: inserted.filter((run) => run.status === "Claimed") };
     });
@@ -133,14 +146,9 @@ export class CronFiring {
     const { job, run } = await db.transaction(async (tx) => {
       const [locked] = await lockJobs(tx, [jobId]);
       if (!locked) throw new MissiondError("NOT_FOUND", `no cron job with id "${jobId}"`);
-      // Two triggers in the same millisecond are still two runs: step to the next free instant.
-      for (let t = clock.now(), tries = 0; tries < 100; t++, tries++) {
-        const [inserted] = await insertRuns(tx, [
-          { cronJobId: jobId, scheduledFor: new Date(t), trigger: "manual", status: "Claimed", claimedBy: instanceName, claimedAt: new Date(clock.now()), latenessMs: 0 },
-        ]);
-        if (inserted) return { job: locked, run: inserted };
-      }
-      throw new MissiondError("CONFLICT", "could not find a free instant for the manual run");
+      const now = new Date(clock.now());
+      const run = await insertAtFreeInstant(tx, { cronJobId: jobId, scheduledFor: now, trigger: "manual", status: "Claimed", claimedBy: instanceName, claimedAt: now, latenessMs: 0 });
+      return { job: locked, run };
     });
     this.startChain(job, run);
     return run;
@@ -148,37 +156,54 @@ export class CronFiring {
 
   /**
    * Fires deferred slots whose time has come: each becomes a new run (trigger `deferred`,
-   * scheduled for the deferral's `until`) that goes through the chain again. The Deferred row
-   * stays as the record of the hold. Exactly once across instances by the same unique slot.
+   * `deferredFrom` the Deferred run) at the deferral's `until`, checked like any slot (a removed
+   * job's is Cancelled, a paused job's and an overlapping one are Skipped) and, if it passes,
+   * through the chain again. The Deferred row stays as the record of the hold. Exactly once
+   * across instances: deferred_from is unique.
    */
   async fireDeferred(runIds: readonly string[]): Promise<void> {
     const { db, clock, instanceName } = this.deps;
     const claimed = await db.transaction(async (tx) => {
-      const deferred = (await Promise.all(runIds.map((id) => findRun(tx, BigInt(id))))).filter(
-        (run): run is CronJobRunRow => run?.status === "Deferred" && run.deferredUntil !== null,
-      );
       const now = clock.now();
-      const due = deferred.filter((run) => run.deferredUntil!.getTime() <= now);
-      const inserted = await insertRuns(
-        tx,
-        due.map((run) => ({
-          cronJobId: run.cronJobId,
-          scheduledFor: run.deferredUntil!,
-          trigger: "deferred" as const,
-          status: "Claimed" as const,
-          reason: `deferred from slot ${run.scheduledFor.toISOString()} (run ${run.id})`,
-          claimedBy: instanceName,
-          claimedAt: new Date(now),
-          latenessMs: now - run.deferredUntil!.getTime(),
-        })),
+      const deferred = (await Promise.all(runIds.map((id) => findRun(tx, BigInt(id))))).filter(
+        (run): run is CronJobRunRow => run?.status === "Deferred" && run.deferredUntil !== null && run.deferredUntil.getTime() <= now,
       );
-      const jobs = new Map((await lockJobs(tx, [...new Set(inserted.map((r) => r.cronJobId))])).map((j) => [String(j.id), j]));
-      return inserted.flatMap((run) => {
-        const job = jobs.get(String(run.cronJobId));
-        return job ? [{ job, run }] : [];
-      });
+      // Lock the jobs before inserting runs (whose foreign keys lock them too), in id order like
+      // every claim, so a deferral and a claim cannot deadlock.
+      const jobs = new Map((await lockJobs(tx, [...new Set(deferred.map((r) => r.cronJobId))])).map((j) => [String(j.id), j]));
+      const active = await activeRuns(tx, [...jobs.values()].filter((j) => j.overlapPolicy === "skip").map((j) => j.id));
+      const started: { job: CronJobRow; run: CronJobRunRow }[] = [];
+      for (const d of deferred) {
+        const job = jobs.get(String(d.cronJobId));
+        const at = new Date(now);
+        const busy = job ? active.get(String(job.id)) : undefined;
+        const verdict: Pick<NewRun, "status" | "reason" | "finishedAt"> = !job
+          ? { status: "Cancelled", reason: "the job was removed before its deferred slot", finishedAt: at }
+          : job.paused
+            ? { status: "Skipped", reason: "the job was paused at its deferred slot", finishedAt: at }
+            : busy
+              ? { status: "Skipped", reason: `overlap: run ${busy.id} (slot ${busy.scheduledFor.toISOString()}) is still ${busy.status}`, finishedAt: at }
+              : { status: "Claimed", reason: `deferred from slot ${d.scheduledFor.toISOString()} (run ${d.id})` };
+        const run = await insertAtFreeInstant(tx, {
+          cronJobId: d.cronJobId,
+          scheduledFor: d.deferredUntil!,
+          trigger: "deferred",
+          deferredFrom: d.id,
+          claimedBy: instanceName,
+          claimedAt: at,
+          latenessMs: now - d.deferredUntil!.getTime(),
+          ...verdict,
+        });
+        if (job && run.status === "Claimed") started.push({ job, run });
+      }
+      return started;
     });
     for (const { job, run } of claimed) this.startChain(job, run);
+  }
+
+  /** Runs the chain again for a Claimed run taken over from a dead instance. */
+  resume(job: CronJobRow, run: CronJobRunRow): void {
+    this.startChain(job, run);
   }
 
   private startChain(job: CronJobRow, run: CronJobRunRow): void {

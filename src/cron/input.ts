@@ -4,6 +4,9 @@ import { CATCHUP_POLICIES, JOB_KINDS, RUN_STATUSES, SESSION_MODES } from "../db/
 /** Overlap policies this build enforces; the column also admits buffer_one and cancel_previous. */
 export const SUPPORTED_OVERLAP = ["skip", "allow"] as const;
 
+/** A decimal id that fits Postgres' bigint (19 digits can still overflow it). */
+export const fitsInt8 = (value: string) => BigInt(value) <= 9_223_372_036_854_775_807n;
+
 export const addJobInput = z
   .object({
     name: z.string().trim().min(1).max(200),
@@ -20,7 +23,7 @@ export const addJobInput = z
     sessionId: z.string().min(1).max(200).optional(),
     startsAt: z.iso.datetime({ offset: true }).optional(),
     endsAt: z.iso.datetime({ offset: true }).optional(),
-    maxRuns: z.number().int().min(1).optional(),
+    maxRuns: z.number().int().min(1).max(2_147_483_647).optional(),
     paused: z.boolean().default(false),
     pausedNote: z.string().max(1000).optional(),
   })
@@ -41,10 +44,10 @@ export type AddJobInput = z.input<typeof addJobInput>;
 
 export const runsQuery = z
   .object({
-    jobId: z.string().regex(/^\d{1,19}$/, "must be a job id").optional(),
+    jobId: z.string().regex(/^\d{1,19}$/, "must be a job id").refine(fitsInt8, "must be a job id").optional(),
     status: z.enum(RUN_STATUSES).optional(),
     limit: z.coerce.number().int().min(1).max(1000).default(50),
-    before: z.string().regex(/^\d{1,19}$/, "must be a run id").optional(),
+    before: z.string().regex(/^\d{1,19}$/, "must be a run id").refine(fitsInt8, "must be a run id").optional(),
   })
   .strict();
 

@@ -5,7 +5,7 @@ import { MISSIONS_QUEUE } from "../db/boss.ts";
 import { boundOutput, type Mission, type MissionExecutor, type ExecutionResult } from "../executors/types.ts";
 import type { Logger } from "../log.ts";
 import type { PluginChain } from "../plugins/chain.ts";
-import { findRun, transitionRun } from "./queries.ts";
+import { countAttempt, findRun, transitionRun } from "./queries.ts";
 
 export interface MissionWorkerDeps {
   db: Db;
@@ -64,12 +64,26 @@ async function handle(deps: MissionWorkerDeps, log: Logger, job: Job<Mission>): 
     runLog.info({ status: run?.status ?? null }, "mission skipped: run is no longer Running");
     return;
   }
+  // Crash truth: an earlier attempt that started and recorded no outcome may have delivered the
+  // mission. Replaying it blindly could run an agent twice, so the run is closed Unknown instead.
+  if (run.attempts > run.failedAttempts) {
+    await transitionRun(deps.db, runId, "Running", {
+      status: "Unknown",
+      finishedAt: new Date(deps.clock.now()),
+      reason: `attempt ${run.attempts} started on an instance that stopped before recording its outcome; not replayed`,
+    });
+    runLog.warn({ attempts: run.attempts }, "run closed Unknown: an earlier attempt vanished mid-run");
+    return;
+  }
+  if (!(await countAttempt(deps.db, runId, "started"))) return;
   const executor = deps.executorFor(mission.agentId);
   let result: ExecutionResult;
   try {
     result = await executor.execute(mission, job.signal);
   } catch (err) {
     if (job.retryCount < deps.retryLimit) {
+      // Recorded before the retry, so the next attempt knows this one ended (and did not vanish).
+      await countAttempt(deps.db, runId, "failed");
       runLog.warn({ err, attempt: job.retryCount + 1 }, "mission delivery failed; pg-boss will retry");
       throw err;
     }

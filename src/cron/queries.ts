@@ -114,10 +114,23 @@ export async function deferredDueBy(db: Executor, until: Date, limit: number): P
     // Raw SQL: the anti-join on the slot the deferral re-fires at reads better than its builder form.
     sql`select d.id::text as id, d.deferred_until from cron_job_runs d
         where d.status = 'Deferred' and d.deferred_until <= ${until.toISOString()}::timestamptz
-          and not exists (select 1 from cron_job_runs r where r.cron_job_id = d.cron_job_id and r.scheduled_for = d.deferred_until)
+          and not exists (select 1 from cron_job_runs r where r.deferred_from = d.id)
         order by d.deferred_until limit ${limit}`,
   );
   return found.map((r) => ({ id: r.id, deferredUntil: new Date(r.deferred_until) }));
+}
+
+/**
+ * Inserts one run at its scheduled instant, or the first free millisecond after it: a manual
+ * trigger or a deferred re-fire that lands on an existing slot is a run of its own, not lost.
+ */
+export async function insertAtFreeInstant(tx: Executor, run: NewRun): Promise<CronJobRunRow> {
+  const start = (run.scheduledFor as Date).getTime();
+  for (let t = start; t < start + 1_000; t++) {
+    const [inserted] = await insertRuns(tx, [{ ...run, scheduledFor: new Date(t) }]);
+    if (inserted) return inserted;
+  }
+  throw new Error(`no free instant within a second of ${new Date(start).toISOString()} for job ${run.cronJobId}`);
 }
 
 /**
@@ -145,6 +158,37 @@ export async function startRuns(
     for (const row of moved) started.add(row.id);
   }
   return started;
+}
+
+/** Counts an attempt's start or its recorded failure on a Running run; false if it is not Running. */
+export async function countAttempt(db: Executor, id: bigint, which: "started" | "failed"): Promise<boolean> {
+  const column = which === "started" ? cronJobRuns.attempts : cronJobRuns.failedAttempts;
+  const updated = await db
+    .update(cronJobRuns)
+    .set(which === "started" ? { attempts: sql`${column} + 1` } : { failedAttempts: sql`${column} + 1` })
+    .where(and(eq(cronJobRuns.id, id), eq(cronJobRuns.status, "Running")))
+    .returning({ id: cronJobRuns.id });
+  return updated.length > 0;
+}
+
+/** Claimed runs whose chain should have finished long ago (their instance died or lost them). */
+export async function staleClaims(db: Executor, claimedBefore: Date, limit: number): Promise<CronJobRunRow[]> {
+  return db
+    .select()
+    .from(cronJobRuns)
+    .where(and(eq(cronJobRuns.status, "Claimed"), lt(cronJobRuns.claimedAt, claimedBefore)))
+    .orderBy(asc(cronJobRuns.claimedAt))
+    .limit(limit);
+}
+
+/** Takes over a stale claim; only one instance's conditional update can win it. */
+export async function takeOverClaim(db: Executor, run: CronJobRunRow, instance: string, at: Date): Promise<CronJobRunRow | null> {
+  const [row] = await db
+    .update(cronJobRuns)
+    .set({ claimedBy: instance, claimedAt: at })
+    .where(and(eq(cronJobRuns.id, run.id), eq(cronJobRuns.status, "Claimed"), eq(cronJobRuns.claimedAt, run.claimedAt)))
+    .returning();
+  return row ?? null;
 }
 
 /** Jobs whose next slot is at or before `until` (the scheduler's horizon), earliest first. */

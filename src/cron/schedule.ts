@@ -21,6 +21,7 @@ export type Schedule =
   | { readonly kind: "every"; readonly everyMs: number; readonly anchor: Date };
 
 export const MIN_EVERY_MS = 1_000;
+export const MAX_EVERY_MS = 366 * 86_400_000;
 
 export function assertTimezone(timezone: string): void {
   try {
@@ -68,6 +69,9 @@ export function parseEvery(text: string): number {
   if (ms < MIN_EVERY_MS) {
     throw new MissiondError("INVALID_SCHEDULE", `interval "${text}" is shorter than the minimum of 1s`);
   }
+  if (ms > MAX_EVERY_MS) {
+    throw new MissiondError("INVALID_SCHEDULE", `interval "${text}" is longer than the maximum of 366d`);
+  }
   return ms;
 }
 
@@ -85,6 +89,17 @@ export function nextSlot(schedule: Schedule, after: Date): Date | null {
     return new Date(anchor + k * schedule.everyMs);
   }
   return compile(schedule.expr, schedule.timezone).nextRun(after);
+}
+
+/** The last slot at or before `t`, or null if there is none (before an interval's anchor). */
+export function lastSlotAtOrBefore(schedule: Schedule, t: Date): Date | null {
+  if (schedule.kind === "every") {
+    const anchor = schedule.anchor.getTime();
+    if (t.getTime() < anchor) return null;
+    return new Date(anchor + Math.floor((t.getTime() - anchor) / schedule.everyMs) * schedule.everyMs);
+  }
+  // previousRuns looks strictly before its reference.
+  return compile(schedule.expr, schedule.timezone).previousRuns(1, new Date(t.getTime() + 1))[0] ?? null;
 }
 
 /**

@@ -12,8 +12,10 @@ import { jobView, runView, scheduleOf, type JobView, type RunView } from "./view
 /** Channel other instances LISTEN on to re-arm when a job changes. */
 export const SCHEDULE_CHANNEL = "missiond_schedule";
 
+const MAX_ID = 9_223_372_036_854_775_807n;
+
 export function parseId(value: string, what: string): bigint {
-  if (!/^\d{1,19}$/.test(value)) throw new MissiondError("NOT_FOUND", `no ${what} with id "${value}"`);
+  if (!/^\d{1,19}$/.test(value) || BigInt(value) > MAX_ID) throw new MissiondError("NOT_FOUND", `no ${what} with id "${value}"`);
   return BigInt(value);
 }
 

@@ -42,6 +42,9 @@ export async function startBoss(options: BossOptions): Promise<PgBoss> {
     deadLetter: MISSIONS_DEAD_QUEUE,
     notify: true,
     expireInSeconds: 3600,
+    // Workers heartbeat their active missions; a dead instance's missions are noticed within this
+    // and retried elsewhere (where crash truth closes them Unknown rather than replaying them).
+    heartbeatSeconds: 30,
   });
   return boss;
 }

@@ -1,4 +1,4 @@
-import { mkdirSync, openSync, readFileSync, unlinkSync, writeSync, closeSync } from "node:fs";
+import { closeSync, mkdirSync, openSync, readFileSync, statSync, unlinkSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { MissiondError } from "../errors.ts";
 
@@ -44,11 +44,7 @@ export function lockDataDir(stateDir: string, instance: string, probe: ProcessPr
       );
     }
     // The owner died without cleaning up: the lock is stale.
-    try {
-      unlinkSync(path);
-    } catch {
-      /* someone else removed it first; retry */
-    }
+    removeStale(path, owner);
   }
   throw new MissiondError("DATA_DIR_LOCKED", `could not take the lock ${path}`);
 }
@@ -58,5 +54,36 @@ function readOwner(path: string): LockOwner | null {
     return JSON.parse(readFileSync(path, "utf8")) as LockOwner;
   } catch {
     return null;
+  }
+}
+
+/**
+ * Removes a stale lock file, under a takeover mutex: without it two starting processes could both
+ * see the same stale owner, and the second would delete the lock the first had just taken.
+ */
+function removeStale(path: string, stale: LockOwner | null): void {
+  const mutex = `${path}.takeover`;
+  let fd: number;
+  try {
+    fd = openSync(mutex, "wx", 0o600);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
+    // A takeover left behind by a process that died inside it (a window of microseconds).
+    if (Date.now() - statSync(mutex).mtimeMs > 10_000) unlinkSync(mutex);
+    throw new MissiondError("DATA_DIR_LOCKED", `another process is taking over the stale lock ${path}; try again`);
+  }
+  try {
+    const now = readOwner(path);
+    // Only the lock we judged stale is removed; a fresh one taken meanwhile stays.
+    if (now === null || (stale !== null && now.pid === stale.pid && now.since === stale.since)) {
+      try {
+        unlinkSync(path);
+      } catch {
+        /* already gone */
+      }
+    }
+  } finally {
+    closeSync(fd);
+    unlinkSync(mutex);
   }
 }

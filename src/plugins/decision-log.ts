@@ -4,6 +4,8 @@ import type { Decision } from "./chain.ts";
 import { insertDecisions, type NewDecision } from "./queries.ts";
 
 const FLUSH_EVERY_MS = 500;
+// A pending flush must not keep a stopping process alive.
+const unref = (timer: NodeJS.Timeout) => timer.unref();
 const FLUSH_AT = 500;
 // Under a database outage the buffer must not grow without bound; the oldest go first.
 const MAX_BUFFERED = 50_000;
@@ -17,6 +19,7 @@ export class DecisionLog {
   private timer: NodeJS.Timeout | null = null;
   private flushing: Promise<void> | null = null;
   private dropped = 0;
+  private closed = false;
   private readonly db: Db;
   private readonly log: Logger;
   private readonly instance: string;
@@ -28,15 +31,16 @@ export class DecisionLog {
   }
 
   record(decision: Decision): void {
+    if (this.closed) return;
     this.buffer.push({
       plugin: decision.plugin,
       hook: decision.hook,
-      subjectId: decision.subjectId,
+      subjectId: decision.subjectId?.replaceAll("\u0000", "") ?? null,
       at: decision.at,
       durationMs: Math.round(decision.durationMs),
       outcome: decision.outcome,
       fields: decision.fields ? [...decision.fields] : null,
-      reason: decision.reason,
+      reason: decision.reason?.replaceAll("\u0000", "") ?? null,
       shadow: decision.shadow,
       instance: this.instance,
     });
@@ -45,7 +49,7 @@ export class DecisionLog {
       this.buffer.splice(0, this.buffer.length - MAX_BUFFERED);
     }
     if (this.buffer.length >= FLUSH_AT) void this.flush();
-    else this.timer ??= setTimeout(() => void this.flush(), FLUSH_EVERY_MS);
+    else this.timer ??= unref(setTimeout(() => void this.flush(), FLUSH_EVERY_MS));
   }
 
   /** Writes what is buffered; resolves when it is stored (or the attempt failed and was logged). */
@@ -54,18 +58,34 @@ export class DecisionLog {
     this.timer = null;
     await this.flushing;
     if (this.buffer.length === 0) return;
-    const batch = this.buffer;
-    this.buffer = [];
+    // Bounded batches, so the row-by-row retry below stays small.
+    const batch = this.buffer.splice(0, FLUSH_AT);
     this.flushing = insertDecisions(this.db, batch)
-      .catch((err) => {
-        this.log.error({ err, decisions: batch.length }, "could not write hook decisions; will retry");
-        this.buffer.unshift(...batch);
-        this.timer ??= setTimeout(() => void this.flush(), FLUSH_EVERY_MS * 4);
+      .catch(async (err) => {
+        // One row the database refuses must not block every later one: retry row by row. If
+        // none gets through the database is away (keep them all for later); otherwise the rows
+        // that still fail are bad in themselves and are dropped.
+        const failed: NewDecision[] = [];
+        for (const row of batch) {
+          try {
+            await insertDecisions(this.db, [row]);
+          } catch {
+            failed.push(row);
+          }
+        }
+        if (failed.length === batch.length) {
+          this.buffer.unshift(...batch);
+          this.log.error({ err, decisions: batch.length }, "could not write hook decisions; will retry");
+          this.timer ??= unref(setTimeout(() => void this.flush(), FLUSH_EVERY_MS * 4));
+        } else if (failed.length > 0) {
+          this.log.error({ err, dropped: failed.length }, "hook decisions the database refused were dropped");
+        }
       })
       .finally(() => {
         this.flushing = null;
       });
     await this.flushing;
+    if (this.buffer.length > 0 && !this.timer) this.timer = unref(setTimeout(() => void this.flush(), 0));
     if (this.dropped > 0) {
       this.log.warn({ dropped: this.dropped }, "hook decisions dropped while the database was unavailable");
       this.dropped = 0;
@@ -73,7 +93,12 @@ export class DecisionLog {
   }
 
   async close(): Promise<void> {
-    await this.flush();
+    this.closed = true;
+    while (this.buffer.length > 0) {
+      const before = this.buffer.length;
+      await this.flush();
+      if (this.buffer.length >= before) break; // the database is away: nothing more to do
+    }
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
   }

@@ -12,24 +12,29 @@ export type Interpreted =
   | { readonly kind: "deferred"; readonly until: Date; readonly reason: string }
   | { readonly kind: "skipped"; readonly why: string };
 
+// Postgres text cannot hold NUL: a value carrying one would fail where it is stored, later.
+const text = (value: unknown): boolean => typeof value === "string" && !value.includes("\u0000");
+
 const fits = (type: FieldType, value: unknown): boolean => {
   switch (type) {
     case "string":
-      return typeof value === "string";
+      return text(value);
     case "nullableString":
-      return value === null || typeof value === "string";
+      return value === null || text(value);
     case "number":
       return typeof value === "number" && Number.isFinite(value);
     case "string[]":
-      return Array.isArray(value) && value.every((item) => typeof item === "string");
+      return Array.isArray(value) && value.every(text);
   }
 };
 
 const describe = (value: unknown): string =>
   value === null ? "null" : Array.isArray(value) ? "an array" : value === undefined ? "undefined" : `a ${typeof value}`;
 
-export const cutReason = (reason: string): string =>
-  [...reason].length > MAX_REASON_CHARS ? [...reason].slice(0, MAX_REASON_CHARS).join("") : reason;
+export const cutReason = (raw: string): string => {
+  const reason = raw.replaceAll("\u0000", "");
+  return [...reason].length > MAX_REASON_CHARS ? [...reason].slice(0, MAX_REASON_CHARS).join("") : reason;
+};
 
 const same = (a: unknown, b: unknown): boolean =>
   Array.isArray(a) && Array.isArray(b) ? a.length === b.length && a.every((x, i) => x === b[i]) : a === b;

@@ -199,7 +199,8 @@ export class Scheduler {
   }
 
   private dispatch(source: DueSource, entries: Entry[]): void {
-    const work = this.withSlot(() => source.fire(entries.map((e) => ({ key: e.key, at: new Date(e.at) }))))
+    // A batch still waiting for a slot when stop() begins must not claim anything.
+    const work = this.withSlot(async () => (this.state === "running" ? source.fire(entries.map((e) => ({ key: e.key, at: new Date(e.at) }))) : new Map<string, Date | null>()))
       .then((nexts) => {
         const horizonEnd = this.options.clock.now() + this.options.horizonMs;
         for (const [key, next] of nexts) {

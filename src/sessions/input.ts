@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { MESSAGE_ROLES } from "../db/schema/enums.ts";
+import { fitsInt8 } from "../cron/input.ts";
 
 const sessionId = z.string().trim().min(1).max(200);
 
@@ -25,6 +26,6 @@ export const relationInput = z.object({ sessionId }).strict();
 export const readMessagesQuery = z
   .object({
     limit: z.coerce.number().int().min(1).max(1_000).default(100),
-    after: z.string().regex(/^\d{1,19}$/, "must be a message id").optional(),
+    after: z.string().regex(/^\d{1,19}$/, "must be a message id").refine(fitsInt8, "must be a message id").optional(),
   })
   .strict();

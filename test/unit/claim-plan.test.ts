@@ -78,10 +78,11 @@ describe("claiming a slot", () => {
     expect(planSlotClaim(job({ endsAt: new Date(t0 + 500) }), new Date(t0), t0 + 5, null, "i1")!.nextFireAt).toBeNull();
   });
 
-  it("bounds the scan of a very long outage and says so on the last Missed row", () => {
+  it("bounds the scan of a very long outage, says so on the last Missed row, and still runs the newest slot", () => {
     const plan = planSlotClaim(job(), new Date(t0), t0 + 86_400_000, null, "i1")!;
-    expect(plan.rows.length).toBe(10_000);
-    expect(plan.rows.at(-2)!.reason).toMatch(/the scan stopped after 10000 slots/);
+    expect(plan.rows.length).toBe(10_001);
+    expect(plan.rows.at(-2)!.reason).toMatch(/the scan stopped after 10000 slots: the slots between this one and 2026-01-02T00:00:00.000Z were missed too/);
+    expect(plan.rows.at(-1)).toMatchObject({ status: "Claimed", scheduledFor: new Date(t0 + 86_400_000), backfilled: false });
     expect(plan.nextFireAt).toEqual(new Date(t0 + 86_401_000));
   });
 });

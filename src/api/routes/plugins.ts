@@ -8,6 +8,7 @@ import { listDecisions } from "../../plugins/queries.ts";
 import type { Plugins } from "../../plugins/service.ts";
 import type { Db } from "../../db/client.ts";
 import { validate } from "../../validation.ts";
+import { fitsInt8 } from "../../cron/input.ts";
 
 const decisionsQuery = z
   .object({
@@ -15,7 +16,7 @@ const decisionsQuery = z
     plugin: z.string().min(1).max(64).optional(),
     subject: z.string().min(1).max(200).optional(),
     limit: z.coerce.number().int().min(1).max(1000).default(50),
-    before: z.string().regex(/^\d{1,19}$/, "must be a decision id").optional(),
+    before: z.string().regex(/^\d{1,19}$/, "must be a decision id").refine(fitsInt8, "must be a decision id").optional(),
   })
   .strict();
 

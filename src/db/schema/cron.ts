@@ -91,20 +91,29 @@ export const cronJobRuns = pgTable(
     finishedAt: tstz("finished_at"),
     latenessMs: integer("lateness_ms"),
     deferredUntil: tstz("deferred_until"),
+    // On a run re-fired after a deferral: the Deferred run it continues.
+    deferredFrom: bigint("deferred_from", { mode: "bigint" }),
     backfilled: boolean("backfilled").notNull().default(false),
     sessionId: text("session_id"),
     executor: text("executor"),
     exitCode: integer("exit_code"),
     output: text("output"),
     missionJobId: text("mission_job_id"),
+    // Crash truth: executions started, and those that ended in a recorded delivery failure. A
+    // retried mission with more started than failed attempts lost one mid-run: Unknown, not replayed.
+    attempts: integer("attempts").notNull().default(0),
+    failedAttempts: integer("failed_attempts").notNull().default(0),
   },
   (t) => [
     // Exactly once across instances: whoever inserts this pair owns the slot.
     uniqueIndex("cron_job_runs_slot_uq").on(t.cronJobId, t.scheduledFor),
     index("cron_job_runs_status_idx").on(t.status, t.claimedAt),
+    // The recovery pass: Claimed rows whose chain never finished.
+    index("cron_job_runs_claimed_open_idx").on(t.claimedAt).where(sql`${t.status} = 'Claimed'`),
     index("cron_job_runs_claimed_idx").on(t.claimedAt),
     // The scheduler's second source: deferred slots waiting for their time.
     index("cron_job_runs_deferred_idx").on(t.deferredUntil).where(sql`${t.status} = 'Deferred'`),
+    uniqueIndex("cron_job_runs_deferred_from_uq").on(t.deferredFrom),
     check("cron_job_runs_status_ck", inList("status", RUN_STATUSES)),
     check("cron_job_runs_trigger_ck", inList("trigger", RUN_TRIGGERS)),
     check("cron_job_runs_reason_len_ck", sql`reason is null or char_length(reason) <= 2000`),

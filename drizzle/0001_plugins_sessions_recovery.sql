@@ -54,6 +54,9 @@ CREATE TABLE "sessions" (
 	CONSTRAINT "sessions_id_len_ck" CHECK (char_length(id) between 1 and 200)
 );
 --> statement-breakpoint
+ALTER TABLE "cron_job_runs" ADD COLUMN "deferred_from" bigint;--> statement-breakpoint
+ALTER TABLE "cron_job_runs" ADD COLUMN "attempts" integer DEFAULT 0 NOT NULL;--> statement-breakpoint
+ALTER TABLE "cron_job_runs" ADD COLUMN "failed_attempts" integer DEFAULT 0 NOT NULL;--> statement-breakpoint
 ALTER TABLE "session_messages" ADD CONSTRAINT "session_messages_session_id_sessions_id_fk" FOREIGN KEY ("session_id") REFERENCES "public"."sessions"("id") ON DELETE no action ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "session_peer_threads" ADD CONSTRAINT "session_peer_threads_session_id_sessions_id_fk" FOREIGN KEY ("session_id") REFERENCES "public"."sessions"("id") ON DELETE no action ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "session_subagents" ADD CONSTRAINT "session_subagents_session_id_sessions_id_fk" FOREIGN KEY ("session_id") REFERENCES "public"."sessions"("id") ON DELETE no action ON UPDATE no action;--> statement-breakpoint
@@ -64,4 +67,6 @@ CREATE INDEX "session_messages_session_idx" ON "session_messages" USING btree ("
 CREATE UNIQUE INDEX "session_peer_threads_uq" ON "session_peer_threads" USING btree ("session_id","peer_session_id");--> statement-breakpoint
 CREATE UNIQUE INDEX "session_subagents_uq" ON "session_subagents" USING btree ("session_id","child_session_id");--> statement-breakpoint
 CREATE INDEX "sessions_agent_idx" ON "sessions" USING btree ("agent_id");--> statement-breakpoint
-CREATE INDEX "cron_job_runs_deferred_idx" ON "cron_job_runs" USING btree ("deferred_until") WHERE "cron_job_runs"."status" = 'Deferred';
+CREATE INDEX "cron_job_runs_claimed_open_idx" ON "cron_job_runs" USING btree ("claimed_at") WHERE "cron_job_runs"."status" = 'Claimed';--> statement-breakpoint
+CREATE INDEX "cron_job_runs_deferred_idx" ON "cron_job_runs" USING btree ("deferred_until") WHERE "cron_job_runs"."status" = 'Deferred';--> statement-breakpoint
+CREATE UNIQUE INDEX "cron_job_runs_deferred_from_uq" ON "cron_job_runs" USING btree ("deferred_from");

@@ -1,0 +1,84 @@
+import type { Clock } from "../clock.ts";
+import type { Db } from "../db/client.ts";
+import type { Logger } from "../log.ts";
+import type { CronFiring } from "./firing.ts";
+import { findJob, staleClaims, takeOverClaim } from "./queries.ts";
+
+export interface RecoveryOptions {
+  db: Db;
+  firing: CronFiring;
+  clock: Clock;
+  log: Logger;
+  instanceName: string;
+  /** A Claimed row older than this has lost its chain (the longest a chain can take, plus margin). */
+  staleAfterMs: number;
+  intervalMs: number;
+}
+
+/**
+ * Resumes slots whose chain never finished: an instance that died between the claim and the
+ * outcome leaves a Claimed row, which would otherwise stay open forever (and, under the skip
+ * overlap policy, make every later slot Skipped). Any live instance takes it over (one wins the
+ * conditional update) and runs the chain again, as the contract allows for a crashed invocation.
+ */
+export class ClaimRecovery {
+  private readonly options: RecoveryOptions;
+  private timer: unknown = null;
+  private running = false;
+  private sweeping: Promise<void> | null = null;
+  private failures = 0;
+
+  constructor(options: RecoveryOptions) {
+    this.options = options;
+  }
+
+  start(): void {
+    if (this.running) return;
+    this.running = true;
+    this.schedule(0);
+  }
+
+  async stop(): Promise<void> {
+    this.running = false;
+    if (this.timer !== null) this.options.clock.clearTimeout(this.timer);
+    this.timer = null;
+    await this.sweeping;
+  }
+
+  /** One pass; resolves to the number of claims taken over. */
+  async sweep(): Promise<number> {
+    const { db, firing, clock, instanceName, staleAfterMs, log } = this.options;
+    const now = clock.now();
+    let resumed = 0;
+    for (const stale of await staleClaims(db, new Date(now - staleAfterMs), 100)) {
+      const run = await takeOverClaim(db, stale, instanceName, new Date(now));
+      if (!run) continue; // another instance took it
+      const job = await findJob(db, run.cronJobId);
+      if (!job) continue;
+      log.warn({ component: "recovery", runId: String(run.id), cronJobId: String(job.id), previousOwner: stale.claimedBy }, "resuming a slot whose chain never finished");
+      firing.resume(job, run);
+      resumed++;
+    }
+    return resumed;
+  }
+
+  private schedule(delayMs: number): void {
+    if (!this.running) return;
+    this.timer = this.options.clock.setTimeout(() => {
+      this.sweeping = this.sweep()
+        .then(() => {
+          this.failures = 0;
+        })
+        .catch((err) => {
+          // Background loops never die: back off (with jitter) and try again.
+          this.failures++;
+          this.options.log.error({ err, component: "recovery" }, "recovery pass failed");
+        })
+        .finally(() => {
+          this.sweeping = null;
+          const backoff = Math.min(60_000, this.options.intervalMs * 2 ** this.failures);
+          this.schedule(this.failures ? backoff * (0.5 + Math.random() / 2) : this.options.intervalMs);
+        });
+    }, delayMs);
+  }
+}
