@@ -19,7 +19,7 @@ import { openDatabase, type Database } from "./db/client.ts";
 import { lockDataDir, type ProcessProbe } from "./db/lock.ts";
 import { migrate } from "./db/migrate.ts";
 import { MissiondError } from "./errors.ts";
-import { logExecutor } from "./executors/log.ts";
+import { executorRegistry } from "./executors/registry.ts";
 import { createLogger, type Logger } from "./log.ts";
 import type { Decision } from "./plugins/chain.ts";
 import { Plugins } from "./plugins/service.ts";
@@ -108,7 +108,9 @@ export function createDaemon(config: Config, deps: DaemonDeps): Daemon {
     parts.boss = boss;
     // By the time this runs the mission worker has been stopped (with the drain budget) below;
     // anything still active is handed back to pg-boss as it is.
-    stack.defer(() => boss.stop({ graceful: false, close: true }));
+    // Graceful so pg-boss's own loops have ended before the database closes; its workers are
+    // already off, so this waits for little.
+    stack.defer(() => boss.stop({ graceful: true, close: true, timeout: 2_000 }));
 
     const sessions = new SessionService(database.db, clock);
     parts.sessions = sessions;
@@ -161,7 +163,7 @@ export function createDaemon(config: Config, deps: DaemonDeps): Daemon {
     });
     parts.scheduler = scheduler;
 
-    const executor = logExecutor(log);
+    const executorFor = executorRegistry(config.agents, log, () => clock.now(), deps.probe.killGroup);
     await startMissionWorker({
       db: database.db,
       boss,
@@ -170,7 +172,7 @@ export function createDaemon(config: Config, deps: DaemonDeps): Daemon {
       log,
       concurrency: config.missions.concurrency,
       retryLimit: config.missions.retryLimit,
-      executorFor: () => executor,
+      executorFor,
       detach,
     });
     // Disposed before the plugins and the wait for detached hooks (registered earlier): missions

@@ -9,7 +9,7 @@ export function createLogger(level: string, destination?: DestinationStream): Lo
       level,
       base: { service: "missiond" },
       redact: {
-        paths: ["apiToken", "api_token", "*.apiToken", "headers.authorization", "req.headers.authorization", "databaseUrl"],
+        paths: ["apiToken", "api_token", "*.apiToken", "headers.authorization", "req.headers.authorization", "databaseUrl", "secret", "*.secret", "agents.*.secret"],
         censor: "[redacted]",
       },
       timestamp: pino.stdTimeFunctions.isoTime,

@@ -17,6 +17,13 @@ const probe = {
       return (err as NodeJS.ErrnoException).code === "EPERM";
     }
   },
+  killGroup(pgid: number, signal: NodeJS.Signals): void {
+    try {
+      process.kill(-pgid, signal);
+    } catch {
+      /* the group is already gone */
+    }
+  },
 };
 
 const code = await runCli(process.argv.slice(2), {

@@ -30,7 +30,14 @@ export interface Config {
   };
   readonly shutdown: { readonly drainBudgetMs: number };
   readonly missions: { readonly concurrency: number; readonly retryLimit: number };
+  readonly defaultExecutor: "log";
+  readonly agents: Readonly<Record<string, AgentConfig>>;
 }
+
+export type AgentConfig =
+  | { readonly executor: "log" }
+  | { readonly executor: "webhook"; readonly url: string; readonly secret: string | null; readonly timeoutMs: number }
+  | { readonly executor: "command"; readonly argv: readonly string[]; readonly timeoutMs: number; readonly env: Readonly<Record<string, string>> };
 
 export interface ConfigSources {
   /** `--config PATH`; when given, the file must exist. */
@@ -163,6 +170,23 @@ export function loadConfig(sources: ConfigSources): Config {
     },
     shutdown: { drainBudgetMs: file.shutdown.drain_budget },
     missions: { concurrency: file.missions.concurrency, retryLimit: file.missions.retry_limit },
+    defaultExecutor: file.default_executor,
+    agents: Object.fromEntries(
+      Object.entries(file.agents).map(([id, agent]): [string, AgentConfig] => {
+        switch (agent.executor) {
+          case "log":
+            return [id, { executor: "log" }];
+          case "webhook":
+            return [id, { executor: "webhook", url: agent.url, secret: agent.secret ?? null, timeoutMs: agent.timeout }];
+          case "command": {
+            const [program, ...rest] = agent.argv;
+            // A relative program is relative to the config file, like every other path in it.
+            const resolved = program!.startsWith("./") || program!.startsWith("../") ? resolve(base, program!) : program!;
+            return [id, { executor: "command", argv: [resolved, ...rest], timeoutMs: agent.timeout, env: agent.env }];
+          }
+        }
+      }),
+    ),
   };
   return deepFreeze(config);
 }

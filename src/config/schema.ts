@@ -16,6 +16,27 @@ const atLeast = (minMs: number) => durationMs.refine((ms) => ms >= minMs, `must 
 
 const logLevel = z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]);
 
+/** How missions reach one agent. */
+const agentSchema = z.discriminatedUnion("executor", [
+  z.object({ executor: z.literal("log") }).strict(),
+  z
+    .object({
+      executor: z.literal("webhook"),
+      url: z.string().url().refine((u) => /^https?:/.test(u), "must be an http(s) URL"),
+      secret: z.string().min(16, "must be at least 16 characters").optional(),
+      timeout: durationMs.default(30_000),
+    })
+    .strict(),
+  z
+    .object({
+      executor: z.literal("command"),
+      argv: z.array(z.string().min(1)).min(1),
+      timeout: durationMs.default(600_000),
+      env: z.record(z.string(), z.string()).default({}),
+    })
+    .strict(),
+]);
+
 /** The configuration file's shape (snake_case, as operators write TOML). Unknown keys are errors. */
 export const fileSchema = z
   .object({
@@ -31,6 +52,9 @@ export const fileSchema = z
     instance_name: z.string().min(1).max(100).optional(),
     log_level: logLevel.default("info"),
     plugin_dirs: z.array(z.string().min(1)).default([]),
+    // Agents not listed under [agents] get this executor.
+    default_executor: z.enum(["log"]).default("log"),
+    agents: z.record(z.string().min(1).max(200), agentSchema).default({}),
     scheduler: z
       .object({
         // Zero or tiny values would turn the scheduler into a busy loop of refills.

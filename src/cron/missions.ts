@@ -78,6 +78,7 @@ async function handle(deps: MissionWorkerDeps, log: Logger, job: Job<Mission>): 
   if (!(await countAttempt(deps.db, runId, "started"))) return;
   const executor = deps.executorFor(mission.agentId);
   let result: ExecutionResult;
+  let deadLetter: Error | null = null;
   try {
     result = await executor.execute(mission, job.signal);
   } catch (err) {
@@ -88,6 +89,7 @@ async function handle(deps: MissionWorkerDeps, log: Logger, job: Job<Mission>): 
       throw err;
     }
     result = { status: "Failed", output: `delivery failed after ${job.retryCount + 1} attempts: ${(err as Error).message}` };
+    deadLetter = err as Error;
   }
 
   const closed = await transitionRun(deps.db, runId, "Running", {
@@ -99,13 +101,24 @@ async function handle(deps: MissionWorkerDeps, log: Logger, job: Job<Mission>): 
   });
   if (!closed) return;
   runLog.info({ status: closed.status }, "run closed");
+  // The last try failed to deliver: the run is closed Failed, and failing the job (after the
+  // completion hook below is on its way) moves it to the dead-letter queue.
+  if (deadLetter) {
+    fireCompleted(deps, mission, closed.status);
+    throw deadLetter;
+  }
+  fireCompleted(deps, mission, closed.status);
+}
+
+/** cronJobCompleted: observe-only, at most once (only the close that won calls it), detached. */
+function fireCompleted(deps: MissionWorkerDeps, mission: Mission, status: string): void {
   deps.detach(
     deps.chain.run("cronJobCompleted", {
       cronJobId: mission.cronJobId,
       cronJobRunId: mission.runId,
       sessionId: mission.sessionId,
       agentId: mission.agentId,
-      status: closed.status,
+      status,
     }),
   );
 }

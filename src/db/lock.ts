@@ -2,9 +2,12 @@ import { closeSync, mkdirSync, openSync, readFileSync, statSync, unlinkSync, wri
 import { join } from "node:path";
 import { MissiondError } from "../errors.ts";
 
+/** The process capabilities the daemon needs, handed in by main.ts (the only file touching `process`). */
 export interface ProcessProbe {
   readonly pid: number;
   isAlive(pid: number): boolean;
+  /** Signals a whole process group (a command executor's child and everything it started). */
+  killGroup?(pgid: number, signal: NodeJS.Signals): void;
 }
 
 interface LockOwner {

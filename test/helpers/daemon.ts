@@ -16,7 +16,17 @@ export interface TestDaemonOptions {
   onDecision?: (decision: Decision) => void;
 }
 
-export const testProbe = { pid: process.pid, isAlive: () => false };
+export const testProbe = {
+  pid: process.pid,
+  isAlive: () => false,
+  killGroup: (pgid: number, signal: NodeJS.Signals) => {
+    try {
+      process.kill(-pgid, signal);
+    } catch {
+      /* already gone */
+    }
+  },
+};
 
 /** A daemon on the test's database, with its API on a socket in a temporary directory. */
 export async function startTestDaemon(db: TestDatabase, options: TestDaemonOptions = {}): Promise<Daemon> {

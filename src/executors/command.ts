@@ -1,0 +1,79 @@
+import { spawn } from "node:child_process";
+import { boundOutput, MAX_OUTPUT_CHARS, type Mission, type MissionExecutor } from "./types.ts";
+
+export interface CommandExecutorOptions {
+  argv: readonly string[];
+  timeoutMs: number;
+  /** Extra environment for the child (PATH defaults to a minimal one). */
+  env: Readonly<Record<string, string>>;
+  /** Kills the child's whole process group; without it only the child itself is killed. */
+  killGroup?: (pgid: number, signal: NodeJS.Signals) => void;
+}
+
+/**
+ * Runs an argv per mission: the prompt on stdin, the run's fields in the environment. Exit 0 is
+ * Succeeded, any other exit Failed (with the code), the timeout TimedOut (the child is killed).
+ * stdout and stderr are kept on the run, bounded. A child that cannot be started at all throws,
+ * so the mission is retried.
+ */
+export function commandExecutor(name: string, options: CommandExecutorOptions): MissionExecutor {
+  return {
+    name,
+    execute: (mission, signal) =>
+      new Promise((resolve, reject) => {
+        const [program, ...args] = options.argv;
+        const child = spawn(program!, args, {
+          stdio: ["pipe", "pipe", "pipe"],
+          // Its own process group, so a timeout kills what the command started too (a shell
+          // script's `sleep` would otherwise keep the pipes open past the kill).
+          detached: true,
+          env: { PATH: "/usr/local/bin:/usr/bin:/bin", ...options.env, ...missionEnv(mission) },
+        });
+        let output = "";
+        let timedOut = false;
+        const collect = (chunk: Buffer) => {
+          // Keep the tail: for a failing command the last lines say why.
+          output = (output + chunk.toString("utf8")).slice(-2 * MAX_OUTPUT_CHARS);
+        };
+        child.stdout.on("data", collect);
+        child.stderr.on("data", collect);
+        const kill = (signal: NodeJS.Signals) => {
+          if (options.killGroup && child.pid) options.killGroup(child.pid, signal);
+          else child.kill(signal);
+        };
+        const timer = setTimeout(() => {
+          timedOut = true;
+          kill("SIGKILL");
+        }, options.timeoutMs);
+        const abort = () => kill("SIGTERM");
+        signal.addEventListener("abort", abort, { once: true });
+        child.on("error", (err) => {
+          clearTimeout(timer);
+          reject(new Error(`cannot run ${program}: ${err.message}`));
+        });
+        child.on("close", (code, sig) => {
+          clearTimeout(timer);
+          signal.removeEventListener("abort", abort);
+          if (timedOut) resolve({ status: "TimedOut", output: boundOutput(`${output}\n[killed after ${options.timeoutMs} ms]`), exitCode: null });
+          else resolve({ status: code === 0 ? "Succeeded" : "Failed", output: boundOutput(output), exitCode: code ?? (sig ? 128 : null) });
+        });
+        child.stdin.on("error", () => {}); // a command that ignores stdin must not fail the run with EPIPE
+        child.stdin.end(mission.prompt);
+      }),
+  };
+}
+
+function missionEnv(mission: Mission): Record<string, string> {
+  return {
+    MISSIOND_RUN_ID: mission.runId,
+    MISSIOND_CRON_JOB_ID: mission.cronJobId,
+    MISSIOND_JOB_NAME: mission.jobName,
+    MISSIOND_JOB_KIND: mission.jobKind,
+    MISSIOND_AGENT_ID: mission.agentId,
+    MISSIOND_SESSION_ID: mission.sessionId,
+    MISSIOND_SCHEDULED_FOR: mission.scheduledFor,
+    MISSIOND_FIRED_AT: mission.firedAt,
+    MISSIOND_LATENESS_MS: String(mission.latenessMs),
+    MISSIOND_BACKFILLED: mission.backfilled ? "1" : "0",
+  };
+}

@@ -1,0 +1,48 @@
+import { createHmac } from "node:crypto";
+import { boundOutput, type MissionExecutor } from "./types.ts";
+
+export interface WebhookExecutorOptions {
+  url: string;
+  /** HMAC-SHA256 key for the signature header; unsigned when null. */
+  secret: string | null;
+  timeoutMs: number;
+  now: () => number;
+}
+
+export const SIGNATURE_HEADER = "x-missiond-signature";
+export const TIMESTAMP_HEADER = "x-missiond-timestamp";
+
+/** The signature a receiver recomputes: HMAC-SHA256 over "<timestamp>.<body>", hex. */
+export function signBody(secret: string, timestamp: string, body: string): string {
+  return `sha256=${createHmac("sha256", secret).update(`${timestamp}.${body}`).digest("hex")}`;
+}
+
+/**
+ * POSTs the mission as JSON. 2xx is Succeeded (the response body kept as output). A timeout, a
+ * network error, a 5xx, 408 or 429 throws, so pg-boss retries with backoff and, after the last
+ * try, the run closes Failed and the mission goes to the dead-letter queue. Any other 4xx is
+ * Failed at once: the receiver refused this mission.
+ */
+export function webhookExecutor(name: string, options: WebhookExecutorOptions): MissionExecutor {
+  return {
+    name,
+    async execute(mission, signal) {
+      const body = JSON.stringify(mission);
+      const timestamp = String(Math.floor(options.now() / 1000));
+      const headers: Record<string, string> = { "content-type": "application/json", "user-agent": "missiond", [TIMESTAMP_HEADER]: timestamp };
+      if (options.secret) headers[SIGNATURE_HEADER] = signBody(options.secret, timestamp, body);
+      const response = await fetch(options.url, {
+        method: "POST",
+        headers,
+        body,
+        signal: AbortSignal.any([signal, AbortSignal.timeout(options.timeoutMs)]),
+      });
+      const text = await response.text();
+      if (response.ok) return { status: "Succeeded", output: boundOutput(text), exitCode: null };
+      if (response.status >= 500 || response.status === 408 || response.status === 429) {
+        throw new Error(`webhook answered ${response.status}: ${text.slice(0, 200)}`);
+      }
+      return { status: "Failed", output: boundOutput(`HTTP ${response.status}: ${text}`), exitCode: null };
+    },
+  };
+}
