@@ -5,7 +5,8 @@ import { loadConfig } from "../../src/config/load.ts";
 import { createDaemon, type Daemon } from "../../src/daemon.ts";
 import type { Decision } from "../../src/plugins/chain.ts";
 import { createLogger } from "../../src/log.ts";
-import type { TestDatabase } from "./db.ts";
+import { afterEach, beforeEach } from "vitest";
+import { freshDatabase, type TestDatabase } from "./db.ts";
 
 export interface TestDaemonOptions {
   pluginDirs?: string[];
@@ -58,4 +59,30 @@ export async function startTestDaemon(db: TestDatabase, options: TestDaemonOptio
   });
   await daemon.start();
   return daemon;
+}
+
+/**
+ * A fresh database for each test of the file, and the daemons a test starts on it, stopped and
+ * the database dropped after each test.
+ */
+export function daemonPerTest() {
+  const state = {
+    db: null as unknown as TestDatabase,
+    daemons: [] as Daemon[],
+    /** Starts a daemon on this test's database. */
+    async start(options: TestDaemonOptions = {}): Promise<Daemon> {
+      const daemon = await startTestDaemon(state.db, options);
+      state.daemons.push(daemon);
+      return daemon;
+    },
+  };
+  beforeEach(async () => {
+    state.db = await freshDatabase();
+  });
+  afterEach(async () => {
+    await Promise.all(state.daemons.map((d) => d.stop()));
+    state.daemons = [];
+    await state.db.drop();
+  });
+  return state;
 }

@@ -15,22 +15,27 @@ export interface TestDatabase {
 }
 
 /** A database of its own for one test: a new database on the server, or a new in-memory PGlite. */
-export async function freshDatabase(): Promise<TestDatabase> {
-  if (!SERVER_URL) {
+export function freshDatabase(): Promise<TestDatabase> {
+  return createFreshDatabase(SERVER_URL, "missiond_t");
+}
+
+/** A new database on the server at `serverUrl` (named with `prefix`), or a new in-memory PGlite when null. */
+export async function createFreshDatabase(serverUrl: string | null, prefix: string): Promise<TestDatabase> {
+  if (!serverUrl) {
     const pglite = await PGlite.create();
     return { url: null, pglite, drop: () => pglite.close() };
   }
-  const name = `missiond_t_${randomBytes(6).toString("hex")}`;
-  const admin = postgres(SERVER_URL, { max: 1, onnotice: () => {} });
+  const name = `${prefix}_${randomBytes(6).toString("hex")}`;
+  const admin = postgres(serverUrl, { max: 1, onnotice: () => {} });
   await admin.unsafe(`create database ${name}`);
   await admin.end();
-  const url = new URL(SERVER_URL);
+  const url = new URL(serverUrl);
   url.pathname = `/${name}`;
   return {
     url: url.toString(),
     pglite: null,
     async drop() {
-      const conn = postgres(SERVER_URL!, { max: 1, onnotice: () => {} });
+      const conn = postgres(serverUrl, { max: 1, onnotice: () => {} });
       await conn.unsafe(`drop database if exists ${name} with (force)`);
       await conn.end();
     },

@@ -1,31 +1,17 @@
-import { fileURLToPath } from "node:url";
 import { sql } from "drizzle-orm";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { rows } from "../../src/db/client.ts";
 import type { Daemon } from "../../src/daemon.ts";
-import { backendName, freshDatabase, type TestDatabase } from "../helpers/db.ts";
-import { startTestDaemon } from "../helpers/daemon.ts";
+import { backendName } from "../helpers/db.ts";
+import { daemonPerTest } from "../helpers/daemon.ts";
+import { examplePlugin, fixturePlugin } from "../helpers/plugins.ts";
 import { waitFor } from "../helpers/wait.ts";
 
-const example = (name: string) => fileURLToPath(new URL(`../../plugins/${name}`, import.meta.url));
-const fixture = (name: string) => fileURLToPath(new URL(`../fixtures/plugins/${name}`, import.meta.url));
+const example = examplePlugin;
+const fixture = fixturePlugin;
 
-let db: TestDatabase;
-let daemons: Daemon[] = [];
-beforeEach(async () => {
-  db = await freshDatabase();
-});
-afterEach(async () => {
-  await Promise.all(daemons.map((d) => d.stop()));
-  daemons = [];
-  await db.drop();
-});
-
-async function start(pluginDirs: string[] = [], instanceName = "test") {
-  const daemon = await startTestDaemon(db, { pluginDirs, instanceName });
-  daemons.push(daemon);
-  return daemon;
-}
+const t = daemonPerTest();
+const start = (pluginDirs: string[] = [], instanceName = "test") => t.start({ pluginDirs, instanceName });
 
 const runsOf = async (daemon: Daemon, jobId: string) => daemon.cron.runs({ jobId, limit: 1000 });
 

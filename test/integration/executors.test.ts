@@ -2,25 +2,17 @@ import { createHmac } from "node:crypto";
 import { createServer, type IncomingMessage, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { fileURLToPath } from "node:url";
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import type { Daemon } from "../../src/daemon.ts";
-import { backendName, freshDatabase, type TestDatabase } from "../helpers/db.ts";
-import { startTestDaemon } from "../helpers/daemon.ts";
+import { backendName } from "../helpers/db.ts";
+import { daemonPerTest } from "../helpers/daemon.ts";
 import { waitFor } from "../helpers/wait.ts";
 
 const AGENT_SH = fileURLToPath(new URL("../fixtures/executors/agent.sh", import.meta.url));
 const SECRET = "a-very-secret-webhook-key";
 
-let db: TestDatabase;
+const t = daemonPerTest();
 let daemon: Daemon | null = null;
-beforeEach(async () => {
-  db = await freshDatabase();
-});
-afterEach(async () => {
-  await daemon?.stop();
-  daemon = null;
-  await db.drop();
-});
 
 const runOf = (d: Daemon, jobId: string, done: (status: string) => boolean) =>
   waitFor(async () => (await d.cron.runs({ jobId, limit: 5 })).find((r) => done(r.status)), "the run to close", 20_000);
@@ -28,7 +20,7 @@ const closed = (s: string) => !["Claimed", "Running"].includes(s);
 
 describe(`the command executor (${backendName})`, () => {
   beforeEach(async () => {
-    daemon = await startTestDaemon(db, {
+    daemon = await t.start({
       toml: `[agents.worker]\nexecutor = "command"\nargv = ["${AGENT_SH}"]\ntimeout = "1s"\nenv = { AGENT_TOKEN = "t0k" }\n`,
     });
   });
@@ -76,7 +68,7 @@ describe(`the webhook executor (${backendName})`, () => {
   afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
   beforeEach(async () => {
     received.length = 0;
-    daemon = await startTestDaemon(db, { toml: `[agents.hooked]\nexecutor = "webhook"\nurl = "${url}"\nsecret = "${SECRET}"\ntimeout = "2s"\n` });
+    daemon = await t.start({ toml: `[agents.hooked]\nexecutor = "webhook"\nurl = "${url}"\nsecret = "${SECRET}"\ntimeout = "2s"\n` });
   });
 
   it("POSTs the mission as signed JSON and records the answer", async () => {

@@ -1,27 +1,18 @@
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { apiClient } from "../../src/cli/client.ts";
 import type { Daemon } from "../../src/daemon.ts";
-import { backendName, freshDatabase, type TestDatabase } from "../helpers/db.ts";
-import { startTestDaemon, type TestDaemonOptions } from "../helpers/daemon.ts";
+import { backendName } from "../helpers/db.ts";
+import { daemonPerTest, type TestDaemonOptions } from "../helpers/daemon.ts";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { sql } from "drizzle-orm";
 import { fixturePlugin, pluginCopy } from "../helpers/plugins.ts";
 import { waitFor } from "../helpers/wait.ts";
 
-let db: TestDatabase;
-let daemon: Daemon | null = null;
-beforeEach(async () => {
-  db = await freshDatabase();
-});
-afterEach(async () => {
-  await daemon?.stop();
-  daemon = null;
-  await db.drop();
-});
+const t = daemonPerTest();
 
 async function start(pluginDirs: string[], options: TestDaemonOptions = {}) {
-  daemon = await startTestDaemon(db, { pluginDirs, ...options });
+  const daemon = await t.start({ pluginDirs, ...options });
   return { daemon, api: apiClient({ socketPath: daemon.config.socketPath }) };
 }
 
