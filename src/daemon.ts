@@ -10,8 +10,9 @@ import { systemClock, type Clock } from "./clock.ts";
 import type { Config } from "./config/load.ts";
 import { CronFiring } from "./cron/firing.ts";
 import { ClaimRecovery } from "./cron/recovery.ts";
+import { diagnoseCron } from "./cron/doctor.ts";
 import { startMissionWorker } from "./cron/missions.ts";
-import { databaseNow, knownAgents } from "./cron/queries.ts";
+import { countOverdue, databaseNow, knownAgents } from "./cron/queries.ts";
 import { CronService, SCHEDULE_CHANNEL } from "./cron/service.ts";
 import { cronDueSource, deferredDueSource } from "./cron/source.ts";
 import { MISSIONS_QUEUE, startBoss } from "./db/boss.ts";
@@ -24,7 +25,14 @@ import { createLogger, type Logger } from "./log.ts";
 import type { Decision } from "./plugins/chain.ts";
 import { Plugins } from "./plugins/service.ts";
 import { Scheduler } from "./scheduler/scheduler.ts";
+import { Metrics } from "./metrics.ts";
 import { SessionService } from "./sessions/service.ts";
+
+// A job whose next slot is this far in the past "should have fired but didn't" (the metric).
+const OVERDUE_AFTER_MS = 60_000;
+
+// A run Running longer than this is reported by `missiond doctor` as stuck.
+const STUCK_RUNNING_MS = 3_600_000;
 
 // Added to the longest chain before a Claimed row counts as abandoned (transaction and clock slack).
 const STALE_CLAIM_MARGIN_MS = 30_000;
@@ -112,6 +120,14 @@ export function createDaemon(config: Config, deps: DaemonDeps): Daemon {
     // already off, so this waits for little.
     stack.defer(() => boss.stop({ graceful: true, close: true, timeout: 2_000 }));
 
+    let scheduler: Scheduler | null = null;
+    const metrics = new Metrics({
+      overdueJobs: () => countOverdue(database.db, new Date(clock.now() - OVERDUE_AFTER_MS)),
+      missionQueueDepth: async () => (await boss.getQueue(MISSIONS_QUEUE))?.queuedCount ?? 0,
+      schedulerPending: () => scheduler?.pending ?? 0,
+      clockSkewMs: () => scheduler?.skewMs ?? 0,
+    });
+
     const sessions = new SessionService(database.db, clock);
     parts.sessions = sessions;
     const plugins = await Plugins.start({
@@ -126,7 +142,11 @@ export function createDaemon(config: Config, deps: DaemonDeps): Daemon {
       instanceName: config.instanceName,
       agents: async () => (await knownAgents(database.db)).map((id) => ({ id })),
       sessions: sessions.reader(),
-      onDecision: deps.onDecision,
+      onDecision: (decision) => {
+        metrics.decision(decision);
+        deps.onDecision?.(decision);
+      },
+      onChain: (hook, durationMs) => metrics.chain(hook, durationMs),
     });
     stack.defer(() => plugins.stop());
     parts.plugins = plugins;
@@ -140,7 +160,6 @@ export function createDaemon(config: Config, deps: DaemonDeps): Daemon {
       detached.add(tracked);
     };
 
-    let scheduler: Scheduler | null = null;
     const firing: CronFiring = new CronFiring({
       db: database.db,
       boss,
@@ -149,6 +168,7 @@ export function createDaemon(config: Config, deps: DaemonDeps): Daemon {
       log,
       instanceName: config.instanceName,
       onDeferred: () => scheduler?.poke(),
+      onRun: (status, latenessMs) => metrics.run(status, latenessMs),
     });
     const cron = new CronService({ db: database.db, clock, onChange: () => scheduler?.poke(), fireNow: (id) => firing.fireNow(id) });
     parts.cron = cron;
@@ -174,6 +194,7 @@ export function createDaemon(config: Config, deps: DaemonDeps): Daemon {
       retryLimit: config.missions.retryLimit,
       executorFor,
       detach,
+      onRun: (status) => metrics.run(status),
     });
     // Disposed before the plugins and the wait for detached hooks (registered earlier): missions
     // still finishing fire cronJobCompleted, which needs the plugins. Missions not done within the
@@ -211,11 +232,28 @@ export function createDaemon(config: Config, deps: DaemonDeps): Daemon {
     recovery.start();
     stack.defer(() => recovery.stop());
 
+    const doctor = async () => {
+      const now = clock.now();
+      const cronFindings = await diagnoseCron(database.db, now, { overdueMs: OVERDUE_AFTER_MS, claimedMs: longestChainMs + STALE_CLAIM_MARGIN_MS, runningMs: STUCK_RUNNING_MS });
+      const pluginProblems = plugins.list().filter((p) => p.state !== "active").map((p) => ({ name: p.name, state: p.state, error: p.error }));
+      const skewMs = scheduler?.skewMs ?? 0;
+      const schedulerArmed = scheduler?.isArmed ?? false;
+      const ok =
+        schedulerArmed &&
+        cronFindings.overdueJobs.length === 0 &&
+        cronFindings.stuckRuns.length === 0 &&
+        cronFindings.failingAgents.length === 0 &&
+        pluginProblems.length === 0 &&
+        Math.abs(skewMs) <= 1_000;
+      return { ok, ...cronFindings, plugins: pluginProblems, clockSkewMs: skewMs, schedulerArmed };
+    };
     const api = buildApi(
       {
+        doctor,
         db: database.db,
         cron,
         sessions,
+        metrics,
         plugins,
         readiness: async () => {
           const checks = { database: false, pgBoss: false, scheduler: scheduler.isArmed };
@@ -240,7 +278,7 @@ export function createDaemon(config: Config, deps: DaemonDeps): Daemon {
     if (deps.listen !== false) await listenOnSocket(api, config.socketPath, stack);
     else await api.ready();
     if (config.listen && deps.listen !== false) {
-      const tcp = buildApi({ db: database.db, cron, sessions, plugins, readiness: async () => ({ ready: scheduler.isArmed, checks: {} }) }, { log, token: config.apiToken });
+      const tcp = buildApi({ db: database.db, cron, sessions, metrics, plugins, doctor, readiness: async () => ({ ready: scheduler.isArmed, checks: {} }) }, { log, token: config.apiToken });
       stack.defer(() => tcp.close());
       await tcp.listen({ host: config.listen.host, port: config.listen.port });
     }

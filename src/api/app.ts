@@ -9,12 +9,16 @@ import { cronRoutes } from "./routes/cron.ts";
 import { pluginRoutes } from "./routes/plugins.ts";
 import { sessionRoutes } from "./routes/sessions.ts";
 import type { SessionService } from "../sessions/service.ts";
+import type { Metrics } from "../metrics.ts";
 
 export interface ApiServices {
   db: Db;
   cron: CronService;
   sessions: SessionService;
+  metrics: Metrics;
   plugins: Plugins;
+  /** `missiond doctor`: what is late, stuck, failing or misconfigured. */
+  doctor(): Promise<Record<string, unknown> & { ok: boolean }>;
   /** Readiness: database reachable, pg-boss started, scheduler armed. */
   readiness(): Promise<{ ready: boolean; checks: Record<string, boolean> }>;
 }
@@ -53,6 +57,7 @@ export function buildApi(services: ApiServices, options: ApiOptions): FastifyIns
   }
 
   app.get("/healthz", async () => ({ ok: true }));
+  app.get("/metrics", async (_request, reply) => reply.type(services.metrics.registry.contentType).send(await services.metrics.registry.metrics()));
   app.get("/readyz", async (_request, reply) => {
     const result = await services.readiness();
     return reply.status(result.ready ? 200 : 503).send(result);
@@ -60,5 +65,6 @@ export function buildApi(services: ApiServices, options: ApiOptions): FastifyIns
   cronRoutes(app, services.cron);
   sessionRoutes(app, services.sessions);
   pluginRoutes(app, services.plugins, services.db);
+  app.get("/v1/doctor", async () => services.doctor());
   return app;
 }

@@ -204,6 +204,26 @@ function buildProgram(io: CliIo, setExit: (code: number) => void): Command {
       );
     });
 
+  program
+    .command("doctor")
+    .description("what is late, stuck, failing or misconfigured; exits 1 when it finds anything")
+    .action(async () => {
+      const report = await client().get<Diagnosis>("/v1/doctor");
+      const sections: [string, unknown[], (item: never) => string][] = [
+        ["jobs that should have fired but did not", report.overdueJobs, (j: Diagnosis["overdueJobs"][number]) => `job ${j.id} "${j.name}": next slot ${j.nextFireAt}, ${j.lateBySeconds}s ago`],
+        ["stuck runs", report.stuckRuns, (r: Diagnosis["stuckRuns"][number]) => `run ${r.id} of job ${r.cronJobId}: ${r.status} since ${r.since} (${r.claimedBy})`],
+        ["agents whose missions failed in the last 24 h", report.failingAgents, (a: Diagnosis["failingAgents"][number]) => `${a.agentId}: ${a.failures} failed, last ${a.lastStatus} at ${a.lastFailureAt}`],
+        ["plugins not active", report.plugins, (p: Diagnosis["plugins"][number]) => `${p.name}: ${p.state}${p.error ? ` (${p.error})` : ""}`],
+      ];
+      print(report, () => {
+        const lines = sections.flatMap(([title, items, line]) => (items.length ? [`${title}:`, ...items.map((i) => `  ${line(i as never)}`)] : []));
+        if (Math.abs(report.clockSkewMs) > 1_000) lines.push(`clock: the local clock is ${report.clockSkewMs} ms off the database's`);
+        if (!report.schedulerArmed) lines.push("scheduler: not armed");
+        return lines.length ? lines.join("\n") : "all good: nothing late, stuck, failing or misconfigured";
+      });
+      if (!report.ok) setExit(EXIT.ERROR);
+    });
+
   const session = program.command("session").description("agent sessions as the runtime reports them");
   session
     .command("add")
@@ -279,6 +299,16 @@ function buildProgram(io: CliIo, setExit: (code: number) => void): Command {
     });
 
   return program;
+}
+
+interface Diagnosis {
+  ok: boolean;
+  overdueJobs: { id: string; name: string; nextFireAt: string; lateBySeconds: number }[];
+  stuckRuns: { id: string; cronJobId: string; status: string; since: string; claimedBy: string }[];
+  failingAgents: { agentId: string; failures: number; lastFailureAt: string; lastStatus: string }[];
+  plugins: { name: string; state: string; error: string | null }[];
+  clockSkewMs: number;
+  schedulerArmed: boolean;
 }
 
 interface DecisionView {

@@ -21,6 +21,8 @@ export interface FiringDeps {
   instanceName: string;
   /** A slot was deferred: the scheduler should pick up its new moment. */
   onDeferred?: () => void;
+  /** A run reached a status (metrics). */
+  onRun?: (status: string, latenessMs: number | null) => void;
 }
 
 interface PendingHandOff {
@@ -89,6 +91,7 @@ export class CronFiring {
         if (jobs.length > 0) await boss.insert(MISSIONS_QUEUE, jobs, { db: fromDrizzle(tx as unknown as DrizzleTransactionLike, sql) });
       });
       for (const h of batch) h.done(null);
+      for (const _ of batch) this.deps.onRun?.("Running", null);
     } catch (err) {
       // One bad hand-off must not strand the others of its batch: retry them one by one.
       if (batch.length > 1) {
@@ -132,6 +135,7 @@ export class CronFiring {
       for (const run of inserted) if (run.status === "Claimed") claimedPer.set(run.cronJobId, (claimedPer.get(run.cronJobId) ?? 0) + 1);
       for (const a of advanced) a.runCount -= a.planned - (claimedPer.get(a.id) ?? 0);
       await advanceJobs(tx, advanced, new Date(now));
+      for (const run of inserted) this.deps.onRun?.(run.status, run.latenessMs);
       return { jobs, claimed: inserted.filter((run) => run.status === "Claimed") };
     });
   }
@@ -233,6 +237,7 @@ export class CronFiring {
         decidedBy: result.plugin,
         finishedAt: now,
       });
+      this.deps.onRun?.("Cancelled", null);
       log.info({ plugin: result.plugin, reason: result.reason }, "slot cancelled by plugin");
       return;
     }
@@ -245,6 +250,7 @@ export class CronFiring {
         finishedAt: now,
       });
       this.deps.onDeferred?.();
+      this.deps.onRun?.("Deferred", null);
       log.info({ plugin: result.plugin, until: result.until.toISOString(), reason: result.reason }, "slot deferred by plugin");
       return;
     }

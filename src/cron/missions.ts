@@ -18,6 +18,8 @@ export interface MissionWorkerDeps {
   executorFor(agentId: string): MissionExecutor;
   /** Observe-only hooks run detached; the daemon tracks them so shutdown can wait for them. */
   detach(work: Promise<unknown>): void;
+  /** A run reached a status (metrics). */
+  onRun?: (status: string) => void;
 }
 
 /**
@@ -72,6 +74,7 @@ async function handle(deps: MissionWorkerDeps, log: Logger, job: Job<Mission>): 
       finishedAt: new Date(deps.clock.now()),
       reason: `attempt ${run.attempts} started on an instance that stopped before recording its outcome; not replayed`,
     });
+    deps.onRun?.("Unknown");
     runLog.warn({ attempts: run.attempts }, "run closed Unknown: an earlier attempt vanished mid-run");
     return;
   }
@@ -100,6 +103,7 @@ async function handle(deps: MissionWorkerDeps, log: Logger, job: Job<Mission>): 
     exitCode: result.exitCode ?? null,
   });
   if (!closed) return;
+  deps.onRun?.(closed.status);
   runLog.info({ status: closed.status }, "run closed");
   // The last try failed to deliver: the run is closed Failed, and failing the job (after the
   // completion hook below is on its way) moves it to the dead-letter queue.

@@ -1,4 +1,4 @@
-import { and, desc, eq, inArray, isNull, lte, lt, sql, asc } from "drizzle-orm";
+import { and, asc, count, desc, eq, inArray, isNull, lt, lte, sql } from "drizzle-orm";
 import { rows, type Executor } from "../db/client.ts";
 import { cronJobRuns, cronJobs, type CronJobRow, type CronJobRunRow, type RunStatus } from "../db/schema/index.ts";
 
@@ -254,6 +254,15 @@ export async function listRuns(db: Executor, filter: RunFilter): Promise<CronJob
 export async function knownAgents(db: Executor): Promise<string[]> {
   const found = await db.selectDistinct({ agentId: cronJobs.agentId }).from(cronJobs).where(live).orderBy(asc(cronJobs.agentId));
   return found.map((r) => r.agentId);
+}
+
+/** Live, unpaused jobs whose next slot is older than `before`: should have fired but did not. */
+export async function countOverdue(db: Executor, before: Date): Promise<number> {
+  const [row] = await db
+    .select({ n: count() })
+    .from(cronJobs)
+    .where(and(live, eq(cronJobs.paused, false), lt(cronJobs.nextFireAt, before)));
+  return Number(row?.n ?? 0);
 }
 
 /** The database's clock, read without the transaction-start caching of now(). */

@@ -47,6 +47,8 @@ export interface ChainOptions {
   now: () => number;
   /** Every handler that actually ran reports here (metering, decision log). */
   onDecision?: (decision: Decision) => void;
+  /** Every chain run reports its duration here (metrics). */
+  onChain?: (hook: HookName, durationMs: number) => void;
 }
 
 export interface BreakerState {
@@ -86,6 +88,15 @@ export class PluginChain {
 
   /** `hop` counts generations of work caused through host.* (loop protection); 0 for an original event. */
   async run<C extends object>(hook: HookName, context: C, options: { hop?: number } = {}): Promise<ChainResult<C>> {
+    const started = this.options.now();
+    try {
+      return await this.runHandlers(hook, context, options);
+    } finally {
+      this.options.onChain?.(hook, this.options.now() - started);
+    }
+  }
+
+  private async runHandlers<C extends object>(hook: HookName, context: C, options: { hop?: number }): Promise<ChainResult<C>> {
     const { log, now, handlerTimeoutMs, onDecision } = this.options;
     const spec = HOOKS[hook];
     const subjectValue = (context as Record<string, unknown>)[spec.subject];

@@ -2,7 +2,7 @@ import type { Db } from "../db/client.ts";
 import type { Logger } from "../log.ts";
 import { PluginChain, type BreakerOptions, type ChainPlugin, type Decision } from "./chain.ts";
 import { DecisionLog } from "./decision-log.ts";
-import { HOOKS, HOOK_NAMES } from "./hooks.ts";
+import { HOOKS, HOOK_NAMES, type HookName } from "./hooks.ts";
 import { hostCalls, type SessionReader } from "./host.ts";
 import { loadPlugins, type FailedPlugin, type LoadedPlugin } from "./loader.ts";
 
@@ -38,6 +38,7 @@ export interface PluginsOptions {
   agents?: () => Promise<{ id: string }[]>;
   sessions?: SessionReader | null;
   onDecision?: (decision: Decision) => void;
+  onChain?: (hook: HookName, durationMs: number) => void;
 }
 
 /** The account's plugins: loaded once at start, run through one chain, their decisions logged. */
@@ -92,6 +93,7 @@ export class Plugins {
         decisions?.record(decision);
         options.onDecision?.(decision);
       },
+      onChain: options.onChain,
     });
     return new Plugins(chain, plugins, failed, decisions);
   }

@@ -76,6 +76,11 @@ describe(`missiond serve as a process, driven by the CLI over its socket (${back
     expect(missing.stderr).toMatch(/no cron job with id "999999"/);
   });
 
+  it("doctor reports nothing wrong, with exit code 0", async () => {
+    const doctor = await cli("doctor");
+    expect(doctor).toMatchObject({ code: 0, stdout: "all good: nothing late, stuck, failing or misconfigured\n" });
+  });
+
   it.skipIf(SERVER_URL !== null)("refuses a second serve on the same embedded data directory, naming the holder", async () => {
     const second = await runMissiond(["serve"], { cwd, env });
     expect(second.code).toBe(1);

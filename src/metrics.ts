@@ -1,0 +1,101 @@
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
+import type { Decision } from "./plugins/chain.ts";
+
+/** Numbers read at scrape time from the daemon's state (database counts, queue depth). */
+export interface MetricSources {
+  overdueJobs(): Promise<number>;
+  missionQueueDepth(): Promise<number>;
+  schedulerPending(): number;
+  clockSkewMs(): number;
+}
+
+/**
+ * The daemon's Prometheus metrics, one registry per daemon (several can share a process in tests).
+ * Counters and histograms are fed as things happen; gauges are read when /metrics is scraped.
+ */
+export class Metrics {
+  readonly registry = new Registry();
+  private readonly runs: Counter<"status">;
+  private readonly lateness: Histogram;
+  private readonly handlerDuration: Histogram<"plugin" | "hook">;
+  private readonly handlerOutcomes: Counter<"plugin" | "hook" | "outcome">;
+  private readonly chainDuration: Histogram<"hook">;
+
+  constructor(sources: MetricSources) {
+    collectDefaultMetrics({ register: this.registry, prefix: "missiond_" });
+    const registers = [this.registry];
+    this.runs = new Counter({ name: "missiond_runs_total", help: "Run outcomes written by this instance, by status", labelNames: ["status"], registers });
+    this.lateness = new Histogram({
+      name: "missiond_fire_lateness_seconds",
+      help: "From a slot to its claim, for slots claimed to run",
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
+      registers,
+    });
+    this.handlerDuration = new Histogram({
+      name: "missiond_hook_handler_duration_seconds",
+      help: "Duration of each plugin handler that ran",
+      labelNames: ["plugin", "hook"],
+      buckets: [0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 2.5, 5],
+      registers,
+    });
+    this.handlerOutcomes = new Counter({
+      name: "missiond_hook_handler_outcomes_total",
+      help: "What each handler that ran decided: passed, changed, cancelled, deferred, skipped",
+      labelNames: ["plugin", "hook", "outcome"],
+      registers,
+    });
+    this.chainDuration = new Histogram({
+      name: "missiond_hook_chain_duration_seconds",
+      help: "Duration of a whole plugin chain",
+      labelNames: ["hook"],
+      buckets: [0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30],
+      registers,
+    });
+    new Gauge({
+      name: "missiond_jobs_overdue",
+      help: "Jobs whose next slot is more than a minute in the past: should have fired but did not",
+      registers,
+      async collect() {
+        this.set(await sources.overdueJobs());
+      },
+    });
+    new Gauge({
+      name: "missiond_missions_queue_depth",
+      help: "Missions waiting on the pg-boss queue",
+      registers,
+      async collect() {
+        this.set(await sources.missionQueueDepth());
+      },
+    });
+    new Gauge({
+      name: "missiond_scheduler_pending_moments",
+      help: "Due moments held in the scheduler's horizon",
+      registers,
+      collect() {
+        this.set(sources.schedulerPending());
+      },
+    });
+    new Gauge({
+      name: "missiond_clock_skew_seconds",
+      help: "Database clock minus local clock, as last measured",
+      registers,
+      collect() {
+        this.set(sources.clockSkewMs() / 1000);
+      },
+    });
+  }
+
+  run(status: string, latenessMs?: number | null): void {
+    this.runs.inc({ status });
+    if (status === "Claimed" && latenessMs != null) this.lateness.observe(latenessMs / 1000);
+  }
+
+  decision(decision: Decision): void {
+    this.handlerDuration.observe({ plugin: decision.plugin, hook: decision.hook }, decision.durationMs / 1000);
+    this.handlerOutcomes.inc({ plugin: decision.plugin, hook: decision.hook, outcome: decision.outcome });
+  }
+
+  chain(hook: string, durationMs: number): void {
+    this.chainDuration.observe({ hook }, durationMs / 1000);
+  }
+}
