@@ -112,4 +112,39 @@ describe("the plugin chain", () => {
     expect(await chain.run("cronJobCompleted", context)).toMatchObject({ kind: "passed", context });
     expect(decisions[0]).toMatchObject({ outcome: "passed", subjectId: "2" });
   });
+
+  it("does not start handlers past the chain deadline, and fails closed for a required one", async () => {
+    let t = 0;
+    const slow = plugin("slow", (ctx) => {
+      t += 800; // this handler takes 800 ms of the injected clock
+      return value(`${ctx.prompt as string}+slow`);
+    });
+    const late = plugin("late", appending("+late"));
+    const chain = new PluginChain({ plugins: [slow, late], handlerTimeoutMs: 5_000, chainDeadlineMs: 500, log: createLogger("silent"), now: () => t });
+    expect(await chain.run("cronJobFiring", firing)).toMatchObject({ kind: "passed", context: { prompt: "check+slow" } });
+    expect(late.calls).toHaveLength(0);
+
+    const gate = plugin("gate", appending("+gate"), { required: true });
+    const closing = new PluginChain({ plugins: [slow, gate], handlerTimeoutMs: 5_000, chainDeadlineMs: 500, log: createLogger("silent"), now: () => t });
+    const result = await closing.run("cronJobFiring", firing);
+    expect(result).toMatchObject({ kind: "cancelled", plugin: "gate" });
+    expect(result.kind === "cancelled" && result.reason).toBe("required plugin gate failed (chain deadline passed); failing closed");
+  });
+
+  it("gives each handler at most what is left of the chain deadline as its timeout", async () => {
+    const budgets: number[] = [];
+    const spy: ChainPlugin = { name: "spy", required: false, shadow: false, hooks: new Set(["cronJobFiring"]), invoke: async (_h, ctx, timeoutMs) => (budgets.push(timeoutMs), value(ctx.prompt)) };
+    const chain = new PluginChain({ plugins: [spy], handlerTimeoutMs: 5_000, chainDeadlineMs: 1_200, log: createLogger("silent"), now: () => 0 });
+    await chain.run("cronJobFiring", firing);
+    expect(budgets).toEqual([1_200]);
+  });
+
+  it("passes the session a hook fired for, and the hop count, with each invocation", async () => {
+    const metas: unknown[] = [];
+    const spy: ChainPlugin = { name: "spy", required: false, shadow: false, hooks: new Set(["interAgentMessage", "cronJobFiring"]), invoke: async (_h, ctx, _t, meta) => (metas.push(meta), value(ctx.text ?? ctx.prompt)) };
+    const { chain } = chainOf([spy]);
+    await chain.run("interAgentMessage", { senderSessionId: "sender", senderAgentId: "a", targetSessionId: "target", isSubagentReport: false, text: "hi" }, { hop: 3 });
+    await chain.run("cronJobFiring", firing);
+    expect(metas).toEqual([{ sessionId: "sender", hop: 3 }, { sessionId: null, hop: 0 }]);
+  });
 });
