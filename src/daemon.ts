@@ -13,7 +13,8 @@ import { ClaimRecovery } from "./cron/recovery.ts";
 import { diagnoseCron } from "./cron/doctor.ts";
 import { startMissionWorker } from "./cron/missions.ts";
 import { countOverdue, databaseNow, knownAgents } from "./cron/queries.ts";
-import { CronService, SCHEDULE_CHANNEL } from "./cron/service.ts";
+import { CronService } from "./cron/service.ts";
+import { CANCEL_CHANNEL, SCHEDULE_CHANNEL } from "./cron/channels.ts";
 import { cronDueSource, deferredDueSource } from "./cron/source.ts";
 import { MISSIONS_QUEUE, startBoss } from "./db/boss.ts";
 import { openDatabase, type Database } from "./db/client.ts";
@@ -184,7 +185,7 @@ export function createDaemon(config: Config, deps: DaemonDeps): Daemon {
     parts.scheduler = scheduler;
 
     const executorFor = executorRegistry(config.agents, log, () => clock.now(), deps.probe.killGroup);
-    await startMissionWorker({
+    const missions = await startMissionWorker({
       db: database.db,
       boss,
       chain: plugins.chain,
@@ -195,7 +196,10 @@ export function createDaemon(config: Config, deps: DaemonDeps): Daemon {
       executorFor,
       detach,
       onRun: (status) => metrics.run(status),
+      onRunEnded: (jobId) => firing.releaseBuffered(jobId),
     });
+    // cancel_previous on any instance: the one executing the replaced run's mission aborts it.
+    stack.defer(await database.listen(CANCEL_CHANNEL, (runId) => missions.abort(runId)));
     // Disposed before the plugins and the wait for detached hooks (registered earlier): missions
     // still finishing fire cronJobCompleted, which needs the plugins. Missions not done within the
     // drain budget are left to pg-boss (their heartbeat stops; a live instance takes them over).

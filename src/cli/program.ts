@@ -92,7 +92,7 @@ function buildProgram(io: CliIo, setExit: (code: number) => void): Command {
     .option("--every <duration>", "interval, e.g. 30m")
     .option("--tz <zone>", "IANA time zone for --cron", "UTC")
     .addOption(new Option("--kind <kind>", "job kind").choices(["cron_job", "heartbeat"]).default("cron_job"))
-    .addOption(new Option("--overlap <policy>", "when the previous run is still going").choices(["skip", "allow"]).default("skip"))
+    .addOption(new Option("--overlap <policy>", "when the previous run is still going").choices(["skip", "allow", "buffer_one", "cancel_previous"]).default("skip"))
     .addOption(new Option("--catchup <policy>", "after downtime").choices(["skip", "latest", "all"]).default("latest"))
     .option("--session <id>", "run every mission in this fixed session (default: a fresh session per run)")
     .option("--paused", "create it paused")

@@ -8,8 +8,10 @@ import { scheduleOf } from "./views.ts";
 export const MAX_CATCHUP_SLOTS = 10_000;
 
 export interface SlotClaim {
-  /** Rows to insert: Missed slots, then the slots to run (Claimed) or Skipped for overlap. */
+  /** Rows to insert: Missed slots, then the slots to run (Claimed), Skipped or buffered (Deferred). */
   readonly rows: readonly NewRun[];
+  /** cancel_previous: the run the new slot replaces. */
+  readonly cancel: CronJobRunRow | null;
   readonly nextFireAt: Date | null;
   readonly runCount: number;
 }
@@ -20,7 +22,15 @@ export interface SlotClaim {
  * Returns null when there is nothing to claim (another instance advanced the job, or the timer
  * fired before the slot).
  */
-export function planSlotClaim(job: CronJobRow, slot: Date, now: number, active: CronJobRunRow | null, instanceName: string): SlotClaim | null {
+export function planSlotClaim(
+  job: CronJobRow,
+  slot: Date,
+  now: number,
+  active: CronJobRunRow | null,
+  instanceName: string,
+  /** buffer_one: a slot of this job already waits for the active run. */
+  buffered = false,
+): SlotClaim | null {
   if (job.paused || !job.nextFireAt) return null;
   if (job.nextFireAt.getTime() !== slot.getTime() || slot.getTime() > now) return null;
 
@@ -54,20 +64,24 @@ export function planSlotClaim(job: CronJobRow, slot: Date, now: number, active: 
   }));
 
   let started = 0;
+  let cancel: CronJobRunRow | null = null;
+  // Checked against the run already going; slots fired together in one catch-up batch do not
+  // overlap each other.
+  const busy = active;
   for (const scheduledFor of fire) {
     const latenessMs = now - scheduledFor.getTime();
     const base = { cronJobId: job.id, scheduledFor, claimedBy: instanceName, claimedAt: nowDate, latenessMs, backfilled: latenessMs > MISFIRE_GRACE_MS };
-    // Overlap: a Skipped row, plugins not called (the contract: cronJobFiring fires only for a slot
-    // that has passed the overlap check). Slots fired together in one catch-up batch do not skip
-    // each other.
-    if (job.overlapPolicy === "skip" && active) {
-      rows.push({
-        ...base,
-        status: "Skipped",
-        reason: `overlap: run ${active.id} (slot ${active.scheduledFor.toISOString()}) is still ${active.status}`,
-        finishedAt: nowDate,
-      });
+    const still = busy ? `run ${busy.id} (slot ${busy.scheduledFor.toISOString()}) is still ${busy.status}` : "";
+    // Overlap. The contract: cronJobFiring fires only for a slot that has passed the overlap check,
+    // so a Skipped or buffered slot reaches no plugin (a buffered one does when it is released).
+    if (busy && (job.overlapPolicy === "skip" || (job.overlapPolicy === "buffer_one" && buffered))) {
+      const why = job.overlapPolicy === "skip" ? `overlap: ${still}` : `overlap: ${still} and a slot is already buffered behind it`;
+      rows.push({ ...base, status: "Skipped", reason: why, finishedAt: nowDate });
+    } else if (busy && job.overlapPolicy === "buffer_one") {
+      // Deferred with no time yet: released (deferred_until set) when the busy run closes.
+      rows.push({ ...base, status: "Deferred", reason: `buffer_one: waits for run ${busy.id} to end`, deferredUntil: null });
     } else {
+      if (busy && job.overlapPolicy === "cancel_previous") cancel = busy;
       rows.push({ ...base, status: "Claimed" });
       started++;
     }
@@ -78,5 +92,5 @@ export function planSlotClaim(job: CronJobRow, slot: Date, now: number, active: 
   // The scan already found the first slot after now, unless it stopped at its bound.
   let next = exhausted ? null : truncated ? nextSlot(schedule, nowDate) : scan.beyond!;
   if (next && job.endsAt && next > job.endsAt) next = null;
-  return { rows, nextFireAt: next, runCount };
+  return { rows, nextFireAt: next, runCount, cancel };
 }

@@ -10,7 +10,8 @@ import type { Logger } from "../log.ts";
 import type { PluginChain } from "../plugins/chain.ts";
 import { MissiondError } from "../errors.ts";
 import { planSlotClaim } from "./claim-plan.ts";
-import { activeRuns, advanceJobs, findRun, insertAtFreeInstant, insertRuns, lockJobs, startRuns, transitionRun, type NewRun } from "./queries.ts";
+import { activeRuns, advanceJobs, bufferedJobs, cancelRun, findRun, insertAtFreeInstant, insertRuns, lockJobs, releaseBuffered, startRuns, transitionRun, type NewRun } from "./queries.ts";
+import { CANCEL_CHANNEL, SCHEDULE_CHANNEL } from "./channels.ts";
 
 export interface FiringDeps {
   db: Db;
@@ -102,6 +103,14 @@ export class CronFiring {
     }
   }
 
+  /** buffer_one: the job's run ended, so its buffered slot (if any) fires now, on every instance's scheduler. */
+  async releaseBuffered(jobId: bigint): Promise<void> {
+    const { db, clock } = this.deps;
+    if (await releaseBuffered(db, jobId, new Date(clock.now()))) {
+      await db.execute(sql`select pg_notify(${SCHEDULE_CHANNEL}, ${String(jobId)})`);
+    }
+  }
+
   /** Resolves when every claimed slot has its outcome (shutdown waits for this). */
   async drain(): Promise<void> {
     while (this.inFlight.size > 0) await Promise.allSettled([...this.inFlight]);
@@ -113,19 +122,22 @@ export class CronFiring {
     const slotOf = new Map(batch.map((b) => [String(b.jobId), b.slot]));
     return db.transaction(async (tx) => {
       const locked = await lockJobs(tx, batch.map((b) => b.jobId));
-      const skipping = locked.filter((job) => job.overlapPolicy === "skip").map((job) => job.id);
-      const active = await activeRuns(tx, skipping);
+      const active = await activeRuns(tx, locked.filter((job) => job.overlapPolicy !== "allow").map((job) => job.id));
+      const buffered = await bufferedJobs(tx, locked.filter((job) => job.overlapPolicy === "buffer_one").map((job) => job.id));
+      const cancels: { run: CronJobRunRow; slot: Date }[] = [];
       const now = clock.now();
       const jobs = new Map<string, CronJobRow>();
       const rows: NewRun[] = [];
       const advanced: { id: bigint; nextFireAt: Date | null; runCount: number; planned: number }[] = [];
       for (const job of locked) {
-        const plan = planSlotClaim(job, slotOf.get(String(job.id))!, now, active.get(String(job.id)) ?? null, instanceName);
+        const slot = slotOf.get(String(job.id))!;
+        const plan = planSlotClaim(job, slot, now, active.get(String(job.id)) ?? null, instanceName, buffered.has(String(job.id)));
         if (!plan) {
           jobs.set(String(job.id), job);
           continue;
         }
         rows.push(...plan.rows);
+        if (plan.cancel) cancels.push({ run: plan.cancel, slot });
         advanced.push({ id: job.id, nextFireAt: plan.nextFireAt, runCount: plan.runCount, planned: plan.runCount - job.runCount });
         jobs.set(String(job.id), { ...job, nextFireAt: plan.nextFireAt, runCount: plan.runCount });
       }
@@ -135,6 +147,14 @@ export class CronFiring {
       for (const run of inserted) if (run.status === "Claimed") claimedPer.set(run.cronJobId, (claimedPer.get(run.cronJobId) ?? 0) + 1);
       for (const a of advanced) a.runCount -= a.planned - (claimedPer.get(a.id) ?? 0);
       await advanceJobs(tx, advanced, new Date(now));
+      // cancel_previous: the replaced run is closed Cancelled, and whichever instance is executing
+      // its mission is told to stop (delivered when this transaction commits).
+      for (const { run, slot } of cancels) {
+        if (await cancelRun(tx, run, `cancelled by the slot ${slot.toISOString()} (overlap policy cancel_previous)`, new Date(now))) {
+          await tx.execute(sql`select pg_notify(${CANCEL_CHANNEL}, ${String(run.id)})`);
+          this.deps.onRun?.("Cancelled", null);
+        }
+      }
       for (const run of inserted) this.deps.onRun?.(run.status, run.latenessMs);
       return { jobs, claimed: inserted.filter((run) => run.status === "Claimed") };
     });
@@ -238,6 +258,7 @@ export class CronFiring {
         finishedAt: now,
       });
       this.deps.onRun?.("Cancelled", null);
+      await this.releaseBuffered(job.id);
       log.info({ plugin: result.plugin, reason: result.reason }, "slot cancelled by plugin");
       return;
     }
@@ -251,6 +272,7 @@ export class CronFiring {
       });
       this.deps.onDeferred?.();
       this.deps.onRun?.("Deferred", null);
+      await this.releaseBuffered(job.id);
       log.info({ plugin: result.plugin, until: result.until.toISOString(), reason: result.reason }, "slot deferred by plugin");
       return;
     }

@@ -1,8 +1,6 @@
 import { z } from "zod";
-import { CATCHUP_POLICIES, JOB_KINDS, RUN_STATUSES, SESSION_MODES } from "../db/schema/index.ts";
+import { CATCHUP_POLICIES, JOB_KINDS, OVERLAP_POLICIES, RUN_STATUSES, SESSION_MODES } from "../db/schema/enums.ts";
 
-/** Overlap policies this build enforces; the column also admits buffer_one and cancel_previous. */
-export const SUPPORTED_OVERLAP = ["skip", "allow"] as const;
 
 /** A decimal id that fits Postgres' bigint (19 digits can still overflow it). */
 export const fitsInt8 = (value: string) => BigInt(value) <= 9_223_372_036_854_775_807n;
@@ -16,7 +14,7 @@ export const addJobInput = z
     every: z.string().trim().min(1).max(50).optional(),
     timezone: z.string().min(1).max(100).default("UTC"),
     kind: z.enum(JOB_KINDS).default("cron_job"),
-    overlapPolicy: z.enum(SUPPORTED_OVERLAP).default("skip"),
+    overlapPolicy: z.enum(OVERLAP_POLICIES).default("skip"),
     catchupPolicy: z.enum(CATCHUP_POLICIES).default("latest"),
     catchupMax: z.number().int().min(1).max(1000).default(10),
     sessionMode: z.enum(SESSION_MODES).default("fresh"),

@@ -20,6 +20,13 @@ export interface MissionWorkerDeps {
   detach(work: Promise<unknown>): void;
   /** A run reached a status (metrics). */
   onRun?: (status: string) => void;
+  /** A run of the job ended (buffer_one releases the slot waiting behind it). */
+  onRunEnded?: (jobId: bigint) => Promise<void>;
+}
+
+export interface MissionWorker {
+  /** Stops the mission of this run if this instance is executing it (cancel_previous). */
+  abort(runId: string): void;
 }
 
 /**
@@ -27,13 +34,14 @@ export interface MissionWorkerDeps {
  * Closing is conditional on the run still being Running, so a retried or duplicated job cannot
  * close a run twice, and cronJobCompleted fires at most once, after the close committed.
  */
-export async function startMissionWorker(deps: MissionWorkerDeps): Promise<string> {
+export async function startMissionWorker(deps: MissionWorkerDeps): Promise<MissionWorker> {
   const log = deps.log.child({ component: "missions" });
+  const executing = new Map<string, AbortController>();
   // Batches, settled job by job, with burst fetching while batches come back full: one job per
   // fetch caps throughput at a few missions a second. Several workers, so that one slow mission
   // holds up only its own batch.
   const workers = Math.min(WORKERS, deps.concurrency);
-  return deps.boss.work<Mission, unknown, { batchSize: number; localConcurrency: number; perJobResults: true; burstWhenBatchFull: true; pollingIntervalSeconds: number; notifyPollingIntervalSeconds: number }>(
+  await deps.boss.work<Mission, unknown, { batchSize: number; localConcurrency: number; perJobResults: true; burstWhenBatchFull: true; pollingIntervalSeconds: number; notifyPollingIntervalSeconds: number }>(
     MISSIONS_QUEUE,
     {
       batchSize: Math.max(1, Math.ceil(deps.concurrency / workers)),
@@ -46,18 +54,23 @@ export async function startMissionWorker(deps: MissionWorkerDeps): Promise<strin
     async (jobs) =>
       Promise.all(
         jobs.map((job) =>
-          handle(deps, log, job).then(
+          handle(deps, log, job, executing).then(
             () => ({ id: job.id, status: "completed" as const }),
             (err: Error) => ({ id: job.id, status: "failed" as const, output: { message: err.message } }),
           ),
         ),
       ),
   );
+  return {
+    abort(runId) {
+      executing.get(runId)?.abort(new Error("cancelled by a newer slot (cancel_previous)"));
+    },
+  };
 }
 
 const WORKERS = 4;
 
-async function handle(deps: MissionWorkerDeps, log: Logger, job: Job<Mission>): Promise<void> {
+async function handle(deps: MissionWorkerDeps, log: Logger, job: Job<Mission>, executing: Map<string, AbortController>): Promise<void> {
   const mission = job.data;
   const runLog = log.child({ cronJobId: mission.cronJobId, runId: mission.runId });
   const runId = BigInt(mission.runId);
@@ -75,6 +88,7 @@ async function handle(deps: MissionWorkerDeps, log: Logger, job: Job<Mission>): 
       reason: `attempt ${run.attempts} started on an instance that stopped before recording its outcome; not replayed`,
     });
     deps.onRun?.("Unknown");
+    await deps.onRunEnded?.(BigInt(mission.cronJobId));
     runLog.warn({ attempts: run.attempts }, "run closed Unknown: an earlier attempt vanished mid-run");
     return;
   }
@@ -82,9 +96,16 @@ async function handle(deps: MissionWorkerDeps, log: Logger, job: Job<Mission>): 
   const executor = deps.executorFor(mission.agentId);
   let result: ExecutionResult;
   let deadLetter: Error | null = null;
+  const cancel = new AbortController();
+  executing.set(mission.runId, cancel);
   try {
-    result = await executor.execute(mission, job.signal);
+    result = await executor.execute(mission, AbortSignal.any([job.signal, cancel.signal]));
   } catch (err) {
+    if (cancel.signal.aborted) {
+      // cancel_previous already closed the run Cancelled; nothing to retry or record.
+      await deps.onRunEnded?.(BigInt(mission.cronJobId));
+      return;
+    }
     if (job.retryCount < deps.retryLimit) {
       // Recorded before the retry, so the next attempt knows this one ended (and did not vanish).
       await countAttempt(deps.db, runId, "failed");
@@ -93,6 +114,8 @@ async function handle(deps: MissionWorkerDeps, log: Logger, job: Job<Mission>): 
     }
     result = { status: "Failed", output: `delivery failed after ${job.retryCount + 1} attempts: ${(err as Error).message}` };
     deadLetter = err as Error;
+  } finally {
+    executing.delete(mission.runId);
   }
 
   const closed = await transitionRun(deps.db, runId, "Running", {
@@ -102,6 +125,7 @@ async function handle(deps: MissionWorkerDeps, log: Logger, job: Job<Mission>): 
     output: boundOutput(result.output),
     exitCode: result.exitCode ?? null,
   });
+  await deps.onRunEnded?.(BigInt(mission.cronJobId));
   if (!closed) return;
   deps.onRun?.(closed.status);
   runLog.info({ status: closed.status }, "run closed");

@@ -171,6 +171,36 @@ export async function countAttempt(db: Executor, id: bigint, which: "started" | 
   return updated.length > 0;
 }
 
+/** Jobs (of `ids`) that have a slot buffered behind a running one (buffer_one). */
+export async function bufferedJobs(tx: Executor, ids: readonly bigint[]): Promise<Set<string>> {
+  if (ids.length === 0) return new Set();
+  const found = await tx
+    .select({ id: cronJobRuns.cronJobId })
+    .from(cronJobRuns)
+    .where(and(inArray(cronJobRuns.cronJobId, [...ids]), eq(cronJobRuns.status, "Deferred"), isNull(cronJobRuns.deferredUntil)));
+  return new Set(found.map((r) => String(r.id)));
+}
+
+/** Releases a job's buffered slot to fire now (its run ended); true if there was one. */
+export async function releaseBuffered(db: Executor, jobId: bigint, at: Date): Promise<boolean> {
+  const released = await db
+    .update(cronJobRuns)
+    .set({ deferredUntil: at })
+    .where(and(eq(cronJobRuns.cronJobId, jobId), eq(cronJobRuns.status, "Deferred"), isNull(cronJobRuns.deferredUntil)))
+    .returning({ id: cronJobRuns.id });
+  return released.length > 0;
+}
+
+/** cancel_previous: closes the replaced run Cancelled (whatever it was doing: chain or mission). */
+export async function cancelRun(db: Executor, run: CronJobRunRow, reason: string, at: Date): Promise<boolean> {
+  const cancelled = await db
+    .update(cronJobRuns)
+    .set({ status: "Cancelled", reason, finishedAt: at })
+    .where(and(eq(cronJobRuns.id, run.id), inArray(cronJobRuns.status, ["Claimed", "Running"])))
+    .returning({ id: cronJobRuns.id });
+  return cancelled.length > 0;
+}
+
 /** Claimed runs whose chain should have finished long ago (their instance died or lost them). */
 export async function staleClaims(db: Executor, claimedBefore: Date, limit: number): Promise<CronJobRunRow[]> {
   return db

@@ -4,13 +4,12 @@ import type { Db } from "../db/client.ts";
 import type { CronJobRunRow, RunStatus } from "../db/schema/index.ts";
 import { MissiondError } from "../errors.ts";
 import { validate } from "../validation.ts";
+import { SCHEDULE_CHANNEL } from "./channels.ts";
 import { addJobInput, pauseInput, type AddJobInput } from "./input.ts";
 import { findJob, findJobByName, insertJob, jobEverExisted, listJobs, listRuns, softDeleteJob, updateJob } from "./queries.ts";
 import { assertCron, assertTimezone, nextSlot, parseEvery, previewSlots, type Schedule } from "./schedule.ts";
 import { jobView, runView, scheduleOf, type JobView, type RunView } from "./views.ts";
 
-/** Channel other instances LISTEN on to re-arm when a job changes. */
-export const SCHEDULE_CHANNEL = "missiond_schedule";
 
 const MAX_ID = 9_223_372_036_854_775_807n;
 

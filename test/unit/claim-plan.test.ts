@@ -57,6 +57,20 @@ describe("claiming a slot", () => {
     expect(plan.runCount).toBe(0);
   });
 
+  it("buffers one slot behind a running run under buffer_one, and skips further ones", () => {
+    const first = planSlotClaim(job({ overlapPolicy: "buffer_one" }), new Date(t0), t0 + 5, running, "i1")!;
+    expect(first.rows).toMatchObject([{ status: "Deferred", reason: "buffer_one: waits for run 9 to end", deferredUntil: null }]);
+    expect(first.runCount).toBe(0);
+    const second = planSlotClaim(job({ overlapPolicy: "buffer_one" }), new Date(t0), t0 + 5, running, "i1", true)!;
+    expect(second.rows).toMatchObject([{ status: "Skipped", reason: expect.stringMatching(/a slot is already buffered behind it$/) }]);
+  });
+
+  it("claims the new slot and names the run to cancel under cancel_previous", () => {
+    const plan = planSlotClaim(job({ overlapPolicy: "cancel_previous" }), new Date(t0), t0 + 5, running, "i1")!;
+    expect(plan.rows).toMatchObject([{ status: "Claimed" }]);
+    expect(plan.cancel).toBe(running);
+  });
+
   it("claims despite a run still going under the allow policy", () => {
     expect(planSlotClaim(job({ overlapPolicy: "allow" }), new Date(t0), t0 + 5, running, "i1")!.rows[0]!.status).toBe("Claimed");
   });
