@@ -1,0 +1,66 @@
+import { describe, expect, it } from "vitest";
+import type { RunView } from "../../src/cron/views.ts";
+import { backendName } from "../helpers/db.ts";
+import { daemonPerTest } from "../helpers/daemon.ts";
+import { waitFor } from "../helpers/wait.ts";
+
+const t = daemonPerTest();
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * A daemon runs a per-second job, stops for about 5.5 s (several slots), and a new one starts on
+ * the same database: the ledger must account for every slot of the outage, as the policy says.
+ */
+async function outage(catchupPolicy: "skip" | "latest" | "all", catchupMax = 10) {
+  const first = await t.start({ instanceName: "before" });
+  const job = await first.cron.add({ name: `outage-${catchupPolicy}`, agentId: "a1", cron: "* * * * * *", prompt: "p", catchupPolicy, catchupMax, overlapPolicy: "allow" });
+  await waitFor(async () => (await first.cron.runs({ jobId: job.id, limit: 10 })).some((r) => r.status === "Succeeded"), "a run before the outage");
+  await first.stop();
+  await sleep(5_500);
+  const second = await t.start({ instanceName: "after" });
+  const upAt = Date.now();
+  const runs = await waitFor(async () => {
+    const all = (await second.cron.runs({ jobId: job.id, limit: 1000 })).reverse();
+    return all.some((r) => Date.parse(r.scheduledFor!) > upAt + 1_000 && r.status === "Succeeded") ? all : null;
+  }, "runs after the restart", 20_000);
+  // The catch-up batch: every slot the new daemon found due when it first claimed.
+  const after = runs.filter((r) => r.claimedBy === "after");
+  const firstClaim = Math.min(...after.map((r) => Date.parse(r.claimedAt!)));
+  const batch = after.filter((r) => Date.parse(r.scheduledFor!) <= firstClaim);
+  return { runs, batch };
+}
+
+const noGaps = (runs: RunView[]) => {
+  const times = runs.map((r) => Date.parse(r.scheduledFor!)).sort((a, b) => a - b);
+  for (let i = 1; i < times.length; i++) expect(times[i]! - times[i - 1]!).toBe(1_000);
+  expect(new Set(times).size).toBe(times.length);
+};
+
+describe(`restart after downtime, per catch-up policy (${backendName})`, () => {
+  it("latest: the slots of the outage are Missed except the newest, which runs", async () => {
+    const { runs, batch } = await outage("latest");
+    noGaps(runs);
+    expect(batch.length).toBeGreaterThanOrEqual(4);
+    expect(batch.slice(0, -1).every((r) => r.status === "Missed")).toBe(true);
+    expect(batch.at(-1)!.status).toBe("Succeeded");
+    expect(batch[0]!.reason).toMatch(/catch-up policy latest/);
+  });
+
+  it("skip: every slot of the outage claimed late is Missed; none runs late", async () => {
+    const { runs, batch } = await outage("skip");
+    noGaps(runs);
+    const late = batch.filter((r) => r.latenessMs! > 2_000);
+    expect(late.length).toBeGreaterThanOrEqual(3);
+    expect(late.every((r) => r.status === "Missed")).toBe(true);
+    expect(runs.some((r) => r.backfilled)).toBe(false);
+  });
+
+  it("all with a cap of 2: the newest two slots of the outage run, older ones are Missed", async () => {
+    const { runs, batch } = await outage("all", 2);
+    noGaps(runs);
+    expect(batch.length).toBeGreaterThanOrEqual(4);
+    expect(batch.slice(-2).every((r) => r.status === "Succeeded")).toBe(true);
+    expect(batch.slice(0, -2).every((r) => r.status === "Missed")).toBe(true);
+    expect(batch.slice(0, -2).every((r) => r.latenessMs! > 2_000)).toBe(true);
+  });
+});
