@@ -95,6 +95,9 @@ function buildProgram(io: CliIo, setExit: (code: number) => void): Command {
     .addOption(new Option("--overlap <policy>", "when the previous run is still going").choices(["skip", "allow", "buffer_one", "cancel_previous"]).default("skip"))
     .addOption(new Option("--catchup <policy>", "after downtime").choices(["skip", "latest", "all"]).default("latest"))
     .option("--session <id>", "run every mission in this fixed session (default: a fresh session per run)")
+    .option("--active-hours <from-to>", 'only fire within these local hours, e.g. "09:00-18:00" (in --tz)')
+    .option("--skip-if-busy", "skip a slot while the agent's session already has a mission running")
+    .option("--jitter <duration>", "spread this job's slots by a fixed offset up to this, e.g. 30s")
     .option("--paused", "create it paused")
     .addHelpText("after", '\nExamples:\n  missiond cron add --name nightly --agent a1 --cron "0 3 * * *" --tz Europe/Berlin --prompt "check the backups"\n  missiond cron add --name pulse --agent a1 --every 30m --kind heartbeat --prompt "anything to do?"')
     .action(async (opts) => {
@@ -109,6 +112,9 @@ function buildProgram(io: CliIo, setExit: (code: number) => void): Command {
         overlapPolicy: opts.overlap,
         catchupPolicy: opts.catchup,
         ...(opts.session ? { sessionMode: "fixed", sessionId: opts.session } : {}),
+        ...(opts.activeHours ? { activeHours: opts.activeHours } : {}),
+        ...(opts.skipIfBusy ? { skipIfBusy: true } : {}),
+        ...(opts.jitter ? { jitter: opts.jitter } : {}),
         paused: Boolean(opts.paused),
       });
       print(job, () => `added cron job ${job.id} "${job.name}"; next fire ${job.nextFireAt ?? "never"}`);

@@ -1,6 +1,7 @@
 import type { CronJobRow, CronJobRunRow } from "../db/schema/index.ts";
 import { MISFIRE_GRACE_MS, planCatchup } from "./catchup.ts";
 import type { NewRun } from "./queries.ts";
+import { withinActiveHours } from "./active-hours.ts";
 import { lastSlotAtOrBefore, nextSlot, scanSlots } from "./schedule.ts";
 import { scheduleOf } from "./views.ts";
 
@@ -22,19 +23,35 @@ export interface SlotClaim {
  * Returns null when there is nothing to claim (another instance advanced the job, or the timer
  * fired before the slot).
  */
-export function planSlotClaim(
-  job: CronJobRow,
-  slot: Date,
-  now: number,
-  active: CronJobRunRow | null,
-  instanceName: string,
+export interface ClaimContext {
+  /** The job's oldest unfinished run. */
+  active?: CronJobRunRow | null;
   /** buffer_one: a slot of this job already waits for the active run. */
-  buffered = false,
-): SlotClaim | null {
+  buffered?: boolean;
+  /** skipIfBusy: a mission running in the agent's session (any job's). */
+  busy?: CronJobRunRow | null;
+}
+
+/**
+ * A job's jitter: a fixed offset in [0, jitterMs) derived from its id, so its slots fire at the
+ * same spread every time (and every instance agrees on it). The ledger keeps the slot itself.
+ */
+export function jitterOffset(job: Pick<CronJobRow, "id" | "jitterMs">): number {
+  if (!job.jitterMs) return 0;
+  const hash = Number((BigInt.asUintN(64, job.id * 0x9e3779b97f4a7c15n) >> 32n) & 0xffffffffn);
+  return Math.floor((hash / 0x1_0000_0000) * job.jitterMs);
+}
+
+export function planSlotClaim(job: CronJobRow, slot: Date, claimAt: number, instanceName: string, context: ClaimContext = {}): SlotClaim | null {
+  // Catch-up and lateness are measured against the jittered moment, not the bare slot.
+  const now = claimAt - jitterOffset(job);
+  const active = context.active ?? null;
+  const buffered = context.buffered ?? false;
   if (job.paused || !job.nextFireAt) return null;
   if (job.nextFireAt.getTime() !== slot.getTime() || slot.getTime() > now) return null;
 
   const nowDate = new Date(now);
+  const claimedAt = new Date(claimAt);
   const schedule = scheduleOf(job);
   const within = (d: Date) => !job.endsAt || d <= job.endsAt;
   const scan = scanSlots(schedule, slot, nowDate, MAX_CATCHUP_SLOTS - 1);
@@ -57,8 +74,8 @@ export function planSlotClaim(
         ? `; the scan stopped after ${MAX_CATCHUP_SLOTS} slots: the slots between this one and ${(newest ?? nowDate).toISOString()} were missed too`
         : ""),
     claimedBy: instanceName,
-    claimedAt: nowDate,
-    finishedAt: nowDate,
+    claimedAt,
+    finishedAt: claimedAt,
     latenessMs: now - scheduledFor.getTime(),
     backfilled: false,
   }));
@@ -70,13 +87,23 @@ export function planSlotClaim(
   const busy = active;
   for (const scheduledFor of fire) {
     const latenessMs = now - scheduledFor.getTime();
-    const base = { cronJobId: job.id, scheduledFor, claimedBy: instanceName, claimedAt: nowDate, latenessMs, backfilled: latenessMs > MISFIRE_GRACE_MS };
+    const base = { cronJobId: job.id, scheduledFor, claimedBy: instanceName, claimedAt, latenessMs, backfilled: latenessMs > MISFIRE_GRACE_MS };
     const still = busy ? `run ${busy.id} (slot ${busy.scheduledFor.toISOString()}) is still ${busy.status}` : "";
+    // Heartbeat conditions come first: a beat outside active hours, or while the agent's session
+    // is busy, is Skipped with the reason (plugins not called).
+    if (job.activeHoursStart && job.activeHoursEnd && !withinActiveHours(scheduledFor, job.activeHoursStart, job.activeHoursEnd, job.timezone)) {
+      rows.push({ ...base, status: "Skipped", reason: `outside active hours ${job.activeHoursStart}-${job.activeHoursEnd} (${job.timezone})`, finishedAt: claimedAt });
+      continue;
+    }
+    if (job.skipIfBusy && context.busy) {
+      rows.push({ ...base, status: "Skipped", reason: `busy: the agent's session ${context.busy.sessionId} is running run ${context.busy.id}`, finishedAt: claimedAt });
+      continue;
+    }
     // Overlap. The contract: cronJobFiring fires only for a slot that has passed the overlap check,
     // so a Skipped or buffered slot reaches no plugin (a buffered one does when it is released).
     if (busy && (job.overlapPolicy === "skip" || (job.overlapPolicy === "buffer_one" && buffered))) {
       const why = job.overlapPolicy === "skip" ? `overlap: ${still}` : `overlap: ${still} and a slot is already buffered behind it`;
-      rows.push({ ...base, status: "Skipped", reason: why, finishedAt: nowDate });
+      rows.push({ ...base, status: "Skipped", reason: why, finishedAt: claimedAt });
     } else if (busy && job.overlapPolicy === "buffer_one") {
       // Deferred with no time yet: released (deferred_until set) when the busy run closes.
       rows.push({ ...base, status: "Deferred", reason: `buffer_one: waits for run ${busy.id} to end`, deferredUntil: null });

@@ -9,8 +9,8 @@ import type { Mission } from "../executors/types.ts";
 import type { Logger } from "../log.ts";
 import type { PluginChain } from "../plugins/chain.ts";
 import { MissiondError } from "../errors.ts";
-import { planSlotClaim } from "./claim-plan.ts";
-import { activeRuns, advanceJobs, bufferedJobs, cancelRun, findRun, insertAtFreeInstant, insertRuns, lockJobs, releaseBuffered, startRuns, transitionRun, type NewRun } from "./queries.ts";
+import { jitterOffset, planSlotClaim } from "./claim-plan.ts";
+import { activeRuns, advanceJobs, bufferedJobs, cancelRun, runningFor, findRun, insertAtFreeInstant, insertRuns, lockJobs, releaseBuffered, startRuns, transitionRun, type NewRun } from "./queries.ts";
 import { CANCEL_CHANNEL, SCHEDULE_CHANNEL } from "./channels.ts";
 
 export interface FiringDeps {
@@ -59,8 +59,9 @@ export class CronFiring {
   async fireSlots(batch: readonly { jobId: bigint; slot: Date }[]): Promise<Map<string, Date | null>> {
     const { jobs, claimed } = await this.claim(batch);
     for (const run of claimed) this.startChain(jobs.get(String(run.cronJobId))!, run);
-    // A paused job has no next moment until it is resumed (which re-arms the scheduler).
-    return new Map([...jobs].map(([id, job]) => [id, job.paused ? null : job.nextFireAt]));
+    // A paused job has no next moment until it is resumed (which re-arms the scheduler); the
+    // scheduler is given the jittered moment.
+    return new Map([...jobs].map(([id, job]) => [id, job.paused || !job.nextFireAt ? null : new Date(job.nextFireAt.getTime() + jitterOffset(job))]));
   }
 
   /**
@@ -125,13 +126,21 @@ export class CronFiring {
       const active = await activeRuns(tx, locked.filter((job) => job.overlapPolicy !== "allow").map((job) => job.id));
       const buffered = await bufferedJobs(tx, locked.filter((job) => job.overlapPolicy === "buffer_one").map((job) => job.id));
       const cancels: { run: CronJobRunRow; slot: Date }[] = [];
+      const busyChecks = locked.filter((job) => job.skipIfBusy);
+      const running = await runningFor(
+        tx,
+        busyChecks.filter((j) => j.sessionMode !== "fixed").map((j) => j.agentId),
+        busyChecks.filter((j) => j.sessionMode === "fixed" && j.sessionId).map((j) => j.sessionId!),
+      );
       const now = clock.now();
       const jobs = new Map<string, CronJobRow>();
       const rows: NewRun[] = [];
       const advanced: { id: bigint; nextFireAt: Date | null; runCount: number; planned: number }[] = [];
       for (const job of locked) {
-        const slot = slotOf.get(String(job.id))!;
-        const plan = planSlotClaim(job, slot, now, active.get(String(job.id)) ?? null, instanceName, buffered.has(String(job.id)));
+        // The scheduler armed the jittered moment; the slot itself is that minus the job's offset.
+        const slot = new Date(slotOf.get(String(job.id))!.getTime() - jitterOffset(job));
+        const busy = !job.skipIfBusy ? null : job.sessionMode === "fixed" && job.sessionId ? running.bySession.get(job.sessionId) : running.byAgent.get(job.agentId);
+        const plan = planSlotClaim(job, slot, now, instanceName, { active: active.get(String(job.id)) ?? null, buffered: buffered.has(String(job.id)), busy: busy ?? null });
         if (!plan) {
           jobs.set(String(job.id), job);
           continue;

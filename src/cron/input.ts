@@ -1,4 +1,6 @@
 import { z } from "zod";
+import { parseDuration } from "../duration.ts";
+import { parseActiveHours } from "./active-hours.ts";
 import { CATCHUP_POLICIES, JOB_KINDS, OVERLAP_POLICIES, RUN_STATUSES, SESSION_MODES } from "../db/schema/enums.ts";
 
 
@@ -23,6 +25,14 @@ export const addJobInput = z
     endsAt: z.iso.datetime({ offset: true }).optional(),
     maxRuns: z.number().int().min(1).max(2_147_483_647).optional(),
     paused: z.boolean().default(false),
+    // Heartbeats (any job may use them): local hours in `timezone`, and skipping while the
+    // agent's session already has a mission running.
+    activeHours: z
+      .string()
+      .refine((v) => parseActiveHours(v) !== null, 'must look like "09:00-18:00" (start and end differ)')
+      .optional(),
+    skipIfBusy: z.boolean().default(false),
+    jitter: z.string().refine((v) => { const ms = parseDuration(v); return ms !== null && ms <= 3_600_000; }, "a duration up to 1h, e.g. 30s").optional(),
     pausedNote: z.string().max(1000).optional(),
   })
   .strict()

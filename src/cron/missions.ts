@@ -118,8 +118,11 @@ async function handle(deps: MissionWorkerDeps, log: Logger, job: Job<Mission>, e
     executing.delete(mission.runId);
   }
 
+  // A heartbeat whose agent answers HEARTBEAT_OK had nothing to do: Succeeded, quietly.
+  const acknowledged = mission.jobKind === "heartbeat" && result.status === "Succeeded" && /HEARTBEAT_OK\s*$/.test(result.output ?? "");
   const closed = await transitionRun(deps.db, runId, "Running", {
     status: result.status,
+    reason: acknowledged ? "acknowledged: HEARTBEAT_OK" : null,
     finishedAt: new Date(deps.clock.now()),
     executor: executor.name,
     output: boundOutput(result.output),
@@ -128,7 +131,8 @@ async function handle(deps: MissionWorkerDeps, log: Logger, job: Job<Mission>, e
   await deps.onRunEnded?.(BigInt(mission.cronJobId));
   if (!closed) return;
   deps.onRun?.(closed.status);
-  runLog.info({ status: closed.status }, "run closed");
+  if (acknowledged) runLog.debug({ status: closed.status }, "heartbeat acknowledged");
+  else runLog.info({ status: closed.status }, "run closed");
   // The last try failed to deliver: the run is closed Failed, and failing the job (after the
   // completion hook below is on its way) moves it to the dead-letter queue.
   if (deadLetter) {

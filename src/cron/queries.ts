@@ -1,4 +1,4 @@
-import { and, asc, count, desc, eq, inArray, isNull, lt, lte, sql } from "drizzle-orm";
+import { and, asc, count, desc, eq, inArray, isNull, lt, lte, or, sql } from "drizzle-orm";
 import { rows, type Executor } from "../db/client.ts";
 import { cronJobRuns, cronJobs, type CronJobRow, type CronJobRunRow, type RunStatus } from "../db/schema/index.ts";
 
@@ -171,6 +171,31 @@ export async function countAttempt(db: Executor, id: bigint, which: "started" | 
   return updated.length > 0;
 }
 
+/**
+ * Missions running for these agents or in these sessions (skipIfBusy): by agent id and by
+ * session id, one run each.
+ */
+export async function runningFor(tx: Executor, agentIds: readonly string[], sessionIds: readonly string[]): Promise<{ byAgent: Map<string, CronJobRunRow>; bySession: Map<string, CronJobRunRow> }> {
+  const byAgent = new Map<string, CronJobRunRow>();
+  const bySession = new Map<string, CronJobRunRow>();
+  if (agentIds.length === 0 && sessionIds.length === 0) return { byAgent, bySession };
+  const found = await tx
+    .select({ run: cronJobRuns, agentId: cronJobs.agentId })
+    .from(cronJobRuns)
+    .innerJoin(cronJobs, eq(cronJobs.id, cronJobRuns.cronJobId))
+    .where(
+      and(
+        eq(cronJobRuns.status, "Running"),
+        or(agentIds.length ? inArray(cronJobs.agentId, [...agentIds]) : undefined, sessionIds.length ? inArray(cronJobRuns.sessionId, [...sessionIds]) : undefined),
+      ),
+    );
+  for (const { run, agentId } of found) {
+    if (!byAgent.has(agentId)) byAgent.set(agentId, run);
+    if (run.sessionId && !bySession.has(run.sessionId)) bySession.set(run.sessionId, run);
+  }
+  return { byAgent, bySession };
+}
+
 /** Jobs (of `ids`) that have a slot buffered behind a running one (buffer_one). */
 export async function bufferedJobs(tx: Executor, ids: readonly bigint[]): Promise<Set<string>> {
   if (ids.length === 0) return new Set();
@@ -222,14 +247,14 @@ export async function takeOverClaim(db: Executor, run: CronJobRunRow, instance: 
 }
 
 /** Jobs whose next slot is at or before `until` (the scheduler's horizon), earliest first. */
-export async function jobsDueBy(db: Executor, until: Date, limit: number): Promise<{ id: bigint; nextFireAt: Date }[]> {
+export async function jobsDueBy(db: Executor, until: Date, limit: number): Promise<{ id: bigint; nextFireAt: Date; jitterMs: number }[]> {
   const found = await db
-    .select({ id: cronJobs.id, nextFireAt: cronJobs.nextFireAt })
+    .select({ id: cronJobs.id, nextFireAt: cronJobs.nextFireAt, jitterMs: cronJobs.jitterMs })
     .from(cronJobs)
     .where(and(live, eq(cronJobs.paused, false), lte(cronJobs.nextFireAt, until)))
     .orderBy(asc(cronJobs.nextFireAt))
     .limit(limit);
-  return found as { id: bigint; nextFireAt: Date }[];
+  return found as { id: bigint; nextFireAt: Date; jitterMs: number }[];
 }
 
 

@@ -4,6 +4,8 @@ import type { Db } from "../db/client.ts";
 import type { CronJobRunRow, RunStatus } from "../db/schema/index.ts";
 import { MissiondError } from "../errors.ts";
 import { validate } from "../validation.ts";
+import { parseDuration } from "../duration.ts";
+import { parseActiveHours } from "./active-hours.ts";
 import { SCHEDULE_CHANNEL } from "./channels.ts";
 import { addJobInput, pauseInput, type AddJobInput } from "./input.ts";
 import { findJob, findJobByName, insertJob, jobEverExisted, listJobs, listRuns, softDeleteJob, updateJob } from "./queries.ts";
@@ -78,6 +80,10 @@ export class CronService {
         maxRuns: input.maxRuns ?? null,
         paused: input.paused,
         pausedNote: input.pausedNote ?? null,
+        activeHoursStart: input.activeHours ? parseActiveHours(input.activeHours)![0] : null,
+        activeHoursEnd: input.activeHours ? parseActiveHours(input.activeHours)![1] : null,
+        skipIfBusy: input.skipIfBusy,
+        jitterMs: input.jitter ? parseDuration(input.jitter)! : 0,
         nextFireAt,
         createdAt: now,
         updatedAt: now,

@@ -1,6 +1,7 @@
 import type { Db } from "../db/client.ts";
 import type { DueSource } from "../scheduler/scheduler.ts";
 import type { CronFiring } from "./firing.ts";
+import { jitterOffset } from "./claim-plan.ts";
 import { deferredDueBy, jobsDueBy } from "./queries.ts";
 
 // Enough for any horizon in practice; more due moments simply wait for the next refill.
@@ -12,7 +13,7 @@ export function cronDueSource(db: Db, firing: CronFiring): DueSource {
     name: "cron",
     async loadDue(until) {
       const due = await jobsDueBy(db, until, MAX_LOADED);
-      return due.map((job) => ({ key: String(job.id), at: job.nextFireAt }));
+      return due.map((job) => ({ key: String(job.id), at: new Date(job.nextFireAt.getTime() + jitterOffset(job)) }));
     },
     fire: (batch) => firing.fireSlots(batch.map(({ key, at }) => ({ jobId: BigInt(key), slot: at }))),
   };

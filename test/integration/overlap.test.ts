@@ -68,3 +68,18 @@ describe(`overlap policies with a mission that outlasts its interval (${backendN
     expect(Date.parse(cancelled.finishedAt!) - Date.parse(cancelled.startedAt ?? cancelled.claimedAt!)).toBeLessThan(2_000);
   });
 });
+
+describe(`heartbeats (${backendName})`, () => {
+  it("acknowledges HEARTBEAT_OK quietly and skips beats while the agent is busy with another mission", async () => {
+    const { daemon, job: long } = await overlapping("allow"); // the napper agent is kept busy, 2.5 s per mission
+    const beat = await daemon.cron.add({ name: "pulse", agentId: "napper", kind: "heartbeat", every: "1s", prompt: "PULSE", skipIfBusy: true });
+    const beats = await waitFor(async () => {
+      const list = await runs(daemon, beat.id);
+      return list.some((r) => r.status === "Skipped") ? list : null;
+    }, "a skipped beat", 15_000);
+    expect(beats.find((r) => r.status === "Skipped")!.reason).toMatch(/^busy: the agent's session cron-\d+-\d+ is running run \d+$/);
+    await daemon.cron.remove(long.id);
+    const acked = await waitFor(async () => (await runs(daemon, beat.id)).find((r) => r.status === "Succeeded"), "an acknowledged beat", 20_000);
+    expect(acked).toMatchObject({ reason: "acknowledged: HEARTBEAT_OK", output: "nothing to do\nHEARTBEAT_OK\n" });
+  });
+});
