@@ -22,6 +22,7 @@ import { lockDataDir, type ProcessProbe } from "./db/lock.ts";
 import { migrate } from "./db/migrate.ts";
 import { MissiondError } from "./errors.ts";
 import { executorRegistry } from "./executors/registry.ts";
+import { AgentService } from "./executors/agents.ts";
 import { createLogger, type Logger } from "./log.ts";
 import type { Decision } from "./plugins/chain.ts";
 import { Plugins } from "./plugins/service.ts";
@@ -184,7 +185,8 @@ export function createDaemon(config: Config, deps: DaemonDeps): Daemon {
     });
     parts.scheduler = scheduler;
 
-    const executorFor = executorRegistry(config.agents, log, () => clock.now(), deps.probe.killGroup);
+    const agents = new AgentService(database.db, config.agents, config.configFile ? dirname(config.configFile) : config.stateDir, () => clock.now());
+    const executorFor = executorRegistry(agents, log, () => clock.now(), deps.probe.killGroup);
     const missions = await startMissionWorker({
       db: database.db,
       boss,
@@ -257,6 +259,7 @@ export function createDaemon(config: Config, deps: DaemonDeps): Daemon {
         db: database.db,
         cron,
         sessions,
+        agents,
         metrics,
         plugins,
         readiness: async () => {
@@ -282,7 +285,7 @@ export function createDaemon(config: Config, deps: DaemonDeps): Daemon {
     if (deps.listen !== false) await listenOnSocket(api, config.socketPath, stack);
     else await api.ready();
     if (config.listen && deps.listen !== false) {
-      const tcp = buildApi({ db: database.db, cron, sessions, metrics, plugins, doctor, readiness: async () => ({ ready: scheduler.isArmed, checks: {} }) }, { log, token: config.apiToken });
+      const tcp = buildApi({ db: database.db, cron, sessions, agents, metrics, plugins, doctor, readiness: async () => ({ ready: scheduler.isArmed, checks: {} }) }, { log, token: config.apiToken });
       stack.defer(() => tcp.close());
       await tcp.listen({ host: config.listen.host, port: config.listen.port });
     }

@@ -10,11 +10,13 @@ import { pluginRoutes } from "./routes/plugins.ts";
 import { sessionRoutes } from "./routes/sessions.ts";
 import type { SessionService } from "../sessions/service.ts";
 import type { Metrics } from "../metrics.ts";
+import type { AgentService } from "../executors/agents.ts";
 
 export interface ApiServices {
   db: Db;
   cron: CronService;
   sessions: SessionService;
+  agents: AgentService;
   metrics: Metrics;
   plugins: Plugins;
   /** `missiond doctor`: what is late, stuck, failing or misconfigured. */
@@ -66,5 +68,11 @@ export function buildApi(services: ApiServices, options: ApiOptions): FastifyIns
   sessionRoutes(app, services.sessions);
   pluginRoutes(app, services.plugins, services.db);
   app.get("/v1/doctor", async () => services.doctor());
+  app.get("/v1/agents", async () => ({ agents: await services.agents.list() }));
+  app.put("/v1/agents/:id", async (request) => services.agents.put((request.params as { id: string }).id, request.body));
+  app.delete("/v1/agents/:id", async (request, reply) => {
+    await services.agents.remove((request.params as { id: string }).id);
+    return reply.status(204).send();
+  });
   return app;
 }

@@ -19,6 +19,7 @@ export class UnreachableError extends Error {}
 export interface ApiClient {
   get<T>(path: string, query?: Record<string, string | number | undefined>): Promise<T>;
   post<T>(path: string, body: unknown): Promise<T>;
+  put<T>(path: string, body: unknown): Promise<T>;
   delete(path: string): Promise<void>;
 }
 
@@ -76,6 +77,7 @@ export function apiClient(target: Target): ApiClient {
   return {
     get: (path, query) => call("GET", withQuery(path, query)),
     post: (path, body) => call("POST", path, body),
+    put: (path, body) => call("PUT", path, body),
     delete: async (path) => {
       await call("DELETE", path);
     },

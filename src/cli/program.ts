@@ -230,6 +230,36 @@ function buildProgram(io: CliIo, setExit: (code: number) => void): Command {
       if (!report.ok) setExit(EXIT.ERROR);
     });
 
+  const agent = program.command("agent").description("agents and how their missions are delivered");
+  agent
+    .command("ls")
+    .description("agents from the config file and those set over the API")
+    .action(async () => {
+      const { agents } = await client().get<{ agents: { id: string; source: string; executor: string; settings: Record<string, unknown> }[] }>("/v1/agents");
+      print(agents, () => table(["ID", "SOURCE", "EXECUTOR", "SETTINGS"], agents.map((a) => [a.id, a.source, a.executor, JSON.stringify(a.settings)])));
+    });
+  agent
+    .command("set <id>")
+    .description("set (or replace) an agent's executor")
+    .addOption(new Option("--executor <kind>", "how missions reach it").choices(["log", "webhook", "command"]).makeOptionMandatory())
+    .option("--url <url>", "webhook: where to POST missions")
+    .option("--secret <secret>", "webhook: HMAC key for the signature header")
+    .option("--timeout <duration>", "webhook or command: time limit per mission")
+    .option("--argv <args...>", "command: the program and its arguments")
+    .addHelpText("after", "\nExamples:\n  missiond agent set ops-bot --executor webhook --url https://agents.internal/missions --secret $SECRET\n  missiond agent set worker --executor command --argv /usr/local/bin/run-agent --once --timeout 10m")
+    .action(async (id: string, opts: { executor: string; url?: string; secret?: string; timeout?: string; argv?: string[] }) => {
+      const body = Object.fromEntries(Object.entries({ executor: opts.executor, url: opts.url, secret: opts.secret, timeout: opts.timeout, argv: opts.argv }).filter(([, v]) => v !== undefined));
+      const saved = await client().put<{ id: string; executor: string }>(`/v1/agents/${encodeURIComponent(id)}`, body);
+      print(saved, () => `agent ${saved.id}: ${saved.executor}`);
+    });
+  agent
+    .command("rm <id>")
+    .description("remove an agent set over the API (its missions then go to the log)")
+    .action(async (id: string) => {
+      await client().delete(`/v1/agents/${encodeURIComponent(id)}`);
+      print({ removed: id }, () => `removed agent ${id}`);
+    });
+
   const session = program.command("session").description("agent sessions as the runtime reports them");
   session
     .command("add")

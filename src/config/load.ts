@@ -4,6 +4,9 @@ import { parse as parseToml } from "smol-toml";
 import { z } from "zod";
 import { MissiondError } from "../errors.ts";
 import { fileSchema } from "./schema.ts";
+import { compileAgent, type AgentConfig } from "../executors/agent-config.ts";
+
+export type { AgentConfig };
 
 export const DEFAULT_CONFIG_PATH = "/etc/missiond/config.toml";
 
@@ -33,11 +36,6 @@ export interface Config {
   readonly defaultExecutor: "log";
   readonly agents: Readonly<Record<string, AgentConfig>>;
 }
-
-export type AgentConfig =
-  | { readonly executor: "log" }
-  | { readonly executor: "webhook"; readonly url: string; readonly secret: string | null; readonly timeoutMs: number }
-  | { readonly executor: "command"; readonly argv: readonly string[]; readonly timeoutMs: number; readonly env: Readonly<Record<string, string>> };
 
 export interface ConfigSources {
   /** `--config PATH`; when given, the file must exist. */
@@ -171,22 +169,8 @@ export function loadConfig(sources: ConfigSources): Config {
     shutdown: { drainBudgetMs: file.shutdown.drain_budget },
     missions: { concurrency: file.missions.concurrency, retryLimit: file.missions.retry_limit },
     defaultExecutor: file.default_executor,
-    agents: Object.fromEntries(
-      Object.entries(file.agents).map(([id, agent]): [string, AgentConfig] => {
-        switch (agent.executor) {
-          case "log":
-            return [id, { executor: "log" }];
-          case "webhook":
-            return [id, { executor: "webhook", url: agent.url, secret: agent.secret ?? null, timeoutMs: agent.timeout }];
-          case "command": {
-            const [program, ...rest] = agent.argv;
-            // A relative program is relative to the config file, like every other path in it.
-            const resolved = program!.startsWith("./") || program!.startsWith("../") ? resolve(base, program!) : program!;
-            return [id, { executor: "command", argv: [resolved, ...rest], timeoutMs: agent.timeout, env: agent.env }];
-          }
-        }
-      }),
-    ),
+    // A relative command path is relative to the config file, like every other path in it.
+    agents: Object.fromEntries(Object.entries(file.agents).map(([id, agent]) => [id, compileAgent(agent, base)])),
   };
   return deepFreeze(config);
 }

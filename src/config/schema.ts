@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { parseDuration } from "../duration.ts";
+import { agentSchema } from "../executors/agent-config.ts";
 
 /** A duration given as milliseconds or as text such as "30s", "5m"; always compiled to ms. */
 const durationMs: z.ZodType<number, number | string> = z.union([z.number().int().nonnegative(), z.string()]).transform((value, ctx) => {
@@ -15,27 +16,6 @@ const durationMs: z.ZodType<number, number | string> = z.union([z.number().int()
 const atLeast = (minMs: number) => durationMs.refine((ms) => ms >= minMs, `must be at least ${minMs} ms`);
 
 const logLevel = z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]);
-
-/** How missions reach one agent. */
-const agentSchema = z.discriminatedUnion("executor", [
-  z.object({ executor: z.literal("log") }).strict(),
-  z
-    .object({
-      executor: z.literal("webhook"),
-      url: z.string().url().refine((u) => /^https?:/.test(u), "must be an http(s) URL"),
-      secret: z.string().min(16, "must be at least 16 characters").optional(),
-      timeout: durationMs.default(30_000),
-    })
-    .strict(),
-  z
-    .object({
-      executor: z.literal("command"),
-      argv: z.array(z.string().min(1)).min(1),
-      timeout: durationMs.default(600_000),
-      env: z.record(z.string(), z.string()).default({}),
-    })
-    .strict(),
-]);
 
 /** The configuration file's shape (snake_case, as operators write TOML). Unknown keys are errors. */
 export const fileSchema = z

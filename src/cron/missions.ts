@@ -15,7 +15,7 @@ export interface MissionWorkerDeps {
   log: Logger;
   concurrency: number;
   retryLimit: number;
-  executorFor(agentId: string): MissionExecutor;
+  executorFor(agentId: string): Promise<MissionExecutor>;
   /** Observe-only hooks run detached; the daemon tracks them so shutdown can wait for them. */
   detach(work: Promise<unknown>): void;
   /** A run reached a status (metrics). */
@@ -93,7 +93,7 @@ async function handle(deps: MissionWorkerDeps, log: Logger, job: Job<Mission>, e
     return;
   }
   if (!(await countAttempt(deps.db, runId, "started"))) return;
-  const executor = deps.executorFor(mission.agentId);
+  const executor = await deps.executorFor(mission.agentId);
   let result: ExecutionResult;
   let deadLetter: Error | null = null;
   const cancel = new AbortController();

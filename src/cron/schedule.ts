@@ -128,7 +128,19 @@ export function scanSlots(schedule: Schedule, after: Date, until: Date, count: n
   return { slots, beyond: undefined };
 }
 
-/** The next `count` fire times after `from` (for `cron preview`). */
-export function previewSlots(schedule: Schedule, from: Date, count: number): Date[] {
-  return slotsBetween(schedule, from, new Date(8.64e15), count);
+/**
+ * The next `count` fire times after `from` (for `cron preview`). `overBudget` is asked after each
+ * slot: a rare expression (say, the 29th of February on a Monday) can take many iterations per
+ * slot, and a preview must not hold the daemon's thread; it then returns what it found so far.
+ */
+export function previewSlots(schedule: Schedule, from: Date, count: number, overBudget: () => boolean = () => false): Date[] {
+  const slots: Date[] = [];
+  let cursor = from;
+  while (slots.length < count && !overBudget()) {
+    const next = nextSlot(schedule, cursor);
+    if (!next) break;
+    slots.push(next);
+    cursor = next;
+  }
+  return slots;
 }

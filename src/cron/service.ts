@@ -13,6 +13,9 @@ import { assertCron, assertTimezone, nextSlot, parseEvery, previewSlots, type Sc
 import { jobView, runView, scheduleOf, type JobView, type RunView } from "./views.ts";
 
 
+// CPU a preview may take on the daemon's thread; past it the preview returns the slots found so far.
+const PREVIEW_BUDGET_MS = 100;
+
 const MAX_ID = 9_223_372_036_854_775_807n;
 
 export function parseId(value: string, what: string): bigint {
@@ -167,7 +170,8 @@ export class CronService {
     } else {
       schedule = { kind: "every", everyMs: parseEvery(input.every!), anchor: now };
     }
-    return previewSlots(schedule, now, input.count).map((d) => d.toISOString());
+    const started = performance.now();
+    return previewSlots(schedule, now, input.count, () => performance.now() - started > PREVIEW_BUDGET_MS).map((d) => d.toISOString());
   }
 
   private async require(id: string) {

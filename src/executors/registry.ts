@@ -1,31 +1,40 @@
-import type { AgentConfig } from "../config/load.ts";
 import type { Logger } from "../log.ts";
+import type { AgentConfig } from "./agent-config.ts";
+import type { AgentService } from "./agents.ts";
 import { commandExecutor } from "./command.ts";
 import { logExecutor } from "./log.ts";
 import type { MissionExecutor } from "./types.ts";
 import { webhookExecutor } from "./webhook.ts";
 
-/** One executor per configured agent, built once; agents not configured get the log executor. */
+/**
+ * Finds the executor for an agent when a mission is delivered. Executors are built once per
+ * agent settings version; agents nobody configured get the log executor.
+ */
 export function executorRegistry(
-  agents: Readonly<Record<string, AgentConfig>>,
+  agents: AgentService,
   log: Logger,
   now: () => number,
   killGroup?: (pgid: number, signal: NodeJS.Signals) => void,
-): (agentId: string) => MissionExecutor {
+): (agentId: string) => Promise<MissionExecutor> {
   const fallback = logExecutor(log);
-  const built = new Map<string, MissionExecutor>();
-  for (const [id, agent] of Object.entries(agents)) {
+  const built = new Map<string, { version: string; executor: MissionExecutor }>();
+  const build = (agent: AgentConfig): MissionExecutor => {
     switch (agent.executor) {
       case "log":
-        built.set(id, fallback);
-        break;
+        return fallback;
       case "webhook":
-        built.set(id, webhookExecutor("webhook", { url: agent.url, secret: agent.secret, timeoutMs: agent.timeoutMs, now }));
-        break;
+        return webhookExecutor("webhook", { url: agent.url, secret: agent.secret, timeoutMs: agent.timeoutMs, now });
       case "command":
-        built.set(id, commandExecutor("command", { argv: agent.argv, timeoutMs: agent.timeoutMs, env: agent.env, killGroup }));
-        break;
+        return commandExecutor("command", { argv: agent.argv, timeoutMs: agent.timeoutMs, env: agent.env, killGroup });
     }
-  }
-  return (agentId) => built.get(agentId) ?? fallback;
+  };
+  return async (agentId) => {
+    const resolved = await agents.resolve(agentId);
+    if (!resolved) return fallback;
+    const cached = built.get(agentId);
+    if (cached?.version === resolved.version) return cached.executor;
+    const executor = build(resolved.config);
+    built.set(agentId, { version: resolved.version, executor });
+    return executor;
+  };
 }

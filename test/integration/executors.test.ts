@@ -4,6 +4,7 @@ import type { AddressInfo } from "node:net";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import type { Daemon } from "../../src/daemon.ts";
+import { apiClient } from "../../src/cli/client.ts";
 import { backendName } from "../helpers/db.ts";
 import { daemonPerTest } from "../helpers/daemon.ts";
 import { waitFor } from "../helpers/wait.ts";
@@ -97,5 +98,41 @@ describe(`the webhook executor (${backendName})`, () => {
     await daemon!.cron.trigger(job.id);
     expect(await runOf(daemon!, job.id, closed)).toMatchObject({ status: "Failed", output: "HTTP 422: unknown agent" });
     expect(received).toHaveLength(1);
+  });
+});
+
+describe(`agents set over the API (${backendName})`, () => {
+  it("delivers missions with an executor set over the API, hides its secret, and refuses config agents and bad settings", async () => {
+    const received: string[] = [];
+    const server = createServer((req, res) => {
+      let body = "";
+      req.on("data", (d) => (body += d));
+      req.on("end", () => {
+        received.push(body);
+        res.end("via api");
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    try {
+      daemon = await t.start({ toml: `[agents.fixed]\nexecutor = "log"\n` });
+      const api = apiClient({ socketPath: daemon.config.socketPath });
+      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/m`;
+      expect(await api.put("/v1/agents/dyn", { executor: "webhook", url, secret: SECRET })).toMatchObject({ id: "dyn", source: "api", settings: { secret: "[set]" } });
+      const { agents } = await api.get<{ agents: { id: string; source: string; settings: Record<string, unknown> }[] }>("/v1/agents");
+      expect(agents.map((a) => [a.id, a.source])).toEqual([["fixed", "config"], ["dyn", "api"]]);
+      expect(JSON.stringify(agents)).not.toContain(SECRET);
+
+      const job = await daemon.cron.add({ name: "dyn", agentId: "dyn", every: "1h", prompt: "over the api" });
+      await daemon.cron.trigger(job.id);
+      expect(await runOf(daemon, job.id, closed)).toMatchObject({ status: "Succeeded", executor: "webhook", output: "via api" });
+      expect(JSON.parse(received[0]!)).toMatchObject({ prompt: "over the api" });
+
+      await expect(api.put("/v1/agents/fixed", { executor: "log" })).rejects.toMatchObject({ status: 409 });
+      await expect(api.put("/v1/agents/dyn", { executor: "webhook", url: "ftp://x" })).rejects.toMatchObject({ status: 400, message: expect.stringMatching(/body\.url/) });
+      await api.delete("/v1/agents/dyn");
+      await expect(api.delete("/v1/agents/dyn")).rejects.toMatchObject({ status: 404 });
+    } finally {
+      server.close();
+    }
   });
 });

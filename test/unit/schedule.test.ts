@@ -63,6 +63,12 @@ describe("cron schedules", () => {
     expect(() => assertCron("* * * * *", "Mars/Olympus")).toThrow(/unknown time zone "Mars\/Olympus"/);
   });
 
+  it("stops a preview when its budget runs out, returning what it found", () => {
+    let asked = 0;
+    const slots = previewSlots(cron("* * * * * *"), at("2026-01-01T00:00:00Z"), 100, () => ++asked > 3);
+    expect(slots).toHaveLength(3);
+  });
+
   it("bounds a slot list by count, so a long outage cannot produce an unbounded list", () => {
     expect(slotsBetween(cron("* * * * * *"), at("2026-01-01T00:00:00Z"), at("2026-01-02T00:00:00Z"), 100)).toHaveLength(100);
   });

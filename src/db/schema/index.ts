@@ -2,3 +2,4 @@ export * from "./enums.ts";
 export * from "./cron.ts";
 export * from "./plugins.ts";
 export * from "./sessions.ts";
+export * from "./agents.ts";

@@ -54,6 +54,12 @@ CREATE TABLE "sessions" (
 	CONSTRAINT "sessions_id_len_ck" CHECK (char_length(id) between 1 and 200)
 );
 --> statement-breakpoint
+CREATE TABLE "agents" (
+	"id" text PRIMARY KEY NOT NULL,
+	"executor" jsonb NOT NULL,
+	"updated_at" timestamp (3) with time zone DEFAULT now() NOT NULL
+);
+--> statement-breakpoint
 ALTER TABLE "cron_job_runs" ADD COLUMN "deferred_from" bigint;--> statement-breakpoint
 ALTER TABLE "cron_job_runs" ADD COLUMN "attempts" integer DEFAULT 0 NOT NULL;--> statement-breakpoint
 ALTER TABLE "cron_job_runs" ADD COLUMN "failed_attempts" integer DEFAULT 0 NOT NULL;--> statement-breakpoint

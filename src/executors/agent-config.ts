@@ -1,0 +1,54 @@
+import { isAbsolute, resolve } from "node:path";
+import { z } from "zod";
+import { parseDuration } from "../duration.ts";
+
+const duration = z.union([z.number().int().positive(), z.string()]).transform((value, ctx) => {
+  if (typeof value === "number") return value;
+  const ms = parseDuration(value);
+  if (ms === null || ms <= 0) {
+    ctx.addIssue({ code: "custom", message: `not a duration: "${value}" (use e.g. 30s, 10m)` });
+    return z.NEVER;
+  }
+  return ms;
+});
+
+/** How missions reach one agent: the same shape in the config file's [agents.<id>] and over the API. */
+export const agentSchema = z.discriminatedUnion("executor", [
+  z.object({ executor: z.literal("log") }).strict(),
+  z
+    .object({
+      executor: z.literal("webhook"),
+      url: z.string().url().refine((u) => /^https?:/.test(u), "must be an http(s) URL"),
+      secret: z.string().min(16, "must be at least 16 characters").optional(),
+      timeout: duration.default(30_000),
+    })
+    .strict(),
+  z
+    .object({
+      executor: z.literal("command"),
+      argv: z.array(z.string().min(1)).min(1),
+      timeout: duration.default(600_000),
+      env: z.record(z.string(), z.string()).default({}),
+    })
+    .strict(),
+]);
+
+export type AgentConfig =
+  | { readonly executor: "log" }
+  | { readonly executor: "webhook"; readonly url: string; readonly secret: string | null; readonly timeoutMs: number }
+  | { readonly executor: "command"; readonly argv: readonly string[]; readonly timeoutMs: number; readonly env: Readonly<Record<string, string>> };
+
+/** A validated agent entry, compiled; a relative command path is resolved against `base`. */
+export function compileAgent(agent: z.output<typeof agentSchema>, base: string): AgentConfig {
+  switch (agent.executor) {
+    case "log":
+      return { executor: "log" };
+    case "webhook":
+      return { executor: "webhook", url: agent.url, secret: agent.secret ?? null, timeoutMs: agent.timeout };
+    case "command": {
+      const [program, ...rest] = agent.argv;
+      const resolved = !isAbsolute(program!) && (program!.startsWith("./") || program!.startsWith("../")) ? resolve(base, program!) : program!;
+      return { executor: "command", argv: [resolved, ...rest], timeoutMs: agent.timeout, env: agent.env };
+    }
+  }
+}

@@ -1,0 +1,71 @@
+import { eq, asc } from "drizzle-orm";
+import type { Db } from "../db/client.ts";
+import { agents } from "../db/schema/index.ts";
+import { MissiondError } from "../errors.ts";
+import { validate } from "../validation.ts";
+import { agentSchema, compileAgent, type AgentConfig } from "./agent-config.ts";
+
+export interface AgentView {
+  id: string;
+  source: "config" | "api";
+  executor: string;
+  /** Settings with any secret replaced by "[set]". */
+  settings: Record<string, unknown>;
+}
+
+const redact = (settings: Record<string, unknown>) => ("secret" in settings ? { ...settings, secret: "[set]" } : settings);
+
+/**
+ * Agents and how their missions are delivered: those of the config file (authoritative, not
+ * editable over the API) and those set over the API (stored in the database, shared by every
+ * instance, read when a mission is delivered so a change applies to the next one).
+ */
+export class AgentService {
+  private readonly db: Db;
+  private readonly fromConfig: Readonly<Record<string, AgentConfig>>;
+  private readonly base: string;
+  private readonly now: () => number;
+
+  constructor(db: Db, fromConfig: Readonly<Record<string, AgentConfig>>, base: string, now: () => number) {
+    this.db = db;
+    this.fromConfig = fromConfig;
+    this.base = base;
+    this.now = now;
+  }
+
+  async put(id: string, raw: unknown): Promise<AgentView> {
+    if (!/^[A-Za-z0-9][A-Za-z0-9._:-]{0,199}$/.test(id)) throw new MissiondError("BAD_REQUEST", `agent id "${id}" must be letters, digits, '.', '_', ':' or '-'`);
+    if (Object.hasOwn(this.fromConfig, id)) throw new MissiondError("CONFLICT", `agent "${id}" is configured in the config file; change it there`);
+    const settings = validate(agentSchema, raw, "body");
+    const at = new Date(this.now());
+    await this.db.insert(agents).values({ id, executor: settings, updatedAt: at }).onConflictDoUpdate({ target: agents.id, set: { executor: settings, updatedAt: at } });
+    return { id, source: "api", executor: settings.executor, settings: redact(settings) };
+  }
+
+  async list(): Promise<AgentView[]> {
+    const stored = await this.db.select().from(agents).orderBy(asc(agents.id));
+    const configured = Object.entries(this.fromConfig).map(([id, a]): AgentView => ({ id, source: "config", executor: a.executor, settings: redact({ ...a }) }));
+    const api = stored
+      .filter((row) => !Object.hasOwn(this.fromConfig, row.id))
+      .map((row): AgentView => {
+        const settings = row.executor as Record<string, unknown>;
+        return { id: row.id, source: "api", executor: String(settings.executor), settings: redact(settings) };
+      });
+    return [...configured, ...api];
+  }
+
+  async remove(id: string): Promise<void> {
+    if (Object.hasOwn(this.fromConfig, id)) throw new MissiondError("CONFLICT", `agent "${id}" is configured in the config file; remove it there`);
+    const deleted = await this.db.delete(agents).where(eq(agents.id, id)).returning({ id: agents.id });
+    if (deleted.length === 0) throw new MissiondError("NOT_FOUND", `no agent "${id}" set over the API`);
+  }
+
+  /** The agent's executor settings, or null for an agent nobody configured (the log executor). */
+  async resolve(id: string): Promise<{ config: AgentConfig; version: string } | null> {
+    const configured = this.fromConfig[id];
+    if (configured) return { config: configured, version: "config" };
+    const [row] = await this.db.select().from(agents).where(eq(agents.id, id));
+    if (!row) return null;
+    return { config: compileAgent(agentSchema.parse(row.executor), this.base), version: row.updatedAt.toISOString() };
+  }
+}
