@@ -1,5 +1,5 @@
 import { existsSync } from "node:fs";
-import { Command, CommanderError, Option } from "commander";
+import { Command, CommanderError, InvalidArgumentError, Option } from "commander";
 import { loadConfig, type Config } from "../config/load.ts";
 import { previewSlots, assertCron, parseEvery, type Schedule } from "../cron/schedule.ts";
 import type { JobView, RunView } from "../cron/views.ts";
@@ -98,6 +98,9 @@ function buildProgram(io: CliIo, setExit: (code: number) => void): Command {
     .option("--active-hours <from-to>", 'only fire within these local hours, e.g. "09:00-18:00" (in --tz)')
     .option("--skip-if-busy", "skip a slot while the agent's session already has a mission running")
     .option("--jitter <duration>", "spread this job's slots by a fixed offset up to this, e.g. 30s")
+    .option("--starts-at <iso>", "no slot before this instant (ISO 8601 with offset)")
+    .option("--ends-at <iso>", "no slot after this instant")
+    .option("--max-runs <n>", "stop after this many runs", positiveInt)
     .option("--paused", "create it paused")
     .addHelpText("after", '\nExamples:\n  missiond cron add --name nightly --agent a1 --cron "0 3 * * *" --tz Europe/Berlin --prompt "check the backups"\n  missiond cron add --name pulse --agent a1 --every 30m --kind heartbeat --prompt "anything to do?"')
     .action(async (opts) => {
@@ -115,6 +118,9 @@ function buildProgram(io: CliIo, setExit: (code: number) => void): Command {
         ...(opts.activeHours ? { activeHours: opts.activeHours } : {}),
         ...(opts.skipIfBusy ? { skipIfBusy: true } : {}),
         ...(opts.jitter ? { jitter: opts.jitter } : {}),
+        ...(opts.startsAt ? { startsAt: opts.startsAt } : {}),
+        ...(opts.endsAt ? { endsAt: opts.endsAt } : {}),
+        ...(opts.maxRuns !== undefined ? { maxRuns: opts.maxRuns } : {}),
         paused: Boolean(opts.paused),
       });
       print(job, () => `added cron job ${job.id} "${job.name}"; next fire ${job.nextFireAt ?? "never"}`);
@@ -358,6 +364,12 @@ interface DecisionView {
   fields: string[] | null;
   reason: string | null;
   shadow: boolean;
+}
+
+function positiveInt(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError("must be a positive integer");
+  return n;
 }
 
 class CommanderErrorLike extends CommanderError {
