@@ -1,6 +1,7 @@
 import { and, count, desc, eq, gt, inArray, isNull, lt, max, or, sql } from "drizzle-orm";
 import type { Db } from "../db/client.ts";
 import { cronJobRuns, cronJobs } from "../db/schema/index.ts";
+import { overdueBefore } from "./queries.ts";
 
 export interface CronDiagnosis {
   overdueJobs: { id: string; name: string; nextFireAt: string; lateBySeconds: number }[];
@@ -18,7 +19,7 @@ export async function diagnoseCron(db: Db, now: number, thresholds: { overdueMs:
   const overdue = await db
     .select({ id: cronJobs.id, name: cronJobs.name, nextFireAt: cronJobs.nextFireAt })
     .from(cronJobs)
-    .where(and(isNull(cronJobs.deletedAt), eq(cronJobs.paused, false), lt(cronJobs.nextFireAt, new Date(now - thresholds.overdueMs))))
+    .where(and(isNull(cronJobs.deletedAt), eq(cronJobs.paused, false), overdueBefore(new Date(now - thresholds.overdueMs))))
     .orderBy(cronJobs.nextFireAt)
     .limit(100);
   const stuck = await db

@@ -311,12 +311,20 @@ export async function knownAgents(db: Executor): Promise<string[]> {
   return found.map((r) => r.agentId);
 }
 
+/**
+ * A job's jittered next moment is before `before`. Raw SQL: timestamp-plus-interval arithmetic
+ * on two columns has no drizzle builder (the jitter is at most an hour, so the next slot still
+ * bounds the index scan).
+ */
+export const overdueBefore = (before: Date) =>
+  and(lt(cronJobs.nextFireAt, before), sql`${cronJobs.nextFireAt} + ${cronJobs.jitterMs} * interval '1 millisecond' < ${before.toISOString()}::timestamptz`);
+
 /** Live, unpaused jobs whose next slot is older than `before`: should have fired but did not. */
 export async function countOverdue(db: Executor, before: Date): Promise<number> {
   const [row] = await db
     .select({ n: count() })
     .from(cronJobs)
-    .where(and(live, eq(cronJobs.paused, false), lt(cronJobs.nextFireAt, before)));
+    .where(and(live, eq(cronJobs.paused, false), overdueBefore(before)));
   return Number(row?.n ?? 0);
 }
 

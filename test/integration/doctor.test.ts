@@ -4,6 +4,7 @@ import { apiClient } from "../../src/cli/client.ts";
 import { backendName } from "../helpers/db.ts";
 import { daemonPerTest } from "../helpers/daemon.ts";
 import { fixturePlugin } from "../helpers/plugins.ts";
+import { jitterOffset } from "../../src/cron/claim-plan.ts";
 
 const t = daemonPerTest();
 
@@ -27,6 +28,7 @@ describe(`doctor (${backendName})`, () => {
   it("finds a job that should have fired, a stuck run, a failing agent and a plugin that did not load", async () => {
     const daemon = await t.start({ pluginDirs: [fixturePlugin("bad-manifest")] });
     const late = await daemon.cron.add({ name: "late", agentId: "a1", every: "1h", prompt: "p" });
+    const jittered = await daemon.cron.add({ name: "jittered", agentId: "a1", every: "1h", prompt: "p", jitter: "1h" });
     const other = await daemon.cron.add({ name: "other", agentId: "a2", every: "1h", prompt: "p" });
     const db = daemon.database.db;
     // "Looks healthy but is not firing": the scheduler stops, and the ledger then shows what the
@@ -35,6 +37,11 @@ describe(`doctor (${backendName})`, () => {
     await daemon.scheduler.stop();
     const longAgo = new Date(Date.now() - 7_200_000).toISOString();
     await db.execute(sql`update cron_jobs set next_fire_at = ${longAgo}::timestamptz where id = ${BigInt(late.id)}`);
+    // A jittered job whose bare slot is over a minute old but whose jittered moment is not: not late.
+    const offset = jitterOffset({ id: BigInt(jittered.id), jitterMs: 3_600_000 });
+    expect(offset).toBeGreaterThan(10_000);
+    const bare = new Date(Date.now() - 60_000 - Math.floor(offset / 2)).toISOString();
+    await db.execute(sql`update cron_jobs set next_fire_at = ${bare}::timestamptz where id = ${BigInt(jittered.id)}`);
     await db.execute(sql`insert into cron_job_runs (cron_job_id, scheduled_for, status, claimed_by, claimed_at, started_at)
       values (${BigInt(other.id)}, ${longAgo}::timestamptz, 'Running', 'gone', ${longAgo}::timestamptz, ${longAgo}::timestamptz)`);
     await db.execute(sql`insert into cron_job_runs (cron_job_id, scheduled_for, status, claimed_by, claimed_at, finished_at)
