@@ -253,39 +253,38 @@ export function createDaemon(config: Config, deps: DaemonDeps): Daemon {
         Math.abs(skewMs) <= 1_000;
       return { ok, ...cronFindings, plugins: pluginProblems, clockSkewMs: skewMs, schedulerArmed };
     };
-    const api = buildApi(
-      {
-        doctor,
-        db: database.db,
-        cron,
-        sessions,
-        agents,
-        metrics,
-        plugins,
-        readiness: async () => {
-          const checks = { database: false, pgBoss: false, scheduler: scheduler.isArmed };
-          try {
-            await database.db.execute(sql`select 1`);
-            checks.database = true;
-          } catch {
-            /* reported as false */
-          }
-          try {
-            checks.pgBoss = (await boss.getQueue(MISSIONS_QUEUE)) !== null;
-          } catch {
-            /* reported as false */
-          }
-          return { ready: Object.values(checks).every(Boolean), checks };
-        },
+    const services = {
+      doctor,
+      db: database.db,
+      cron,
+      sessions,
+      agents,
+      metrics,
+      plugins,
+      readiness: async () => {
+        const checks = { database: false, pgBoss: false, scheduler: scheduler.isArmed };
+        try {
+          await database.db.execute(sql`select 1`);
+          checks.database = true;
+        } catch {
+          /* reported as false */
+        }
+        try {
+          checks.pgBoss = (await boss.getQueue(MISSIONS_QUEUE)) !== null;
+        } catch {
+          /* reported as false */
+        }
+        return { ready: Object.values(checks).every(Boolean), checks };
       },
-      { log, token: null },
-    );
+    };
+    const api = buildApi(services, { log, token: null });
     parts.api = api;
     stack.defer(() => api.close());
     if (deps.listen !== false) await listenOnSocket(api, config.socketPath, stack);
     else await api.ready();
     if (config.listen && deps.listen !== false) {
-      const tcp = buildApi({ db: database.db, cron, sessions, agents, metrics, plugins, doctor, readiness: async () => ({ ready: scheduler.isArmed, checks: {} }) }, { log, token: config.apiToken });
+      // The same services as the socket, behind a bearer token.
+      const tcp = buildApi(services, { log, token: config.apiToken });
       stack.defer(() => tcp.close());
       await tcp.listen({ host: config.listen.host, port: config.listen.port });
     }

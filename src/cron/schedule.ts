@@ -75,10 +75,6 @@ export function parseEvery(text: string): number {
   return ms;
 }
 
-export function describeSchedule(schedule: Schedule): string {
-  return schedule.kind === "cron" ? `${schedule.expr} (${schedule.timezone})` : `every ${formatDuration(schedule.everyMs)}`;
-}
-
 /** The first slot strictly after `after`, or null if the schedule never fires again. */
 export function nextSlot(schedule: Schedule, after: Date): Date | null {
   if (schedule.kind === "every") {

@@ -7,7 +7,7 @@ import { validate } from "../validation.ts";
 import { parseDuration } from "../duration.ts";
 import { parseActiveHours } from "./active-hours.ts";
 import { SCHEDULE_CHANNEL } from "./channels.ts";
-import { addJobInput, pauseInput, type AddJobInput } from "./input.ts";
+import { addJobInput, fitsInt8, pauseInput, type AddJobInput } from "./input.ts";
 import { findJob, findJobByName, insertJob, jobEverExisted, listJobs, listRuns, softDeleteJob, updateJob } from "./queries.ts";
 import { assertCron, assertTimezone, nextSlot, parseEvery, previewSlots, type Schedule } from "./schedule.ts";
 import { jobView, runView, scheduleOf, type JobView, type RunView } from "./views.ts";
@@ -16,10 +16,8 @@ import { jobView, runView, scheduleOf, type JobView, type RunView } from "./view
 // CPU a preview may take on the daemon's thread; past it the preview returns the slots found so far.
 const PREVIEW_BUDGET_MS = 100;
 
-const MAX_ID = 9_223_372_036_854_775_807n;
-
 export function parseId(value: string, what: string): bigint {
-  if (!/^\d{1,19}$/.test(value) || BigInt(value) > MAX_ID) throw new MissiondError("NOT_FOUND", `no ${what} with id "${value}"`);
+  if (!/^\d{1,19}$/.test(value) || !fitsInt8(value)) throw new MissiondError("NOT_FOUND", `no ${what} with id "${value}"`);
   return BigInt(value);
 }
 
@@ -52,6 +50,7 @@ export class CronService {
     } else {
       schedule = { kind: "every", everyMs: parseEvery(input.every!), anchor: now };
     }
+    const activeHours = input.activeHours ? parseActiveHours(input.activeHours) : null;
     const startsAt = input.startsAt ? new Date(input.startsAt) : null;
     const endsAt = input.endsAt ? new Date(input.endsAt) : null;
     // The first slot is strictly after creation (or at/after startsAt), never in the past.
@@ -83,8 +82,8 @@ export class CronService {
         maxRuns: input.maxRuns ?? null,
         paused: input.paused,
         pausedNote: input.pausedNote ?? null,
-        activeHoursStart: input.activeHours ? parseActiveHours(input.activeHours)![0] : null,
-        activeHoursEnd: input.activeHours ? parseActiveHours(input.activeHours)![1] : null,
+        activeHoursStart: activeHours?.[0] ?? null,
+        activeHoursEnd: activeHours?.[1] ?? null,
         skipIfBusy: input.skipIfBusy,
         jitterMs: input.jitter ? parseDuration(input.jitter)! : 0,
         nextFireAt,

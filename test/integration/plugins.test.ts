@@ -1,11 +1,6 @@
-import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
-import { createLogger } from "../../src/log.ts";
-import type { Decision } from "../../src/plugins/chain.ts";
-import { Plugins } from "../../src/plugins/service.ts";
-
-const fixture = (name: string) => fileURLToPath(new URL(`../fixtures/plugins/${name}`, import.meta.url));
-const example = (name: string) => fileURLToPath(new URL(`../../plugins/${name}`, import.meta.url));
+import type { Plugins } from "../../src/plugins/service.ts";
+import { examplePlugin as example, fixturePlugin as fixture, loadTestPlugins } from "../helpers/plugins.ts";
 const firing = { cronJobId: "7", agentId: "a1", kind: "cron_job", name: "nightly", prompt: "check the backups" };
 
 let running: Plugins[] = [];
@@ -15,18 +10,9 @@ afterEach(async () => {
 });
 
 async function load(dirs: string[], handlerTimeoutMs = 2_000) {
-  const decisions: Decision[] = [];
-  const plugins = await Plugins.start({
-    dirs,
-    handlerTimeoutMs,
-    breaker: { failures: 0, cooldownMs: 0 },
-    memoryLimitMb: 64,
-    log: createLogger("silent"),
-    now: () => Date.now(),
-    onDecision: (d) => decisions.push(d),
-  });
-  running.push(plugins);
-  return { plugins, decisions };
+  const loaded = await loadTestPlugins(dirs, { handlerTimeoutMs });
+  running.push(loaded.plugins);
+  return loaded;
 }
 
 describe("plugins in worker threads", () => {
