@@ -1,14 +1,27 @@
-import { createDaemon } from "../daemon.ts";
+import { createDaemon, type Daemon } from "../daemon.ts";
 import type { Config } from "../config/load.ts";
 import { openDatabase } from "../db/client.ts";
 import { lockDataDir } from "../db/lock.ts";
 import { migrate } from "../db/migrate.ts";
 import { createLogger } from "../log.ts";
+import { openSdNotify } from "../systemd/sd-notify.ts";
 import { EXIT, type CliIo } from "./io.ts";
 
-/** `missiond serve`: runs until SIGTERM/SIGINT; a second signal forces an immediate exit. */
+/**
+ * `missiond serve`: runs until SIGTERM/SIGINT; a second signal forces an immediate exit. Under
+ * systemd (`NOTIFY_SOCKET` set) it reports STATUS=, READY=1, WATCHDOG=1 and STOPPING=1.
+ */
 export async function serve(config: Config, io: CliIo): Promise<number> {
-  const daemon = createDaemon(config, { probe: io.probe });
+  const log = createLogger(config.logLevel);
+  const systemd = await openSdNotify(io.env, io.probe.pid, log.child({ component: "systemd" }));
+  try {
+    return await run(config, io, createDaemon(config, { probe: io.probe, log, onState: systemd?.onState }));
+  } finally {
+    systemd?.close();
+  }
+}
+
+async function run(config: Config, io: CliIo, daemon: Daemon): Promise<number> {
   let signals = 0;
   let resolveStopped!: (code: number) => void;
   const stopped = new Promise<number>((resolve) => (resolveStopped = resolve));
