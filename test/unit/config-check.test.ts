@@ -1,0 +1,120 @@
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { configCheck } from "../../src/cli/config-check.ts";
+import { EXIT, type CliIo } from "../../src/cli/io.ts";
+
+function check(options: { file?: string; env?: Record<string, string>; json?: boolean; configPath?: string }) {
+  const cwd = mkdtempSync(join(tmpdir(), "missiond-config-check-"));
+  let configPath = options.configPath;
+  if (options.file !== undefined) {
+    configPath = join(cwd, "config.toml");
+    writeFileSync(configPath, options.file);
+  }
+  let stdout = "";
+  let stderr = "";
+  const io: CliIo = {
+    env: options.env ?? {},
+    cwd,
+    hostname: "host-a",
+    probe: { pid: 4242, isAlive: () => true, killGroup: () => {} },
+    stdout: (text) => void (stdout += text),
+    stderr: (text) => void (stderr += text),
+    onSignal: () => {},
+    forceExit: (code) => {
+      throw new Error(`forceExit(${code})`);
+    },
+  };
+  const code = configCheck(io, { configPath, json: options.json });
+  return { code, stdout, stderr, cwd, configPath };
+}
+
+const FILE = `
+state_dir = "state"
+log_level = "debug"
+api_token = "a-token-of-at-least-16-chars"
+listen = "127.0.0.1:7878"
+plugin_dirs = ["plugins"]
+
+[shutdown]
+drain_budget = "5s"
+
+[agents.ops-bot]
+executor = "webhook"
+url = "https://agents.internal/missions"
+secret = "webhook-secret-0123456789"
+
+[agents.worker]
+executor = "command"
+argv = ["./bin/run-agent", "--once"]
+env = { AGENT_TOKEN = "agent-credential" }
+`;
+
+describe("missiond config check", () => {
+  it("prints the effective configuration, paths resolved against the file, secrets redacted, exit 0", () => {
+    const { code, stdout, stderr, cwd } = check({ file: FILE, env: { DATABASE_URL: "postgres://missiond:db-password@db.internal:5432/missiond" } });
+    expect(stderr).toBe("");
+    expect(code).toBe(EXIT.OK);
+    expect(stdout).toMatch(/^configuration is valid\n/);
+    expect(stdout).toContain(`file:        ${join(cwd, "config.toml")}`);
+    expect(stdout).toContain("environment: DATABASE_URL");
+    expect(stdout).toMatch(new RegExp(`^  stateDir\\s+${join(cwd, "state")}$`, "m"));
+    expect(stdout).toMatch(/^ {2}logLevel\s+debug$/m);
+    expect(stdout).toMatch(/^ {2}shutdown\.drainBudgetMs\s+5000$/m);
+    expect(stdout).toMatch(/^ {2}listen\.port\s+7878$/m);
+    expect(stdout).toMatch(new RegExp(`^  pluginDirs\\s+\\["${join(cwd, "plugins")}"\\]$`, "m"));
+    expect(stdout).toMatch(/^ {2}agents\.worker\.argv\s+\[".*\/bin\/run-agent","--once"\]$/m);
+    expect(stdout).toMatch(/^ {2}databaseUrl\s+postgres:\/\/missiond:redacted@db\.internal:5432\/missiond$/m);
+    expect(stdout).toMatch(/^ {2}apiToken\s+\[redacted\]$/m);
+    expect(stdout).toMatch(/^ {2}agents\.ops-bot\.secret\s+\[redacted\]$/m);
+    expect(stdout).toMatch(/^ {2}agents\.worker\.env\.AGENT_TOKEN\s+\[redacted\]$/m);
+    for (const secret of ["a-token-of-at-least-16-chars", "db-password", "webhook-secret", "agent-credential"]) expect(stdout).not.toContain(secret);
+  });
+
+  it("--json: the same for scripts, and which variables took effect", () => {
+    const { code, stdout } = check({ file: FILE, json: true, env: { MISSIOND_LOG_LEVEL: "warn", MISSIOND_LOGLEVEL: "trace", MISSIOND_INSTANCE_NAME: "", PATH: "/usr/bin" } });
+    expect(code).toBe(EXIT.OK);
+    const report = JSON.parse(stdout);
+    expect(report).toMatchObject({
+      valid: true,
+      environment: { applied: ["MISSIOND_LOG_LEVEL"], noEffect: ["MISSIOND_LOGLEVEL"] },
+      config: { logLevel: "warn", apiToken: "[redacted]", instanceName: "host-a:4242", shutdown: { drainBudgetMs: 5000 } },
+    });
+    expect(report.configFile).toMatch(/config\.toml$/);
+  });
+
+  it("says when there is no file and nothing overrides the defaults", () => {
+    const { code, stdout } = check({ env: {}, configPath: undefined });
+    expect(code).toBe(EXIT.OK);
+    // The machine running the tests has no /etc/missiond/config.toml.
+    expect(stdout).toContain("file:        none (built-in defaults and the environment)");
+    expect(stdout).toContain("environment: no overrides");
+  });
+
+  it("rejects an invalid file with exit 1 and an error naming each key", () => {
+    const { code, stdout, stderr } = check({ file: `log_level = "loud"\n[scheduler]\nhorizon = "10ms"\n` });
+    expect(code).toBe(EXIT.ERROR);
+    expect(stdout).toBe("");
+    expect(stderr).toMatch(/^missiond: invalid configuration/);
+    expect(stderr).toMatch(/^ {2}log_level: /m);
+    expect(stderr).toMatch(/^ {2}scheduler\.horizon: must be at least 1000 ms$/m);
+  });
+
+  it("names an unknown key, and an invalid environment override by the key it sets", () => {
+    const unknown = check({ file: `log_levle = "info"\n` });
+    expect(unknown.code).toBe(EXIT.ERROR);
+    expect(unknown.stderr).toMatch(/log_levle/);
+
+    const env = check({ file: "", env: { MISSIOND_LISTEN: "127.0.0.1:7878" } });
+    expect(env.code).toBe(EXIT.ERROR);
+    expect(env.stderr).toContain("api_token: required when listen is set");
+  });
+
+  it("--json reports the error as JSON too; a missing --config file is an error", () => {
+    const { code, stdout, stderr } = check({ configPath: "/nonexistent/missiond.toml", json: true });
+    expect(code).toBe(EXIT.ERROR);
+    expect(JSON.parse(stdout)).toEqual({ valid: false, error: "config file /nonexistent/missiond.toml does not exist" });
+    expect(stderr).toBe("missiond: config file /nonexistent/missiond.toml does not exist\n");
+  });
+});
