@@ -16,7 +16,7 @@ import { countOverdue, databaseNow, knownAgents } from "./cron/queries.ts";
 import { CronService } from "./cron/service.ts";
 import { CANCEL_CHANNEL, SCHEDULE_CHANNEL } from "./cron/channels.ts";
 import { cronDueSource, deferredDueSource } from "./cron/source.ts";
-import { MISSIONS_QUEUE, startBoss } from "./db/boss.ts";
+import { MISSIONS_QUEUE, NOTIFY_QUEUE, startBoss } from "./db/boss.ts";
 import { openDatabase, type Database } from "./db/client.ts";
 import { lockDataDir, type ProcessProbe } from "./db/lock.ts";
 import { migrate } from "./db/migrate.ts";
@@ -29,6 +29,14 @@ import { Plugins } from "./plugins/service.ts";
 import { Scheduler } from "./scheduler/scheduler.ts";
 import { Metrics } from "./metrics.ts";
 import { SessionService } from "./sessions/service.ts";
+import { ClearService, type ClearServiceDeps } from "./sessions/clears.ts";
+import { NotifyDelivery } from "./notify/delivery.ts";
+import { countPending } from "./notify/queries.ts";
+import { NotifyService } from "./notify/service.ts";
+import { startNotifyWorker } from "./notify/worker.ts";
+import { TodoService } from "./todos/service.ts";
+import { startSweeper } from "./scheduler/sweeper.ts";
+import type { HookName } from "./plugins/hooks.ts";
 
 // A job whose next slot is this far in the past "should have fired but didn't" (the metric).
 const OVERDUE_AFTER_MS = 60_000;
@@ -54,6 +62,8 @@ export interface DaemonDeps {
   onDecision?: (decision: Decision) => void;
   /** Lifecycle announcements (systemd STATUS=/READY=1/STOPPING=1). */
   onState?: (state: DaemonState, detail: string) => void;
+  /** Fault injection for tests: a seam that throws stops a session clear at that step, as a crash would. */
+  faults?: { clears?: ClearServiceDeps["faults"] };
 }
 
 export interface Daemon {
@@ -67,6 +77,10 @@ export interface Daemon {
   readonly scheduler: Scheduler;
   readonly plugins: Plugins;
   readonly sessions: SessionService;
+  readonly clears: ClearService;
+  readonly notify: NotifyService;
+  readonly notifyDelivery: NotifyDelivery;
+  readonly todos: TodoService;
   readonly boss: PgBoss;
   start(): Promise<void>;
   stop(): Promise<void>;
@@ -85,7 +99,19 @@ export function createDaemon(config: Config, deps: DaemonDeps): Daemon {
   let starting: Promise<void> | null = null;
   let stopping: Promise<void> | null = null;
   const detached = new Set<Promise<unknown>>();
-  const parts: Partial<{ cron: CronService; api: FastifyInstance; database: Database; scheduler: Scheduler; boss: PgBoss; plugins: Plugins; sessions: SessionService }> = {};
+  const parts: Partial<{
+    cron: CronService;
+    api: FastifyInstance;
+    database: Database;
+    scheduler: Scheduler;
+    boss: PgBoss;
+    plugins: Plugins;
+    sessions: SessionService;
+    clears: ClearService;
+    notify: NotifyService;
+    notifyDelivery: NotifyDelivery;
+    todos: TodoService;
+  }> = {};
 
   const setState = (next: DaemonState, detail: string) => {
     state = next;
@@ -127,6 +153,7 @@ export function createDaemon(config: Config, deps: DaemonDeps): Daemon {
       overdueJobs: () => countOverdue(database.db, new Date(clock.now() - OVERDUE_AFTER_MS)),
       missionQueueDepth: async () => (await boss.getQueue(MISSIONS_QUEUE))?.queuedCount ?? 0,
       schedulerPending: () => scheduler?.pending ?? 0,
+      pendingTimers: () => countPending(database.db),
       clockSkewMs: () => scheduler?.skewMs ?? 0,
     });
 
@@ -174,10 +201,51 @@ export function createDaemon(config: Config, deps: DaemonDeps): Daemon {
     });
     const cron = new CronService({ db: database.db, clock, onChange: () => scheduler?.poke(), fireNow: (id) => firing.fireNow(id) });
     parts.cron = cron;
+
+    const notifyDelivery = new NotifyDelivery({
+      db: database.db,
+      boss,
+      chain: plugins.chain,
+      clock,
+      log,
+      instanceName: config.instanceName,
+      onTimer: (status, latenessMs) => metrics.timer(status, latenessMs),
+    });
+    parts.notifyDelivery = notifyDelivery;
+    const notify = new NotifyService({
+      db: database.db,
+      chain: plugins.chain,
+      clock,
+      maxDelaySeconds: config.notify.maxDelaySeconds,
+      sessionAgent: (id) => sessions.agentOf(id),
+      onScheduled: async (dueAt) => {
+        // Only a timer due within the horizon concerns the schedulers now; later ones are loaded
+        // by a refill in time.
+        if (dueAt.getTime() > clock.now() + config.scheduler.horizonMs) return;
+        scheduler?.poke();
+        await database.db.execute(sql`select pg_notify(${SCHEDULE_CHANNEL}, 'notify')`);
+      },
+    });
+    parts.notify = notify;
+    const todos = new TodoService({ db: database.db, chain: plugins.chain, clock, sessionExists: async (id) => (await sessions.agentOf(id)) !== null });
+    parts.todos = todos;
+    const longestChainOf = (hook: HookName) =>
+      Math.min(config.plugins.handlerTimeoutMs * plugins.chain.plugins.filter((p) => p.hooks.has(hook)).length, config.plugins.chainDeadlineMs ?? Infinity);
+    const clears = new ClearService({
+      db: database.db,
+      chain: plugins.chain,
+      clock,
+      log,
+      instanceName: config.instanceName,
+      leaseMs: Math.max(longestChainOf("sessionClearing"), longestChainOf("sessionClearCompleted")) + STALE_CLAIM_MARGIN_MS,
+      detach,
+      faults: deps.faults?.clears,
+    });
+    parts.clears = clears;
     scheduler = new Scheduler({
       clock,
       log,
-      sources: [cronDueSource(database.db, firing), deferredDueSource(database.db, firing)],
+      sources: [cronDueSource(database.db, firing), deferredDueSource(database.db, firing), notifyDelivery.source()],
       horizonMs: config.scheduler.horizonMs,
       maxSleepMs: config.scheduler.maxSleepMs,
       pollIntervalMs: config.scheduler.pollIntervalMs,
@@ -200,6 +268,16 @@ export function createDaemon(config: Config, deps: DaemonDeps): Daemon {
       onRun: (status) => metrics.run(status),
       onRunEnded: (jobId) => firing.releaseBuffered(jobId),
     });
+    await startNotifyWorker({
+      db: database.db,
+      boss,
+      clock,
+      log,
+      concurrency: config.missions.concurrency,
+      retryLimit: config.missions.retryLimit,
+      executorFor,
+      onTimer: (status) => metrics.timer(status, null),
+    });
     // cancel_previous on any instance: the one executing the replaced run's mission aborts it.
     stack.defer(await database.listen(CANCEL_CHANNEL, (runId) => missions.abort(runId)));
     // Disposed before the plugins and the wait for detached hooks (registered earlier): missions
@@ -208,7 +286,7 @@ export function createDaemon(config: Config, deps: DaemonDeps): Daemon {
     stack.defer(async () => {
       let timer: NodeJS.Timeout | undefined;
       const budget = new Promise<void>((resolve) => (timer = setTimeout(resolve, config.shutdown.drainBudgetMs)));
-      await Promise.race([boss.offWork(MISSIONS_QUEUE, { wait: true }), budget]);
+      await Promise.race([Promise.all([boss.offWork(MISSIONS_QUEUE, { wait: true }), boss.offWork(NOTIFY_QUEUE, { wait: true })]), budget]);
       clearTimeout(timer);
     });
 
@@ -218,8 +296,7 @@ export function createDaemon(config: Config, deps: DaemonDeps): Daemon {
 
     // The longest a cronJobFiring chain can take here, plus a margin: past that a Claimed row has
     // lost its chain.
-    const firingHandlers = plugins.chain.plugins.filter((p) => p.hooks.has("cronJobFiring")).length;
-    const longestChainMs = Math.min(config.plugins.handlerTimeoutMs * firingHandlers, config.plugins.chainDeadlineMs ?? Infinity);
+    const longestChainMs = longestChainOf("cronJobFiring");
     const recovery = new ClaimRecovery({
       db: database.db,
       firing,
@@ -232,11 +309,27 @@ export function createDaemon(config: Config, deps: DaemonDeps): Daemon {
 
     deps.onState?.("starting", "arming the scheduler");
     await scheduler.start();
-    // Stop claiming first, then let every claimed slot reach its outcome (chain + hand-off).
-    stack.defer(() => firing.drain());
+    // Stop claiming first, then let every claimed slot and timer reach its outcome (chain + hand-off).
+    stack.defer(async () => {
+      await Promise.all([firing.drain(), notifyDelivery.drain()]);
+    });
     stack.defer(() => scheduler.stop());
     recovery.start();
     stack.defer(() => recovery.stop());
+    // Timers and clears that lost their instance: claimed again, or resumed from their step. The
+    // first pass runs now, so a restarted daemon finishes its own interrupted clears at once.
+    const notifyStaleMs = longestChainOf("notifyDelivered") + STALE_CLAIM_MARGIN_MS;
+    const sweeper = startSweeper({
+      name: "resume",
+      clock,
+      log,
+      intervalMs: config.scheduler.pollIntervalMs,
+      sweep: async () => {
+        if (await notifyDelivery.releaseAbandoned(new Date(clock.now() - notifyStaleMs))) scheduler.poke();
+        await clears.resumeAbandoned();
+      },
+    });
+    stack.defer(() => sweeper.stop());
 
     const doctor = async () => {
       const now = clock.now();
@@ -258,6 +351,9 @@ export function createDaemon(config: Config, deps: DaemonDeps): Daemon {
       db: database.db,
       cron,
       sessions,
+      clears,
+      notify,
+      todos,
       agents,
       metrics,
       plugins,
@@ -314,6 +410,18 @@ export function createDaemon(config: Config, deps: DaemonDeps): Daemon {
     },
     get sessions() {
       return need("sessions");
+    },
+    get clears() {
+      return need("clears");
+    },
+    get notify() {
+      return need("notify");
+    },
+    get notifyDelivery() {
+      return need("notifyDelivery");
+    },
+    get todos() {
+      return need("todos");
     },
     get boss() {
       return need("boss");

@@ -6,6 +6,7 @@ export interface MetricSources {
   overdueJobs(): Promise<number>;
   missionQueueDepth(): Promise<number>;
   schedulerPending(): number;
+  pendingTimers(): Promise<number>;
   clockSkewMs(): number;
 }
 
@@ -20,6 +21,8 @@ export class Metrics {
   private readonly handlerDuration: Histogram<"plugin" | "hook">;
   private readonly handlerOutcomes: Counter<"plugin" | "hook" | "outcome">;
   private readonly chainDuration: Histogram<"hook">;
+  private readonly timers: Counter<"status">;
+  private readonly timerLateness: Histogram;
 
   constructor(sources: MetricSources) {
     collectDefaultMetrics({ register: this.registry, prefix: "missiond_" });
@@ -50,6 +53,21 @@ export class Metrics {
       labelNames: ["hook"],
       buckets: [0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30],
       registers,
+    });
+    this.timers = new Counter({ name: "missiond_notify_timers_total", help: "Notify timer outcomes written by this instance, by status", labelNames: ["status"], registers });
+    this.timerLateness = new Histogram({
+      name: "missiond_notify_lateness_seconds",
+      help: "From a notify timer's due time to its claim",
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
+      registers,
+    });
+    new Gauge({
+      name: "missiond_notify_pending_timers",
+      help: "Notify timers waiting for their due time",
+      registers,
+      async collect() {
+        this.set(await sources.pendingTimers());
+      },
     });
     new Gauge({
       name: "missiond_jobs_overdue",
@@ -88,6 +106,11 @@ export class Metrics {
   run(status: string, latenessMs?: number | null): void {
     this.runs.inc({ status });
     if (status === "Claimed" && latenessMs != null) this.lateness.observe(latenessMs / 1000);
+  }
+
+  timer(status: string, latenessMs: number | null): void {
+    this.timers.inc({ status });
+    if (status === "Claimed" && latenessMs != null) this.timerLateness.observe(latenessMs / 1000);
   }
 
   decision(decision: Decision): void {

@@ -1,4 +1,4 @@
-import type { z } from "zod";
+import { z } from "zod";
 import { MissiondError } from "./errors.ts";
 
 /** A zod failure as one line naming each offending field: `body.name: Required; cron: …`. */
@@ -29,4 +29,17 @@ export function validate<S extends z.ZodType>(schema: S, value: unknown, where?:
   const result = schema.safeParse(value ?? {});
   if (!result.success) throw new MissiondError("BAD_REQUEST", describeIssues(result.error, where));
   return result.data;
+}
+
+/** A 64-bit id as the API carries it: a decimal string that fits Postgres's bigint. */
+export const idString = (what: string) =>
+  z
+    .string()
+    .regex(/^\d{1,19}$/, `must be a ${what} id`)
+    .refine((value) => /^\d{1,19}$/.test(value) && BigInt(value) <= 9_223_372_036_854_775_807n, `must be a ${what} id`);
+
+/** Parses the `:id` of a route; a malformed one is a 404, like an unknown one. */
+export function parseId(value: string, what: string): bigint {
+  if (!idString(what).safeParse(value).success) throw new MissiondError("NOT_FOUND", `no ${what} with id "${value}"`);
+  return BigInt(value);
 }

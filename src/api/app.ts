@@ -9,6 +9,11 @@ import { cronRoutes } from "./routes/cron.ts";
 import { pluginRoutes } from "./routes/plugins.ts";
 import { sessionRoutes } from "./routes/sessions.ts";
 import type { SessionService } from "../sessions/service.ts";
+import type { ClearService } from "../sessions/clears.ts";
+import type { NotifyService } from "../notify/service.ts";
+import type { TodoService } from "../todos/service.ts";
+import { notifyRoutes } from "./routes/notify.ts";
+import { todoRoutes } from "./routes/todos.ts";
 import type { Metrics } from "../metrics.ts";
 import type { AgentService } from "../executors/agents.ts";
 
@@ -16,6 +21,9 @@ export interface ApiServices {
   db: Db;
   cron: CronService;
   sessions: SessionService;
+  clears: ClearService;
+  notify: NotifyService;
+  todos: TodoService;
   agents: AgentService;
   metrics: Metrics;
   plugins: Plugins;
@@ -65,7 +73,9 @@ export function buildApi(services: ApiServices, options: ApiOptions): FastifyIns
     return reply.status(result.ready ? 200 : 503).send(result);
   });
   cronRoutes(app, services.cron);
-  sessionRoutes(app, services.sessions);
+  sessionRoutes(app, services.sessions, services.clears);
+  notifyRoutes(app, services.notify);
+  todoRoutes(app, services.todos);
   pluginRoutes(app, services.plugins, services.db);
   app.get("/v1/doctor", async () => services.doctor());
   app.get("/v1/agents", async () => ({ agents: await services.agents.list() }));

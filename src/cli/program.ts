@@ -81,6 +81,14 @@ function buildProgram(io: CliIo, setExit: (code: number) => void): Command {
     .description("apply database migrations and exit (talks to the database directly)")
     .action(async () => setExit(await (await import("./serve.ts")).migrateOnly(config(), io)));
 
+  program
+    .command("config")
+    .description("the configuration (no daemon needed)")
+    .command("check")
+    .description("validate the config file and environment overrides and print the effective configuration (secrets redacted); exit 1 naming the key when invalid")
+    .addHelpText("after", "\nExamples:\n  missiond config check\n  missiond config check --config /etc/missiond/config.toml --json")
+    .action(async () => setExit((await import("./config-check.ts")).configCheck(io, { configPath: globals().config, json: globals().json })));
+
   const cron = program.command("cron").description("cron jobs and heartbeats");
   cron
     .command("add")

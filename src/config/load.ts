@@ -33,6 +33,7 @@ export interface Config {
   };
   readonly shutdown: { readonly drainBudgetMs: number };
   readonly missions: { readonly concurrency: number; readonly retryLimit: number };
+  readonly notify: { readonly maxDelaySeconds: number };
   readonly defaultExecutor: "log";
   readonly agents: Readonly<Record<string, AgentConfig>>;
 }
@@ -168,6 +169,7 @@ export function loadConfig(sources: ConfigSources): Config {
     },
     shutdown: { drainBudgetMs: file.shutdown.drain_budget },
     missions: { concurrency: file.missions.concurrency, retryLimit: file.missions.retry_limit },
+    notify: { maxDelaySeconds: file.notify.max_delay / 1000 },
     defaultExecutor: file.default_executor,
     // A relative command path is relative to the config file, like every other path in it.
     agents: Object.fromEntries(Object.entries(file.agents).map(([id, agent]) => [id, compileAgent(agent, base)])),

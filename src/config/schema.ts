@@ -67,6 +67,13 @@ export const fileSchema = z
       })
       .strict()
       .default({ concurrency: 32, retry_limit: 2 }),
+    notify: z
+      .object({
+        // The longest delay a notify timer may have, checked before and after notifyScheduled.
+        max_delay: atLeast(1_000).default(30 * 86_400_000),
+      })
+      .strict()
+      .default({ max_delay: 30 * 86_400_000 }),
   })
   .strict();
 

@@ -5,10 +5,11 @@ import type { Clock } from "../clock.ts";
 import type { Db } from "../db/client.ts";
 import { MISSIONS_QUEUE } from "../db/boss.ts";
 import type { CronJobRow, CronJobRunRow } from "../db/schema/index.ts";
-import type { Mission } from "../executors/types.ts";
+import type { CronMission } from "../executors/types.ts";
 import type { Logger } from "../log.ts";
 import type { PluginChain } from "../plugins/chain.ts";
 import { MissiondError } from "../errors.ts";
+import { coalescing } from "../db/coalesce.ts";
 import { jitterOffset, planSlotClaim } from "./claim-plan.ts";
 import { activeRuns, advanceJobs, bufferedJobs, cancelRun, runningFor, findRun, insertAtFreeInstant, insertRuns, lockJobs, releaseBuffered, startRuns, transitionRun, type NewRun } from "./queries.ts";
 import { CANCEL_CHANNEL, SCHEDULE_CHANNEL } from "./channels.ts";
@@ -28,10 +29,9 @@ export interface FiringDeps {
 
 interface PendingHandOff {
   runId: bigint;
-  mission: Mission;
+  mission: CronMission;
   missionJobId: string;
   startedAt: Date;
-  done(err: Error | null): void;
 }
 
 /**
@@ -43,7 +43,6 @@ export class CronFiring {
   private readonly deps: FiringDeps;
   private readonly log: Logger;
   private readonly inFlight = new Set<Promise<void>>();
-  private readonly handOffs: PendingHandOff[] = [];
 
   constructor(deps: FiringDeps) {
     this.deps = deps;
@@ -65,44 +64,22 @@ export class CronFiring {
   }
 
   /**
-   * Queues a hand-off; everything queued in the same turn of the event loop commits in one
-   * transaction (a burst of slots is one statement and one pg-boss insert, not one of each per slot).
+   * The outcome and the hand-off commit together: no Running row without its mission, and no
+   * mission for a row that is not Running. Hand-offs of one turn of the event loop share a
+   * transaction (a burst is one statement and one pg-boss insert, not one of each per slot).
    */
-  private handOff(item: Omit<PendingHandOff, "done">): Promise<void> {
-    return new Promise((resolve, reject) => {
-      this.handOffs.push({ ...item, done: (err) => (err ? reject(err) : resolve()) });
-      if (this.handOffs.length === 1) setImmediate(() => void this.flushHandOffs());
-    });
-  }
-
-  /** The outcome and the hand-off commit together: no Running row without its mission, and no mission for a row that is not Running. */
-  private async flushHandOffs(): Promise<void> {
-    const batch = this.handOffs.splice(0);
-    await this.commitHandOffs(batch);
-  }
-
-  private async commitHandOffs(batch: PendingHandOff[]): Promise<void> {
+  private readonly handOff = coalescing<PendingHandOff>(async (batch) => {
     const { db, boss } = this.deps;
-    try {
-      await db.transaction(async (tx) => {
-        const started = await startRuns(
-          tx,
-          batch.map((h) => ({ id: h.runId, promptFired: h.mission.prompt, startedAt: h.startedAt, sessionId: h.mission.sessionId, missionJobId: h.missionJobId })),
-        );
-        const jobs = batch.filter((h) => started.has(String(h.runId))).map((h) => ({ id: h.missionJobId, data: h.mission }));
-        if (jobs.length > 0) await boss.insert(MISSIONS_QUEUE, jobs, { db: fromDrizzle(tx as unknown as DrizzleTransactionLike, sql) });
-      });
-      for (const h of batch) h.done(null);
-      for (const _ of batch) this.deps.onRun?.("Running", null);
-    } catch (err) {
-      // One bad hand-off must not strand the others of its batch: retry them one by one.
-      if (batch.length > 1) {
-        for (const h of batch) await this.commitHandOffs([h]);
-        return;
-      }
-      for (const h of batch) h.done(err as Error);
-    }
-  }
+    await db.transaction(async (tx) => {
+      const started = await startRuns(
+        tx,
+        batch.map((h) => ({ id: h.runId, promptFired: h.mission.prompt, startedAt: h.startedAt, sessionId: h.mission.sessionId, missionJobId: h.missionJobId })),
+      );
+      const jobs = batch.filter((h) => started.has(String(h.runId))).map((h) => ({ id: h.missionJobId, data: h.mission }));
+      if (jobs.length > 0) await boss.insert(MISSIONS_QUEUE, jobs, { db: fromDrizzle(tx as unknown as DrizzleTransactionLike, sql) });
+    });
+    for (const _ of batch) this.deps.onRun?.("Running", null);
+  });
 
   /** buffer_one: the job's run ended, so its buffered slot (if any) fires now, on every instance's scheduler. */
   async releaseBuffered(jobId: bigint): Promise<void> {
@@ -288,7 +265,7 @@ export class CronFiring {
 
     const prompt = result.context.prompt;
     const sessionId = job.sessionMode === "fixed" && job.sessionId ? job.sessionId : `cron-${job.id}-${run.id}`;
-    const mission: Mission = {
+    const mission: CronMission = {
       kind: "cron",
       runId: String(run.id),
       cronJobId: String(job.id),

@@ -5,7 +5,8 @@ import { CATCHUP_POLICIES, JOB_KINDS, OVERLAP_POLICIES, RUN_STATUSES, SESSION_MO
 
 
 /** A decimal id that fits Postgres' bigint (19 digits can still overflow it). */
-export const fitsInt8 = (value: string) => BigInt(value) <= 9_223_372_036_854_775_807n;
+// Zod runs refinements even after the regex failed, so this must not throw on non-digits.
+export const fitsInt8 = (value: string) => /^\d{1,19}$/.test(value) && BigInt(value) <= 9_223_372_036_854_775_807n;
 
 export const addJobInput = z
   .object({

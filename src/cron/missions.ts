@@ -2,7 +2,7 @@ import type { Job, PgBoss } from "pg-boss";
 import type { Clock } from "../clock.ts";
 import type { Db } from "../db/client.ts";
 import { MISSIONS_QUEUE } from "../db/boss.ts";
-import { boundOutput, type Mission, type MissionExecutor, type ExecutionResult } from "../executors/types.ts";
+import { boundOutput, type CronMission, type MissionExecutor, type ExecutionResult } from "../executors/types.ts";
 import type { Logger } from "../log.ts";
 import type { PluginChain } from "../plugins/chain.ts";
 import { countAttempt, findRun, transitionRun } from "./queries.ts";
@@ -41,7 +41,7 @@ export async function startMissionWorker(deps: MissionWorkerDeps): Promise<Missi
   // fetch caps throughput at a few missions a second. Several workers, so that one slow mission
   // holds up only its own batch.
   const workers = Math.min(WORKERS, deps.concurrency);
-  await deps.boss.work<Mission, unknown, { batchSize: number; localConcurrency: number; perJobResults: true; burstWhenBatchFull: true; pollingIntervalSeconds: number; notifyPollingIntervalSeconds: number }>(
+  await deps.boss.work<CronMission, unknown, { batchSize: number; localConcurrency: number; perJobResults: true; burstWhenBatchFull: true; pollingIntervalSeconds: number; notifyPollingIntervalSeconds: number }>(
     MISSIONS_QUEUE,
     {
       batchSize: Math.max(1, Math.ceil(deps.concurrency / workers)),
@@ -70,7 +70,7 @@ export async function startMissionWorker(deps: MissionWorkerDeps): Promise<Missi
 
 const WORKERS = 4;
 
-async function handle(deps: MissionWorkerDeps, log: Logger, job: Job<Mission>, executing: Map<string, AbortController>): Promise<void> {
+async function handle(deps: MissionWorkerDeps, log: Logger, job: Job<CronMission>, executing: Map<string, AbortController>): Promise<void> {
   const mission = job.data;
   const runLog = log.child({ cronJobId: mission.cronJobId, runId: mission.runId });
   const runId = BigInt(mission.runId);
@@ -143,7 +143,7 @@ async function handle(deps: MissionWorkerDeps, log: Logger, job: Job<Mission>, e
 }
 
 /** cronJobCompleted: observe-only, at most once (only the close that won calls it), detached. */
-function fireCompleted(deps: MissionWorkerDeps, mission: Mission, status: string): void {
+function fireCompleted(deps: MissionWorkerDeps, mission: CronMission, status: string): void {
   deps.detach(
     deps.chain.run("cronJobCompleted", {
       cronJobId: mission.cronJobId,

@@ -3,6 +3,7 @@ import type { Db } from "../db/client.ts";
 import type { Logger } from "../log.ts";
 import type { CronFiring } from "./firing.ts";
 import { findJob, staleClaims, takeOverClaim } from "./queries.ts";
+import { startSweeper, type Sweeper } from "../scheduler/sweeper.ts";
 
 export interface RecoveryOptions {
   db: Db;
@@ -23,26 +24,19 @@ export interface RecoveryOptions {
  */
 export class ClaimRecovery {
   private readonly options: RecoveryOptions;
-  private timer: unknown = null;
-  private running = false;
-  private sweeping: Promise<void> | null = null;
-  private failures = 0;
+  private sweeper: Sweeper | null = null;
 
   constructor(options: RecoveryOptions) {
     this.options = options;
   }
 
   start(): void {
-    if (this.running) return;
-    this.running = true;
-    this.schedule(0);
+    this.sweeper ??= startSweeper({ name: "recovery", clock: this.options.clock, log: this.options.log, intervalMs: this.options.intervalMs, sweep: () => this.sweep() });
   }
 
   async stop(): Promise<void> {
-    this.running = false;
-    if (this.timer !== null) this.options.clock.clearTimeout(this.timer);
-    this.timer = null;
-    await this.sweeping;
+    await this.sweeper?.stop();
+    this.sweeper = null;
   }
 
   /** One pass; resolves to the number of claims taken over. */
@@ -60,25 +54,5 @@ export class ClaimRecovery {
       resumed++;
     }
     return resumed;
-  }
-
-  private schedule(delayMs: number): void {
-    if (!this.running) return;
-    this.timer = this.options.clock.setTimeout(() => {
-      this.sweeping = this.sweep()
-        .then(() => {
-          this.failures = 0;
-        })
-        .catch((err) => {
-          // Background loops never die: back off (with jitter) and try again.
-          this.failures++;
-          this.options.log.error({ err, component: "recovery" }, "recovery pass failed");
-        })
-        .finally(() => {
-          this.sweeping = null;
-          const backoff = Math.min(60_000, this.options.intervalMs * 2 ** this.failures);
-          this.schedule(this.failures ? backoff * (0.5 + Math.random() / 2) : this.options.intervalMs);
-        });
-    }, delayMs);
   }
 }

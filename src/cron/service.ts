@@ -3,11 +3,11 @@ import type { Clock } from "../clock.ts";
 import type { Db } from "../db/client.ts";
 import type { CronJobRunRow, RunStatus } from "../db/schema/index.ts";
 import { MissiondError } from "../errors.ts";
-import { validate } from "../validation.ts";
+import { parseId, validate } from "../validation.ts";
 import { parseDuration } from "../duration.ts";
 import { parseActiveHours } from "./active-hours.ts";
 import { SCHEDULE_CHANNEL } from "./channels.ts";
-import { addJobInput, fitsInt8, pauseInput, type AddJobInput } from "./input.ts";
+import { addJobInput, pauseInput, type AddJobInput } from "./input.ts";
 import { findJob, findJobByName, insertJob, jobEverExisted, listJobs, listRuns, softDeleteJob, updateJob } from "./queries.ts";
 import { assertCron, assertTimezone, nextSlot, parseEvery, previewSlots, type Schedule } from "./schedule.ts";
 import { jobView, runView, scheduleOf, type JobView, type RunView } from "./views.ts";
@@ -15,11 +15,6 @@ import { jobView, runView, scheduleOf, type JobView, type RunView } from "./view
 
 // CPU a preview may take on the daemon's thread; past it the preview returns the slots found so far.
 const PREVIEW_BUDGET_MS = 100;
-
-export function parseId(value: string, what: string): bigint {
-  if (!/^\d{1,19}$/.test(value) || !fitsInt8(value)) throw new MissiondError("NOT_FOUND", `no ${what} with id "${value}"`);
-  return BigInt(value);
-}
 
 export interface CronServiceDeps {
   db: Db;

@@ -4,6 +4,9 @@ import type { Database } from "./client.ts";
 
 export const MISSIONS_QUEUE = "missions";
 export const MISSIONS_DEAD_QUEUE = "missions.dead";
+/** Due notify timers on their way to the session's agent. */
+export const NOTIFY_QUEUE = "notify";
+export const NOTIFY_DEAD_QUEUE = "notify.dead";
 
 export interface BossOptions {
   database: Database;
@@ -33,18 +36,23 @@ export async function startBoss(options: BossOptions): Promise<PgBoss> {
   boss.on("error", (err) => log.error({ err, component: "pg-boss" }, "pg-boss error"));
   boss.on("warning", (warning) => log.warn({ component: "pg-boss", warning }, "pg-boss warning"));
   await boss.start();
-  // createQueue is idempotent; a dead-letter queue keeps missions that exhausted their retries.
-  await boss.createQueue(MISSIONS_DEAD_QUEUE);
-  await boss.createQueue(MISSIONS_QUEUE, {
-    retryLimit: options.retryLimit,
-    retryBackoff: true,
-    retryDelay: 2,
-    deadLetter: MISSIONS_DEAD_QUEUE,
-    notify: true,
-    expireInSeconds: 3600,
-    // Workers heartbeat their active missions; a dead instance's missions are noticed within this
-    // and retried elsewhere (where crash truth closes them Unknown rather than replaying them).
-    heartbeatSeconds: 30,
-  });
+  // createQueue is idempotent; a dead-letter queue keeps deliveries that exhausted their retries.
+  for (const [queue, dead] of [
+    [MISSIONS_QUEUE, MISSIONS_DEAD_QUEUE],
+    [NOTIFY_QUEUE, NOTIFY_DEAD_QUEUE],
+  ] as const) {
+    await boss.createQueue(dead);
+    await boss.createQueue(queue, {
+      retryLimit: options.retryLimit,
+      retryBackoff: true,
+      retryDelay: 2,
+      deadLetter: dead,
+      notify: true,
+      expireInSeconds: 3600,
+      // Workers heartbeat their active deliveries; a dead instance's are noticed within this and
+      // retried elsewhere (where crash truth closes them Unknown rather than replaying them).
+      heartbeatSeconds: 30,
+    });
+  }
   return boss;
 }

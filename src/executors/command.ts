@@ -64,16 +64,21 @@ export function commandExecutor(name: string, options: CommandExecutorOptions): 
 }
 
 function missionEnv(mission: Mission): Record<string, string> {
-  return {
-    MISSIOND_RUN_ID: mission.runId,
-    MISSIOND_CRON_JOB_ID: mission.cronJobId,
-    MISSIOND_JOB_NAME: mission.jobName,
-    MISSIOND_JOB_KIND: mission.jobKind,
+  const common = {
+    MISSIOND_KIND: mission.kind,
     MISSIOND_AGENT_ID: mission.agentId,
     MISSIOND_SESSION_ID: mission.sessionId,
     MISSIOND_SCHEDULED_FOR: mission.scheduledFor,
     MISSIOND_FIRED_AT: mission.firedAt,
     MISSIOND_LATENESS_MS: String(mission.latenessMs),
+  };
+  if (mission.kind === "notify") return { ...common, MISSIOND_NOTIFY_ID: mission.notifyId };
+  return {
+    ...common,
+    MISSIOND_RUN_ID: mission.runId,
+    MISSIOND_CRON_JOB_ID: mission.cronJobId,
+    MISSIOND_JOB_NAME: mission.jobName,
+    MISSIOND_JOB_KIND: mission.jobKind,
     MISSIOND_BACKFILLED: mission.backfilled ? "1" : "0",
   };
 }

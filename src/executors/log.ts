@@ -7,7 +7,8 @@ export function logExecutor(log: Logger): MissionExecutor {
   return {
     name: "log",
     async execute(mission) {
-      out.info({ mission }, `mission for agent ${mission.agentId}: ${mission.jobName}`);
+      const what = mission.kind === "cron" ? mission.jobName : `notify ${mission.notifyId}`;
+      out.info({ mission }, `mission for agent ${mission.agentId}: ${what}`);
       return { status: "Succeeded", output: `logged mission for agent ${mission.agentId}` };
     },
   };

@@ -1,18 +1,33 @@
-/** What reaches an agent: one mission (a cron slot that passed its chain). */
-export interface Mission {
+/** What every delivery to an agent carries. */
+interface Delivery {
+  readonly agentId: string;
+  readonly sessionId: string;
+  /** The text the agent receives (a mission's prompt, a wake-up note). */
+  readonly prompt: string;
+  /** When it was meant to happen, and when it was handed over. */
+  readonly scheduledFor: string;
+  readonly firedAt: string;
+  readonly latenessMs: number;
+}
+
+/** A cron slot or heartbeat beat that passed its chain. */
+export interface CronMission extends Delivery {
   readonly kind: "cron";
   readonly runId: string;
   readonly cronJobId: string;
   readonly jobName: string;
   readonly jobKind: string;
-  readonly agentId: string;
-  readonly sessionId: string;
-  readonly prompt: string;
-  readonly scheduledFor: string;
-  readonly firedAt: string;
-  readonly latenessMs: number;
   readonly backfilled: boolean;
 }
+
+/** A notify timer that came due and passed notifyDelivered: the agent's note to itself. */
+export interface NotifyMission extends Delivery {
+  readonly kind: "notify";
+  readonly notifyId: string;
+}
+
+/** What reaches an agent through its executor. */
+export type Mission = CronMission | NotifyMission;
 
 export type ExecutionStatus = "Succeeded" | "Failed" | "TimedOut";
 

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { MESSAGE_ROLES } from "../db/schema/enums.ts";
+import { EVENT_KINDS, MESSAGE_ROLES } from "../db/schema/enums.ts";
 import { fitsInt8 } from "../cron/input.ts";
 
 const sessionId = z.string().trim().min(1).max(200);
@@ -27,5 +27,17 @@ export const readMessagesQuery = z
   .object({
     limit: z.coerce.number().int().min(1).max(1_000).default(100),
     after: z.string().regex(/^\d{1,19}$/, "must be a message id").refine(fitsInt8, "must be a message id").optional(),
+  })
+  .strict();
+
+/** `/new` with optional trailing text. */
+export const clearInput = z.object({ trailingText: z.string().max(100_000).nullable().optional() }).strict();
+
+export const eventsQuery = z
+  .object({
+    after: z.string().regex(/^\d{1,19}$/, "must be an event id (the cursor)").refine(fitsInt8, "must be an event id (the cursor)").default("0"),
+    kind: z.enum(EVENT_KINDS).optional(),
+    session: z.string().min(1).max(200).optional(),
+    limit: z.coerce.number().int().min(1).max(1000).default(100),
   })
   .strict();

@@ -1,6 +1,17 @@
-import { and, asc, count, desc, eq, gt } from "drizzle-orm";
+import { and, asc, count, desc, eq, gt, lt, lte, max, ne, or } from "drizzle-orm";
 import type { Executor } from "../db/client.ts";
-import { sessionMessages, sessionPeerThreads, sessions, sessionSubagents, type SessionMessageRow, type SessionRow } from "../db/schema/index.ts";
+import {
+  sessionClears,
+  sessionEvents,
+  sessionMessages,
+  sessionPeerThreads,
+  sessions,
+  sessionSubagents,
+  type SessionClearRow,
+  type SessionEventRow,
+  type SessionMessageRow,
+  type SessionRow,
+} from "../db/schema/index.ts";
 
 export async function insertSession(db: Executor, session: typeof sessions.$inferInsert): Promise<SessionRow | null> {
   const [row] = await db.insert(sessions).values(session).onConflictDoNothing().returning();
@@ -50,3 +61,109 @@ export async function sessionCounts(db: Executor, sessionId: string): Promise<{ 
   return { messageCount: Number(messages!.n), subagentCount: Number(subagents!.n), peerThreadCount: Number(peers!.n) };
 }
 
+
+/** The newest message, subagent and peer-thread ids of a session: what a clear requested now deletes. */
+export async function relationCutoffs(db: Executor, sessionId: string): Promise<{ message: bigint; subagent: bigint; peer: bigint }> {
+  const [m] = await db.select({ n: max(sessionMessages.id) }).from(sessionMessages).where(eq(sessionMessages.sessionId, sessionId));
+  const [s] = await db.select({ n: max(sessionSubagents.id) }).from(sessionSubagents).where(eq(sessionSubagents.sessionId, sessionId));
+  const [p] = await db.select({ n: max(sessionPeerThreads.id) }).from(sessionPeerThreads).where(eq(sessionPeerThreads.sessionId, sessionId));
+  return { message: m?.n ?? 0n, subagent: s?.n ?? 0n, peer: p?.n ?? 0n };
+}
+
+type Cutoffs = Pick<SessionClearRow, "sessionId" | "uptoMessageId" | "uptoSubagentId" | "uptoPeerThreadId">;
+
+/** What a clear will delete, counted (sessionClearing's context). */
+export async function countsUpTo(db: Executor, clear: Cutoffs): Promise<{ messageCount: number; subagentCount: number; peerThreadCount: number }> {
+  const [m] = await db.select({ n: count() }).from(sessionMessages).where(and(eq(sessionMessages.sessionId, clear.sessionId), lte(sessionMessages.id, clear.uptoMessageId)));
+  const [s] = await db.select({ n: count() }).from(sessionSubagents).where(and(eq(sessionSubagents.sessionId, clear.sessionId), lte(sessionSubagents.id, clear.uptoSubagentId)));
+  const [p] = await db.select({ n: count() }).from(sessionPeerThreads).where(and(eq(sessionPeerThreads.sessionId, clear.sessionId), lte(sessionPeerThreads.id, clear.uptoPeerThreadId)));
+  return { messageCount: Number(m!.n), subagentCount: Number(s!.n), peerThreadCount: Number(p!.n) };
+}
+
+/** Deletes what the clear covers; run inside the transaction that records the deletion. */
+export async function deleteUpTo(tx: Executor, clear: Cutoffs): Promise<{ messages: number; subagents: number; peerThreads: number }> {
+  const messages = await tx
+    .delete(sessionMessages)
+    .where(and(eq(sessionMessages.sessionId, clear.sessionId), lte(sessionMessages.id, clear.uptoMessageId)))
+    .returning({ id: sessionMessages.id });
+  const subagents = await tx
+    .delete(sessionSubagents)
+    .where(and(eq(sessionSubagents.sessionId, clear.sessionId), lte(sessionSubagents.id, clear.uptoSubagentId)))
+    .returning({ id: sessionSubagents.id });
+  const peerThreads = await tx
+    .delete(sessionPeerThreads)
+    .where(and(eq(sessionPeerThreads.sessionId, clear.sessionId), lte(sessionPeerThreads.id, clear.uptoPeerThreadId)))
+    .returning({ id: sessionPeerThreads.id });
+  return { messages: messages.length, subagents: subagents.length, peerThreads: peerThreads.length };
+}
+
+/** Inserts a clear unless one is already open for the session (the partial unique index). */
+export async function insertClear(db: Executor, clear: typeof sessionClears.$inferInsert): Promise<SessionClearRow | null> {
+  const [row] = await db.insert(sessionClears).values(clear).onConflictDoNothing().returning();
+  return row ?? null;
+}
+
+export async function findOpenClear(db: Executor, sessionId: string): Promise<SessionClearRow | null> {
+  const [row] = await db
+    .select()
+    .from(sessionClears)
+    .where(and(eq(sessionClears.sessionId, sessionId), ne(sessionClears.status, "Completed")));
+  return row ?? null;
+}
+
+export async function findClear(db: Executor, id: bigint, options: { lock?: boolean } = {}): Promise<SessionClearRow | null> {
+  const query = db.select().from(sessionClears).where(eq(sessionClears.id, id));
+  const [row] = options.lock ? await query.for("update") : await query;
+  return row ?? null;
+}
+
+export async function listClears(db: Executor, sessionId: string, limit: number): Promise<SessionClearRow[]> {
+  return db.select().from(sessionClears).where(eq(sessionClears.sessionId, sessionId)).orderBy(desc(sessionClears.id)).limit(limit);
+}
+
+export async function updateClear(db: Executor, id: bigint, patch: Partial<typeof sessionClears.$inferInsert>): Promise<SessionClearRow | null> {
+  const [row] = await db.update(sessionClears).set(patch).where(eq(sessionClears.id, id)).returning();
+  return row ?? null;
+}
+
+/**
+ * Takes over an unfinished clear whose lease ran out (its instance died), or one this instance
+ * name owned in an earlier life. Conditional, so of several instances one wins.
+ */
+export async function takeOverClear(db: Executor, id: bigint, instance: string, now: Date, leaseUntil: Date): Promise<SessionClearRow | null> {
+  const [row] = await db
+    .update(sessionClears)
+    .set({ ownedBy: instance, leaseUntil })
+    .where(and(eq(sessionClears.id, id), ne(sessionClears.status, "Completed"), or(lt(sessionClears.leaseUntil, now), eq(sessionClears.ownedBy, instance))))
+    .returning();
+  return row ?? null;
+}
+
+export async function abandonedClears(db: Executor, now: Date, instance: string, limit: number): Promise<SessionClearRow[]> {
+  return db
+    .select()
+    .from(sessionClears)
+    .where(and(ne(sessionClears.status, "Completed"), or(lt(sessionClears.leaseUntil, now), eq(sessionClears.ownedBy, instance))))
+    .orderBy(asc(sessionClears.id))
+    .limit(limit);
+}
+
+export async function insertEvent(db: Executor, event: typeof sessionEvents.$inferInsert): Promise<SessionEventRow> {
+  const [row] = await db.insert(sessionEvents).values(event).returning();
+  return row!;
+}
+
+export async function listEvents(db: Executor, filter: { afterId: bigint; kind?: string | undefined; sessionId?: string | undefined; limit: number }): Promise<SessionEventRow[]> {
+  return db
+    .select()
+    .from(sessionEvents)
+    .where(
+      and(
+        gt(sessionEvents.id, filter.afterId),
+        filter.kind !== undefined ? eq(sessionEvents.kind, filter.kind as SessionEventRow["kind"]) : undefined,
+        filter.sessionId !== undefined ? eq(sessionEvents.sessionId, filter.sessionId) : undefined,
+      ),
+    )
+    .orderBy(asc(sessionEvents.id))
+    .limit(filter.limit);
+}

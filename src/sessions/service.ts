@@ -1,11 +1,11 @@
 import { randomUUID } from "node:crypto";
 import type { Clock } from "../clock.ts";
 import type { Db } from "../db/client.ts";
-import type { SessionMessageRow, SessionRow } from "../db/schema/index.ts";
+import type { SessionEventRow, SessionMessageRow, SessionRow } from "../db/schema/index.ts";
 import { MissiondError } from "../errors.ts";
 import { validate } from "../validation.ts";
-import { appendMessagesInput, createSessionInput, readMessagesQuery, relationInput } from "./input.ts";
-import { addPeerThread, addSubagent, appendMessages, findSession, insertSession, listSessions, readMessages, sessionCounts } from "./queries.ts";
+import { appendMessagesInput, createSessionInput, eventsQuery, readMessagesQuery, relationInput } from "./input.ts";
+import { addPeerThread, addSubagent, appendMessages, findSession, insertSession, listEvents, listSessions, readMessages, sessionCounts } from "./queries.ts";
 
 export const sessionView = (s: SessionRow) => ({
   id: s.id,
@@ -17,7 +17,10 @@ export const sessionView = (s: SessionRow) => ({
 
 export const messageView = (m: SessionMessageRow) => ({ id: String(m.id), role: m.role, text: m.text, createdAt: m.createdAt.toISOString() });
 
+export const eventView = (e: SessionEventRow) => ({ id: String(e.id), kind: e.kind, sessionId: e.sessionId, at: e.createdAt.toISOString(), data: e.payload });
+
 export type SessionView = ReturnType<typeof sessionView>;
+export type EventView = ReturnType<typeof eventView>;
 export type MessageView = ReturnType<typeof messageView>;
 
 /** Sessions as the agent runtime reports them: who they belong to, their transcript, their relations. */
@@ -70,6 +73,18 @@ export class SessionService {
   async addPeerThread(id: string, raw: unknown): Promise<void> {
     await this.require(id);
     await addPeerThread(this.db, id, validate(relationInput, raw).sessionId, new Date(this.clock.now()));
+  }
+
+  /** The agent a session belongs to, or null when there is no such session. */
+  async agentOf(id: string): Promise<string | null> {
+    return (await findSession(this.db, id))?.agentId ?? null;
+  }
+
+  /** Durable events (sessionCleared) after a cursor, oldest first; `next` is the cursor to pass on. */
+  async events(rawQuery: unknown = {}): Promise<{ events: EventView[]; next: string }> {
+    const query = validate(eventsQuery, rawQuery, "query");
+    const found = await listEvents(this.db, { afterId: BigInt(query.after), kind: query.kind, sessionId: query.session, limit: query.limit });
+    return { events: found.map(eventView), next: found.length ? String(found.at(-1)!.id) : query.after };
   }
 
   /** host.session for plugins: the session the hook fired for, and its transcript. */

@@ -2,7 +2,7 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { loadConfig } from "../../src/config/load.ts";
-import { createDaemon, type Daemon } from "../../src/daemon.ts";
+import { createDaemon, type Daemon, type DaemonDeps } from "../../src/daemon.ts";
 import type { Decision } from "../../src/plugins/chain.ts";
 import { createLogger } from "../../src/log.ts";
 import { afterEach, beforeEach } from "vitest";
@@ -15,6 +15,7 @@ export interface TestDaemonOptions {
   /** A config file's TOML (e.g. [plugins] settings), loaded with --config. */
   toml?: string;
   onDecision?: (decision: Decision) => void;
+  faults?: DaemonDeps["faults"];
 }
 
 export const testProbe = {
@@ -56,6 +57,7 @@ export async function startTestDaemon(db: TestDatabase, options: TestDaemonOptio
     skipDataDirLock: true,
     log: createLogger(process.env.MISSIOND_TEST_LOG ?? "silent"),
     onDecision: options.onDecision,
+    faults: options.faults,
   });
   await daemon.start();
   return daemon;

@@ -9,6 +9,7 @@ import type { Plugins } from "../../plugins/service.ts";
 import type { Db } from "../../db/client.ts";
 import { validate } from "../../validation.ts";
 import { fitsInt8 } from "../../cron/input.ts";
+import { hopOf } from "../hop.ts";
 
 const decisionsQuery = z
   .object({
@@ -19,8 +20,6 @@ const decisionsQuery = z
     before: z.string().regex(/^\d{1,19}$/, "must be a decision id").refine(fitsInt8, "must be a decision id").optional(),
   })
   .strict();
-
-const hopHeader = z.object({ "x-missiond-hop": z.coerce.number().int().min(0).max(1000) });
 
 export function pluginRoutes(app: FastifyInstance, plugins: Plugins, db: Db): void {
   app.get("/v1/plugins", async () => ({ plugins: plugins.list() }));
@@ -61,10 +60,7 @@ export function pluginRoutes(app: FastifyInstance, plugins: Plugins, db: Db): vo
     if (!isHookName(hook)) throw new MissiondError("NOT_FOUND", `unknown hook "${hook}"; hooks are ${HOOK_NAMES.join(", ")}`);
     if (!isRuntimeHook(hook)) throw new MissiondError("BAD_REQUEST", `${hook} is fired by the daemon itself, not over the API`);
     const context = validate(RUNTIME_HOOK_CONTEXTS[hook], request.body, "body") as Record<string, unknown>;
-    // A runtime reporting an event that a plugin's reaction caused says how many generations deep
-    // it is; past the limit host.session is withheld (loop protection).
-    const hop = validate(hopHeader, { "x-missiond-hop": request.headers["x-missiond-hop"] ?? "0" }, "headers")["x-missiond-hop"];
-    const result = await plugins.chain.run(hook, context, { hop });
+    const result = await plugins.chain.run(hook, context, { hop: hopOf(request) });
     if (result.kind === "cancelled") return { cancelled: true, reason: result.reason, plugin: result.plugin };
     // Only cronJobFiring accepts a defer, and it is not a runtime hook: interpret() rejects it.
     if (result.kind === "deferred") throw new MissiondError("INTERNAL", `${hook} cannot be deferred`);

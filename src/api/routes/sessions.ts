@@ -1,9 +1,10 @@
 import type { FastifyInstance } from "fastify";
+import type { ClearService } from "../../sessions/clears.ts";
 import type { SessionService } from "../../sessions/service.ts";
 
 const idOf = (params: unknown) => (params as { id: string }).id;
 
-export function sessionRoutes(app: FastifyInstance, sessions: SessionService): void {
+export function sessionRoutes(app: FastifyInstance, sessions: SessionService, clears: ClearService): void {
   app.post("/v1/sessions", async (request, reply) => reply.status(201).send(await sessions.create(request.body)));
   app.get("/v1/sessions", async () => ({ sessions: await sessions.list() }));
   app.get("/v1/sessions/:id", async (request) => sessions.get(idOf(request.params)));
@@ -17,4 +18,11 @@ export function sessionRoutes(app: FastifyInstance, sessions: SessionService): v
     await sessions.addPeerThread(idOf(request.params), request.body);
     return reply.status(204).send();
   });
+  // `/new`: answers once the transcript is deleted (200 when it joined a clear already under way).
+  app.post("/v1/sessions/:id/clear", async (request, reply) => {
+    const { clear, joined } = await clears.request(idOf(request.params), request.body ?? {});
+    return reply.status(joined ? 200 : 201).send(clear);
+  });
+  app.get("/v1/session-clears/:id", async (request) => clears.get(idOf(request.params)));
+  app.get("/v1/events", async (request) => sessions.events(request.query));
 }

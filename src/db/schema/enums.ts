@@ -26,3 +26,23 @@ export const DECISION_OUTCOMES = ["passed", "changed", "cancelled", "deferred", 
 
 /** Who wrote a transcript message. */
 export const MESSAGE_ROLES = ["user", "assistant", "system", "tool", "agent"] as const;
+
+/**
+ * A notify timer's life: Pending until due, Claimed by one instance, Delivering once handed to the
+ * executor, then Delivered / Failed / Unknown; the non-deliveries are Cancelled (notifyScheduled
+ * vetoed it, or it was cancelled over the API) and Dropped (notifyDelivered vetoed it).
+ */
+export const NOTIFY_STATUSES = ["Pending", "Claimed", "Delivering", "Delivered", "Failed", "Unknown", "Cancelled", "Dropped"] as const;
+export type NotifyStatus = (typeof NOTIFY_STATUSES)[number];
+
+/** A todo batch as todoAdded left it: some todos added, none (an empty result), or vetoed. */
+export const TODO_BATCH_STATUSES = ["Added", "Filtered", "Cancelled"] as const;
+export const TODO_STATUSES = ["open", "done", "cancelled"] as const;
+export type TodoStatus = (typeof TODO_STATUSES)[number];
+
+/** A session clear: requested (sessionClearing may run), deleted (the event exists), completed. */
+export const CLEAR_STATUSES = ["Requested", "Deleted", "Completed"] as const;
+export type ClearStatus = (typeof CLEAR_STATUSES)[number];
+
+/** Durable events consumers read after a cursor. */
+export const EVENT_KINDS = ["sessionCleared"] as const;

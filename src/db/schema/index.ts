@@ -3,3 +3,5 @@ export * from "./cron.ts";
 export * from "./plugins.ts";
 export * from "./sessions.ts";
 export * from "./agents.ts";
+export * from "./notify.ts";
+export * from "./todos.ts";

@@ -1,0 +1,120 @@
+import { randomUUID } from "node:crypto";
+import { sql } from "drizzle-orm";
+import { fromDrizzle, type DrizzleTransactionLike, type PgBoss } from "pg-boss";
+import type { Clock } from "../clock.ts";
+import { NOTIFY_QUEUE } from "../db/boss.ts";
+import type { Db } from "../db/client.ts";
+import { coalescing } from "../db/coalesce.ts";
+import type { NotifyTimerRow } from "../db/schema/index.ts";
+import type { NotifyMission } from "../executors/types.ts";
+import type { Logger } from "../log.ts";
+import type { PluginChain } from "../plugins/chain.ts";
+import type { DueSource } from "../scheduler/scheduler.ts";
+import { claimTimers, releaseStaleClaims, startDeliveries, timersDueBy, transitionTimer } from "./queries.ts";
+
+// Enough for any horizon in practice; more due timers simply wait for the next refill.
+const MAX_LOADED = 50_000;
+
+export interface NotifyDeliveryDeps {
+  db: Db;
+  boss: PgBoss;
+  chain: PluginChain;
+  clock: Clock;
+  log: Logger;
+  instanceName: string;
+  /** A timer reached a status (metrics); lateness with the claim. */
+  onTimer?: (status: string, latenessMs: number | null) => void;
+}
+
+/**
+ * A due timer's flow: claim (exactly once across instances) → notifyDelivered chain → Dropped, or
+ * Delivering + a delivery job in one transaction. As for cron slots, the claim and the outcome are
+ * separate transactions so that plugins never run under a row lock.
+ */
+export class NotifyDelivery {
+  private readonly deps: NotifyDeliveryDeps;
+  private readonly log: Logger;
+  private readonly inFlight = new Set<Promise<void>>();
+
+  constructor(deps: NotifyDeliveryDeps) {
+    this.deps = deps;
+    this.log = deps.log.child({ component: "notify" });
+  }
+
+  /** The scheduler's view of this ledger: pending timers due soon (key: the timer id). */
+  source(): DueSource {
+    return {
+      name: "notify",
+      loadDue: async (until) => (await timersDueBy(this.deps.db, until, MAX_LOADED)).map((t) => ({ key: String(t.id), at: t.dueAt })),
+      fire: async (batch) => {
+        await this.fire(batch.map((b) => BigInt(b.key)));
+        return new Map(); // a timer fires once
+      },
+    };
+  }
+
+  /** Claims due timers in one statement; their chains continue in the background. */
+  async fire(ids: readonly bigint[]): Promise<number> {
+    const { db, clock, instanceName } = this.deps;
+    const claimed = await claimTimers(db, ids, instanceName, new Date(clock.now()));
+    for (const timer of claimed) {
+      this.deps.onTimer?.("Claimed", timer.latenessMs);
+      const work = this.deliver(timer)
+        .catch((err) => this.log.error({ err, notifyId: String(timer.id) }, "timer left Claimed: chain or hand-off failed"))
+        .finally(() => this.inFlight.delete(work));
+      this.inFlight.add(work);
+    }
+    return claimed.length;
+  }
+
+  /** Resolves when every claimed timer has its outcome (shutdown waits for this). */
+  async drain(): Promise<void> {
+    while (this.inFlight.size > 0) await Promise.allSettled([...this.inFlight]);
+  }
+
+  /**
+   * Claimed timers whose instance died before the hand-off go back to Pending (and are claimed
+   * again by whoever's scheduler sees them first); resolves to how many.
+   */
+  async releaseAbandoned(claimedBefore: Date): Promise<number> {
+    const released = await releaseStaleClaims(this.deps.db, claimedBefore, 1_000);
+    for (const timer of released) this.log.warn({ notifyId: String(timer.id) }, "a timer's chain never finished; claiming it again");
+    return released.length;
+  }
+
+  private async deliver(timer: NotifyTimerRow): Promise<void> {
+    const { db, chain, clock } = this.deps;
+    const notifyId = String(timer.id);
+    // Work a plugin caused (a timer it set) is one generation deeper than what caused it.
+    const result = await chain.run("notifyDelivered", { sessionId: timer.sessionId, notifyId, message: timer.message! }, { hop: timer.hop });
+    const now = new Date(clock.now());
+    if (result.kind !== "passed") {
+      await transitionTimer(db, timer.id, "Claimed", { status: "Dropped", reason: result.reason, decidedBy: result.plugin, finishedAt: now });
+      this.deps.onTimer?.("Dropped", null);
+      this.log.info({ notifyId, plugin: result.plugin, reason: result.reason }, "note dropped by plugin");
+      return;
+    }
+    const mission: NotifyMission = {
+      kind: "notify",
+      notifyId,
+      agentId: timer.agentId,
+      sessionId: timer.sessionId,
+      prompt: result.context.message,
+      scheduledFor: timer.dueAt!.toISOString(),
+      firedAt: now.toISOString(),
+      latenessMs: timer.latenessMs ?? 0,
+    };
+    await this.handOff({ id: timer.id, mission, missionJobId: randomUUID() });
+  }
+
+  /** Delivering and its job commit together; a burst's hand-offs share one transaction. */
+  private readonly handOff = coalescing<{ id: bigint; mission: NotifyMission; missionJobId: string }>(async (batch) => {
+    const { db, boss } = this.deps;
+    await db.transaction(async (tx) => {
+      const moved = await startDeliveries(tx, batch.map((b) => ({ id: b.id, messageDelivered: b.mission.prompt, missionJobId: b.missionJobId })));
+      const jobs = batch.filter((b) => moved.has(String(b.id))).map((b) => ({ id: b.missionJobId, data: b.mission }));
+      if (jobs.length > 0) await boss.insert(NOTIFY_QUEUE, jobs, { db: fromDrizzle(tx as unknown as DrizzleTransactionLike, sql) });
+    });
+    for (const _ of batch) this.deps.onTimer?.("Delivering", null);
+  });
+}

@@ -1,0 +1,129 @@
+import { and, asc, count, desc, eq, inArray, lt, lte, sql } from "drizzle-orm";
+import { rows, type Executor } from "../db/client.ts";
+import { notifyTimers, type NotifyStatus, type NotifyTimerRow } from "../db/schema/index.ts";
+
+export type NewTimer = typeof notifyTimers.$inferInsert;
+
+export async function insertTimer(db: Executor, timer: NewTimer): Promise<NotifyTimerRow> {
+  const [row] = await db.insert(notifyTimers).values(timer).returning();
+  return row!;
+}
+
+export async function findTimer(db: Executor, id: bigint): Promise<NotifyTimerRow | null> {
+  const [row] = await db.select().from(notifyTimers).where(eq(notifyTimers.id, id));
+  return row ?? null;
+}
+
+export async function listTimers(
+  db: Executor,
+  filter: { sessionId?: string | undefined; status?: NotifyStatus | undefined; limit: number; beforeId?: bigint | undefined },
+): Promise<NotifyTimerRow[]> {
+  return db
+    .select()
+    .from(notifyTimers)
+    .where(
+      and(
+        filter.sessionId !== undefined ? eq(notifyTimers.sessionId, filter.sessionId) : undefined,
+        filter.status !== undefined ? eq(notifyTimers.status, filter.status) : undefined,
+        filter.beforeId !== undefined ? lt(notifyTimers.id, filter.beforeId) : undefined,
+      ),
+    )
+    .orderBy(desc(notifyTimers.id))
+    .limit(filter.limit);
+}
+
+/** Pending timers due by `until`, earliest first: the scheduler's horizon, never the whole table. */
+export async function timersDueBy(db: Executor, until: Date, limit: number): Promise<{ id: bigint; dueAt: Date }[]> {
+  const found = await db
+    .select({ id: notifyTimers.id, dueAt: notifyTimers.dueAt })
+    .from(notifyTimers)
+    .where(and(eq(notifyTimers.status, "Pending"), lte(notifyTimers.dueAt, until)))
+    .orderBy(asc(notifyTimers.dueAt))
+    .limit(limit);
+  return found.map((t) => ({ id: t.id, dueAt: t.dueAt! }));
+}
+
+export async function countPending(db: Executor): Promise<number> {
+  const [row] = await db.select({ n: count() }).from(notifyTimers).where(eq(notifyTimers.status, "Pending"));
+  return Number(row!.n);
+}
+
+/**
+ * Claims due timers for this instance. The update is conditional on Pending, so when two
+ * instances race for a timer the second finds it Claimed (after waiting for the first's row lock)
+ * and skips it: exactly one claim per timer.
+ */
+export async function claimTimers(db: Executor, ids: readonly bigint[], instance: string, now: Date): Promise<NotifyTimerRow[]> {
+  if (ids.length === 0) return [];
+  return db
+    .update(notifyTimers)
+    .set({
+      status: "Claimed",
+      claimedBy: instance,
+      claimedAt: now,
+      latenessMs: sql`greatest(0, round(extract(epoch from (${now.toISOString()}::timestamptz - ${notifyTimers.dueAt})) * 1000))::int`,
+    })
+    .where(and(inArray(notifyTimers.id, [...ids]), eq(notifyTimers.status, "Pending"), lte(notifyTimers.dueAt, now)))
+    .returning();
+}
+
+export async function transitionTimer(
+  db: Executor,
+  id: bigint,
+  from: NotifyStatus | readonly NotifyStatus[],
+  patch: Partial<NewTimer> & { status: NotifyStatus },
+): Promise<NotifyTimerRow | null> {
+  const [row] = await db
+    .update(notifyTimers)
+    .set(patch)
+    .where(and(eq(notifyTimers.id, id), typeof from === "string" ? eq(notifyTimers.status, from) : inArray(notifyTimers.status, [...from])))
+    .returning();
+  return row ?? null;
+}
+
+/** Hand-off: Claimed → Delivering for a batch, in one statement per 500; resolves to the ids that moved. */
+export async function startDeliveries(tx: Executor, items: readonly { id: bigint; messageDelivered: string; missionJobId: string }[]): Promise<Set<string>> {
+  const moved = new Set<string>();
+  for (let i = 0; i < items.length; i += 500) {
+    const values = sql.join(
+      items.slice(i, i + 500).map((item) => sql`(${String(item.id)}::bigint, ${item.messageDelivered}::text, ${item.missionJobId}::text)`),
+      sql`, `,
+    );
+    // Raw SQL: an update joined to a VALUES list (one statement for the batch).
+    const updated = await rows<{ id: string }>(
+      tx,
+      sql`update notify_timers as t set status = 'Delivering', message_delivered = v.message, mission_job_id = v.job
+          from (values ${values}) as v(id, message, job)
+          where t.id = v.id and t.status = 'Claimed' returning t.id::text as id`,
+    );
+    for (const row of updated) moved.add(row.id);
+  }
+  return moved;
+}
+
+export async function countDeliveryAttempt(db: Executor, id: bigint, which: "started" | "failed"): Promise<boolean> {
+  const updated = await db
+    .update(notifyTimers)
+    .set(which === "started" ? { attempts: sql`${notifyTimers.attempts} + 1` } : { failedAttempts: sql`${notifyTimers.failedAttempts} + 1` })
+    .where(and(eq(notifyTimers.id, id), eq(notifyTimers.status, "Delivering")))
+    .returning({ id: notifyTimers.id });
+  return updated.length > 0;
+}
+
+/**
+ * Claimed timers whose chain never finished (their instance died between the claim and the
+ * hand-off) go back to Pending, so the scheduler claims them again. Conditional, so a timer whose
+ * hand-off commits meanwhile is left alone.
+ */
+export async function releaseStaleClaims(db: Executor, claimedBefore: Date, limit: number): Promise<NotifyTimerRow[]> {
+  const stale = db
+    .select({ id: notifyTimers.id })
+    .from(notifyTimers)
+    .where(and(eq(notifyTimers.status, "Claimed"), lt(notifyTimers.claimedAt, claimedBefore)))
+    .limit(limit);
+  return db
+    .update(notifyTimers)
+    .set({ status: "Pending", claimedBy: null, claimedAt: null, latenessMs: null })
+    .where(and(inArray(notifyTimers.id, stale), eq(notifyTimers.status, "Claimed")))
+    .returning();
+}

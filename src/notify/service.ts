@@ -1,0 +1,86 @@
+import type { Clock } from "../clock.ts";
+import type { Db } from "../db/client.ts";
+import { MissiondError } from "../errors.ts";
+import type { PluginChain } from "../plugins/chain.ts";
+import { parseId, validate } from "../validation.ts";
+import { delaySeconds, listTimersQuery, scheduleInput } from "./input.ts";
+import { findTimer, insertTimer, listTimers, transitionTimer } from "./queries.ts";
+import { timerView, type TimerView } from "./views.ts";
+
+export interface NotifyServiceDeps {
+  db: Db;
+  chain: PluginChain;
+  clock: Clock;
+  maxDelaySeconds: number;
+  /** The agent a session belongs to, or null for an unknown session (the sessions domain answers). */
+  sessionAgent(sessionId: string): Promise<string | null>;
+  /** A timer was set for this instant: the scheduler should know if it is due soon. */
+  onScheduled(dueAt: Date): Promise<void>;
+}
+
+/**
+ * notify_session_in: the notifyScheduled chain (clamp the delay, rewrite the message, or cancel),
+ * then a durable timer row. Delivery is the scheduler's (see delivery.ts).
+ */
+export class NotifyService {
+  private readonly deps: NotifyServiceDeps;
+
+  constructor(deps: NotifyServiceDeps) {
+    this.deps = deps;
+  }
+
+  async schedule(raw: unknown, options: { hop?: number } = {}): Promise<TimerView> {
+    const { db, chain, clock, maxDelaySeconds } = this.deps;
+    const input = validate(scheduleInput(maxDelaySeconds), raw);
+    const agentId = await this.deps.sessionAgent(input.sessionId);
+    if (agentId === null) throw new MissiondError("NOT_FOUND", `no session with id "${input.sessionId}"`);
+    const hop = options.hop ?? 0;
+    const result = await chain.run("notifyScheduled", { sessionId: input.sessionId, message: input.message, delaySeconds: input.delaySeconds }, { hop });
+    const now = new Date(clock.now());
+    const base = { sessionId: input.sessionId, agentId, requestedMessage: input.message, requestedDelaySeconds: input.delaySeconds, hop, createdAt: now };
+    if (result.kind !== "passed") {
+      // notifyScheduled cannot defer (interpret() refuses it), so anything else is a veto.
+      const row = await insertTimer(db, { ...base, status: "Cancelled", reason: result.reason, decidedBy: result.plugin, finishedAt: now });
+      return timerView(row);
+    }
+    const { message, delaySeconds: delay } = result.context;
+    // A plugin may have changed the delay: it must still be a valid one.
+    const checked = delaySeconds(maxDelaySeconds).safeParse(delay);
+    if (!checked.success) {
+      const by = result.changedBy.length ? ` (set by ${result.changedBy.join(", ")})` : "";
+      throw new MissiondError("BAD_REQUEST", `delaySeconds after notifyScheduled is ${String(delay)}${by}: ${checked.error.issues[0]?.message}`);
+    }
+    if (message.length === 0) throw new MissiondError("BAD_REQUEST", `message after notifyScheduled is empty (set by ${result.changedBy.join(", ")})`);
+    const dueAt = new Date(now.getTime() + Math.round(checked.data * 1000));
+    const row = await insertTimer(db, { ...base, status: "Pending", message, delaySeconds: checked.data, dueAt });
+    await this.deps.onScheduled(dueAt);
+    return timerView(row);
+  }
+
+  async get(id: string): Promise<TimerView> {
+    const row = await findTimer(this.deps.db, parseId(id, "notify timer"));
+    if (!row) throw new MissiondError("NOT_FOUND", `no notify timer with id "${id}"`);
+    return timerView(row);
+  }
+
+  async list(rawQuery: unknown): Promise<TimerView[]> {
+    const query = validate(listTimersQuery, rawQuery, "query");
+    const found = await listTimers(this.deps.db, {
+      sessionId: query.session,
+      status: query.status,
+      limit: query.limit,
+      beforeId: query.before !== undefined ? BigInt(query.before) : undefined,
+    });
+    return found.map(timerView);
+  }
+
+  /** Cancels a timer that has not come due yet; one already claimed or closed is a conflict. */
+  async cancel(id: string): Promise<TimerView> {
+    const timerId = parseId(id, "notify timer");
+    const row = await transitionTimer(this.deps.db, timerId, "Pending", { status: "Cancelled", reason: "cancelled over the API", finishedAt: new Date(this.deps.clock.now()) });
+    if (row) return timerView(row);
+    const current = await findTimer(this.deps.db, timerId);
+    if (!current) throw new MissiondError("NOT_FOUND", `no notify timer with id "${id}"`);
+    throw new MissiondError("CONFLICT", `notify timer ${id} is ${current.status}; only a Pending timer can be cancelled`);
+  }
+}

@@ -1,0 +1,47 @@
+import { and, asc, count, eq, inArray } from "drizzle-orm";
+import type { Executor } from "../db/client.ts";
+import { todoBatches, todos, type TodoBatchRow, type TodoRow, type TodoStatus } from "../db/schema/index.ts";
+
+/** The batch and its todos in one transaction: a batch is never half added. */
+export async function insertBatch(db: Executor, batch: typeof todoBatches.$inferInsert, texts: readonly string[]): Promise<{ batch: TodoBatchRow; todos: TodoRow[] }> {
+  return db.transaction(async (tx) => {
+    const [row] = await tx.insert(todoBatches).values(batch).returning();
+    const added = texts.length ? await tx.insert(todos).values(texts.map((text) => ({ sessionId: batch.sessionId, batchId: row!.id, text, createdAt: batch.createdAt }))).returning() : [];
+    return { batch: row!, todos: added };
+  });
+}
+
+export async function listTodos(db: Executor, sessionId: string, status: TodoStatus | "all", limit: number): Promise<TodoRow[]> {
+  return db
+    .select()
+    .from(todos)
+    .where(and(eq(todos.sessionId, sessionId), status === "all" ? undefined : eq(todos.status, status)))
+    .orderBy(asc(todos.id))
+    .limit(limit);
+}
+
+export async function findTodo(db: Executor, id: bigint): Promise<TodoRow | null> {
+  const [row] = await db.select().from(todos).where(eq(todos.id, id));
+  return row ?? null;
+}
+
+/** open → done | cancelled; null when the todo is not open (closing twice changes nothing). */
+export async function closeTodo(db: Executor, id: bigint, status: Exclude<TodoStatus, "open">, at: Date): Promise<TodoRow | null> {
+  const [row] = await db
+    .update(todos)
+    .set({ status, closedAt: at })
+    .where(and(eq(todos.id, id), eq(todos.status, "open")))
+    .returning();
+  return row ?? null;
+}
+
+/** Open todos per session, for the sessions that have any. */
+export async function openCounts(db: Executor, sessionIds: readonly string[]): Promise<Map<string, number>> {
+  if (sessionIds.length === 0) return new Map();
+  const found = await db
+    .select({ sessionId: todos.sessionId, n: count() })
+    .from(todos)
+    .where(and(inArray(todos.sessionId, [...sessionIds]), eq(todos.status, "open")))
+    .groupBy(todos.sessionId);
+  return new Map(found.map((r) => [r.sessionId, Number(r.n)]));
+}
