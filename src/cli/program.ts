@@ -3,7 +3,11 @@ import { Command, CommanderError, InvalidArgumentError, Option } from "commander
 import { loadConfig, type Config } from "../config/load.ts";
 import { previewSlots, assertCron, parseEvery, type Schedule } from "../cron/schedule.ts";
 import type { JobView, RunView } from "../cron/views.ts";
-import { RUN_STATUSES } from "../db/schema/enums.ts";
+import { NOTIFY_STATUSES, RUN_STATUSES } from "../db/schema/enums.ts";
+import { parseDuration } from "../duration.ts";
+import type { TimerView } from "../notify/views.ts";
+import type { ClearView } from "../sessions/clears.ts";
+import type { TodoView } from "../todos/service.ts";
 import { HOOK_NAMES } from "../plugins/hooks.ts";
 import { isMissiondError } from "../errors.ts";
 import type { PluginInfo } from "../plugins/service.ts";
@@ -34,6 +38,11 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
 }
 
 function reportError(err: unknown, io: CliIo): number {
+  // Commander prints its own parse errors; ours (thrown from an action) are printed here.
+  if (err instanceof CommanderErrorLike) {
+    io.stderr(`missiond: ${err.message}\n`);
+    return EXIT.USAGE;
+  }
   if (err instanceof CommanderError) return err.exitCode === 0 ? EXIT.OK : EXIT.USAGE;
   if (err instanceof UnreachableError) {
     io.stderr(`missiond: ${err.message}\n`);
@@ -297,6 +306,119 @@ function buildProgram(io: CliIo, setExit: (code: number) => void): Command {
         ),
       );
     });
+
+  session
+    .command("clear <id>")
+    .description("/new: delete the session's transcript, direct subagents and peer threads (durable; resumed after a crash)")
+    .option("--text <text>", "the trailing text typed after /new")
+    .addHelpText("after", '\nExamples:\n  missiond session clear 7f3c… --text "start over with the billing bug"\n  missiond session clear s-42 --json')
+    .action(async (id: string, opts: { text?: string }) => {
+      const clear = await client().post<ClearView>(`/v1/sessions/${encodeURIComponent(id)}/clear`, opts.text !== undefined ? { trailingText: opts.text } : {});
+      print(clear, () => `cleared session ${clear.sessionId} (clear ${clear.id}): deleted ${clear.deletedMessageCount} messages, ${clear.deletedSubagentCount} subagents, ${clear.deletedPeerThreadCount} peer threads`);
+    });
+  session
+    .command("events")
+    .description("durable session events (sessionCleared) after a cursor, oldest first")
+    .option("--after <id>", "the cursor: the last event id already seen", "0")
+    .option("--session <id>", "only this session's events")
+    .option("--limit <n>", "at most this many", "100")
+    .action(async (opts: { after: string; session?: string; limit: string }) => {
+      const page = await client().get<{ events: { id: string; kind: string; sessionId: string; at: string; data: Record<string, unknown> }[]; next: string }>("/v1/events", {
+        after: opts.after,
+        session: opts.session,
+        limit: opts.limit,
+      });
+      print(page, () =>
+        [table(["ID", "AT", "KIND", "SESSION", "DATA"], page.events.map((e) => [e.id, e.at, e.kind, e.sessionId, shorten(JSON.stringify(e.data), 80)])), `next cursor: ${page.next}`].join("\n"),
+      );
+    });
+
+  const notify = program
+    .command("notify")
+    .description("set a timer that wakes a session's agent with a note (notify_session_in)")
+    .option("--session <id>", "the session to wake")
+    .option("--in <duration>", "delay, e.g. 90s, 10m, 2h")
+    .option("--message <text>", "the note the agent receives")
+    .addHelpText("after", '\nExamples:\n  missiond notify --session s-42 --in 10m --message "check whether the deploy finished"\n  missiond notify ls --session s-42 --status Pending\n  missiond notify cancel 17')
+    .action(async (opts: { session?: string; in?: string; message?: string }) => {
+      if (!opts.session || !opts.in || opts.message === undefined) throw new CommanderErrorLike("notify needs --session, --in and --message");
+      const ms = parseDuration(opts.in);
+      if (ms === null) throw new CommanderErrorLike(`--in: not a duration: "${opts.in}" (use e.g. 90s, 10m, 2h)`);
+      const timer = await client().post<TimerView>("/v1/notify", { sessionId: opts.session, message: opts.message, delaySeconds: ms / 1000 });
+      print(timer, () =>
+        timer.status === "Cancelled"
+          ? `notify ${timer.id} cancelled by ${timer.decidedBy}: ${timer.reason}`
+          : `notify ${timer.id} set for ${timer.dueAt} (in ${timer.delaySeconds}s${timer.delaySeconds !== timer.requestedDelaySeconds ? `, asked ${timer.requestedDelaySeconds}s` : ""})`,
+      );
+    });
+  notify
+    .command("ls")
+    .description("list notify timers, newest first")
+    .option("--session <id>", "only this session's timers")
+    .addOption(new Option("--status <status>", "only timers with this status").choices(NOTIFY_STATUSES))
+    .option("--limit <n>", "at most this many", "50")
+    .action(async (opts: { session?: string; status?: string; limit: string }) => {
+      const { timers } = await client().get<{ timers: TimerView[] }>("/v1/notify", { session: opts.session, status: opts.status, limit: opts.limit });
+      print(timers, () =>
+        table(
+          ["ID", "SESSION", "DUE AT", "STATUS", "LATE MS", "BY", "MESSAGE / REASON"],
+          timers.map((t) => [t.id, t.sessionId, t.dueAt, t.status, t.latenessMs, t.decidedBy ?? t.claimedBy, shorten(t.reason ?? t.messageDelivered ?? t.message, 60)]),
+        ),
+      );
+    });
+  notify
+    .command("show <id>")
+    .description("show one notify timer")
+    .action(async (id: string) => {
+      const timer = await client().get<TimerView>(`/v1/notify/${encodeURIComponent(id)}`);
+      print(timer, () => Object.entries(timer).map(([k, v]) => `${k.padEnd(22)} ${v ?? "-"}`).join("\n"));
+    });
+  notify
+    .command("cancel <id>")
+    .description("cancel a timer that has not come due")
+    .action(async (id: string) => {
+      const timer = await client().post<TimerView>(`/v1/notify/${encodeURIComponent(id)}/cancel`, {});
+      print(timer, () => `cancelled notify ${timer.id}`);
+    });
+
+  const todo = program.command("todo").description("per-session todo lists (through todoAdded)");
+  todo
+    .command("add <texts...>")
+    .description("add todos to a session")
+    .requiredOption("--session <id>", "the session")
+    .addHelpText("after", '\nExamples:\n  missiond todo add --session s-42 "reproduce the bug" "write the fix; add a test"')
+    .action(async (texts: string[], opts: { session: string }) => {
+      const added = await client().post<{ batch: { id: string; status: string; reason: string | null; decidedBy: string | null }; todos: TodoView[] }>(
+        `/v1/sessions/${encodeURIComponent(opts.session)}/todos`,
+        { texts },
+      );
+      print(added, () =>
+        added.batch.status === "Added"
+          ? table(["ID", "TODO"], added.todos.map((t) => [t.id, t.text]))
+          : `batch ${added.batch.id} ${added.batch.status}${added.batch.decidedBy ? ` by ${added.batch.decidedBy}` : ""}: ${added.batch.reason}`,
+      );
+    });
+  todo
+    .command("ls")
+    .description("list a session's open todos")
+    .requiredOption("--session <id>", "the session")
+    .addOption(new Option("--status <status>", "which todos").choices(["open", "done", "cancelled", "all"]).default("open"))
+    .action(async (opts: { session: string; status: string }) => {
+      const { todos } = await client().get<{ todos: TodoView[] }>(`/v1/sessions/${encodeURIComponent(opts.session)}/todos`, { status: opts.status });
+      print(todos, () => table(["ID", "STATUS", "TODO", "CREATED"], todos.map((t) => [t.id, t.status, t.text, t.createdAt])));
+    });
+  for (const [verb, description] of [
+    ["done", "mark a todo done"],
+    ["cancel", "cancel a todo"],
+  ] as const) {
+    todo
+      .command(`${verb} <id>`)
+      .description(description)
+      .action(async (id: string) => {
+        const closed = await client().post<TodoView>(`/v1/todos/${encodeURIComponent(id)}/${verb}`, {});
+        print(closed, () => `todo ${closed.id} ${closed.status}: ${closed.text}`);
+      });
+  }
 
   const plugins = program.command("plugins").description("the plugin chain");
   plugins
