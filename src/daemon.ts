@@ -357,6 +357,7 @@ export function createDaemon(config: Config, deps: DaemonDeps): Daemon {
       agents,
       metrics,
       plugins,
+      notifyMaxDelaySeconds: config.notify.maxDelaySeconds,
       readiness: async () => {
         const checks = { database: false, pgBoss: false, scheduler: scheduler.isArmed };
         try {

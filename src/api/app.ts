@@ -5,6 +5,7 @@ import type { Db } from "../db/client.ts";
 import type { Logger } from "../log.ts";
 import type { Plugins } from "../plugins/service.ts";
 import { errorHandler } from "./errors.ts";
+import { openApiDocument } from "./openapi.ts";
 import { cronRoutes } from "./routes/cron.ts";
 import { pluginRoutes } from "./routes/plugins.ts";
 import { sessionRoutes } from "./routes/sessions.ts";
@@ -27,6 +28,8 @@ export interface ApiServices {
   agents: AgentService;
   metrics: Metrics;
   plugins: Plugins;
+  /** notify.max_delay in seconds (the OpenAPI document states the bound). */
+  notifyMaxDelaySeconds: number;
   /** `missiond doctor`: what is late, stuck, failing or misconfigured. */
   doctor(): Promise<Record<string, unknown> & { ok: boolean }>;
   /** Readiness: database reachable, pg-boss started, scheduler armed. */
@@ -44,9 +47,10 @@ export interface ApiOptions {
 const digest = (value: string) => createHash("sha256").update(value).digest();
 
 export function buildApi(services: ApiServices, options: ApiOptions): FastifyInstance {
+  const bodyLimit = options.bodyLimit ?? 1024 * 1024;
   const app: FastifyInstance = Fastify({
     loggerInstance: options.log.child({ component: "api" }) as FastifyBaseLogger,
-    bodyLimit: options.bodyLimit ?? 1024 * 1024,
+    bodyLimit,
     // Per-request lines would drown the scheduler's log; failures are logged by the error handler.
     logController: new LogController({ disableRequestLogging: true }),
   });
@@ -77,6 +81,8 @@ export function buildApi(services: ApiServices, options: ApiOptions): FastifyIns
   notifyRoutes(app, services.notify);
   todoRoutes(app, services.todos);
   pluginRoutes(app, services.plugins, services.db);
+  let openapi: Record<string, unknown> | undefined;
+  app.get("/v1/openapi.json", async () => (openapi ??= openApiDocument({ maxDelaySeconds: services.notifyMaxDelaySeconds, bodyLimit })));
   app.get("/v1/doctor", async () => services.doctor());
   app.get("/v1/agents", async () => ({ agents: await services.agents.list() }));
   app.put("/v1/agents/:id", async (request) => services.agents.put((request.params as { id: string }).id, request.body));

@@ -2,7 +2,7 @@ import type { FastifyRequest } from "fastify";
 import { z } from "zod";
 import { validate } from "../validation.ts";
 
-const hopHeader = z.object({ "x-missiond-hop": z.coerce.number().int().min(0).max(1000) });
+export const hopHeader = z.object({ "x-missiond-hop": z.coerce.number().int().min(0).max(1000) });
 
 /**
  * A runtime reporting work that a plugin's reaction caused says how many generations deep it is

@@ -13,6 +13,9 @@ export interface AgentView {
   settings: Record<string, unknown>;
 }
 
+/** An agent id set over the API (the route's `:id`). */
+export const agentIdPattern = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,199}$/;
+
 const redact = (settings: Record<string, unknown>) => ("secret" in settings ? { ...settings, secret: "[set]" } : settings);
 
 /**
@@ -34,7 +37,7 @@ export class AgentService {
   }
 
   async put(id: string, raw: unknown): Promise<AgentView> {
-    if (!/^[A-Za-z0-9][A-Za-z0-9._:-]{0,199}$/.test(id)) throw new MissiondError("BAD_REQUEST", `agent id "${id}" must be letters, digits, '.', '_', ':' or '-'`);
+    if (!agentIdPattern.test(id)) throw new MissiondError("BAD_REQUEST", `agent id "${id}" must be letters, digits, '.', '_', ':' or '-'`);
     if (Object.hasOwn(this.fromConfig, id)) throw new MissiondError("CONFLICT", `agent "${id}" is configured in the config file; change it there`);
     const settings = validate(agentSchema, raw, "body");
     const at = new Date(this.now());

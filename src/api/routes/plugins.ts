@@ -11,7 +11,7 @@ import { validate } from "../../validation.ts";
 import { fitsInt8 } from "../../cron/input.ts";
 import { hopOf } from "../hop.ts";
 
-const decisionsQuery = z
+export const decisionsQuery = z
   .object({
     hook: z.enum(HOOK_NAMES as [string, ...string[]]).optional(),
     plugin: z.string().min(1).max(64).optional(),
