@@ -7,6 +7,7 @@ import { cpus } from "node:os";
 import { hookOverhead } from "./hooks.ts";
 import { missiondLateness, pgBossLateness, type LatenessRow } from "./lateness.ts";
 import { serverReachable } from "./databases.ts";
+import { missiondNotify, pgBossNotify, type MemoryRow, type NotifyRow } from "./notify.ts";
 import { printTable } from "./stats.ts";
 
 const JOBS = Number(process.env.BENCH_JOBS ?? 100);
@@ -28,6 +29,32 @@ printTable(
   ["system", "db", "measure", "expected", "seen", "dup", "p50", "p99", "max"],
   rows.map((r) => [r.system, r.backend, r.measure, r.expected, r.seen, r.duplicates, r.p50, r.p99, r.max]),
 );
+const PENDING = Number(process.env.BENCH_NOTIFY_PENDING ?? 100_000);
+const RATE = Number(process.env.BENCH_NOTIFY_RATE ?? 1_000);
+const WAVE_SECONDS = Number(process.env.BENCH_NOTIFY_SECONDS ?? 10);
+console.log(`\n## Notify timers: ${PENDING} pending far ahead, ${RATE} coming due at the same instant each second for ${WAVE_SECONDS} s (ms)\n`);
+const notifyRows: NotifyRow[] = [];
+const memoryRows: MemoryRow[] = [];
+for (const backend of backends) {
+  const ours = await missiondNotify(backend, PENDING, RATE, WAVE_SECONDS);
+  notifyRows.push(...ours.rows);
+  memoryRows.push(...ours.memory);
+  for (const poll of [2, 0.5]) {
+    const peer = await pgBossNotify(backend, PENDING, RATE, WAVE_SECONDS, poll);
+    notifyRows.push(peer.row);
+    memoryRows.push(...peer.memory);
+  }
+}
+printTable(
+  ["system", "db", "measure", "expected", "seen", "dup", "p50", "p99", "max"],
+  notifyRows.map((r) => [r.system, r.backend, r.measure, r.expected, r.seen, r.duplicates, r.p50, r.p99, r.max]),
+);
+console.log(`\nMemory of the process (on PGlite the database lives in it too, so its RSS includes the data; the V8 heap is the daemon's own):\n`);
+printTable(
+  ["system", "db", "stage", "RSS MB", "heap MB", "held in memory"],
+  memoryRows.map((r) => [r.system, r.backend, r.stage, r.rssMb, Number.isNaN(r.heapMb) ? "-" : r.heapMb, r.inMemory]),
+);
+
 const HOOK_CALLS = Number(process.env.BENCH_HOOK_CALLS ?? 2_000);
 console.log(`\n## Hook overhead: cronJobFiring, ${HOOK_CALLS} sequential calls per row (ms per chain run)\n`);
 const hooks = await hookOverhead(HOOK_CALLS);

@@ -101,15 +101,6 @@ export async function startDeliveries(tx: Executor, items: readonly { id: bigint
   return moved;
 }
 
-export async function countDeliveryAttempt(db: Executor, id: bigint, which: "started" | "failed"): Promise<boolean> {
-  const updated = await db
-    .update(notifyTimers)
-    .set(which === "started" ? { attempts: sql`${notifyTimers.attempts} + 1` } : { failedAttempts: sql`${notifyTimers.failedAttempts} + 1` })
-    .where(and(eq(notifyTimers.id, id), eq(notifyTimers.status, "Delivering")))
-    .returning({ id: notifyTimers.id });
-  return updated.length > 0;
-}
-
 /**
  * Claimed timers whose chain never finished (their instance died between the claim and the
  * hand-off) go back to Pending, so the scheduler claims them again. Conditional, so a timer whose
@@ -126,4 +117,53 @@ export async function releaseStaleClaims(db: Executor, claimedBefore: Date, limi
     .set({ status: "Pending", claimedBy: null, claimedAt: null, latenessMs: null })
     .where(and(inArray(notifyTimers.id, stale), eq(notifyTimers.status, "Claimed")))
     .returning();
+}
+
+export async function findTimers(db: Executor, ids: readonly bigint[]): Promise<NotifyTimerRow[]> {
+  if (ids.length === 0) return [];
+  return db.select().from(notifyTimers).where(inArray(notifyTimers.id, [...ids]));
+}
+
+/** Counts a started (or a recorded failed) delivery attempt on Delivering timers; resolves to the ids counted. */
+export async function countDeliveryAttempts(db: Executor, ids: readonly bigint[], which: "started" | "failed"): Promise<Set<string>> {
+  if (ids.length === 0) return new Set();
+  const updated = await db
+    .update(notifyTimers)
+    .set(which === "started" ? { attempts: sql`${notifyTimers.attempts} + 1` } : { failedAttempts: sql`${notifyTimers.failedAttempts} + 1` })
+    .where(and(inArray(notifyTimers.id, [...ids]), eq(notifyTimers.status, "Delivering")))
+    .returning({ id: notifyTimers.id });
+  return new Set(updated.map((r) => String(r.id)));
+}
+
+export interface DeliveryClose {
+  id: bigint;
+  status: "Delivered" | "Failed" | "Unknown";
+  reason: string | null;
+  finishedAt: Date;
+  executor: string | null;
+  output: string | null;
+  exitCode: number | null;
+}
+
+/** Closes Delivering timers in one statement per 500; resolves to the rows that were still Delivering. */
+export async function closeDeliveries(tx: Executor, closes: readonly DeliveryClose[]): Promise<{ id: string; status: string }[]> {
+  const closed: { id: string; status: string }[] = [];
+  for (let i = 0; i < closes.length; i += 500) {
+    const values = sql.join(
+      closes
+        .slice(i, i + 500)
+        .map((c) => sql`(${String(c.id)}::bigint, ${c.status}::text, ${c.reason}::text, ${c.finishedAt.toISOString()}::timestamptz, ${c.executor}::text, ${c.output}::text, ${c.exitCode}::int)`),
+      sql`, `,
+    );
+    // Raw SQL: an update joined to a VALUES list, conditional on Delivering (a close happens once).
+    closed.push(
+      ...(await rows<{ id: string; status: string }>(
+        tx,
+        sql`update notify_timers as t set status = v.status, reason = v.reason, finished_at = v.finished_at, executor = v.executor, output = v.output, exit_code = v.exit_code
+            from (values ${values}) as v(id, status, reason, finished_at, executor, output, exit_code)
+            where t.id = v.id and t.status = 'Delivering' returning t.id::text as id, t.status`,
+      )),
+    );
+  }
+  return closed;
 }

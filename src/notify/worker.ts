@@ -4,7 +4,8 @@ import { NOTIFY_QUEUE } from "../db/boss.ts";
 import type { Db } from "../db/client.ts";
 import { boundOutput, type ExecutionResult, type MissionExecutor, type NotifyMission } from "../executors/types.ts";
 import type { Logger } from "../log.ts";
-import { countDeliveryAttempt, findTimer, transitionTimer } from "./queries.ts";
+import { coalescing } from "../db/coalesce.ts";
+import { closeDeliveries, countDeliveryAttempts, findTimers, type DeliveryClose } from "./queries.ts";
 
 export interface NotifyWorkerDeps {
   db: Db;
@@ -17,78 +18,93 @@ export interface NotifyWorkerDeps {
   onTimer?: (status: string) => void;
 }
 
+type JobResult = { id: string; status: "completed" } | { id: string; status: "failed"; output: { message: string } };
+
 /**
- * Delivers due notes to their session's agent. Closing is conditional on Delivering, so a retried
- * or duplicated job cannot deliver or close a timer twice; a failed delivery is retried by pg-boss
- * until its retries run out, then the timer is closed Failed.
+ * Delivers due notes to their session's agent, a batch of jobs at a time: the ledger reads and
+ * writes of a batch are a few statements, not a few per note, so a wave of timers coming due
+ * together is delivered at the rate the executors allow. Closing is conditional on Delivering, so
+ * a retried or duplicated job cannot deliver or close a timer twice; a failed delivery is retried
+ * by pg-boss until its retries run out, then the timer is closed Failed.
  */
 export async function startNotifyWorker(deps: NotifyWorkerDeps): Promise<void> {
   const log = deps.log.child({ component: "notify" });
+  // Each note is closed as soon as its executor answers; closes of one turn share a statement.
+  const close = coalescing<DeliveryClose>(async (items) => {
+    for (const closed of await closeDeliveries(deps.db, items)) {
+      deps.onTimer?.(closed.status);
+      if (closed.status === "Unknown") log.warn({ notifyId: closed.id }, "timer closed Unknown: an earlier delivery attempt vanished");
+      else log.debug({ notifyId: closed.id, status: closed.status }, "note delivery closed");
+    }
+  });
   await deps.boss.work<NotifyMission, unknown, { batchSize: number; localConcurrency: number; perJobResults: true; burstWhenBatchFull: true; pollingIntervalSeconds: number; notifyPollingIntervalSeconds: number }>(
     NOTIFY_QUEUE,
     // New jobs wake the worker through NOTIFY; retries do not, so the poll is what picks them up.
-    { batchSize: Math.max(1, Math.ceil(deps.concurrency / 2)), localConcurrency: 2, perJobResults: true, burstWhenBatchFull: true, pollingIntervalSeconds: 1, notifyPollingIntervalSeconds: 2 },
-    async (jobs) =>
-      Promise.all(
-        jobs.map((job) =>
-          deliver(deps, log, job).then(
-            () => ({ id: job.id, status: "completed" as const }),
-            (err: Error) => ({ id: job.id, status: "failed" as const, output: { message: err.message } }),
-          ),
-        ),
-      ),
+    { batchSize: Math.max(1, deps.concurrency), localConcurrency: 2, perJobResults: true, burstWhenBatchFull: true, pollingIntervalSeconds: 1, notifyPollingIntervalSeconds: 2 },
+    (jobs) => deliverBatch(deps, log, close, jobs),
   );
 }
 
-async function deliver(deps: NotifyWorkerDeps, log: Logger, job: Job<NotifyMission>): Promise<void> {
-  const mission = job.data;
-  const id = BigInt(mission.notifyId);
-  const timerLog = log.child({ notifyId: mission.notifyId });
-  const timer = await findTimer(deps.db, id);
-  if (!timer || timer.status !== "Delivering") {
-    timerLog.info({ status: timer?.status ?? null }, "delivery skipped: timer is no longer Delivering");
-    return;
+async function deliverBatch(deps: NotifyWorkerDeps, log: Logger, close: (item: DeliveryClose) => Promise<void>, jobs: Job<NotifyMission>[]): Promise<JobResult[]> {
+  const { db, clock } = deps;
+  const timers = new Map((await findTimers(db, jobs.map((j) => BigInt(j.data.notifyId)))).map((t) => [String(t.id), t]));
+  const results = new Map<string, JobResult>(jobs.map((j) => [j.id, { id: j.id, status: "completed" }]));
+  const closing: Promise<void>[] = [];
+  const toStart: Job<NotifyMission>[] = [];
+  for (const job of jobs) {
+    const timer = timers.get(job.data.notifyId);
+    if (!timer || timer.status !== "Delivering") {
+      log.info({ notifyId: job.data.notifyId, status: timer?.status ?? null }, "delivery skipped: timer is no longer Delivering");
+    } else if (timer.attempts > timer.failedAttempts) {
+      // Crash truth: an attempt that started and recorded no outcome may have reached the agent;
+      // a second wake-up note is not sent blindly.
+      closing.push(close({
+        id: timer.id,
+        status: "Unknown",
+        reason: `attempt ${timer.attempts} started on an instance that stopped before recording its outcome; not replayed`,
+        finishedAt: new Date(clock.now()),
+        executor: null,
+        output: null,
+        exitCode: null,
+      }));
+    } else toStart.push(job);
   }
-  // Crash truth: an attempt that started and recorded no outcome may have reached the agent; a
-  // second wake-up note is not sent blindly.
-  if (timer.attempts > timer.failedAttempts) {
-    await transitionTimer(deps.db, id, "Delivering", {
-      status: "Unknown",
-      finishedAt: new Date(deps.clock.now()),
-      reason: `attempt ${timer.attempts} started on an instance that stopped before recording its outcome; not replayed`,
-    });
-    deps.onTimer?.("Unknown");
-    timerLog.warn({ attempts: timer.attempts }, "timer closed Unknown: an earlier delivery attempt vanished");
-    return;
-  }
-  if (!(await countDeliveryAttempt(deps.db, id, "started"))) return;
-  const executor = await deps.executorFor(mission.agentId);
-  let result: ExecutionResult;
-  let deadLetter: Error | null = null;
-  try {
-    result = await executor.execute(mission, job.signal);
-  } catch (err) {
-    if (job.retryCount < deps.retryLimit) {
-      await countDeliveryAttempt(deps.db, id, "failed");
-      timerLog.warn({ err, attempt: job.retryCount + 1 }, "note delivery failed; pg-boss will retry");
-      throw err;
-    }
-    result = { status: "Failed", output: `delivery failed after ${job.retryCount + 1} attempts: ${(err as Error).message}` };
-    deadLetter = err as Error;
-  }
-  // An executor that reports failure or times out leaves the note undelivered: Failed, with its output.
-  const status = result.status === "Succeeded" ? "Delivered" : "Failed";
-  const closed = await transitionTimer(deps.db, id, "Delivering", {
-    status,
-    reason: result.status === "TimedOut" ? "the executor timed out" : null,
-    finishedAt: new Date(deps.clock.now()),
-    executor: executor.name,
-    output: boundOutput(result.output),
-    exitCode: result.exitCode ?? null,
-  });
-  if (closed) {
-    deps.onTimer?.(closed.status);
-    timerLog.info({ status: closed.status, latenessMs: mission.latenessMs }, "note delivered");
-  }
-  if (deadLetter) throw deadLetter;
+  const started = await countDeliveryAttempts(db, toStart.map((j) => BigInt(j.data.notifyId)), "started");
+  const failed: Job<NotifyMission>[] = [];
+  await Promise.all(
+    toStart
+      .filter((job) => started.has(job.data.notifyId))
+      .map(async (job) => {
+        const mission = job.data;
+        const executor = await deps.executorFor(mission.agentId);
+        let result: ExecutionResult;
+        try {
+          result = await executor.execute(mission, job.signal);
+        } catch (err) {
+          if (job.retryCount < deps.retryLimit) {
+            log.warn({ err, notifyId: mission.notifyId, attempt: job.retryCount + 1 }, "note delivery failed; pg-boss will retry");
+            failed.push(job);
+            results.set(job.id, { id: job.id, status: "failed", output: { message: (err as Error).message } });
+            return;
+          }
+          result = { status: "Failed", output: `delivery failed after ${job.retryCount + 1} attempts: ${(err as Error).message}` };
+          // The last try: closed Failed, and failing the job moves it to the dead-letter queue.
+          results.set(job.id, { id: job.id, status: "failed", output: { message: (err as Error).message } });
+        }
+        // An executor that reports failure or times out leaves the note undelivered: Failed, with its output.
+        await close({
+          id: BigInt(mission.notifyId),
+          status: result.status === "Succeeded" ? "Delivered" : "Failed",
+          reason: result.status === "TimedOut" ? "the executor timed out" : null,
+          finishedAt: new Date(clock.now()),
+          executor: executor.name,
+          output: boundOutput(result.output),
+          exitCode: result.exitCode ?? null,
+        });
+      }),
+  );
+  await Promise.all(closing);
+  // Recorded before pg-boss retries, so the next attempt knows this one ended (and did not vanish).
+  await countDeliveryAttempts(db, failed.map((j) => BigInt(j.data.notifyId)), "failed");
+  return [...results.values()];
 }
