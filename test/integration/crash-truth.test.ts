@@ -62,3 +62,34 @@ async function sendMission(daemon: Daemon, ids: { runId: string; cronJobId: stri
   // Straight onto pg-boss's queue, as the retry of the vanished attempt would arrive.
   await daemon.boss.send("missions", mission);
 }
+
+describe(`crash truth for notify timers (${backendName})`, () => {
+  const insertTimer = async (daemon: Daemon, fields: string, values: ReturnType<typeof sql>) => {
+    await daemon.sessions.create({ id: "s", agentId: "a1" }).catch(() => {});
+    const [row] = await rows<{ id: string }>(
+      daemon.database.db,
+      sql`insert into notify_timers (session_id, agent_id, requested_message, requested_delay_seconds, message, delay_seconds, created_at, ${sql.raw(fields)})
+          values ('s', 'a1', 'wake', 0, 'wake', 0, now() - interval '10 minutes', ${values}) returning id::text as id`,
+    );
+    return row!.id;
+  };
+
+  it("claims again a timer left Claimed by an instance that died before its hand-off, and delivers it once", async () => {
+    const daemon = await t.start({ instanceName: "survivor" });
+    const id = await insertTimer(daemon, "status, due_at, claimed_by, claimed_at", sql`'Claimed', now() - interval '10 minutes', 'dead-instance', now() - interval '10 minutes'`);
+    // The resume pass runs at start and every poll interval; a restart is the quickest way to see it.
+    await daemon.stop();
+    const next = await t.start({ instanceName: "survivor" });
+    const done = await waitFor(async () => ((await next.notify.get(id)).status === "Delivered" ? next.notify.get(id) : null), "the orphaned timer to be delivered");
+    expect(done).toMatchObject({ claimedBy: "survivor", attempts: 1, messageDelivered: "wake" });
+  });
+
+  it("closes a timer Unknown, without delivering it again, when the attempt delivering it vanished", async () => {
+    const daemon = await t.start();
+    const id = await insertTimer(daemon, "status, due_at, claimed_by, claimed_at, message_delivered, attempts", sql`'Delivering', now() - interval '1 minute', 'dead-instance', now() - interval '1 minute', 'wake', 1`);
+    const now = new Date().toISOString();
+    await daemon.boss.send("notify", { kind: "notify", notifyId: id, agentId: "a1", sessionId: "s", prompt: "wake", scheduledFor: now, firedAt: now, latenessMs: 0 });
+    const closed = await waitFor(async () => ((await daemon.notify.get(id)).status === "Unknown" ? daemon.notify.get(id) : null), "the timer to close Unknown");
+    expect(closed).toMatchObject({ reason: "attempt 1 started on an instance that stopped before recording its outcome; not replayed", output: null, executor: null, attempts: 1 });
+  });
+});

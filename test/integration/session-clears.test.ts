@@ -112,6 +112,23 @@ describe(`session clears (${backendName})`, () => {
     expect((await clearedEvents(daemon)).map((e) => e.data)).toEqual([expect.objectContaining({ clearId: clear.id }), expect.objectContaining({ clearId: second.id })]);
   });
 
+  it("joins a second /new that arrives while a clear is under way, instead of starting another", async () => {
+    let joined: unknown = null;
+    const daemon = await t.start({
+      faults: {
+        clears: {
+          reached: async (step) => {
+            if (step === "requested" && joined === null) joined = await daemon.clears.request("s1", { trailingText: "again" });
+          },
+        },
+      },
+    });
+    await seed(daemon);
+    const { clear } = await daemon.clears.request("s1", {});
+    expect(joined).toEqual({ clear: expect.objectContaining({ id: clear.id, status: "Requested" }), joined: true });
+    expect(await clearedEvents(daemon)).toHaveLength(1);
+  });
+
   it("refuses an unknown session and bad input, naming the problem, and changes nothing", async () => {
     const daemon = await t.start();
     const api = await seed(daemon);
