@@ -31,7 +31,7 @@ import { Metrics } from "./metrics.ts";
 import { SessionService } from "./sessions/service.ts";
 import { ClearService, type ClearServiceDeps } from "./sessions/clears.ts";
 import { NotifyDelivery } from "./notify/delivery.ts";
-import { countPending } from "./notify/queries.ts";
+import { countPending, overdueTimers } from "./notify/queries.ts";
 import { NotifyService } from "./notify/service.ts";
 import { startNotifyWorker } from "./notify/worker.ts";
 import { TodoService } from "./todos/service.ts";
@@ -334,6 +334,7 @@ export function createDaemon(config: Config, deps: DaemonDeps): Daemon {
     const doctor = async () => {
       const now = clock.now();
       const cronFindings = await diagnoseCron(database.db, now, { overdueMs: OVERDUE_AFTER_MS, claimedMs: longestChainMs + STALE_CLAIM_MARGIN_MS, runningMs: STUCK_RUNNING_MS });
+      const lateTimers = await overdueTimers(database.db, new Date(now - OVERDUE_AFTER_MS), 50);
       const pluginProblems = plugins.list().filter((p) => p.state !== "active").map((p) => ({ name: p.name, state: p.state, error: p.error }));
       const skewMs = scheduler?.skewMs ?? 0;
       const schedulerArmed = scheduler?.isArmed ?? false;
@@ -342,9 +343,10 @@ export function createDaemon(config: Config, deps: DaemonDeps): Daemon {
         cronFindings.overdueJobs.length === 0 &&
         cronFindings.stuckRuns.length === 0 &&
         cronFindings.failingAgents.length === 0 &&
+        lateTimers.length === 0 &&
         pluginProblems.length === 0 &&
         Math.abs(skewMs) <= 1_000;
-      return { ok, ...cronFindings, plugins: pluginProblems, clockSkewMs: skewMs, schedulerArmed };
+      return { ok, ...cronFindings, overdueTimers: lateTimers, plugins: pluginProblems, clockSkewMs: skewMs, schedulerArmed };
     };
     const services = {
       doctor,

@@ -241,6 +241,7 @@ function buildProgram(io: CliIo, setExit: (code: number) => void): Command {
       const sections: [string, unknown[], (item: never) => string][] = [
         ["jobs that should have fired but did not", report.overdueJobs, (j: Diagnosis["overdueJobs"][number]) => `job ${j.id} "${j.name}": next slot ${j.nextFireAt}, ${j.lateBySeconds}s ago`],
         ["stuck runs", report.stuckRuns, (r: Diagnosis["stuckRuns"][number]) => `run ${r.id} of job ${r.cronJobId}: ${r.status} since ${r.since} (${r.claimedBy})`],
+        ["notify timers that should have been delivered", report.overdueTimers, (t: Diagnosis["overdueTimers"][number]) => `timer ${t.id} for session ${t.sessionId}: due ${t.dueAt}`],
         ["agents whose missions failed in the last 24 h", report.failingAgents, (a: Diagnosis["failingAgents"][number]) => `${a.agentId}: ${a.failures} failed, last ${a.lastStatus} at ${a.lastFailureAt}`],
         ["plugins not active", report.plugins, (p: Diagnosis["plugins"][number]) => `${p.name}: ${p.state}${p.error ? ` (${p.error})` : ""}`],
       ];
@@ -477,6 +478,7 @@ interface Diagnosis {
   ok: boolean;
   overdueJobs: { id: string; name: string; nextFireAt: string; lateBySeconds: number }[];
   stuckRuns: { id: string; cronJobId: string; status: string; since: string; claimedBy: string }[];
+  overdueTimers: { id: string; sessionId: string; dueAt: string }[];
   failingAgents: { agentId: string; failures: number; lastFailureAt: string; lastStatus: string }[];
   plugins: { name: string; state: string; error: string | null }[];
   clockSkewMs: number;

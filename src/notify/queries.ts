@@ -167,3 +167,14 @@ export async function closeDeliveries(tx: Executor, closes: readonly DeliveryClo
   }
   return closed;
 }
+
+/** Pending timers whose due time is long past: they should have been delivered (doctor). */
+export async function overdueTimers(db: Executor, dueBefore: Date, limit: number): Promise<{ id: string; sessionId: string; dueAt: string }[]> {
+  const found = await db
+    .select({ id: notifyTimers.id, sessionId: notifyTimers.sessionId, dueAt: notifyTimers.dueAt })
+    .from(notifyTimers)
+    .where(and(eq(notifyTimers.status, "Pending"), lt(notifyTimers.dueAt, dueBefore)))
+    .orderBy(asc(notifyTimers.dueAt))
+    .limit(limit);
+  return found.map((t) => ({ id: String(t.id), sessionId: t.sessionId, dueAt: t.dueAt!.toISOString() }));
+}

@@ -13,6 +13,7 @@ interface Report {
   schedulerArmed: boolean;
   overdueJobs: { id: string; name: string }[];
   stuckRuns: { id: string; status: string }[];
+  overdueTimers: { id: string; sessionId: string }[];
   failingAgents: { agentId: string; failures: number; lastStatus: string }[];
   plugins: { name: string; state: string }[];
 }
@@ -22,7 +23,7 @@ describe(`doctor (${backendName})`, () => {
     const daemon = await t.start();
     await daemon.cron.add({ name: "fine", agentId: "a1", every: "1h", prompt: "p" });
     const report = await apiClient({ socketPath: daemon.config.socketPath }).get<Report>("/v1/doctor");
-    expect(report).toMatchObject({ ok: true, overdueJobs: [], stuckRuns: [], failingAgents: [], plugins: [] });
+    expect(report).toMatchObject({ ok: true, overdueJobs: [], stuckRuns: [], overdueTimers: [], failingAgents: [], plugins: [] });
   });
 
   it("finds a job that should have fired, a stuck run, a failing agent and a plugin that did not load", async () => {
@@ -46,10 +47,17 @@ describe(`doctor (${backendName})`, () => {
       values (${BigInt(other.id)}, ${longAgo}::timestamptz, 'Running', 'gone', ${longAgo}::timestamptz, ${longAgo}::timestamptz)`);
     await db.execute(sql`insert into cron_job_runs (cron_job_id, scheduled_for, status, claimed_by, claimed_at, finished_at)
       values (${BigInt(other.id)}, now() - interval '1 minute', 'Failed', 'x', now(), now())`);
+    // A notify timer two hours past due and still Pending; one due 30 s ago is not late yet.
+    await daemon.sessions.create({ id: "s1", agentId: "a1" });
+    for (const due of [longAgo, new Date(Date.now() - 30_000).toISOString()]) {
+      await db.execute(sql`insert into notify_timers (session_id, agent_id, status, requested_message, requested_delay_seconds, message, delay_seconds, due_at, created_at)
+        values ('s1', 'a1', 'Pending', 'm', 1, 'm', 1, ${due}::timestamptz, now())`);
+    }
     const report = await apiClient({ socketPath: daemon.config.socketPath }).get<Report>("/v1/doctor");
     expect(report.ok).toBe(false);
     expect(report.overdueJobs.map((j) => j.name)).toEqual(["late"]);
     expect(report.stuckRuns.map((r) => r.status)).toEqual(["Running"]);
+    expect(report.overdueTimers).toEqual([expect.objectContaining({ sessionId: "s1", dueAt: longAgo })]);
     expect(report.failingAgents).toEqual([expect.objectContaining({ agentId: "a2", failures: 1, lastStatus: "Failed" })]);
     expect(report.plugins).toEqual([expect.objectContaining({ name: "bad-manifest", state: "failed" })]);
     expect(report).toMatchObject({ schedulerArmed: false });
