@@ -12,6 +12,7 @@ import { HOOK_NAMES } from "../plugins/hooks.ts";
 import { isMissiondError } from "../errors.ts";
 import type { PluginInfo } from "../plugins/service.ts";
 import { apiClient, ApiError, UnreachableError, type ApiClient, type Target } from "./client.ts";
+import { addExamples, commandPath } from "./examples.ts";
 import { shorten, table } from "./format.ts";
 import { EXIT, type CliIo } from "./io.ts";
 
@@ -35,6 +36,17 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
   } catch (err) {
     return reportError(err, io);
   }
+}
+
+/** Every command's path ("cron add"), the program itself as "". */
+export function commandPaths(io: CliIo): string[] {
+  const paths: string[] = [];
+  const visit = (command: Command) => {
+    paths.push(commandPath(command));
+    for (const sub of command.commands) visit(sub);
+  };
+  visit(buildProgram(io, () => {}));
+  return paths;
 }
 
 function reportError(err: unknown, io: CliIo): number {
@@ -95,7 +107,6 @@ function buildProgram(io: CliIo, setExit: (code: number) => void): Command {
     .description("the configuration (no daemon needed)")
     .command("check")
     .description("validate the config file and environment overrides and print the effective configuration (secrets redacted); exit 1 naming the key when invalid")
-    .addHelpText("after", "\nExamples:\n  missiond config check\n  missiond config check --config /etc/missiond/config.toml --json")
     .action(async () => setExit((await import("./config-check.ts")).configCheck(io, { configPath: globals().config, json: globals().json })));
 
   const cron = program.command("cron").description("cron jobs and heartbeats");
@@ -119,7 +130,6 @@ function buildProgram(io: CliIo, setExit: (code: number) => void): Command {
     .option("--ends-at <iso>", "no slot after this instant")
     .option("--max-runs <n>", "stop after this many runs", positiveInt)
     .option("--paused", "create it paused")
-    .addHelpText("after", '\nExamples:\n  missiond cron add --name nightly --agent a1 --cron "0 3 * * *" --tz Europe/Berlin --prompt "check the backups"\n  missiond cron add --name pulse --agent a1 --every 30m --kind heartbeat --prompt "anything to do?"')
     .action(async (opts) => {
       const job = await client().post<JobView>("/v1/cron-jobs", {
         name: opts.name,
@@ -270,7 +280,6 @@ function buildProgram(io: CliIo, setExit: (code: number) => void): Command {
     .option("--secret <secret>", "webhook: HMAC key for the signature header")
     .option("--timeout <duration>", "webhook or command: time limit per mission")
     .option("--argv <args...>", "command: the program and its arguments")
-    .addHelpText("after", "\nExamples:\n  missiond agent set ops-bot --executor webhook --url https://agents.internal/missions --secret $SECRET\n  missiond agent set worker --executor command --argv /usr/local/bin/run-agent --once --timeout 10m")
     .action(async (id: string, opts: { executor: string; url?: string; secret?: string; timeout?: string; argv?: string[] }) => {
       const body = Object.fromEntries(Object.entries({ executor: opts.executor, url: opts.url, secret: opts.secret, timeout: opts.timeout, argv: opts.argv }).filter(([, v]) => v !== undefined));
       const saved = await client().put<{ id: string; executor: string }>(`/v1/agents/${encodeURIComponent(id)}`, body);
@@ -312,7 +321,6 @@ function buildProgram(io: CliIo, setExit: (code: number) => void): Command {
     .command("clear <id>")
     .description("/new: delete the session's transcript, direct subagents and peer threads (durable; resumed after a crash)")
     .option("--text <text>", "the trailing text typed after /new")
-    .addHelpText("after", '\nExamples:\n  missiond session clear 7f3c… --text "start over with the billing bug"\n  missiond session clear s-42 --json')
     .action(async (id: string, opts: { text?: string }) => {
       const clear = await client().post<ClearView>(`/v1/sessions/${encodeURIComponent(id)}/clear`, opts.text !== undefined ? { trailingText: opts.text } : {});
       print(clear, () => `cleared session ${clear.sessionId} (clear ${clear.id}): deleted ${clear.deletedMessageCount} messages, ${clear.deletedSubagentCount} subagents, ${clear.deletedPeerThreadCount} peer threads`);
@@ -340,7 +348,6 @@ function buildProgram(io: CliIo, setExit: (code: number) => void): Command {
     .option("--session <id>", "the session to wake")
     .option("--in <duration>", "delay, e.g. 90s, 10m, 2h")
     .option("--message <text>", "the note the agent receives")
-    .addHelpText("after", '\nExamples:\n  missiond notify --session s-42 --in 10m --message "check whether the deploy finished"\n  missiond notify ls --session s-42 --status Pending\n  missiond notify cancel 17')
     .action(async (opts: { session?: string; in?: string; message?: string }) => {
       if (!opts.session || !opts.in || opts.message === undefined) throw new CommanderErrorLike("notify needs --session, --in and --message");
       const ms = parseDuration(opts.in);
@@ -387,7 +394,6 @@ function buildProgram(io: CliIo, setExit: (code: number) => void): Command {
     .command("add <texts...>")
     .description("add todos to a session")
     .requiredOption("--session <id>", "the session")
-    .addHelpText("after", '\nExamples:\n  missiond todo add --session s-42 "reproduce the bug" "write the fix; add a test"')
     .action(async (texts: string[], opts: { session: string }) => {
       const added = await client().post<{ batch: { id: string; status: string; reason: string | null; decidedBy: string | null }; todos: TodoView[] }>(
         `/v1/sessions/${encodeURIComponent(opts.session)}/todos`,
@@ -471,6 +477,7 @@ function buildProgram(io: CliIo, setExit: (code: number) => void): Command {
       );
     });
 
+  addExamples(program);
   return program;
 }
 
