@@ -58,6 +58,8 @@ export class AgentService {
   }
 
   async remove(id: string): Promise<void> {
+    // No agent can have a malformed id (and one with a NUL character must not reach Postgres).
+    if (!agentIdPattern.test(id)) throw new MissiondError("NOT_FOUND", `no agent "${id}" set over the API`);
     if (Object.hasOwn(this.fromConfig, id)) throw new MissiondError("CONFLICT", `agent "${id}" is configured in the config file; remove it there`);
     const deleted = await this.db.delete(agents).where(eq(agents.id, id)).returning({ id: agents.id });
     if (deleted.length === 0) throw new MissiondError("NOT_FOUND", `no agent "${id}" set over the API`);

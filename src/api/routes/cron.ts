@@ -9,7 +9,7 @@ const idParams = z.object({ id: z.string() });
 export function cronRoutes(app: FastifyInstance, cron: CronService): void {
   app.post("/v1/cron-jobs", async (request, reply) => {
     // The service validates (it is the same check for every caller); errors name the field.
-    const job = await cron.add((request.body ?? {}) as AddJobInput);
+    const job = await cron.add(request.body as AddJobInput);
     return reply.status(201).send(job);
   });
   app.get("/v1/cron-jobs", async () => ({ jobs: await cron.list() }));

@@ -1,8 +1,12 @@
 import type { FastifyInstance } from "fastify";
+import { z } from "zod";
+import { validate } from "../../validation.ts";
 import type { ClearService } from "../../sessions/clears.ts";
 import type { SessionService } from "../../sessions/service.ts";
 
-const idOf = (params: unknown) => (params as { id: string }).id;
+// validate() refuses a NUL character (Postgres text cannot hold one) before the id reaches a query.
+const idParams = z.object({ id: z.string() });
+const idOf = (params: unknown) => validate(idParams, params, "params").id;
 
 export function sessionRoutes(app: FastifyInstance, sessions: SessionService, clears: ClearService): void {
   app.post("/v1/sessions", async (request, reply) => reply.status(201).send(await sessions.create(request.body)));

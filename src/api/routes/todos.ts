@@ -1,8 +1,12 @@
 import type { FastifyInstance } from "fastify";
+import { z } from "zod";
+import { validate } from "../../validation.ts";
 import type { TodoService } from "../../todos/service.ts";
 import { hopOf } from "../hop.ts";
 
-const idOf = (params: unknown) => (params as { id: string }).id;
+// validate() refuses a NUL character (Postgres text cannot hold one) before the id reaches a query.
+const idParams = z.object({ id: z.string() });
+const idOf = (params: unknown) => validate(idParams, params, "params").id;
 
 export function todoRoutes(app: FastifyInstance, todos: TodoService): void {
   app.post("/v1/sessions/:id/todos", async (request, reply) => reply.status(201).send(await todos.add(idOf(request.params), request.body, { hop: hopOf(request) })));
