@@ -51,10 +51,16 @@ export function buildApi(services: ApiServices, options: ApiOptions): FastifyIns
   const app: FastifyInstance = Fastify({
     loggerInstance: options.log.child({ component: "api" }) as FastifyBaseLogger,
     bodyLimit,
+    // Session and agent ids may be 200 characters, each percent-encoded in up to 12.
+    routerOptions: { maxParamLength: 4096 },
+    // A malformed URL or an over-long id answers in the API's error shape too.
+    frameworkErrors: errorHandler,
     // Per-request lines would drown the scheduler's log; failures are logged by the error handler.
     logController: new LogController({ disableRequestLogging: true }),
   });
   app.setErrorHandler(errorHandler);
+  // JSON only: a text/plain body would reach the services as a string.
+  app.removeContentTypeParser("text/plain");
   app.setNotFoundHandler((request, reply) => {
     void reply.status(404).send({ error: { code: "NOT_FOUND", message: `no route ${request.method} ${request.url}` } });
   });
