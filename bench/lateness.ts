@@ -7,11 +7,8 @@
  */
 import { sql } from "drizzle-orm";
 import { fromPglite, PgBoss } from "pg-boss";
-import { loadConfig } from "../src/config/load.ts";
 import { rows } from "../src/db/client.ts";
-import { createDaemon } from "../src/daemon.ts";
-import { createLogger } from "../src/log.ts";
-import { freshBenchDatabase } from "./databases.ts";
+import { benchDaemon, freshBenchDatabase } from "./databases.ts";
 import { summarize } from "./stats.ts";
 
 export interface LatenessRow {
@@ -30,19 +27,7 @@ const sleepUntil = (t: number) => new Promise((resolve) => setTimeout(resolve, M
 
 export async function missiondLateness(backend: "pglite" | "postgres", jobs: number, seconds: number): Promise<LatenessRow[]> {
   const db = await freshBenchDatabase(backend);
-  const config = loadConfig({
-    env: { ...(db.url ? { DATABASE_URL: db.url } : {}), MISSIOND_STATE_DIR: "/tmp/missiond-bench", MISSIOND_INSTANCE_NAME: "bench" },
-    cwd: "/tmp",
-    hostname: "bench",
-    pid: 0,
-  });
-  const daemon = createDaemon(config, {
-    probe: { pid: 0, isAlive: () => false },
-    pglite: db.pglite ?? undefined,
-    skipDataDirLock: true,
-    listen: false,
-    log: createLogger("silent"),
-  });
+  const daemon = benchDaemon(db);
   try {
     await daemon.start();
     for (let i = 0; i < jobs; i++) await daemon.cron.add({ name: `job-${i}`, agentId: "bench", cron: "* * * * * *", prompt: "p", overlapPolicy: "allow" });

@@ -8,11 +8,8 @@
  */
 import { sql } from "drizzle-orm";
 import { fromPglite, PgBoss } from "pg-boss";
-import { loadConfig } from "../src/config/load.ts";
-import { createDaemon } from "../src/daemon.ts";
 import { rows } from "../src/db/client.ts";
-import { createLogger } from "../src/log.ts";
-import { freshBenchDatabase } from "./databases.ts";
+import { benchDaemon, freshBenchDatabase } from "./databases.ts";
 import { summarize } from "./stats.ts";
 
 export interface NotifyRow {
@@ -45,13 +42,7 @@ const memory = () => {
 
 export async function missiondNotify(backend: "pglite" | "postgres", pending: number, rate: number, seconds: number): Promise<{ rows: NotifyRow[]; memory: MemoryRow[] }> {
   const db = await freshBenchDatabase(backend);
-  const config = loadConfig({
-    env: { ...(db.url ? { DATABASE_URL: db.url } : {}), MISSIOND_STATE_DIR: "/tmp/missiond-bench", MISSIOND_INSTANCE_NAME: "bench" },
-    cwd: "/tmp",
-    hostname: "bench",
-    pid: 0,
-  });
-  const daemon = createDaemon(config, { probe: { pid: 0, isAlive: () => false }, pglite: db.pglite ?? undefined, skipDataDirLock: true, listen: false, log: createLogger("silent") });
+  const daemon = benchDaemon(db);
   const mem: MemoryRow[] = [];
   const snapshot = (stage: string) => {
     globalThis.gc?.();

@@ -81,13 +81,16 @@ export class CronFiring {
     for (const _ of batch) this.deps.onRun?.("Running", null);
   });
 
-  /** buffer_one: the job's run ended, so its buffered slot (if any) fires now, on every instance's scheduler. */
-  async releaseBuffered(jobId: bigint): Promise<void> {
+  /**
+   * buffer_one: the job's run ended, so its buffered slot (if any) fires now, on every instance's
+   * scheduler. Runs ending in the same turn are released in one statement.
+   */
+  readonly releaseBuffered = coalescing<bigint>(async (jobIds) => {
     const { db, clock } = this.deps;
-    if (await releaseBuffered(db, jobId, new Date(clock.now()))) {
-      await db.execute(sql`select pg_notify(${SCHEDULE_CHANNEL}, ${String(jobId)})`);
+    if (await releaseBuffered(db, jobIds, new Date(clock.now()))) {
+      await db.execute(sql`select pg_notify(${SCHEDULE_CHANNEL}, 'buffer_one')`);
     }
-  }
+  });
 
   /** Resolves when every claimed slot has its outcome (shutdown waits for this). */
   async drain(): Promise<void> {

@@ -1,11 +1,12 @@
 import type { Job, PgBoss } from "pg-boss";
 import type { Clock } from "../clock.ts";
 import type { Db } from "../db/client.ts";
+import { coalescing } from "../db/coalesce.ts";
 import { MISSIONS_QUEUE } from "../db/boss.ts";
 import { boundOutput, type CronMission, type MissionExecutor, type ExecutionResult } from "../executors/types.ts";
 import type { Logger } from "../log.ts";
 import type { PluginChain } from "../plugins/chain.ts";
-import { countAttempt, findRun, transitionRun } from "./queries.ts";
+import { closeRuns, countAttempts, findRuns, type RunClose } from "./queries.ts";
 
 export interface MissionWorkerDeps {
   db: Db;
@@ -29,17 +30,33 @@ export interface MissionWorker {
   abort(runId: string): void;
 }
 
+type JobResult = { id: string; status: "completed" } | { id: string; status: "failed"; output: { message: string } };
+
+const WORKERS = 4;
+
 /**
  * Takes missions off the pg-boss queue, hands each to its agent's executor and closes the run.
- * Closing is conditional on the run still being Running, so a retried or duplicated job cannot
- * close a run twice, and cronJobCompleted fires at most once, after the close committed.
+ * The ledger work of a batch is a few statements (one read, one attempt count, closes coalesced),
+ * not a few per mission, so a burst of slots is executed at the rate the executors allow. Closing
+ * is conditional on the run still being Running, so a retried or duplicated job cannot close a run
+ * twice, and cronJobCompleted fires at most once, after the close committed.
  */
 export async function startMissionWorker(deps: MissionWorkerDeps): Promise<MissionWorker> {
   const log = deps.log.child({ component: "missions" });
   const executing = new Map<string, AbortController>();
-  // Batches, settled job by job, with burst fetching while batches come back full: one job per
-  // fetch caps throughput at a few missions a second. Several workers, so that one slow mission
-  // holds up only its own batch.
+  // Closes of one turn share a statement; only a close that won counts (and fires the completion
+  // hook), reported back per item.
+  const closedStatus = new WeakMap<RunClose, string | null>();
+  const close = coalescing<RunClose>(async (items) => {
+    const closed = new Map((await closeRuns(deps.db, items)).map((c) => [c.id, c.status]));
+    for (const item of items) closedStatus.set(item, closed.get(String(item.id)) ?? null);
+  });
+  const closeRun = async (item: RunClose): Promise<string | null> => {
+    await close(item);
+    return closedStatus.get(item) ?? null;
+  };
+  // Several workers, so that one slow mission holds up only its own batch; batches fetched in
+  // bursts while they come back full.
   const workers = Math.min(WORKERS, deps.concurrency);
   await deps.boss.work<CronMission, unknown, { batchSize: number; localConcurrency: number; perJobResults: true; burstWhenBatchFull: true; pollingIntervalSeconds: number; notifyPollingIntervalSeconds: number }>(
     MISSIONS_QUEUE,
@@ -51,15 +68,7 @@ export async function startMissionWorker(deps: MissionWorkerDeps): Promise<Missi
       pollingIntervalSeconds: 1,
       notifyPollingIntervalSeconds: 5,
     },
-    async (jobs) =>
-      Promise.all(
-        jobs.map((job) =>
-          handle(deps, log, job, executing).then(
-            () => ({ id: job.id, status: "completed" as const }),
-            (err: Error) => ({ id: job.id, status: "failed" as const, output: { message: err.message } }),
-          ),
-        ),
-      ),
+    (jobs) => executeBatch(deps, log, jobs, executing, closeRun),
   );
   return {
     abort(runId) {
@@ -68,78 +77,94 @@ export async function startMissionWorker(deps: MissionWorkerDeps): Promise<Missi
   };
 }
 
-const WORKERS = 4;
-
-async function handle(deps: MissionWorkerDeps, log: Logger, job: Job<CronMission>, executing: Map<string, AbortController>): Promise<void> {
-  const mission = job.data;
-  const runLog = log.child({ cronJobId: mission.cronJobId, runId: mission.runId });
-  const runId = BigInt(mission.runId);
-  const run = await findRun(deps.db, runId);
-  if (!run || run.status !== "Running") {
-    runLog.info({ status: run?.status ?? null }, "mission skipped: run is no longer Running");
-    return;
+async function executeBatch(
+  deps: MissionWorkerDeps,
+  log: Logger,
+  jobs: Job<CronMission>[],
+  executing: Map<string, AbortController>,
+  closeRun: (item: RunClose) => Promise<string | null>,
+): Promise<JobResult[]> {
+  const { db, clock } = deps;
+  const runs = new Map((await findRuns(db, jobs.map((j) => BigInt(j.data.runId)))).map((r) => [String(r.id), r]));
+  const results = new Map<string, JobResult>(jobs.map((j) => [j.id, { id: j.id, status: "completed" }]));
+  const settling: Promise<unknown>[] = [];
+  const toStart: Job<CronMission>[] = [];
+  for (const job of jobs) {
+    const mission = job.data;
+    const run = runs.get(mission.runId);
+    if (!run || run.status !== "Running") {
+      log.info({ runId: mission.runId, status: run?.status ?? null }, "mission skipped: run is no longer Running");
+    } else if (run.attempts > run.failedAttempts) {
+      // Crash truth: an earlier attempt that started and recorded no outcome may have delivered the
+      // mission. Replaying it blindly could run an agent twice, so the run is closed Unknown instead.
+      const reason = `attempt ${run.attempts} started on an instance that stopped before recording its outcome; not replayed`;
+      settling.push(
+        closeRun({ id: run.id, status: "Unknown", reason, finishedAt: new Date(clock.now()), executor: null, output: null, exitCode: null }).then(async (closed) => {
+          if (closed) deps.onRun?.(closed);
+          await deps.onRunEnded?.(BigInt(mission.cronJobId));
+          log.warn({ runId: mission.runId, attempts: run.attempts }, "run closed Unknown: an earlier attempt vanished mid-run");
+        }),
+      );
+    } else toStart.push(job);
   }
-  // Crash truth: an earlier attempt that started and recorded no outcome may have delivered the
-  // mission. Replaying it blindly could run an agent twice, so the run is closed Unknown instead.
-  if (run.attempts > run.failedAttempts) {
-    await transitionRun(deps.db, runId, "Running", {
-      status: "Unknown",
-      finishedAt: new Date(deps.clock.now()),
-      reason: `attempt ${run.attempts} started on an instance that stopped before recording its outcome; not replayed`,
-    });
-    deps.onRun?.("Unknown");
-    await deps.onRunEnded?.(BigInt(mission.cronJobId));
-    runLog.warn({ attempts: run.attempts }, "run closed Unknown: an earlier attempt vanished mid-run");
-    return;
-  }
-  if (!(await countAttempt(deps.db, runId, "started"))) return;
-  const executor = await deps.executorFor(mission.agentId);
-  let result: ExecutionResult;
-  let deadLetter: Error | null = null;
-  const cancel = new AbortController();
-  executing.set(mission.runId, cancel);
-  try {
-    result = await executor.execute(mission, AbortSignal.any([job.signal, cancel.signal]));
-  } catch (err) {
-    if (cancel.signal.aborted) {
-      // cancel_previous already closed the run Cancelled; nothing to retry or record.
-      await deps.onRunEnded?.(BigInt(mission.cronJobId));
-      return;
-    }
-    if (job.retryCount < deps.retryLimit) {
-      // Recorded before the retry, so the next attempt knows this one ended (and did not vanish).
-      await countAttempt(deps.db, runId, "failed");
-      runLog.warn({ err, attempt: job.retryCount + 1 }, "mission delivery failed; pg-boss will retry");
-      throw err;
-    }
-    result = { status: "Failed", output: `delivery failed after ${job.retryCount + 1} attempts: ${(err as Error).message}` };
-    deadLetter = err as Error;
-  } finally {
-    executing.delete(mission.runId);
-  }
-
-  // A heartbeat whose agent answers HEARTBEAT_OK had nothing to do: Succeeded, quietly.
-  const acknowledged = mission.jobKind === "heartbeat" && result.status === "Succeeded" && /HEARTBEAT_OK\s*$/.test(result.output ?? "");
-  const closed = await transitionRun(deps.db, runId, "Running", {
-    status: result.status,
-    reason: acknowledged ? "acknowledged: HEARTBEAT_OK" : null,
-    finishedAt: new Date(deps.clock.now()),
-    executor: executor.name,
-    output: boundOutput(result.output),
-    exitCode: result.exitCode ?? null,
-  });
-  await deps.onRunEnded?.(BigInt(mission.cronJobId));
-  if (!closed) return;
-  deps.onRun?.(closed.status);
-  if (acknowledged) runLog.debug({ status: closed.status }, "heartbeat acknowledged");
-  else runLog.info({ status: closed.status }, "run closed");
-  // The last try failed to deliver: the run is closed Failed, and failing the job (after the
-  // completion hook below is on its way) moves it to the dead-letter queue.
-  if (deadLetter) {
-    fireCompleted(deps, mission, closed.status);
-    throw deadLetter;
-  }
-  fireCompleted(deps, mission, closed.status);
+  const started = await countAttempts(db, toStart.map((j) => BigInt(j.data.runId)), "started");
+  const failed: Job<CronMission>[] = [];
+  await Promise.all(
+    toStart
+      .filter((job) => started.has(job.data.runId))
+      .map(async (job) => {
+        const mission = job.data;
+        const runLog = log.child({ cronJobId: mission.cronJobId, runId: mission.runId });
+        const executor = await deps.executorFor(mission.agentId);
+        const cancel = new AbortController();
+        executing.set(mission.runId, cancel);
+        let result: ExecutionResult;
+        let deadLetter: Error | null = null;
+        try {
+          result = await executor.execute(mission, AbortSignal.any([job.signal, cancel.signal]));
+        } catch (err) {
+          if (cancel.signal.aborted) {
+            // cancel_previous already closed the run Cancelled; nothing to retry or record.
+            await deps.onRunEnded?.(BigInt(mission.cronJobId));
+            return;
+          }
+          if (job.retryCount < deps.retryLimit) {
+            runLog.warn({ err, attempt: job.retryCount + 1 }, "mission delivery failed; pg-boss will retry");
+            failed.push(job);
+            results.set(job.id, { id: job.id, status: "failed", output: { message: (err as Error).message } });
+            return;
+          }
+          result = { status: "Failed", output: `delivery failed after ${job.retryCount + 1} attempts: ${(err as Error).message}` };
+          deadLetter = err as Error;
+        } finally {
+          executing.delete(mission.runId);
+        }
+        // A heartbeat whose agent answers HEARTBEAT_OK had nothing to do: Succeeded, quietly.
+        const acknowledged = mission.jobKind === "heartbeat" && result.status === "Succeeded" && /HEARTBEAT_OK\s*$/.test(result.output ?? "");
+        const status = await closeRun({
+          id: BigInt(mission.runId),
+          status: result.status,
+          reason: acknowledged ? "acknowledged: HEARTBEAT_OK" : null,
+          finishedAt: new Date(clock.now()),
+          executor: executor.name,
+          output: boundOutput(result.output),
+          exitCode: result.exitCode ?? null,
+        });
+        await deps.onRunEnded?.(BigInt(mission.cronJobId));
+        // The last try failed to deliver: the run is closed Failed, and failing the job moves it to
+        // the dead-letter queue.
+        if (deadLetter) results.set(job.id, { id: job.id, status: "failed", output: { message: deadLetter.message } });
+        if (!status) return;
+        deps.onRun?.(status);
+        if (acknowledged) runLog.debug({ status }, "heartbeat acknowledged");
+        else runLog.info({ status }, "run closed");
+        fireCompleted(deps, mission, status);
+      }),
+  );
+  await Promise.all(settling);
+  // Recorded before pg-boss retries, so the next attempt knows this one ended (and did not vanish).
+  await countAttempts(db, failed.map((j) => BigInt(j.data.runId)), "failed");
+  return [...results.values()];
 }
 
 /** cronJobCompleted: observe-only, at most once (only the close that won calls it), detached. */

@@ -160,17 +160,6 @@ export async function startRuns(
   return started;
 }
 
-/** Counts an attempt's start or its recorded failure on a Running run; false if it is not Running. */
-export async function countAttempt(db: Executor, id: bigint, which: "started" | "failed"): Promise<boolean> {
-  const column = which === "started" ? cronJobRuns.attempts : cronJobRuns.failedAttempts;
-  const updated = await db
-    .update(cronJobRuns)
-    .set(which === "started" ? { attempts: sql`${column} + 1` } : { failedAttempts: sql`${column} + 1` })
-    .where(and(eq(cronJobRuns.id, id), eq(cronJobRuns.status, "Running")))
-    .returning({ id: cronJobRuns.id });
-  return updated.length > 0;
-}
-
 /**
  * Missions running for these agents or in these sessions (skipIfBusy): by agent id and by
  * session id, one run each.
@@ -207,13 +196,63 @@ export async function bufferedJobs(tx: Executor, ids: readonly bigint[]): Promis
 }
 
 /** Releases a job's buffered slot to fire now (its run ended); true if there was one. */
-export async function releaseBuffered(db: Executor, jobId: bigint, at: Date): Promise<boolean> {
+export async function releaseBuffered(db: Executor, jobIds: readonly bigint[], at: Date): Promise<number> {
+  if (jobIds.length === 0) return 0;
   const released = await db
     .update(cronJobRuns)
     .set({ deferredUntil: at })
-    .where(and(eq(cronJobRuns.cronJobId, jobId), eq(cronJobRuns.status, "Deferred"), isNull(cronJobRuns.deferredUntil)))
+    .where(and(inArray(cronJobRuns.cronJobId, [...new Set(jobIds)]), eq(cronJobRuns.status, "Deferred"), isNull(cronJobRuns.deferredUntil)))
     .returning({ id: cronJobRuns.id });
-  return released.length > 0;
+  return released.length;
+}
+
+export async function findRuns(db: Executor, ids: readonly bigint[]): Promise<CronJobRunRow[]> {
+  if (ids.length === 0) return [];
+  return db.select().from(cronJobRuns).where(inArray(cronJobRuns.id, [...ids]));
+}
+
+/** Counts started (or recorded failed) attempts on Running runs; resolves to the ids counted. */
+export async function countAttempts(db: Executor, ids: readonly bigint[], which: "started" | "failed"): Promise<Set<string>> {
+  if (ids.length === 0) return new Set();
+  const updated = await db
+    .update(cronJobRuns)
+    .set(which === "started" ? { attempts: sql`${cronJobRuns.attempts} + 1` } : { failedAttempts: sql`${cronJobRuns.failedAttempts} + 1` })
+    .where(and(inArray(cronJobRuns.id, [...ids]), eq(cronJobRuns.status, "Running")))
+    .returning({ id: cronJobRuns.id });
+  return new Set(updated.map((r) => String(r.id)));
+}
+
+export interface RunClose {
+  id: bigint;
+  status: "Succeeded" | "Failed" | "TimedOut" | "Unknown";
+  reason: string | null;
+  finishedAt: Date;
+  executor: string | null;
+  output: string | null;
+  exitCode: number | null;
+}
+
+/** Closes Running runs in one statement per 500; resolves to the runs that were still Running. */
+export async function closeRuns(tx: Executor, closes: readonly RunClose[]): Promise<{ id: string; status: RunStatus }[]> {
+  const closed: { id: string; status: RunStatus }[] = [];
+  for (let i = 0; i < closes.length; i += 500) {
+    const values = sql.join(
+      closes
+        .slice(i, i + 500)
+        .map((c) => sql`(${String(c.id)}::bigint, ${c.status}::text, ${c.reason}::text, ${c.finishedAt.toISOString()}::timestamptz, ${c.executor}::text, ${c.output}::text, ${c.exitCode}::int)`),
+      sql`, `,
+    );
+    // Raw SQL: an update joined to a VALUES list, conditional on Running (a run closes once).
+    closed.push(
+      ...(await rows<{ id: string; status: RunStatus }>(
+        tx,
+        sql`update cron_job_runs as r set status = v.status, reason = v.reason, finished_at = v.finished_at, executor = v.executor, output = v.output, exit_code = v.exit_code
+            from (values ${values}) as v(id, status, reason, finished_at, executor, output, exit_code)
+            where r.id = v.id and r.status = 'Running' returning r.id::text as id, r.status`,
+      )),
+    );
+  }
+  return closed;
 }
 
 /** cancel_previous: closes the replaced run Cancelled (whatever it was doing: chain or mission). */
