@@ -28,6 +28,20 @@ export interface MissionWorkerDeps {
 export interface MissionWorker {
   /** Stops the mission of this run if this instance is executing it (cancel_previous). */
   abort(runId: string): void;
+  /**
+   * Shutdown past its drain budget: stops every mission still executing here and hands it back to
+   * pg-boss. The interruption is recorded as a failed attempt, so a live instance retries it.
+   */
+  handBack(): void;
+}
+
+/** Why an execution was stopped by this instance. */
+class Interrupted extends Error {
+  readonly kind: "cancelled" | "handed back";
+  constructor(kind: "cancelled" | "handed back", message: string) {
+    super(message);
+    this.kind = kind;
+  }
 }
 
 type JobResult = { id: string; status: "completed" } | { id: string; status: "failed"; output: { message: string } };
@@ -72,7 +86,10 @@ export async function startMissionWorker(deps: MissionWorkerDeps): Promise<Missi
   );
   return {
     abort(runId) {
-      executing.get(runId)?.abort(new Error("cancelled by a newer slot (cancel_previous)"));
+      executing.get(runId)?.abort(new Interrupted("cancelled", "cancelled by a newer slot (cancel_previous)"));
+    },
+    handBack() {
+      for (const controller of executing.values()) controller.abort(new Interrupted("handed back", "the daemon is stopping; handed back to pg-boss"));
     },
   };
 }
@@ -123,9 +140,17 @@ async function executeBatch(
         try {
           result = await executor.execute(mission, AbortSignal.any([job.signal, cancel.signal]));
         } catch (err) {
-          if (cancel.signal.aborted) {
+          const interrupted = cancel.signal.aborted ? (cancel.signal.reason as Interrupted) : null;
+          if (interrupted?.kind === "cancelled") {
             // cancel_previous already closed the run Cancelled; nothing to retry or record.
             await deps.onRunEnded?.(BigInt(mission.cronJobId));
+            return;
+          }
+          if (interrupted?.kind === "handed back" && job.retryCount < deps.retryLimit) {
+            // Stopped by this instance, not lost: a failed attempt on record, so the retry runs it.
+            runLog.warn("mission interrupted by shutdown; handed back to pg-boss");
+            failed.push(job);
+            results.set(job.id, { id: job.id, status: "failed", output: { message: interrupted.message } });
             return;
           }
           if (job.retryCount < deps.retryLimit) {
