@@ -139,6 +139,9 @@ async function executeBatch(
         let deadLetter: Error | null = null;
         try {
           result = await executor.execute(mission, AbortSignal.any([job.signal, cancel.signal]));
+          // A stopped execution may still resolve (a killed command exits by a signal): that is
+          // the interruption, not an outcome to record.
+          if (cancel.signal.aborted) throw cancel.signal.reason;
         } catch (err) {
           const interrupted = cancel.signal.aborted ? (cancel.signal.reason as Interrupted) : null;
           if (interrupted?.kind === "cancelled") {
