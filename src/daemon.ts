@@ -47,6 +47,19 @@ const STUCK_RUNNING_MS = 3_600_000;
 // Added to the longest chain before a Claimed row counts as abandoned (transaction and clock slack).
 const STALE_CLAIM_MARGIN_MS = 30_000;
 
+// How long handed-back missions get to stop (a killed command closes its pipes) before the stop goes on.
+const HAND_BACK_WAIT_MS = 1_000;
+
+/** Resolves to the promise's value, or "timeout" once `ms` have passed. */
+async function raceTimeout<T>(promise: Promise<T>, ms: number): Promise<T | "timeout"> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([promise, new Promise<"timeout">((resolve) => (timer = setTimeout(() => resolve("timeout"), ms)))]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 export type DaemonState = "idle" | "starting" | "running" | "stopping" | "stopped" | "failed";
 
 export interface DaemonDeps {
@@ -98,6 +111,8 @@ export function createDaemon(config: Config, deps: DaemonDeps): Daemon {
   let stack = new AsyncDisposableStack();
   let starting: Promise<void> | null = null;
   let stopping: Promise<void> | null = null;
+  // When stop() was first called: the drain budget counts from here (real time, like serve's timer).
+  let stopRequestedAt = 0;
   const detached = new Set<Promise<unknown>>();
   const parts: Partial<{
     cron: CronService;
@@ -281,13 +296,17 @@ export function createDaemon(config: Config, deps: DaemonDeps): Daemon {
     // cancel_previous on any instance: the one executing the replaced run's mission aborts it.
     stack.defer(await database.listen(CANCEL_CHANNEL, (runId) => missions.abort(runId)));
     // Disposed before the plugins and the wait for detached hooks (registered earlier): missions
-    // still finishing fire cronJobCompleted, which needs the plugins. Missions not done within the
-    // drain budget are left to pg-boss (their heartbeat stops; a live instance takes them over).
+    // still finishing fire cronJobCompleted, which needs the plugins. Missions not done when the
+    // drain budget (counted from stop()) is spent are stopped and handed back to pg-boss, so that
+    // closing pg-boss and the database fits in the grace serve allows past the budget.
     stack.defer(async () => {
-      let timer: NodeJS.Timeout | undefined;
-      const budget = new Promise<void>((resolve) => (timer = setTimeout(resolve, config.shutdown.drainBudgetMs)));
-      await Promise.race([Promise.all([boss.offWork(MISSIONS_QUEUE, { wait: true }), boss.offWork(NOTIFY_QUEUE, { wait: true })]), budget]);
-      clearTimeout(timer);
+      const drained = Promise.all([boss.offWork(MISSIONS_QUEUE, { wait: true }), boss.offWork(NOTIFY_QUEUE, { wait: true })]);
+      const left = Math.max(0, config.shutdown.drainBudgetMs - (Date.now() - stopRequestedAt));
+      if ((await raceTimeout(drained, left)) === "timeout") {
+        missions.handBack();
+        // The handlers return as soon as their executions have stopped.
+        await raceTimeout(drained, HAND_BACK_WAIT_MS);
+      }
     });
 
     // Other instances announce job changes; re-arm at once instead of waiting for the poll.
@@ -439,6 +458,7 @@ export function createDaemon(config: Config, deps: DaemonDeps): Daemon {
       return starting;
     },
     stop() {
+      if (!stopping) stopRequestedAt = Date.now();
       stopping ??= (async () => {
         await starting?.catch(() => {});
         if (state === "failed" || state === "idle") {
