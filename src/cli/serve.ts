@@ -30,6 +30,7 @@ async function run(config: Config, io: CliIo, daemon: Daemon): Promise<number> {
     if (signals > 1) {
       daemon.log.warn({ signal }, "second signal: exiting now without draining");
       io.forceExit(EXIT.ERROR);
+      return;
     }
     daemon.log.info({ signal }, "shutdown requested");
     // A drain that overruns its budget must not outlive systemd's patience.
