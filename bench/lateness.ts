@@ -102,3 +102,48 @@ export async function pgBossLateness(backend: "pglite" | "postgres", jobs: numbe
     await db.drop();
   }
 }
+
+/**
+ * pg-boss's own cron: `jobs` schedules of "* * * * *" (its finest granularity: a minute), with its
+ * default cron pass (every 30 s) and a worker polling every 0.5 s. Lateness is from the minute the
+ * job is for (the minute its cron pass sent it in) to the handler. One minute's fires are measured.
+ */
+export async function pgBossScheduleLateness(backend: "pglite" | "postgres", jobs: number): Promise<LatenessRow> {
+  const db = await freshBenchDatabase(backend);
+  const common = { schema: "bench_cron", openTelemetry: { enabled: false } } as const;
+  const boss = db.pglite ? new PgBoss({ ...common, db: fromPglite(db.pglite), backend: "pglite" }) : new PgBoss({ ...common, connectionString: db.url! });
+  boss.on("error", () => {});
+  const samples: number[] = [];
+  const seen = new Map<string, number>();
+  try {
+    await boss.start();
+    await boss.createQueue("cron");
+    for (let i = 0; i < jobs; i++) await boss.schedule("cron", "* * * * *", { key: `job-${i}` }, { key: `job-${i}` });
+    let minute: number | null = null;
+    await boss.work<{ key: string }, unknown, { batchSize: number; pollingIntervalSeconds: number; includeMetadata: true }>("cron", { batchSize: jobs, pollingIntervalSeconds: 0.5, includeMetadata: true }, async (batch) => {
+      const now = Date.now();
+      for (const job of batch) {
+        const forMinute = Math.floor(new Date(job.createdOn).getTime() / 60_000) * 60_000;
+        minute ??= forMinute;
+        if (forMinute !== minute) continue; // one minute's worth
+        seen.set(job.data.key, (seen.get(job.data.key) ?? 0) + 1);
+        samples.push(now - forMinute);
+      }
+    });
+    const limit = Date.now() + 150_000;
+    while (seen.size < jobs && Date.now() < limit) await new Promise((resolve) => setTimeout(resolve, 200));
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    return {
+      system: "pg-boss schedule() (cron pass 30s), poll 0.5s",
+      backend,
+      measure: "minute → handler called",
+      expected: jobs,
+      seen: seen.size,
+      duplicates: [...seen.values()].reduce((n, c) => n + c - 1, 0),
+      ...summarize(samples),
+    };
+  } finally {
+    await boss.stop({ graceful: false, close: true });
+    await db.drop();
+  }
+}

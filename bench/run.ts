@@ -1,65 +1,112 @@
 /**
  * `npm run bench`: each figure is measured in this run, next to its pg-boss peer on the same kind
  * of database. Postgres rows need a server (DATABASE_URL, or the local default); without one they
- * are skipped and the table says so.
+ * are skipped and the table says so. BENCH_ONLY=lateness,burst,notify,scale,multi,hooks runs a
+ * subset; the sizes are BENCH_* variables (below).
  */
 import { cpus } from "node:os";
-import { hookOverhead } from "./hooks.ts";
-import { missiondLateness, pgBossLateness, type LatenessRow } from "./lateness.ts";
+import { missiondBurst, pgBossBurst, type BurstRow } from "./burst.ts";
 import { serverReachable } from "./databases.ts";
+import { hookOverhead } from "./hooks.ts";
+import { missiondLateness, pgBossLateness, pgBossScheduleLateness, type LatenessRow } from "./lateness.ts";
+import { multiInstance } from "./multi.ts";
 import { missiondNotify, pgBossNotify, type MemoryRow, type NotifyRow } from "./notify.ts";
+import { scaleStart } from "./scale.ts";
 import { printTable } from "./stats.ts";
 
-const JOBS = Number(process.env.BENCH_JOBS ?? 100);
-const SECONDS = Number(process.env.BENCH_SECONDS ?? 15);
-
+const env = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
+const only = new Set((process.env.BENCH_ONLY ?? "lateness,burst,notify,scale,multi,hooks").split(","));
 const backends: ("pglite" | "postgres")[] = ["pglite"];
 if (await serverReachable()) backends.push("postgres");
 else console.log("(no Postgres server reachable: Postgres rows skipped)");
-
+const started = Date.now();
 console.log(`missiond bench — ${new Date().toISOString()} — node ${process.version}, ${cpus().length} × ${cpus()[0]?.model ?? "cpu"}`);
-console.log(`\n## Fire lateness: ${JOBS} jobs due every second for ${SECONDS} s (ms)\n`);
-const rows: LatenessRow[] = [];
-for (const backend of backends) {
-  rows.push(...(await missiondLateness(backend, JOBS, SECONDS)));
-  rows.push(await pgBossLateness(backend, JOBS, SECONDS, 2));
-  rows.push(await pgBossLateness(backend, JOBS, SECONDS, 0.5));
-}
-printTable(
-  ["system", "db", "measure", "expected", "seen", "dup", "p50", "p99", "max"],
-  rows.map((r) => [r.system, r.backend, r.measure, r.expected, r.seen, r.duplicates, r.p50, r.p99, r.max]),
-);
-const PENDING = Number(process.env.BENCH_NOTIFY_PENDING ?? 100_000);
-const RATE = Number(process.env.BENCH_NOTIFY_RATE ?? 1_000);
-const WAVE_SECONDS = Number(process.env.BENCH_NOTIFY_SECONDS ?? 10);
-console.log(`\n## Notify timers: ${PENDING} pending far ahead, ${RATE} coming due at the same instant each second for ${WAVE_SECONDS} s (ms)\n`);
-const notifyRows: NotifyRow[] = [];
-const memoryRows: MemoryRow[] = [];
-for (const backend of backends) {
-  const ours = await missiondNotify(backend, PENDING, RATE, WAVE_SECONDS);
-  notifyRows.push(...ours.rows);
-  memoryRows.push(...ours.memory);
-  for (const poll of [2, 0.5]) {
-    const peer = await pgBossNotify(backend, PENDING, RATE, WAVE_SECONDS, poll);
-    notifyRows.push(peer.row);
-    memoryRows.push(...peer.memory);
-  }
-}
-printTable(
-  ["system", "db", "measure", "expected", "seen", "dup", "p50", "p99", "max"],
-  notifyRows.map((r) => [r.system, r.backend, r.measure, r.expected, r.seen, r.duplicates, r.p50, r.p99, r.max]),
-);
-console.log(`\nMemory of the process (on PGlite the database lives in it too, so its RSS includes the data; the V8 heap is the daemon's own):\n`);
-printTable(
-  ["system", "db", "stage", "RSS MB", "heap MB", "held in memory"],
-  memoryRows.map((r) => [r.system, r.backend, r.stage, r.rssMb, Number.isNaN(r.heapMb) ? "-" : r.heapMb, r.inMemory]),
-);
+const latenessColumns = ["system", "db", "measure", "expected", "seen", "dup", "p50", "p99", "max"];
+const latenessCells = (r: LatenessRow | NotifyRow) => [r.system, r.backend, r.measure, r.expected, r.seen, r.duplicates, r.p50, r.p99, r.max];
 
-const HOOK_CALLS = Number(process.env.BENCH_HOOK_CALLS ?? 2_000);
-console.log(`\n## Hook overhead: cronJobFiring, ${HOOK_CALLS} sequential calls per row (ms per chain run)\n`);
-const hooks = await hookOverhead(HOOK_CALLS);
-printTable(
-  ["setup", "calls", "p50", "p99", "max"],
-  hooks.map((r) => [r.setup, r.calls, r.p50.toFixed(3), r.p99.toFixed(3), r.max.toFixed(3)]),
-);
+if (only.has("lateness")) {
+  const jobs = env("BENCH_JOBS", 100);
+  const seconds = env("BENCH_SECONDS", 15);
+  console.log(`\n## 1. Fire lateness: ${jobs} jobs due every second for ${seconds} s (ms)\n`);
+  const rows: LatenessRow[] = [];
+  for (const backend of backends) {
+    rows.push(...(await missiondLateness(backend, jobs, seconds)));
+    rows.push(await pgBossLateness(backend, jobs, seconds, 2));
+    rows.push(await pgBossLateness(backend, jobs, seconds, 0.5));
+  }
+  // pg-boss's cron: a minute is its finest schedule, so one minute's fires of `jobs` schedules.
+  rows.push(await pgBossScheduleLateness(backends.at(-1)!, jobs));
+  printTable(latenessColumns, rows.map(latenessCells));
+}
+
+if (only.has("burst")) {
+  const jobs = env("BENCH_BURST_JOBS", 10_000);
+  console.log(`\n## 2. Burst: ${jobs} slots due in the same second, each through a chain of one plugin (ms)\n`);
+  const rows: BurstRow[] = [];
+  for (const backend of backends) {
+    rows.push(...(await missiondBurst(backend, jobs)));
+    rows.push(await pgBossBurst(backend, jobs));
+  }
+  printTable(
+    ["system", "db", "measure", "expected", "seen", "dup", "all done", "per s", "p50", "p99", "max"],
+    rows.map((r) => [r.system, r.backend, r.measure, r.expected, r.seen, r.duplicates, r.allDoneMs, Math.round(r.perSecond), r.p50, r.p99, r.max]),
+  );
+}
+
+if (only.has("notify")) {
+  const pending = env("BENCH_NOTIFY_PENDING", 100_000);
+  const rate = env("BENCH_NOTIFY_RATE", 1_000);
+  const seconds = env("BENCH_NOTIFY_SECONDS", 10);
+  console.log(`\n## 3. Notify timers: ${pending} pending far ahead, ${rate} coming due at the same instant each second for ${seconds} s (ms)\n`);
+  const rows: NotifyRow[] = [];
+  const memory: MemoryRow[] = [];
+  for (const backend of backends) {
+    const ours = await missiondNotify(backend, pending, rate, seconds);
+    rows.push(...ours.rows);
+    memory.push(...ours.memory);
+    const peer = await pgBossNotify(backend, pending, rate, seconds, 2);
+    rows.push(peer.row);
+    memory.push(...peer.memory);
+  }
+  printTable(latenessColumns, rows.map(latenessCells));
+  console.log("\nMemory of the process (on PGlite the database lives in it too, so its RSS includes the data; the V8 heap is the daemon's own):\n");
+  printTable(
+    ["system", "db", "stage", "RSS MB", "heap MB", "held in memory"],
+    memory.map((r) => [r.system, r.backend, r.stage, r.rssMb, Number.isNaN(r.heapMb) ? "-" : r.heapMb, r.inMemory]),
+  );
+}
+
+if (only.has("scale")) {
+  const jobs = env("BENCH_SCALE_JOBS", 1_000_000);
+  const soon = env("BENCH_SCALE_SOON", 100);
+  console.log(`\n## 4. Scale: a \`missiond serve\` process starting on ${jobs} cron jobs, ${soon} of them due in its first minute, next to a start on ${soon} jobs\n`);
+  const rows = [];
+  for (const backend of backends) for (const n of [soon, jobs]) rows.push(await scaleStart(backend, n, soon));
+  printTable(
+    ["db", "jobs", "spawn → ready ms", "RSS ready MB", "RSS after MB", "due soon", "fired", "late p50", "late p99", "late max"],
+    rows.map((r) => [r.backend, r.jobs, r.readyMs, r.rssReadyMb, r.rssAfterMb, r.dueSoon, r.fired, r.p50, r.p99, r.max]),
+  );
+}
+
+if (only.has("multi") && backends.includes("postgres")) {
+  const jobs = env("BENCH_MULTI_JOBS", 5_000);
+  console.log(`\n## 6. Multi-instance: 1, 2 and 3 \`missiond serve\` processes on one Postgres, ${jobs} slots due in the same second, webhook deliveries counted at the receiver\n`);
+  const rows = [];
+  for (const instances of [1, 2, 3]) rows.push(await multiInstance(instances, jobs));
+  printTable(
+    ["instances", "expected", "delivered", "duplicates", "lost", "all done ms", "per s", "claim p50", "claim p99", "claims per instance"],
+    rows.map((r) => [r.instances, r.expected, r.delivered, r.duplicates, r.lost, r.allDoneMs, Math.round(r.perSecond), r.claimP50, r.claimP99, r.shares]),
+  );
+}
+
+if (only.has("hooks")) {
+  const calls = env("BENCH_HOOK_CALLS", 2_000);
+  console.log(`\n## 5. Hook overhead: cronJobFiring, ${calls} sequential calls per row (ms per chain run)\n`);
+  const hooks = await hookOverhead(calls);
+  printTable(
+    ["setup", "calls", "p50", "p99", "max"],
+    hooks.map((r) => [r.setup, r.calls, r.p50.toFixed(3), r.p99.toFixed(3), r.max.toFixed(3)]),
+  );
+}
+console.log(`\n(bench took ${Math.round((Date.now() - started) / 1000)} s)`);
 process.exit(0);
