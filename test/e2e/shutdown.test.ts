@@ -1,0 +1,178 @@
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { PGlite } from "@electric-sql/pglite";
+import postgres from "postgres";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { apiClient, type ApiClient } from "../../src/cli/client.ts";
+import { SERVER_URL, backendName, freshDatabase, type TestDatabase } from "../helpers/db.ts";
+import { spawnServe } from "../helpers/process.ts";
+import { waitFor } from "../helpers/wait.ts";
+
+const agent = fileURLToPath(new URL("../fixtures/executors/agent.sh", import.meta.url));
+const DRAIN_BUDGET_MS = 5_000;
+
+interface RunRow {
+  id: string;
+  job: string;
+  status: string;
+  attempts: number;
+  failed_attempts: number;
+  started_at: string | null;
+  finished_at: string | null;
+  reason: string | null;
+  exit_code: number | null;
+  mission_job_id: string | null;
+}
+
+/** SQL straight on the stopped daemon's database: the embedded data directory, or the server database. */
+async function query<T>(cwd: string, db: TestDatabase | null, text: string): Promise<T[]> {
+  if (db?.url) {
+    const sql = postgres(db.url, { max: 1, onnotice: () => {} });
+    try {
+      return (await sql.unsafe(text)) as unknown as T[];
+    } finally {
+      await sql.end();
+    }
+  }
+  const pglite = await PGlite.create(join(cwd, ".missiond", "pgdata"));
+  try {
+    return (await pglite.query<T>(text)).rows;
+  } finally {
+    await pglite.close();
+  }
+}
+
+const RUNS = `select r.id::text as id, j.name as job, r.status, r.attempts, r.failed_attempts, r.started_at::text, r.finished_at::text, r.reason, r.exit_code, r.mission_job_id
+  from cron_job_runs r join cron_jobs j on j.id = r.cron_job_id order by r.id`;
+
+describe(`SIGTERM during a burst of fires and running command missions (${backendName})`, () => {
+  let cwd: string;
+  let db: TestDatabase | null = null;
+  let env: Record<string, string>;
+  const socket = () => join(cwd, ".missiond", "missiond.sock");
+
+  async function start(): Promise<{ serve: ReturnType<typeof spawnServe>; api: ApiClient }> {
+    const serve = spawnServe({ cwd, env });
+    const api = apiClient({ socketPath: socket() });
+    await waitFor(async () => (await api.get("/readyz").catch(() => null)) !== null, "the daemon to answer on its socket", 30_000, 100);
+    return { serve, api };
+  }
+
+  beforeAll(async () => {
+    cwd = mkdtempSync(join(tmpdir(), "missiond-shutdown-"));
+    const config = join(cwd, "config.toml");
+    writeFileSync(
+      config,
+      `[shutdown]\ndrain_budget = "${DRAIN_BUDGET_MS / 1000}s"\n\n[missions]\nconcurrency = 64\n\n[agents.worker]\nexecutor = "command"\nargv = [${JSON.stringify(agent)}]\ntimeout = "60s"\n`,
+    );
+    if (SERVER_URL) db = await freshDatabase();
+    env = { MISSIOND_CONFIG: config, MISSIOND_LOG_LEVEL: "info", DATABASE_URL: db?.url ?? "", MISSIOND_PLUGIN_DIRS: "" };
+  });
+
+  afterAll(async () => {
+    await db?.drop();
+  });
+
+  it("exits 0 by the end of the drain budget's grace; no claimed slot is left without an outcome; in-flight missions finished or were handed back, and are closed after a restart", async () => {
+    const { serve, api } = await start();
+    let stoppedAt = 0;
+    try {
+      // A burst: 50 jobs firing every second. Most missions are quick; NAP ones run 2.5 s (within
+      // the budget), SLOW ones 10 s (beyond it).
+      for (let i = 0; i < 50; i++) {
+        const prompt = i < 10 ? `NAP ${i}` : i < 14 ? `SLOW ${i}` : `quick ${i}`;
+        await api.post("/v1/cron-jobs", { name: `burst-${i}`, agentId: "worker", cron: "* * * * * *", prompt });
+      }
+      // Until NAP missions have completed a round; then a fresh round is under way.
+      await waitFor(async () => {
+        const { runs } = await api.get<{ runs: { status: string; promptFired: string | null }[] }>("/v1/runs", { limit: 1000 });
+        return runs.filter((r) => r.status === "Succeeded" && r.promptFired?.startsWith("NAP")).length >= 3;
+      }, "NAP missions to complete a round", 30_000, 200);
+      await new Promise((resolve) => setTimeout(resolve, 700));
+
+      stoppedAt = Date.now();
+      serve.kill("SIGTERM");
+      const code = await serve.exited;
+      const took = Date.now() - stoppedAt;
+      // Exit 0 (a forced exit would be 1), within the budget plus the 2 s grace serve allows itself
+      // for closing pg-boss and the database (and systemd's TimeoutStopSec is above both).
+      expect({ code, output: code === 0 ? "" : serve.output().slice(-3000) }).toEqual({ code: 0, output: "" });
+      expect(took).toBeLessThan(DRAIN_BUDGET_MS + 2_000);
+      expect(serve.output()).toMatch(/"state":"stopped"/);
+      expect(serve.output()).toMatch(/handed back to pg-boss/);
+    } finally {
+      if (serve.exitCode === null) serve.kill("SIGKILL");
+    }
+
+    // The ledger as the stopped daemon left it.
+    const runs = await query<RunRow>(cwd, db, RUNS);
+    const byStatus = (status: string) => runs.filter((r) => r.status === status);
+    const after = (at: string | null) => at !== null && Date.parse(at) > stoppedAt;
+    expect(runs.length).toBeGreaterThan(100);
+    // Every claimed slot has an outcome: none is left Claimed, and nothing the shutdown did is recorded as a failure.
+    expect(byStatus("Claimed")).toEqual([]);
+    expect(runs.filter((r) => !["Succeeded", "Skipped", "Running"].includes(r.status)).map((r) => `${r.job} ${r.status} ${r.reason}`)).toEqual([]);
+    // Missions executing at the signal that could finish within the budget did.
+    expect(byStatus("Succeeded").filter((r) => r.job.startsWith("burst-") && Number(r.job.slice(6)) < 10 && after(r.finished_at)).length).toBeGreaterThan(0);
+    // Those that could not (SLOW) were stopped and handed back: still Running, the interrupted
+    // attempt on record as ended (so it is retried, not taken for one that vanished).
+    const handedBack = byStatus("Running").filter((r) => r.attempts > 0);
+    expect(handedBack.length).toBeGreaterThan(0);
+    expect(handedBack.map((r) => `${r.job} ${r.attempts}/${r.failed_attempts}`)).toEqual(handedBack.map((r) => `${r.job} ${r.attempts}/${r.attempts}`));
+    expect(handedBack.every((r) => ["10", "11", "12", "13"].includes(r.job.slice(6)))).toBe(true);
+    // Every Running run (handed back, or queued and not yet taken) still has its mission in pg-boss.
+    const missions = await query<{ run: string; state: string }>(cwd, db, `select data->>'runId' as run, state from pgboss.job where name = 'missions'`);
+    const open = new Set(missions.filter((m) => ["created", "retry", "active"].includes(m.state)).map((m) => m.run));
+    expect(byStatus("Running").filter((r) => !open.has(r.id)).map((r) => r.id)).toEqual([]);
+    const retrying = new Set(missions.filter((m) => m.state === "retry").map((m) => m.run));
+    expect(handedBack.filter((r) => !retrying.has(r.id)).map((r) => r.id)).toEqual([]);
+
+    // A restart on the same database (every job paused, as an operator would, so only the handed-back
+    // work moves) closes every one of those runs: the retried and the queued missions run to the end.
+    await query(cwd, db, "update cron_jobs set paused = true");
+    const again = await start();
+    try {
+      // Through the API: the embedded database is the running daemon's now.
+      const running = new Set(byStatus("Running").map((r) => r.id));
+      const closed = await waitFor(async () => {
+        const { runs: now } = await again.api.get<{ runs: { id: string; status: string; reason: string | null }[] }>("/v1/runs", { limit: 1000 });
+        const mine = now.filter((r) => running.has(r.id));
+        return mine.length === running.size && mine.every((r) => r.status !== "Running") ? mine : null;
+      }, "the handed-back runs to be closed", 90_000, 500);
+      expect(closed.map((r) => `${r.id} ${r.status} ${r.reason ?? ""}`)).toEqual(closed.map((r) => `${r.id} Succeeded `));
+      expect((await again.api.get<{ runs: unknown[] }>("/v1/runs", { status: "Claimed" })).runs).toEqual([]);
+    } finally {
+      again.serve.kill("SIGTERM");
+      expect(await again.serve.exited).toBe(0);
+    }
+  }, 180_000);
+
+  it("a second SIGTERM during the drain forces an exit at once, with a non-zero code", async () => {
+    const { serve, api } = await start();
+    try {
+      const job = await api.post<{ id: string }>("/v1/cron-jobs", { name: "slow", agentId: "worker", cron: "* * * * * *", prompt: "SLOW", overlapPolicy: "allow" });
+      await waitFor(async () => {
+        const { runs } = await api.get<{ runs: { status: string }[] }>(`/v1/cron-jobs/${job.id}/runs`);
+        return runs.filter((r) => r.status === "Running").length >= 2;
+      }, "SLOW missions to be running", 20_000, 100);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      const first = Date.now();
+      serve.kill("SIGTERM");
+      await waitFor(() => serve.output().includes("shutdown requested"), "the drain to begin", 5_000, 20);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(serve.exitCode).toBeNull(); // still draining: the SLOW missions have 10 s to go
+      const second = Date.now();
+      serve.kill("SIGTERM");
+      const code = await serve.exited;
+      expect(code).not.toBe(0);
+      expect(code).not.toBeNull();
+      expect(Date.now() - second).toBeLessThan(1_500);
+      expect(second - first).toBeLessThan(DRAIN_BUDGET_MS);
+      expect(serve.output()).toMatch(/second signal: exiting now without draining/);
+    } finally {
+      if (serve.exitCode === null) serve.kill("SIGKILL");
+    }
+  }, 120_000);
+});
