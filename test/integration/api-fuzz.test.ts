@@ -158,6 +158,15 @@ describe(`the API refuses malformed requests with a 4xx and changes nothing (${b
     expect(await snapshot(daemon)).toEqual(before);
     expect(await api.get("/healthz")).toEqual({ ok: true });
   }, 300_000);
+
+  it("reaches a session whose id has the full 200 characters (percent-encoded, up to 12 characters each) through its routes", async () => {
+    for (const id of ["s".repeat(200), "é".repeat(200), "🙂".repeat(100)]) {
+      await api.post("/v1/sessions", { id, agentId: "a1" });
+      const path = `/v1/sessions/${encodeURIComponent(id)}`;
+      expect(await api.get(path)).toMatchObject({ id, messageCount: 0 });
+      expect(await api.post(`${path}/todos`, { texts: ["x"] })).toMatchObject({ batch: { status: "Added" } });
+    }
+  });
 });
 
 function judge(c: FuzzCase, answer: Answer): string | null {
