@@ -1,5 +1,6 @@
 import { and, asc, count, desc, eq, inArray, isNull, lt, lte, or, sql } from "drizzle-orm";
 import { rows, type Executor } from "../db/client.ts";
+import { closeDeliveries, type DeliveryOutcome } from "../db/close-deliveries.ts";
 import { cronJobRuns, cronJobs, type CronJobRow, type CronJobRunRow, type RunStatus } from "../db/schema/index.ts";
 
 export type NewCronJob = typeof cronJobs.$inferInsert;
@@ -222,38 +223,10 @@ export async function countAttempts(db: Executor, ids: readonly bigint[], which:
   return new Set(updated.map((r) => String(r.id)));
 }
 
-export interface RunClose {
-  id: bigint;
-  status: "Succeeded" | "Failed" | "TimedOut" | "Unknown";
-  reason: string | null;
-  finishedAt: Date;
-  executor: string | null;
-  output: string | null;
-  exitCode: number | null;
-}
+export type RunClose = DeliveryOutcome<"Succeeded" | "Failed" | "TimedOut" | "Unknown">;
 
-/** Closes Running runs in one statement per 500; resolves to the runs that were still Running. */
-export async function closeRuns(tx: Executor, closes: readonly RunClose[]): Promise<{ id: string; status: RunStatus }[]> {
-  const closed: { id: string; status: RunStatus }[] = [];
-  for (let i = 0; i < closes.length; i += 500) {
-    const values = sql.join(
-      closes
-        .slice(i, i + 500)
-        .map((c) => sql`(${String(c.id)}::bigint, ${c.status}::text, ${c.reason}::text, ${c.finishedAt.toISOString()}::timestamptz, ${c.executor}::text, ${c.output}::text, ${c.exitCode}::int)`),
-      sql`, `,
-    );
-    // Raw SQL: an update joined to a VALUES list, conditional on Running (a run closes once).
-    closed.push(
-      ...(await rows<{ id: string; status: RunStatus }>(
-        tx,
-        sql`update cron_job_runs as r set status = v.status, reason = v.reason, finished_at = v.finished_at, executor = v.executor, output = v.output, exit_code = v.exit_code
-            from (values ${values}) as v(id, status, reason, finished_at, executor, output, exit_code)
-            where r.id = v.id and r.status = 'Running' returning r.id::text as id, r.status`,
-      )),
-    );
-  }
-  return closed;
-}
+/** Closes Running runs (batched); resolves to the runs that were still Running. */
+export const closeRuns = (tx: Executor, closes: readonly RunClose[]) => closeDeliveries(tx, "cron_job_runs", "Running", closes);
 
 /** cancel_previous: closes the replaced run Cancelled (whatever it was doing: chain or mission). */
 export async function cancelRun(db: Executor, run: CronJobRunRow, reason: string, at: Date): Promise<boolean> {

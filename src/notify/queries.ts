@@ -1,5 +1,6 @@
 import { and, asc, count, desc, eq, inArray, lt, lte, sql } from "drizzle-orm";
 import { rows, type Executor } from "../db/client.ts";
+import { closeDeliveries, type DeliveryOutcome } from "../db/close-deliveries.ts";
 import { notifyTimers, type NotifyStatus, type NotifyTimerRow } from "../db/schema/index.ts";
 
 export type NewTimer = typeof notifyTimers.$inferInsert;
@@ -135,38 +136,10 @@ export async function countDeliveryAttempts(db: Executor, ids: readonly bigint[]
   return new Set(updated.map((r) => String(r.id)));
 }
 
-export interface DeliveryClose {
-  id: bigint;
-  status: "Delivered" | "Failed" | "Unknown";
-  reason: string | null;
-  finishedAt: Date;
-  executor: string | null;
-  output: string | null;
-  exitCode: number | null;
-}
+export type DeliveryClose = DeliveryOutcome<"Delivered" | "Failed" | "Unknown">;
 
-/** Closes Delivering timers in one statement per 500; resolves to the rows that were still Delivering. */
-export async function closeDeliveries(tx: Executor, closes: readonly DeliveryClose[]): Promise<{ id: string; status: string }[]> {
-  const closed: { id: string; status: string }[] = [];
-  for (let i = 0; i < closes.length; i += 500) {
-    const values = sql.join(
-      closes
-        .slice(i, i + 500)
-        .map((c) => sql`(${String(c.id)}::bigint, ${c.status}::text, ${c.reason}::text, ${c.finishedAt.toISOString()}::timestamptz, ${c.executor}::text, ${c.output}::text, ${c.exitCode}::int)`),
-      sql`, `,
-    );
-    // Raw SQL: an update joined to a VALUES list, conditional on Delivering (a close happens once).
-    closed.push(
-      ...(await rows<{ id: string; status: string }>(
-        tx,
-        sql`update notify_timers as t set status = v.status, reason = v.reason, finished_at = v.finished_at, executor = v.executor, output = v.output, exit_code = v.exit_code
-            from (values ${values}) as v(id, status, reason, finished_at, executor, output, exit_code)
-            where t.id = v.id and t.status = 'Delivering' returning t.id::text as id, t.status`,
-      )),
-    );
-  }
-  return closed;
-}
+/** Closes Delivering timers (batched); resolves to the timers that were still Delivering. */
+export const closeTimers = (tx: Executor, closes: readonly DeliveryClose[]) => closeDeliveries(tx, "notify_timers", "Delivering", closes);
 
 /** Pending timers whose due time is long past: they should have been delivered (doctor). */
 export async function overdueTimers(db: Executor, dueBefore: Date, limit: number): Promise<{ id: string; sessionId: string; dueAt: string }[]> {

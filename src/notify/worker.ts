@@ -5,7 +5,7 @@ import type { Db } from "../db/client.ts";
 import { boundOutput, type ExecutionResult, type MissionExecutor, type NotifyMission } from "../executors/types.ts";
 import type { Logger } from "../log.ts";
 import { coalescing } from "../db/coalesce.ts";
-import { closeDeliveries, countDeliveryAttempts, findTimers, type DeliveryClose } from "./queries.ts";
+import { closeTimers, countDeliveryAttempts, findTimers, type DeliveryClose } from "./queries.ts";
 
 export interface NotifyWorkerDeps {
   db: Db;
@@ -31,7 +31,7 @@ export async function startNotifyWorker(deps: NotifyWorkerDeps): Promise<void> {
   const log = deps.log.child({ component: "notify" });
   // Each note is closed as soon as its executor answers; closes of one turn share a statement.
   const close = coalescing<DeliveryClose>(async (items) => {
-    for (const closed of await closeDeliveries(deps.db, items)) {
+    for (const closed of await closeTimers(deps.db, items)) {
       deps.onTimer?.(closed.status);
       if (closed.status === "Unknown") log.warn({ notifyId: closed.id }, "timer closed Unknown: an earlier delivery attempt vanished");
       else log.debug({ notifyId: closed.id, status: closed.status }, "note delivery closed");

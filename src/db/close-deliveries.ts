@@ -1,0 +1,44 @@
+import { sql } from "drizzle-orm";
+import { rows, type Executor } from "./client.ts";
+
+/** The outcome of one delivery (a cron run's mission, a notify timer's note), as its ledger records it. */
+export interface DeliveryOutcome<S extends string> {
+  id: bigint;
+  status: S;
+  reason: string | null;
+  finishedAt: Date;
+  executor: string | null;
+  output: string | null;
+  exitCode: number | null;
+}
+
+/**
+ * Closes ledger rows that are still in `openStatus`, one statement per 500 (an update joined to a
+ * VALUES list: raw SQL, which drizzle's builder has no form for). Conditional, so a row closes
+ * once; resolves to the rows that did close.
+ */
+export async function closeDeliveries<S extends string>(
+  tx: Executor,
+  table: "cron_job_runs" | "notify_timers",
+  openStatus: string,
+  outcomes: readonly DeliveryOutcome<S>[],
+): Promise<{ id: string; status: S }[]> {
+  const closed: { id: string; status: S }[] = [];
+  for (let i = 0; i < outcomes.length; i += 500) {
+    const values = sql.join(
+      outcomes
+        .slice(i, i + 500)
+        .map((c) => sql`(${String(c.id)}::bigint, ${c.status}::text, ${c.reason}::text, ${c.finishedAt.toISOString()}::timestamptz, ${c.executor}::text, ${c.output}::text, ${c.exitCode}::int)`),
+      sql`, `,
+    );
+    closed.push(
+      ...(await rows<{ id: string; status: S }>(
+        tx,
+        sql`update ${sql.identifier(table)} as t set status = v.status, reason = v.reason, finished_at = v.finished_at, executor = v.executor, output = v.output, exit_code = v.exit_code
+            from (values ${values}) as v(id, status, reason, finished_at, executor, output, exit_code)
+            where t.id = v.id and t.status = ${openStatus} returning t.id::text as id, t.status`,
+      )),
+    );
+  }
+  return closed;
+}
