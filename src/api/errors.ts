@@ -1,5 +1,6 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from "fastify";
 import { ZodError } from "zod";
+import { databaseUnavailable } from "../db/errors.ts";
 import { isMissiondError, type ErrorCode } from "../errors.ts";
 import { describeIssues } from "../validation.ts";
 
@@ -20,6 +21,13 @@ export function errorHandler(err: FastifyError | Error, request: FastifyRequest,
   if (fastifyError.code === "FST_ERR_CTP_BODY_TOO_LARGE") return send(413, "PAYLOAD_TOO_LARGE", `request body is larger than the limit of ${request.routeOptions.bodyLimit ?? "?"} bytes`);
   if (fastifyError.statusCode && fastifyError.statusCode >= 400 && fastifyError.statusCode < 500) {
     return send(fastifyError.statusCode, "BAD_REQUEST", fastifyError.message);
+  }
+  // The database is read-only, out of disk, restarting or unreachable: a condition to name (and
+  // retry after), not a bug to hide behind "internal error".
+  const unavailable = databaseUnavailable(err);
+  if (unavailable) {
+    request.log.warn({ err }, `request failed: ${unavailable}`);
+    return send(503, "DATABASE", unavailable);
   }
   request.log.error({ err }, "request failed");
   send(500, "INTERNAL", "internal error; see the daemon's log");
