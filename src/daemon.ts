@@ -283,7 +283,7 @@ export function createDaemon(config: Config, deps: DaemonDeps): Daemon {
       onRun: (status) => metrics.run(status),
       onRunEnded: (jobId) => firing.releaseBuffered(jobId),
     });
-    await startNotifyWorker({
+    const deliveries = await startNotifyWorker({
       db: database.db,
       boss,
       clock,
@@ -304,6 +304,7 @@ export function createDaemon(config: Config, deps: DaemonDeps): Daemon {
       const left = Math.max(0, config.shutdown.drainBudgetMs - (Date.now() - stopRequestedAt));
       if ((await raceTimeout(drained, left)) === "timeout") {
         missions.handBack();
+        deliveries.handBack();
         // The handlers return as soon as their executions have stopped.
         await raceTimeout(drained, HAND_BACK_WAIT_MS);
       }

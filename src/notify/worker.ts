@@ -18,6 +18,13 @@ export interface NotifyWorkerDeps {
   onTimer?: (status: string) => void;
 }
 
+export interface NotifyWorker {
+  /** Shutdown past its drain budget: stops deliveries still executing here and hands them back to pg-boss. */
+  handBack(): void;
+}
+
+const HANDED_BACK = "the daemon is stopping; handed back to pg-boss";
+
 type JobResult = { id: string; status: "completed" } | { id: string; status: "failed"; output: { message: string } };
 
 /**
@@ -27,8 +34,9 @@ type JobResult = { id: string; status: "completed" } | { id: string; status: "fa
  * a retried or duplicated job cannot deliver or close a timer twice; a failed delivery is retried
  * by pg-boss until its retries run out, then the timer is closed Failed.
  */
-export async function startNotifyWorker(deps: NotifyWorkerDeps): Promise<void> {
+export async function startNotifyWorker(deps: NotifyWorkerDeps): Promise<NotifyWorker> {
   const log = deps.log.child({ component: "notify" });
+  const executing = new Set<AbortController>();
   // Each note is closed as soon as its executor answers; closes of one turn share a statement.
   const close = coalescing<DeliveryClose>(async (items) => {
     for (const closed of await closeTimers(deps.db, items)) {
@@ -41,11 +49,22 @@ export async function startNotifyWorker(deps: NotifyWorkerDeps): Promise<void> {
     NOTIFY_QUEUE,
     // New jobs wake the worker through NOTIFY; retries do not, so the poll is what picks them up.
     { batchSize: Math.max(1, deps.concurrency), localConcurrency: 2, perJobResults: true, burstWhenBatchFull: true, pollingIntervalSeconds: 1, notifyPollingIntervalSeconds: 2 },
-    (jobs) => deliverBatch(deps, log, close, jobs),
+    (jobs) => deliverBatch(deps, log, close, jobs, executing),
   );
+  return {
+    handBack() {
+      for (const controller of executing) controller.abort(new Error(HANDED_BACK));
+    },
+  };
 }
 
-async function deliverBatch(deps: NotifyWorkerDeps, log: Logger, close: (item: DeliveryClose) => Promise<void>, jobs: Job<NotifyMission>[]): Promise<JobResult[]> {
+async function deliverBatch(
+  deps: NotifyWorkerDeps,
+  log: Logger,
+  close: (item: DeliveryClose) => Promise<void>,
+  jobs: Job<NotifyMission>[],
+  executing: Set<AbortController>,
+): Promise<JobResult[]> {
   const { db, clock } = deps;
   const timers = new Map((await findTimers(db, jobs.map((j) => BigInt(j.data.notifyId)))).map((t) => [String(t.id), t]));
   const results = new Map<string, JobResult>(jobs.map((j) => [j.id, { id: j.id, status: "completed" }]));
@@ -77,10 +96,17 @@ async function deliverBatch(deps: NotifyWorkerDeps, log: Logger, close: (item: D
       .map(async (job) => {
         const mission = job.data;
         const executor = await deps.executorFor(mission.agentId);
+        const stop = new AbortController();
+        executing.add(stop);
         let result: ExecutionResult;
         try {
-          result = await executor.execute(mission, job.signal);
+          result = await executor.execute(mission, AbortSignal.any([job.signal, stop.signal]));
+          // A stopped execution may still resolve (a killed command exits by a signal): that is
+          // the interruption, not an outcome to record.
+          if (stop.signal.aborted) throw stop.signal.reason;
         } catch (err) {
+          // Handed back at shutdown, or a failed delivery: a failed attempt on record, and pg-boss
+          // retries it (on a live instance) while retries last.
           if (job.retryCount < deps.retryLimit) {
             log.warn({ err, notifyId: mission.notifyId, attempt: job.retryCount + 1 }, "note delivery failed; pg-boss will retry");
             failed.push(job);
@@ -90,6 +116,8 @@ async function deliverBatch(deps: NotifyWorkerDeps, log: Logger, close: (item: D
           result = { status: "Failed", output: `delivery failed after ${job.retryCount + 1} attempts: ${(err as Error).message}` };
           // The last try: closed Failed, and failing the job moves it to the dead-letter queue.
           results.set(job.id, { id: job.id, status: "failed", output: { message: (err as Error).message } });
+        } finally {
+          executing.delete(stop);
         }
         // An executor that reports failure or times out leaves the note undelivered: Failed, with its output.
         await close({
