@@ -55,6 +55,7 @@ export class PluginIsolate {
   private lastStartAt = 0;
   private nextId = 1;
   private readonly pending = new Map<number, Pending>();
+  private readonly terminating = new WeakSet<Worker>();
   restarts = 0;
 
   constructor(options: IsolateOptions) {
@@ -172,6 +173,10 @@ export class PluginIsolate {
     return new Promise<RawOutcome>((resolve) => {
       const timer = setTimeout(() => {
         this.settle(id, { outcome: "timeout" });
+        // Calls queued behind a spinning handler time out together: the worker is ended once (each
+        // terminate() adds an exit listener; a dozen at once set off Node's leak warning).
+        if (this.terminating.has(worker)) return;
+        this.terminating.add(worker);
         // A handler that ignores its budget may be spinning synchronously; only terminate stops it.
         this.lastError = `terminated after ${hook} exceeded ${timeoutMs} ms`;
         this.options.log.warn({ plugin: this.name, hook }, `plugin worker terminated: ${hook} exceeded ${timeoutMs} ms`);
