@@ -83,7 +83,7 @@ export function buildApi(services: ApiServices, options: ApiOptions): FastifyIns
     return reply.status(result.ready ? 200 : 503).send(result);
   });
   cronRoutes(app, services.cron);
-  sessionRoutes(app, services.sessions, services.clears);
+  sessionRoutes(app, services.sessions, services.clears, (ids) => services.todos.openCounts(ids));
   notifyRoutes(app, services.notify);
   todoRoutes(app, services.todos);
   pluginRoutes(app, services.plugins, services.db);

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import pkg from "../../package.json" with { type: "json" };
-import { addJobInput, pauseInput, previewQuery, runsQuery } from "../cron/input.ts";
+import { addJobInput, jobRunsQuery, jobsQuery, pauseInput, previewQuery, runsQuery, timelineQuery } from "../cron/input.ts";
 import { ERROR_CODES } from "../errors.ts";
 import { agentIdPattern } from "../executors/agents.ts";
 import { agentSchema } from "../executors/agent-config.ts";
@@ -87,19 +87,46 @@ export function apiRoutes(limits: Pick<OpenApiLimits, "maxDelaySeconds">): Route
 
     // Cron jobs and runs
     { method: "POST", path: "/v1/cron-jobs", tag: "cron", summary: "Add a cron job or heartbeat", description: "Give exactly one of `cron` (5 or 6 fields) or `every` (e.g. `30m`); `timezone` is an IANA zone; `sessionId` is required when `sessionMode` is `fixed`; `endsAt` must be after `startsAt`.", body: addJobInput, ok: { 201: "The job" } },
-    { method: "GET", path: "/v1/cron-jobs", tag: "cron", summary: "List cron jobs", ok: { 200: "`{ jobs }`" } },
+    {
+      method: "GET",
+      path: "/v1/cron-jobs",
+      tag: "cron",
+      summary: "List cron jobs, each with its latest run",
+      description:
+        "Without `limit`, every job by id. With `limit`, a page: pass the answer's `next` as `after` for the following one. `q` keeps jobs whose name contains it (case-insensitive); `dueBefore` keeps unpaused jobs whose next slot is at or before it, earliest first, in one page (it does not combine with `after`).",
+      query: jobsQuery,
+      ok: { 200: "`{ jobs, total, next }`: each job with `lastRun` (`{ id, status, scheduledFor, finishedAt, reason, decidedBy }` or null); `total` counts every match; `next` is null on the last page" },
+    },
     { method: "GET", path: "/v1/cron-jobs/:id", tag: "cron", summary: "Show a cron job", params: { id: bigintId("cron job") }, ok: { 200: "The job" } },
     { method: "DELETE", path: "/v1/cron-jobs/:id", tag: "cron", summary: "Remove a cron job (its run history stays)", params: { id: bigintId("cron job") }, ok: { 204: "Removed" } },
     { method: "POST", path: "/v1/cron-jobs/:id/pause", tag: "cron", summary: "Pause a job, with an optional note", params: { id: bigintId("cron job") }, body: pauseInput, bodyOptional: true, ok: { 200: "The job" } },
     { method: "POST", path: "/v1/cron-jobs/:id/resume", tag: "cron", summary: "Resume a paused job", params: { id: bigintId("cron job") }, ok: { 200: "The job" } },
     { method: "POST", path: "/v1/cron-jobs/:id/trigger", tag: "cron", summary: "Fire a job now (a manual run through the cronJobFiring chain)", params: { id: bigintId("cron job") }, ok: { 201: "The run" } },
-    { method: "GET", path: "/v1/cron-jobs/:id/runs", tag: "cron", summary: "A job's runs, newest first", params: { id: bigintId("cron job") }, query: runsQuery.omit({ jobId: true }), ok: { 200: "`{ runs }`" } },
-    { method: "GET", path: "/v1/runs", tag: "cron", summary: "Runs of every job, newest first", query: runsQuery, ok: { 200: "`{ runs }`" } },
+    { method: "GET", path: "/v1/cron-jobs/:id/runs", tag: "cron", summary: "A job's runs, newest first", params: { id: bigintId("cron job") }, query: jobRunsQuery, ok: { 200: "`{ runs }`" } },
+    {
+      method: "GET",
+      path: "/v1/runs",
+      tag: "cron",
+      summary: "Runs of every job, newest slot first",
+      description: "`from` and `to` keep slots with from ≤ scheduledFor < to. `before` is a run id: the runs that follow it in this order (pass the last run of a page to get the next one).",
+      query: runsQuery,
+      ok: { 200: "`{ runs }`, each with its job's `jobName`" },
+    },
+    {
+      method: "GET",
+      path: "/v1/run-timeline",
+      tag: "cron",
+      summary: "Run counts per job, time bucket and status over [from, to)",
+      description:
+        "The range is cut into `buckets` equal buckets of `bucketMs`. A page of `limit` jobs that have runs in the range, by id; pass `next` as `after` for the following page. Each lane lists its non-empty cells as `[bucket index, status, count]`.",
+      query: timelineQuery,
+      ok: { 200: "`{ from, to, buckets, bucketMs, lanes: [{ jobId, name, removed, total, cells }], next }`" },
+    },
     { method: "GET", path: "/v1/cron-preview", tag: "cron", summary: "The next fire times of a schedule", description: "Give exactly one of `cron` or `every`.", query: previewQuery, ok: { 200: "`{ fireTimes }` (ISO 8601)" } },
 
     // Sessions
     { method: "POST", path: "/v1/sessions", tag: "sessions", summary: "Create a session", body: createSessionInput, ok: { 201: "The session" }, errors: [409] },
-    { method: "GET", path: "/v1/sessions", tag: "sessions", summary: "List sessions with their counts", ok: { 200: "`{ sessions }`" } },
+    { method: "GET", path: "/v1/sessions", tag: "sessions", summary: "List sessions with their counts", description: "The 100 most recently active sessions, each with its message, subagent, peer-thread and open-todo (`openTodos`) counts.", ok: { 200: "`{ sessions }`" } },
     { method: "GET", path: "/v1/sessions/:id", tag: "sessions", summary: "Show a session with its counts", params: { id: sessionIdParam }, ok: { 200: "The session" } },
     { method: "POST", path: "/v1/sessions/:id/messages", tag: "sessions", summary: "Append to a session's transcript", params: { id: sessionIdParam }, body: appendMessagesInput, ok: { 201: "`{ appended }`" } },
     { method: "GET", path: "/v1/sessions/:id/messages", tag: "sessions", summary: "Read a session's transcript, oldest first", params: { id: sessionIdParam }, query: readMessagesQuery, ok: { 200: "`{ messages }`" } },

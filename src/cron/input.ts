@@ -51,14 +51,58 @@ export const addJobInput = z
 
 export type AddJobInput = z.input<typeof addJobInput>;
 
-export const runsQuery = z
+const jobIdString = z.string().regex(/^\d{1,19}$/, "must be a job id").refine(fitsInt8, "must be a job id");
+const instant = z.iso.datetime({ offset: true });
+
+/** `to` after `from` when both are given (a time range of slots: from ≤ scheduledFor < to). */
+const orderedRange = (value: { from?: string | undefined; to?: string | undefined }) =>
+  value.from === undefined || value.to === undefined || Date.parse(value.to) > Date.parse(value.from);
+const rangeIssue = { path: ["to"], message: "must be after from" };
+
+const runsFilter = z
   .object({
-    jobId: z.string().regex(/^\d{1,19}$/, "must be a job id").refine(fitsInt8, "must be a job id").optional(),
+    jobId: jobIdString.optional(),
     status: z.enum(RUN_STATUSES).optional(),
     limit: z.coerce.number().int().min(1).max(1000).default(50),
+    /** Keyset cursor: runs after this one in the list's order (newest slot first). */
     before: z.string().regex(/^\d{1,19}$/, "must be a run id").refine(fitsInt8, "must be a run id").optional(),
+    from: instant.optional(),
+    to: instant.optional(),
   })
   .strict();
+
+export const runsQuery = runsFilter.refine(orderedRange, rangeIssue);
+/** GET /v1/cron-jobs/:id/runs: the job comes from the path. */
+export const jobRunsQuery = runsFilter.omit({ jobId: true }).refine(orderedRange, rangeIssue);
+
+/**
+ * GET /v1/cron-jobs: all jobs by id, or a page of them (`limit`, `after` the last id seen), those
+ * whose name contains `q`, or those due by `dueBefore` (unpaused, earliest first, one page).
+ */
+export const jobsQuery = z
+  .object({
+    limit: z.coerce.number().int().min(1).max(1000).optional(),
+    after: jobIdString.optional(),
+    q: z.string().min(1).max(200).optional(),
+    dueBefore: instant.optional(),
+  })
+  .strict()
+  .refine((v) => v.after === undefined || v.dueBefore === undefined, { path: ["after"], message: "cannot be combined with dueBefore (due jobs come earliest first, in one page)" });
+
+/** GET /v1/run-timeline: run counts per job, per time bucket and per status over [from, to). */
+export const timelineQuery = z
+  .object({
+    from: instant,
+    to: instant,
+    buckets: z.coerce.number().int().min(1).max(500).default(60),
+    jobId: jobIdString.optional(),
+    status: z.enum(RUN_STATUSES).optional(),
+    /** Jobs per page (those with runs in the range, by id). */
+    limit: z.coerce.number().int().min(1).max(100).default(20),
+    after: jobIdString.optional(),
+  })
+  .strict()
+  .refine(orderedRange, rangeIssue);
 
 export const previewQuery = z
   .object({

@@ -1,4 +1,4 @@
-import { and, asc, count, desc, eq, inArray, isNull, lt, lte, or, sql } from "drizzle-orm";
+import { and, asc, count, eq, inArray, isNull, lt, lte, or, sql } from "drizzle-orm";
 import { rows, type Executor } from "../db/client.ts";
 import { closeDeliveries, type DeliveryOutcome } from "../db/close-deliveries.ts";
 import { cronJobRuns, cronJobs, type CronJobRow, type CronJobRunRow, type RunStatus } from "../db/schema/index.ts";
@@ -28,10 +28,6 @@ export async function findJobByName(db: Executor, name: string): Promise<CronJob
 export async function jobEverExisted(db: Executor, id: bigint): Promise<boolean> {
   const [row] = await db.select({ id: cronJobs.id }).from(cronJobs).where(eq(cronJobs.id, id));
   return row !== undefined;
-}
-
-export async function listJobs(db: Executor): Promise<CronJobRow[]> {
-  return db.select().from(cronJobs).where(live).orderBy(asc(cronJobs.id));
 }
 
 export async function softDeleteJob(db: Executor, id: bigint, at: Date): Promise<boolean> {
@@ -293,28 +289,6 @@ export async function transitionRun(
     .where(and(eq(cronJobRuns.id, id), eq(cronJobRuns.status, from)))
     .returning();
   return row ?? null;
-}
-
-export interface RunFilter {
-  jobId?: bigint | undefined;
-  status?: RunStatus | undefined;
-  limit: number;
-  /** Keyset pagination: runs with an id below this one. */
-  beforeId?: bigint | undefined;
-}
-
-export async function listRuns(db: Executor, filter: RunFilter): Promise<CronJobRunRow[]> {
-  const conditions = [
-    filter.jobId !== undefined ? eq(cronJobRuns.cronJobId, filter.jobId) : undefined,
-    filter.status ? eq(cronJobRuns.status, filter.status) : undefined,
-    filter.beforeId !== undefined ? lt(cronJobRuns.id, filter.beforeId) : undefined,
-  ].filter(Boolean);
-  return db
-    .select()
-    .from(cronJobRuns)
-    .where(conditions.length ? and(...conditions) : undefined)
-    .orderBy(desc(cronJobRuns.scheduledFor), desc(cronJobRuns.id))
-    .limit(filter.limit);
 }
 
 /** Agent ids the daemon knows from its jobs (host.agents.list()). */

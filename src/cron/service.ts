@@ -7,8 +7,9 @@ import { parseId, validate } from "../validation.ts";
 import { parseDuration } from "../duration.ts";
 import { parseActiveHours } from "./active-hours.ts";
 import { SCHEDULE_CHANNEL } from "./channels.ts";
-import { addJobInput, pauseInput, type AddJobInput } from "./input.ts";
-import { findJob, findJobByName, insertJob, jobEverExisted, listJobs, listRuns, softDeleteJob, updateJob } from "./queries.ts";
+import { addJobInput, jobsQuery, pauseInput, timelineQuery, type AddJobInput } from "./input.ts";
+import { findJob, findJobByName, insertJob, jobEverExisted, softDeleteJob, updateJob } from "./queries.ts";
+import { lastRuns, listRuns, pageJobs, runTimeline, type LastRun, type TimelineLane } from "./ledger-reads.ts";
 import { assertCron, assertTimezone, nextSlot, parseEvery, previewSlots, type Schedule } from "./schedule.ts";
 import { jobView, runView, scheduleOf, type JobView, type RunView } from "./views.ts";
 
@@ -97,7 +98,27 @@ export class CronService {
   }
 
   async list(): Promise<JobView[]> {
-    return (await listJobs(this.deps.db)).map(jobView);
+    return (await pageJobs(this.deps.db, {})).jobs.map(jobView);
+  }
+
+  /**
+   * GET /v1/cron-jobs: all jobs, or a page (`limit`, `after`), filtered by name (`q`) or to those
+   * due by `dueBefore`; each with its latest run. `next` is the cursor of the following page.
+   */
+  async page(rawQuery: unknown = {}): Promise<{ jobs: (JobView & { lastRun: LastRun | null })[]; total: number; next: string | null }> {
+    const query = validate(jobsQuery, rawQuery, "query");
+    const { jobs, total, more } = await pageJobs(this.deps.db, {
+      limit: query.limit,
+      afterId: query.after !== undefined ? BigInt(query.after) : undefined,
+      q: query.q,
+      dueBefore: query.dueBefore ? new Date(query.dueBefore) : undefined,
+    });
+    const last = await lastRuns(this.deps.db, jobs.map((j) => j.id));
+    return {
+      jobs: jobs.map((j) => ({ ...jobView(j), lastRun: last.get(String(j.id)) ?? null })),
+      total,
+      next: more ? String(jobs.at(-1)!.id) : null,
+    };
   }
 
   async get(id: string): Promise<JobView> {
@@ -139,7 +160,14 @@ export class CronService {
     return runView(await this.deps.fireNow(job.id));
   }
 
-  async runs(filter: { jobId?: string | undefined; status?: RunStatus | undefined; limit: number; before?: string | undefined }): Promise<RunView[]> {
+  async runs(filter: {
+    jobId?: string | undefined;
+    status?: RunStatus | undefined;
+    limit: number;
+    before?: string | undefined;
+    from?: string | undefined;
+    to?: string | undefined;
+  }): Promise<(RunView & { jobName: string })[]> {
     let jobId: bigint | undefined;
     if (filter.jobId !== undefined) {
       jobId = parseId(filter.jobId, "cron job");
@@ -151,8 +179,27 @@ export class CronService {
       status: filter.status,
       limit: filter.limit,
       beforeId: filter.before !== undefined ? BigInt(filter.before) : undefined,
+      from: filter.from ? new Date(filter.from) : undefined,
+      to: filter.to ? new Date(filter.to) : undefined,
     });
-    return found.map(runView);
+    return found.map(({ run, jobName }) => ({ ...runView(run), jobName }));
+  }
+
+  /** Run counts per job, time bucket and status over a range (a page of jobs): the ledger's timeline. */
+  async timeline(rawQuery: unknown): Promise<{ from: string; to: string; buckets: number; bucketMs: number; lanes: TimelineLane[]; next: string | null }> {
+    const query = validate(timelineQuery, rawQuery, "query");
+    const from = new Date(query.from);
+    const to = new Date(query.to);
+    const { bucketMs, lanes, more } = await runTimeline(this.deps.db, {
+      from,
+      to,
+      buckets: query.buckets,
+      jobId: query.jobId !== undefined ? BigInt(query.jobId) : undefined,
+      status: query.status,
+      limit: query.limit,
+      afterId: query.after !== undefined ? BigInt(query.after) : undefined,
+    });
+    return { from: from.toISOString(), to: to.toISOString(), buckets: query.buckets, bucketMs, lanes, next: more ? lanes.at(-1)!.jobId : null };
   }
 
   preview(input: { cron?: string | undefined; every?: string | undefined; timezone: string; count: number }): string[] {

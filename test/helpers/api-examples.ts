@@ -101,8 +101,26 @@ export function bodyExamples(options: { maxDelaySeconds: number; sessionId: stri
 
 export function queryExamples(): Record<string, Examples<Record<string, string>>> {
   return {
-    "GET /v1/cron-jobs/:id/runs": { valid: [{ status: "Cancelled", limit: "5", before: "12" }, {}], invalid: [{ jobId: "1" }, { status: "Bogus" }, { limit: "0" }, { limit: "1.5" }, { before: "-1" }] },
-    "GET /v1/runs": { valid: [{ jobId: "9223372036854775807", status: "Succeeded", limit: "1000" }], invalid: [{ limit: "1001" }, { jobId: "abc" }, { limit: "NaN" }, { limit: "Infinity" }], refinementOnly: [{ jobId: "9223372036854775808" }, { before: "9999999999999999999" }] },
+    "GET /v1/cron-jobs": {
+      valid: [{ limit: "50", after: "10", q: "night" }, { dueBefore: "2030-01-01T00:10:00Z", limit: "20" }, {}],
+      invalid: [{ limit: "0" }, { limit: "1001" }, { after: "x" }, { q: "" }, { dueBefore: "soon" }, { page: "2" }],
+      refinementOnly: [{ after: "5", dueBefore: "2030-01-01T00:00:00Z" }, { after: "9223372036854775808" }],
+    },
+    "GET /v1/cron-jobs/:id/runs": {
+      valid: [{ status: "Cancelled", limit: "5", before: "12" }, { from: "2030-01-01T00:00:00Z", to: "2030-01-02T00:00:00+02:00" }, {}],
+      invalid: [{ jobId: "1" }, { status: "Bogus" }, { limit: "0" }, { limit: "1.5" }, { before: "-1" }, { from: "yesterday" }],
+      refinementOnly: [{ from: "2030-01-02T00:00:00Z", to: "2030-01-01T00:00:00Z" }],
+    },
+    "GET /v1/runs": {
+      valid: [{ jobId: "9223372036854775807", status: "Succeeded", limit: "1000" }, { from: "2030-01-01T00:00:00Z", to: "2030-01-01T01:00:00Z", before: "7" }],
+      invalid: [{ limit: "1001" }, { jobId: "abc" }, { limit: "NaN" }, { limit: "Infinity" }, { to: "2030-01-01" }],
+      refinementOnly: [{ jobId: "9223372036854775808" }, { before: "9999999999999999999" }, { from: "2030-01-01T00:00:00Z", to: "2030-01-01T00:00:00Z" }],
+    },
+    "GET /v1/run-timeline": {
+      valid: [{ from: "2030-01-01T00:00:00Z", to: "2030-01-01T06:00:00Z" }, { from: "2030-01-01T00:00:00Z", to: "2030-01-02T00:00:00Z", buckets: "96", jobId: "3", status: "Cancelled", limit: "10", after: "2" }],
+      invalid: [{ from: "2030-01-01T00:00:00Z" }, { to: "2030-01-01T00:00:00Z" }, { from: "2030-01-01T00:00:00Z", to: "2030-01-02T00:00:00Z", buckets: "0" }, { from: "2030-01-01T00:00:00Z", to: "2030-01-02T00:00:00Z", buckets: "501" }, { from: "2030-01-01T00:00:00Z", to: "2030-01-02T00:00:00Z", limit: "101" }],
+      refinementOnly: [{ from: "2030-01-02T00:00:00Z", to: "2030-01-01T00:00:00Z" }],
+    },
     "GET /v1/cron-preview": {
       valid: [{ cron: "0 9 * * 1-5", timezone: "Asia/Tokyo", count: "3" }, { every: "10m" }],
       invalid: [{ cron: "* * * * *", count: "0" }, { cron: "* * * * *", n: "3" }, { cron: "* * * * *", count: "1e309" }],

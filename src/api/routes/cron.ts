@@ -1,6 +1,6 @@
 import type { FastifyInstance } from "fastify";
 import { z } from "zod";
-import { previewQuery, runsQuery, type AddJobInput } from "../../cron/input.ts";
+import { jobRunsQuery, previewQuery, runsQuery, type AddJobInput } from "../../cron/input.ts";
 import type { CronService } from "../../cron/service.ts";
 import { validate } from "../../validation.ts";
 
@@ -12,7 +12,7 @@ export function cronRoutes(app: FastifyInstance, cron: CronService): void {
     const job = await cron.add(request.body as AddJobInput);
     return reply.status(201).send(job);
   });
-  app.get("/v1/cron-jobs", async () => ({ jobs: await cron.list() }));
+  app.get("/v1/cron-jobs", async (request) => cron.page(request.query));
   app.get("/v1/cron-jobs/:id", async (request) => cron.get(validate(idParams, request.params, "params").id));
   app.delete("/v1/cron-jobs/:id", async (request, reply) => {
     await cron.remove(validate(idParams, request.params, "params").id);
@@ -23,9 +23,10 @@ export function cronRoutes(app: FastifyInstance, cron: CronService): void {
   app.post("/v1/cron-jobs/:id/trigger", async (request, reply) => reply.status(201).send(await cron.trigger(validate(idParams, request.params, "params").id)));
   app.get("/v1/cron-jobs/:id/runs", async (request) => {
     const { id } = validate(idParams, request.params, "params");
-    const query = validate(runsQuery.omit({ jobId: true }), request.query, "query");
+    const query = validate(jobRunsQuery, request.query, "query");
     return { runs: await cron.runs({ ...query, jobId: id }) };
   });
   app.get("/v1/runs", async (request) => ({ runs: await cron.runs(validate(runsQuery, request.query, "query")) }));
+  app.get("/v1/run-timeline", async (request) => cron.timeline(request.query));
   app.get("/v1/cron-preview", async (request) => ({ fireTimes: cron.preview(validate(previewQuery, request.query, "query")) }));
 }

@@ -8,9 +8,16 @@ import type { SessionService } from "../../sessions/service.ts";
 const idParams = z.object({ id: z.string() });
 const idOf = (params: unknown) => validate(idParams, params, "params").id;
 
-export function sessionRoutes(app: FastifyInstance, sessions: SessionService, clears: ClearService): void {
+/** Open todos per session (the todos domain answers; sessions without any are absent). */
+export type OpenTodoCounts = (sessionIds: readonly string[]) => Promise<Map<string, number>>;
+
+export function sessionRoutes(app: FastifyInstance, sessions: SessionService, clears: ClearService, openTodos: OpenTodoCounts): void {
   app.post("/v1/sessions", async (request, reply) => reply.status(201).send(await sessions.create(request.body)));
-  app.get("/v1/sessions", async () => ({ sessions: await sessions.list() }));
+  app.get("/v1/sessions", async () => {
+    const list = await sessions.list();
+    const open = await openTodos(list.map((s) => s.id));
+    return { sessions: list.map((s) => ({ ...s, openTodos: open.get(s.id) ?? 0 })) };
+  });
   app.get("/v1/sessions/:id", async (request) => sessions.get(idOf(request.params)));
   app.post("/v1/sessions/:id/messages", async (request, reply) => reply.status(201).send(await sessions.append(idOf(request.params), request.body)));
   app.get("/v1/sessions/:id/messages", async (request) => ({ messages: await sessions.messages(idOf(request.params), request.query) }));

@@ -108,6 +108,8 @@ export const cronJobRuns = pgTable(
     // Exactly once across instances: whoever inserts this pair owns the slot.
     uniqueIndex("cron_job_runs_slot_uq").on(t.cronJobId, t.scheduledFor),
     index("cron_job_runs_status_idx").on(t.status, t.claimedAt),
+    // The ledger across jobs: lists newest slot first (a backward scan) and slot ranges.
+    index("cron_job_runs_scheduled_idx").on(t.scheduledFor, t.id),
     // The recovery pass: Claimed rows whose chain never finished.
     index("cron_job_runs_claimed_open_idx").on(t.claimedAt).where(sql`${t.status} = 'Claimed'`),
     index("cron_job_runs_claimed_idx").on(t.claimedAt),

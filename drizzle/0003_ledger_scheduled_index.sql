@@ -1,0 +1,1 @@
+CREATE INDEX "cron_job_runs_scheduled_idx" ON "cron_job_runs" USING btree ("scheduled_for","id");

@@ -1,0 +1,178 @@
+import { and, asc, count, desc, eq, gt, gte, ilike, inArray, isNull, lt, lte, sql, type SQL } from "drizzle-orm";
+import { rows, type Executor } from "../db/client.ts";
+import { cronJobRuns, cronJobs, type CronJobRow, type CronJobRunRow, type RunStatus } from "../db/schema/index.ts";
+
+/**
+ * Read-side queries that page through jobs and the run ledger (the API's lists and the dashboard).
+ * Every one is bounded by a limit: none reads the whole ledger.
+ */
+
+const live = isNull(cronJobs.deletedAt);
+
+export interface RunFilter {
+  jobId?: bigint | undefined;
+  status?: RunStatus | undefined;
+  limit: number;
+  /** Keyset cursor: runs after this one in the list's order (newest slot first). */
+  beforeId?: bigint | undefined;
+  /** Slots in [from, to). */
+  from?: Date | undefined;
+  to?: Date | undefined;
+}
+
+const rangeConditions = (filter: { from?: Date | undefined; to?: Date | undefined }) => [
+  filter.from ? gte(cronJobRuns.scheduledFor, filter.from) : undefined,
+  filter.to ? lt(cronJobRuns.scheduledFor, filter.to) : undefined,
+];
+
+/** Runs, newest slot first, with the name of their job (removed jobs keep theirs). */
+export async function listRuns(db: Executor, filter: RunFilter): Promise<{ run: CronJobRunRow; jobName: string }[]> {
+  const conditions = [
+    filter.jobId !== undefined ? eq(cronJobRuns.cronJobId, filter.jobId) : undefined,
+    filter.status ? eq(cronJobRuns.status, filter.status) : undefined,
+    ...rangeConditions(filter),
+    // Raw SQL: a row-value comparison, so the cursor follows the list's own order. Run ids do not
+    // follow slot order (a late claim, a catch-up, a manual run), so `id < before` skipped runs.
+    filter.beforeId !== undefined
+      ? sql`(${cronJobRuns.scheduledFor}, ${cronJobRuns.id}) < (select c.scheduled_for, c.id from cron_job_runs c where c.id = ${String(filter.beforeId)}::bigint)`
+      : undefined,
+  ].filter(Boolean);
+  return db
+    .select({ run: cronJobRuns, jobName: cronJobs.name })
+    .from(cronJobRuns)
+    .innerJoin(cronJobs, eq(cronJobs.id, cronJobRuns.cronJobId))
+    .where(conditions.length ? and(...conditions) : undefined)
+    .orderBy(desc(cronJobRuns.scheduledFor), desc(cronJobRuns.id))
+    .limit(filter.limit);
+}
+
+export interface JobFilter {
+  limit?: number | undefined;
+  afterId?: bigint | undefined;
+  /** Name contains (case-insensitive). */
+  q?: string | undefined;
+  /** Unpaused jobs whose next slot is at or before this, earliest first. */
+  dueBefore?: Date | undefined;
+}
+
+/** `%`, `_` and `\` match themselves in a LIKE pattern. */
+const likeLiteral = (text: string) => text.replace(/[\\%_]/g, (c) => `\\${c}`);
+
+/** Live jobs by id (or earliest next slot first with `dueBefore`); `total` counts every match. */
+export async function pageJobs(db: Executor, filter: JobFilter): Promise<{ jobs: CronJobRow[]; total: number; more: boolean }> {
+  const matching = [
+    live,
+    filter.q ? ilike(cronJobs.name, `%${likeLiteral(filter.q)}%`) : undefined,
+    filter.dueBefore ? and(eq(cronJobs.paused, false), lte(cronJobs.nextFireAt, filter.dueBefore)) : undefined,
+  ];
+  const query = db
+    .select()
+    .from(cronJobs)
+    .where(and(...matching, filter.afterId !== undefined ? gt(cronJobs.id, filter.afterId) : undefined))
+    .orderBy(...(filter.dueBefore ? [asc(cronJobs.nextFireAt), asc(cronJobs.id)] : [asc(cronJobs.id)]));
+  if (filter.limit === undefined) {
+    const jobs = await query;
+    return { jobs, total: jobs.length, more: false };
+  }
+  const found = await query.limit(filter.limit + 1);
+  const [counted] = await db.select({ n: count() }).from(cronJobs).where(and(...matching));
+  return { jobs: found.slice(0, filter.limit), total: Number(counted?.n ?? 0), more: found.length > filter.limit };
+}
+
+export interface LastRun {
+  id: string;
+  status: RunStatus;
+  scheduledFor: string;
+  finishedAt: string | null;
+  reason: string | null;
+  decidedBy: string | null;
+}
+
+const isoOfMs = (ms: number | string | null) => (ms === null ? null : new Date(Number(ms)).toISOString());
+
+/** Each job's latest run (by slot). */
+export async function lastRuns(db: Executor, jobIds: readonly bigint[]): Promise<Map<string, LastRun>> {
+  if (jobIds.length === 0) return new Map();
+  const found = await rows<{ job_id: string; id: string; status: RunStatus; scheduled_ms: number | string; finished_ms: number | string | null; reason: string | null; decided_by: string | null }>(
+    db,
+    // Raw SQL: a lateral join reads one row per job from the (cron_job_id, scheduled_for) index,
+    // where DISTINCT ON would walk every run of a busy job.
+    sql`select j.id::text as job_id, r.id::text as id, r.status, r.scheduled_ms, r.finished_ms, r.reason, r.decided_by
+        from cron_jobs j cross join lateral (
+          select id, status, reason, decided_by,
+                 (extract(epoch from scheduled_for) * 1000)::float8 as scheduled_ms,
+                 (extract(epoch from finished_at) * 1000)::float8 as finished_ms
+          from cron_job_runs where cron_job_id = j.id order by scheduled_for desc limit 1
+        ) r
+        where j.id in (${sql.join(jobIds.map((id) => sql`${String(id)}::bigint`), sql`, `)})`,
+  );
+  return new Map(
+    found.map((r) => [
+      r.job_id,
+      { id: r.id, status: r.status, scheduledFor: isoOfMs(r.scheduled_ms)!, finishedAt: isoOfMs(r.finished_ms), reason: r.reason, decidedBy: r.decided_by },
+    ]),
+  );
+}
+
+export interface TimelineFilter {
+  from: Date;
+  to: Date;
+  buckets: number;
+  jobId?: bigint | undefined;
+  status?: RunStatus | undefined;
+  limit: number;
+  afterId?: bigint | undefined;
+}
+
+export interface TimelineLane {
+  jobId: string;
+  name: string;
+  removed: boolean;
+  total: number;
+  /** Non-empty cells only: [bucket index, status, count]. */
+  cells: [number, RunStatus, number][];
+}
+
+/**
+ * Run counts per job, per time bucket and per status over [from, to): the ledger's timeline. A page
+ * of jobs (those with runs in the range, by id); the counting is done by the database, so the answer
+ * is at most limit × buckets × statuses cells whatever the number of runs.
+ */
+export async function runTimeline(db: Executor, filter: TimelineFilter): Promise<{ bucketMs: number; lanes: TimelineLane[]; more: boolean }> {
+  const bucketMs = Math.max(1, Math.ceil((filter.to.getTime() - filter.from.getTime()) / filter.buckets));
+  const matching: (SQL | undefined)[] = [
+    ...rangeConditions(filter),
+    filter.jobId !== undefined ? eq(cronJobRuns.cronJobId, filter.jobId) : undefined,
+    filter.status ? eq(cronJobRuns.status, filter.status) : undefined,
+  ];
+  const jobsFound = await db
+    .select({ id: cronJobRuns.cronJobId, n: count() })
+    .from(cronJobRuns)
+    .where(and(...matching, filter.afterId !== undefined ? gt(cronJobRuns.cronJobId, filter.afterId) : undefined))
+    .groupBy(cronJobRuns.cronJobId)
+    .orderBy(asc(cronJobRuns.cronJobId))
+    .limit(filter.limit + 1);
+  const page = jobsFound.slice(0, filter.limit);
+  if (page.length === 0) return { bucketMs, lanes: [], more: false };
+  const ids = page.map((j) => j.id);
+
+  // Raw SQL in the select list: bucket arithmetic on a timestamp. Grouped by ordinal so the
+  // expression (with its bound parameters) is not repeated.
+  const bucket = sql<number>`floor(extract(epoch from (${cronJobRuns.scheduledFor} - ${filter.from.toISOString()}::timestamptz)) * 1000 / ${bucketMs})::int`;
+  const cells = await db
+    .select({ id: cronJobRuns.cronJobId, bucket, status: cronJobRuns.status, n: count() })
+    .from(cronJobRuns)
+    .where(and(...matching, inArray(cronJobRuns.cronJobId, ids)))
+    .groupBy(sql`1, 2, 3`)
+    .orderBy(sql`1, 2, 3`);
+  const names = await db.select({ id: cronJobs.id, name: cronJobs.name, deletedAt: cronJobs.deletedAt }).from(cronJobs).where(inArray(cronJobs.id, ids));
+  const nameOf = new Map(names.map((j) => [String(j.id), j]));
+
+  const lanes: TimelineLane[] = page.map((j) => {
+    const job = nameOf.get(String(j.id));
+    return { jobId: String(j.id), name: job?.name ?? `job ${j.id}`, removed: job?.deletedAt != null, total: Number(j.n), cells: [] };
+  });
+  const laneOf = new Map(lanes.map((l) => [l.jobId, l]));
+  for (const c of cells) laneOf.get(String(c.id))?.cells.push([Number(c.bucket), c.status, Number(c.n)]);
+  return { bucketMs, lanes, more: jobsFound.length > filter.limit };
+}
