@@ -6,6 +6,7 @@ import type { FastifyInstance } from "fastify";
 import { sql } from "drizzle-orm";
 import type { PgBoss } from "pg-boss";
 import { buildApi } from "./api/app.ts";
+import { UI_DIST } from "./api/ui.ts";
 import { systemClock, type Clock } from "./clock.ts";
 import type { Config } from "./config/load.ts";
 import { CronFiring } from "./cron/firing.ts";
@@ -75,6 +76,8 @@ export interface DaemonDeps {
   onDecision?: (decision: Decision) => void;
   /** Lifecycle announcements (systemd STATUS=/READY=1/STOPPING=1). */
   onState?: (state: DaemonState, detail: string) => void;
+  /** Where the dashboard's built files are (default: the package's ui/dist; tests build their own). */
+  uiDir?: string;
   /** Fault injection for tests: a seam that throws stops a session clear at that step, as a crash would. */
   faults?: { clears?: ClearServiceDeps["faults"] };
 }
@@ -396,14 +399,15 @@ export function createDaemon(config: Config, deps: DaemonDeps): Daemon {
         return { ready: Object.values(checks).every(Boolean), checks };
       },
     };
-    const api = buildApi(services, { log, token: null });
+    const uiDir = deps.uiDir ?? UI_DIST;
+    const api = buildApi(services, { log, token: null, uiDir });
     parts.api = api;
     stack.defer(() => api.close());
     if (deps.listen !== false) await listenOnSocket(api, config.socketPath, stack);
     else await api.ready();
     if (config.listen && deps.listen !== false) {
       // The same services as the socket, behind a bearer token.
-      const tcp = buildApi(services, { log, token: config.apiToken });
+      const tcp = buildApi(services, { log, token: config.apiToken, uiDir });
       stack.defer(() => tcp.close());
       await tcp.listen({ host: config.listen.host, port: config.listen.port });
     }

@@ -6,6 +6,7 @@ import type { Logger } from "../log.ts";
 import type { Plugins } from "../plugins/service.ts";
 import { errorHandler } from "./errors.ts";
 import { openApiDocument } from "./openapi.ts";
+import { isUiAsset, uiRoutes } from "./ui.ts";
 import { cronRoutes } from "./routes/cron.ts";
 import { pluginRoutes } from "./routes/plugins.ts";
 import { sessionRoutes } from "./routes/sessions.ts";
@@ -41,6 +42,8 @@ export interface ApiOptions {
   /** Required as a bearer token on every request when set (TCP listeners). */
   token: string | null;
   bodyLimit?: number;
+  /** Serve the dashboard's built files from this folder at /ui/ (none when absent). */
+  uiDir?: string;
 }
 
 // Hashing both sides first gives equal-length buffers, so the comparison time says nothing.
@@ -68,7 +71,7 @@ export function buildApi(services: ApiServices, options: ApiOptions): FastifyIns
   if (options.token) {
     const expected = digest(`Bearer ${options.token}`);
     app.addHook("onRequest", async (request, reply) => {
-      if (request.url === "/healthz") return;
+      if (request.url === "/healthz" || isUiAsset(request.method, request.url)) return;
       const given = digest(request.headers.authorization ?? "");
       if (!timingSafeEqual(given, expected)) {
         return reply.status(401).send({ error: { code: "UNAUTHORIZED", message: "missing or wrong bearer token" } });
@@ -90,6 +93,7 @@ export function buildApi(services: ApiServices, options: ApiOptions): FastifyIns
   let openapi: Record<string, unknown> | undefined;
   app.get("/v1/openapi.json", async () => (openapi ??= openApiDocument({ maxDelaySeconds: services.notifyMaxDelaySeconds, bodyLimit })));
   app.get("/v1/doctor", async () => services.doctor());
+  if (options.uiDir) uiRoutes(app, options.uiDir);
   app.get("/v1/agents", async () => ({ agents: await services.agents.list() }));
   app.put("/v1/agents/:id", async (request) => services.agents.put((request.params as { id: string }).id, request.body));
   app.delete("/v1/agents/:id", async (request, reply) => {

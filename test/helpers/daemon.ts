@@ -16,6 +16,8 @@ export interface TestDaemonOptions {
   toml?: string;
   onDecision?: (decision: Decision) => void;
   faults?: DaemonDeps["faults"];
+  /** The dashboard's built files (a test builds its own). */
+  uiDir?: string;
 }
 
 export const testProbe = {
@@ -58,6 +60,7 @@ export async function startTestDaemon(db: TestDatabase, options: TestDaemonOptio
     log: createLogger(process.env.MISSIOND_TEST_LOG ?? "silent"),
     onDecision: options.onDecision,
     faults: options.faults,
+    uiDir: options.uiDir,
   });
   await daemon.start();
   return daemon;

@@ -1,0 +1,151 @@
+import { api, AuthRequired, token } from "./api.ts";
+import { fill, h } from "./dom.ts";
+import { clock } from "./time.ts";
+import { jobsView } from "./views/jobs.ts";
+import { ledgerView } from "./views/ledger.ts";
+import { nowView } from "./views/now.ts";
+import { pluginsView } from "./views/plugins.ts";
+
+/** Every view: built once per visit, then refreshed from the API every few seconds while shown. */
+export interface View {
+  mount(root: HTMLElement, params: URLSearchParams): void;
+  refresh(): Promise<void>;
+}
+
+export interface Ctx {
+  /** Goes to a view (a new history entry). */
+  go(view: string, params?: Record<string, string | undefined>): void;
+  /** Records the view's filters in the address without rebuilding it (reload and back keep them). */
+  remember(params: Record<string, string | undefined>): void;
+  /** Reports an error from an action or a refresh (a 401 asks for the token). */
+  fail(err: unknown): void;
+}
+
+const POLL_MS = 3_000;
+
+const VIEWS: Record<string, { title: string; make: (ctx: Ctx) => View }> = {
+  now: { title: "Now", make: nowView },
+  jobs: { title: "Jobs", make: jobsView },
+  ledger: { title: "Ledger", make: ledgerView },
+  plugins: { title: "Plugins", make: pluginsView },
+};
+
+const app = document.getElementById("app")!;
+let current: { name: string; view: View } | null = null;
+let refreshing = false;
+let loggedOut = false;
+const live = h("span", { class: "live", "data-testid": "live" }, "connecting…");
+
+const query = (params: Record<string, string | undefined>) => {
+  const search = new URLSearchParams(Object.entries(params).filter((e): e is [string, string] => e[1] !== undefined && e[1] !== ""));
+  const text = search.toString();
+  return text ? `?${text}` : "";
+};
+
+function parseHash(): { name: string; params: URLSearchParams } {
+  const [path = "", search = ""] = location.hash.replace(/^#\/?/, "").split("?");
+  return { name: path in VIEWS ? path : "now", params: new URLSearchParams(search) };
+}
+
+const ctx: Ctx = {
+  go(view, params = {}) {
+    location.hash = `#/${view}${query(params)}`;
+  },
+  remember(params) {
+    history.replaceState(null, "", `#/${current?.name ?? "now"}${query(params)}`);
+  },
+  fail(err) {
+    if (err instanceof AuthRequired) return showLogin(token.get() ? "That token was refused." : null);
+    live.className = "live down";
+    live.textContent = `cannot read the API: ${(err as Error).message}`;
+  },
+};
+
+function shell(): HTMLElement {
+  const { name } = parseHash();
+  const nav = h(
+    "nav",
+    { class: "tabs" },
+    ...Object.entries(VIEWS).map(([key, v]) => h("a", { href: `#/${key}`, class: key === name ? "active" : "", "data-view": key }, v.title)),
+  );
+  const signOut = token.get()
+    ? h("button", { type: "button", class: "link", onclick: () => {
+        token.clear();
+        loggedOut = true;
+        showLogin(null);
+      } }, "Sign out")
+    : null;
+  const main = h("main", { id: "view" });
+  fill(app, h("header", { class: "top" }, h("a", { class: "brand", href: "#/now" }, "missiond"), nav, h("div", { class: "right" }, live, signOut)), main);
+  return main;
+}
+
+function route(): void {
+  const { name, params } = parseHash();
+  const main = shell();
+  const view = VIEWS[name]!.make(ctx);
+  current = { name, view };
+  document.title = `${VIEWS[name]!.title} · missiond`;
+  view.mount(main, params);
+  void tick(true);
+}
+
+async function tick(force = false): Promise<void> {
+  if (!current || (refreshing && !force) || loggedOut) return;
+  if (document.hidden && !force) {
+    live.className = "live paused";
+    live.textContent = "paused while the tab is hidden";
+    return;
+  }
+  const view = current.view;
+  refreshing = true;
+  try {
+    await view.refresh();
+    if (view !== current?.view) return;
+    live.className = "live ok";
+    live.textContent = `live · updated ${clock(Date.now())}`;
+  } catch (err) {
+    ctx.fail(err);
+  } finally {
+    refreshing = false;
+  }
+}
+
+function showLogin(problem: string | null): void {
+  current = null;
+  const input = h("input", { type: "password", name: "token", autocomplete: "current-password", required: true, placeholder: "api_token", "aria-label": "API token" });
+  const message = h("p", { class: "problem", role: "alert" }, problem ?? "");
+  const form = h(
+    "form",
+    {
+      class: "login",
+      onsubmit: async (event: Event) => {
+        event.preventDefault();
+        token.set(input.value.trim());
+        try {
+          await api.get("/v1/plugins");
+          loggedOut = false;
+          route();
+        } catch (err) {
+          token.clear();
+          message.textContent = err instanceof AuthRequired ? "That token was refused." : `Cannot reach the daemon: ${(err as Error).message}`;
+        }
+      },
+    },
+    h("h1", null, "missiond"),
+    h("p", null, "This listener needs the daemon's API token (", h("code", null, "api_token"), " in the configuration, or ", h("code", null, "MISSIOND_API_TOKEN"), ")."),
+    h("label", null, "API token", input),
+    h("button", { type: "submit", class: "primary" }, "Sign in"),
+    message,
+    h("p", { class: "hint" }, "The token stays in this tab (sessionStorage) and is sent as an Authorization header with each request; closing the tab forgets it."),
+  );
+  fill(app, form);
+  input.focus();
+}
+
+window.addEventListener("hashchange", () => {
+  if (!loggedOut) route();
+});
+document.addEventListener("visibilitychange", () => void tick(true));
+setInterval(() => void tick(), POLL_MS);
+route();
