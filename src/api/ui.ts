@@ -43,7 +43,8 @@ export function uiRoutes(app: FastifyInstance, dir: string): void {
   }
   void app.register(fastifyStatic, {
     root: dir,
-    prefix: "/ui/",
+    // Given without its slash, so that /ui itself redirects to /ui/ (where relative URLs resolve).
+    prefix: "/ui",
     redirect: true,
     index: "index.html",
     dotfiles: "ignore",

@@ -71,7 +71,8 @@ export function jobsView(ctx: Ctx): View {
         });
         if (ok === null) return;
         const run = await api.post<Run>(`/v1/cron-jobs/${job.id}/trigger`);
-        toast(`Run ${run.id} of “${job.name}”: ${run.status}${run.decidedBy ? ` by ${run.decidedBy}` : ""}`);
+        // The answer comes once the slot is claimed; the chain and the mission follow (the ledger shows them).
+        toast(`Triggered “${job.name}”: run ${run.id}, ${run.status === "Claimed" ? "claimed, going through the plugin chain" : run.status}`);
       }
       await refresh();
     } catch (err) {

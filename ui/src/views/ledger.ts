@@ -80,6 +80,9 @@ export function ledgerView(ctx: Ctx): View {
     if (!page) return;
     for (const j of page.jobs) knownJobs.set(j.name, j.id);
     fill(jobOptions, ...page.jobs.map((j) => h("option", { value: j.name })));
+    // A name typed out in full picks its job, as choosing the suggestion does.
+    const typed = knownJobs.get(jobInput.value.trim());
+    if (typed && typed !== filter.job) setJob(typed, jobInput.value.trim());
   }, 200);
 
   function lane(l: Timeline["lanes"][number], t: Timeline) {

@@ -1,0 +1,69 @@
+import { existsSync, mkdtempSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { chromium, type Browser, type Page } from "playwright-core";
+import type { Daemon } from "../../src/daemon.ts";
+import { buildUi } from "../../ui/build.ts";
+import { startTestDaemon, type TestDaemonOptions } from "./daemon.ts";
+import type { TestDatabase } from "./db.ts";
+
+/** Debian's chromium (.ci/run installs it). */
+export const CHROMIUM = "/usr/bin/chromium";
+
+export async function launchBrowser(): Promise<Browser> {
+  if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: apt-get install chromium (as .ci/run does)`);
+  return chromium.launch({ executablePath: CHROMIUM });
+}
+
+/** A TCP port nobody listens on right now. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+export interface DashboardDaemon {
+  daemon: Daemon;
+  /** http://127.0.0.1:PORT, the TCP listener. */
+  base: string;
+  token: string;
+  /** The API over TCP with the bearer token: the answer's status and JSON body. */
+  call<T = Record<string, unknown>>(method: "GET" | "POST", path: string, body?: unknown): Promise<{ status: number; body: T }>;
+}
+
+/** A daemon with a TCP listener (and its token) serving a dashboard freshly built from ui/src. */
+export async function startDashboardDaemon(db: TestDatabase, options: TestDaemonOptions = {}): Promise<DashboardDaemon> {
+  const uiDir = join(mkdtempSync(join(tmpdir(), "missiond-ui-")), "dist");
+  await buildUi(uiDir);
+  const port = await freePort();
+  const token = "test-token-0123456789abcdef";
+  const daemon = await startTestDaemon(db, { ...options, uiDir, env: { ...options.env, MISSIOND_LISTEN: `127.0.0.1:${port}`, MISSIOND_API_TOKEN: token } });
+  const base = `http://127.0.0.1:${port}`;
+  return {
+    daemon,
+    base,
+    token,
+    async call(method, path, body) {
+      const response = await fetch(base + path, {
+        method,
+        headers: { authorization: `Bearer ${token}`, ...(body !== undefined ? { "content-type": "application/json" } : {}) },
+        body: body !== undefined ? JSON.stringify(body) : undefined,
+      });
+      return { status: response.status, body: response.status === 204 ? ({} as never) : await response.json() };
+    },
+  };
+}
+
+/** Opens the dashboard and signs in with the listener's token. */
+export async function signIn(page: Page, dashboard: DashboardDaemon, hash = "#/now"): Promise<void> {
+  await page.goto(`${dashboard.base}/ui/${hash}`);
+  await page.getByLabel("API token").fill(dashboard.token);
+  await page.getByRole("button", { name: "Sign in" }).click();
+  await page.locator("header.top nav.tabs").waitFor();
+}
