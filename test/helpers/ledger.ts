@@ -41,7 +41,7 @@ export async function insertManyRuns(db: Executor, options: { jobIds: readonly s
   await db.execute(sql`insert into cron_job_runs (cron_job_id, scheduled_for, status, reason, decided_by, prompt_fired, claimed_by, claimed_at, finished_at, lateness_ms, output)
     select j.id,
            ${options.end.toISOString()}::timestamptz - (n * ${options.everyMs}) * interval '1 millisecond',
-           (array['Succeeded','Succeeded','Succeeded','Succeeded','Succeeded','Failed','Cancelled','Skipped','Missed','TimedOut'])[1 + ((n + j.id) % 10)],
+           (array['Succeeded','Succeeded','Succeeded','Succeeded','Succeeded','Failed','Cancelled','Skipped','Missed','TimedOut'])[1 + ((n + j.id) % 10)::int],
            case when (n + j.id) % 10 = 6 then '[cron-sentinel] refused: prompt carries HOLD' end,
            case when (n + j.id) % 10 = 6 then 'cron-sentinel' end,
            'seeded prompt ' || n,
