@@ -103,14 +103,14 @@ describe(`the dashboard at /ui, driven in headless Chromium (${backendName})`, (
     expect(created.status).toBe(201);
     nightly = created.body;
     await page.getByRole("link", { name: "Ledger" }).click();
-    await page.evaluate(() => ((window as unknown as { marker: number }).marker = 42));
+    await page.evaluate(() => ((globalThis as unknown as { marker: number }).marker = 42));
     await page.getByLabel("Job").fill("nightly");
     const rows = page.locator(`table.runs tbody tr`);
     await expect.poll(() => page.locator('table.runs tbody tr[data-status="Succeeded"]').count(), poll).toBeGreaterThanOrEqual(1);
     const newest = async () => Number(await rows.first().getAttribute("data-run-id"));
     const seen = await newest();
     await expect.poll(newest, poll).toBeGreaterThan(seen); // a later run arrived on its own
-    expect(await page.evaluate(() => (window as unknown as { marker?: number }).marker)).toBe(42); // the same document: no reload
+    expect(await page.evaluate(() => (globalThis as unknown as { marker?: number }).marker)).toBe(42); // the same document: no reload
     expect(new Set(await rows.locator("td:nth-child(2)").allTextContents())).toEqual(new Set(["nightly"]));
     await expect.poll(() => page.getByTestId("timeline").locator(`.lane[data-job-id="${nightly.id}"] .cell.filled`).count(), poll).toBeGreaterThan(0);
 

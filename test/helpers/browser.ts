@@ -49,13 +49,13 @@ export async function startDashboardDaemon(db: TestDatabase, options: TestDaemon
     daemon,
     base,
     token,
-    async call(method, path, body) {
+    async call<T>(method: "GET" | "POST", path: string, body?: unknown) {
       const response = await fetch(base + path, {
         method,
         headers: { authorization: `Bearer ${token}`, ...(body !== undefined ? { "content-type": "application/json" } : {}) },
         body: body !== undefined ? JSON.stringify(body) : undefined,
       });
-      return { status: response.status, body: response.status === 204 ? ({} as never) : await response.json() };
+      return { status: response.status, body: (response.status === 204 ? {} : await response.json()) as T };
     },
   };
 }
