@@ -45,11 +45,23 @@ export async function openDatabase(options: OpenOptions): Promise<Database> {
   return openPglite(options);
 }
 
+/**
+ * Seconds a pooled connection waits before reconnecting after a failed attempt. postgres.js's
+ * default grows with the failures the whole pool has seen (shared, reset only by a success) to
+ * 20 s, so after a restart of a few seconds queries sat for up to 20 s on connections waiting out
+ * their delay while the database was back: slots and timers fired that late. Capped at 1 s
+ * (jittered): a pool of 10 makes at most about 10 attempts a second while the database is gone.
+ */
+export function reconnectBackoffSeconds(retries: number): number {
+  return Math.min(0.05 * 2 ** retries, 1) * (0.5 + Math.random() / 2);
+}
+
 async function openPostgres(url: string, max: number): Promise<Database> {
   const client = postgres(url, {
     max,
     onnotice: () => {},
     connection: { application_name: "missiond" },
+    backoff: reconnectBackoffSeconds,
   });
   try {
     await client`select 1`;

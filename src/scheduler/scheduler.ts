@@ -29,6 +29,9 @@ export interface SchedulerOptions {
   databaseNow?: () => Promise<Date>;
 }
 
+// Longest wait before retrying a refill that failed (the database was unreachable).
+const REFILL_RETRY_MAX_MS = 1_000;
+
 interface Entry {
   at: number;
   source: DueSource;
@@ -56,6 +59,7 @@ export class Scheduler {
   private nextRefillAt = 0;
   private refilling: Promise<void> | null = null;
   private refillAgain = false;
+  private refillFailures = 0;
   private active = 0;
   private readonly waiting: (() => void)[] = [];
   skewMs = 0;
@@ -120,9 +124,16 @@ export class Scheduler {
         this.refillAgain = false;
         try {
           await this.load();
+          this.refillFailures = 0;
         } catch (err) {
-          // Background loops never die: log and let the next poll (or poke) try again.
-          this.log.error({ err }, "refill failed");
+          // Background loops never die: log and try again soon. Not at once: load() never got to
+          // move nextRefillAt, so arm() would refill again immediately, a loop as fast as the
+          // database refuses connections for as long as it is down. The delay stays short (at
+          // most a second) so that a database that comes back is noticed within one.
+          this.refillFailures++;
+          this.nextRefillAt = this.options.clock.now() + Math.min(this.options.pollIntervalMs, REFILL_RETRY_MAX_MS, 50 * 2 ** this.refillFailures);
+          this.log.error({ err, failures: this.refillFailures }, "refill failed");
+          break;
         }
       } while (this.refillAgain && this.state === "running");
     })().finally(() => {

@@ -1,0 +1,46 @@
+import { describe, expect, it } from "vitest";
+import { systemClock } from "../../src/clock.ts";
+import { reconnectBackoffSeconds } from "../../src/db/client.ts";
+import { createLogger } from "../../src/log.ts";
+import { Scheduler, type DueSource } from "../../src/scheduler/scheduler.ts";
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+describe("the scheduler while its database is unreachable", () => {
+  it("retries a failed refill after a growing delay of at most a second, not in a loop, and loads again once the database answers", async () => {
+    let down = true;
+    let loads = 0;
+    const due = new Date(Date.now() + 60_000);
+    const source: DueSource = {
+      name: "test",
+      async loadDue() {
+        loads++;
+        if (down) throw new Error("connect ECONNREFUSED 127.0.0.1:5432");
+        return [{ key: "k", at: due }];
+      },
+      fire: async () => new Map(),
+    };
+    const scheduler = new Scheduler({ clock: systemClock, log: createLogger("silent"), sources: [source], horizonMs: 120_000, maxSleepMs: 30_000, pollIntervalMs: 10_000 });
+    await scheduler.start();
+    await sleep(2_000);
+    // 100, 200, 400, 800, then one a second: about five tries in two seconds (it was thousands).
+    expect(loads).toBeGreaterThanOrEqual(3);
+    expect(loads).toBeLessThanOrEqual(7);
+    down = false;
+    const before = loads;
+    await sleep(1_200);
+    expect(loads).toBe(before + 1);
+    expect(scheduler.pending).toBe(1);
+    // Back to the poll interval once a refill succeeded.
+    await sleep(1_000);
+    expect(loads).toBe(before + 1);
+    await scheduler.stop();
+  }, 10_000);
+
+  it("reconnects the pool within a second however many attempts have failed (postgres.js's default waits up to 20 s)", () => {
+    for (const retries of [1, 5, 10, 50]) {
+      for (let i = 0; i < 100; i++) expect(reconnectBackoffSeconds(retries)).toBeLessThanOrEqual(1);
+    }
+    expect(reconnectBackoffSeconds(0)).toBeLessThanOrEqual(0.05);
+  });
+});
