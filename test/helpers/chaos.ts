@@ -52,7 +52,7 @@ export const countBy = <T>(items: readonly T[], key: (item: T) => string): Recor
  * A webhook receiver standing in for the agents: counts every delivery by what it is (a cron
  * mission by job and slot, a note by timer id), so a duplicate is seen where it matters.
  */
-export async function countingReceiver(): Promise<{ url: string; cron: Map<string, number>; notes: Map<string, number>; close(): Promise<void> }> {
+export async function countingReceiver(options: { delayMs?: () => number } = {}): Promise<{ url: string; cron: Map<string, number>; notes: Map<string, number>; close(): Promise<void> }> {
   const cron = new Map<string, number>();
   const notes = new Map<string, number>();
   const server: Server = createServer((req, res) => {
@@ -65,7 +65,10 @@ export async function countingReceiver(): Promise<{ url: string; cron: Map<strin
         const key = `${mission.cronJobId}@${mission.scheduledFor}`;
         cron.set(key, (cron.get(key) ?? 0) + 1);
       }
-      res.end("ok");
+      // An agent takes a moment to answer: the delivery is counted when it arrives, answered later.
+      const delay = options.delayMs?.() ?? 0;
+      if (delay > 0) setTimeout(() => res.end("ok"), delay);
+      else res.end("ok");
     });
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
@@ -73,6 +76,10 @@ export async function countingReceiver(): Promise<{ url: string; cron: Map<strin
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/`,
     cron,
     notes,
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }
