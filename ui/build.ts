@@ -4,12 +4,12 @@
 import { copyFileSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { build } from "esbuild";
 
 const here = fileURLToPath(new URL(".", import.meta.url));
 export const DEFAULT_OUT = join(here, "dist");
 
 export async function buildUi(outdir: string = DEFAULT_OUT): Promise<{ bytes: number }> {
+  const { build } = await import("esbuild");
   mkdirSync(outdir, { recursive: true });
   const result = await build({
     entryPoints: { app: join(here, "src/main.ts"), style: join(here, "src/style.css") },
@@ -29,6 +29,13 @@ export async function buildUi(outdir: string = DEFAULT_OUT): Promise<{ bytes: nu
 
 if (import.meta.main) {
   const outdir = process.argv[2] ?? DEFAULT_OUT;
-  const { bytes } = await buildUi(outdir);
-  console.log(`dashboard built into ${outdir} (${(bytes / 1024).toFixed(1)} KiB)`);
+  try {
+    const { bytes } = await buildUi(outdir);
+    console.log(`dashboard built into ${outdir} (${(bytes / 1024).toFixed(1)} KiB)`);
+  } catch (err) {
+    // An install without dev dependencies (npm install --omit=dev) has no esbuild: the daemon still
+    // installs and runs, and /ui says the dashboard was not built. Any other failure is an error.
+    if ((err as NodeJS.ErrnoException).code !== "ERR_MODULE_NOT_FOUND" || !String((err as Error).message).includes("esbuild")) throw err;
+    console.warn("esbuild is not installed (dev dependencies omitted?): the dashboard is not built; /ui will say so");
+  }
 }

@@ -92,7 +92,15 @@ const isoOfMs = (ms: number | string | null) => (ms === null ? null : new Date(N
 
 /** Each job's latest run (by slot). */
 export async function lastRuns(db: Executor, jobIds: readonly bigint[]): Promise<Map<string, LastRun>> {
-  if (jobIds.length === 0) return new Map();
+  const last = new Map<string, LastRun>();
+  // Chunked: an unpaged list (the CLI's) may hold far more jobs than one statement's parameters.
+  for (let i = 0; i < jobIds.length; i += 1_000) {
+    for (const [id, run] of await lastRunsOf(db, jobIds.slice(i, i + 1_000))) last.set(id, run);
+  }
+  return last;
+}
+
+async function lastRunsOf(db: Executor, jobIds: readonly bigint[]): Promise<[string, LastRun][]> {
   const found = await rows<{ job_id: string; id: string; status: RunStatus; scheduled_ms: number | string; finished_ms: number | string | null; reason: string | null; decided_by: string | null }>(
     db,
     // Raw SQL: a lateral join reads one row per job from the (cron_job_id, scheduled_for) index,
@@ -106,12 +114,10 @@ export async function lastRuns(db: Executor, jobIds: readonly bigint[]): Promise
         ) r
         where j.id in (${sql.join(jobIds.map((id) => sql`${String(id)}::bigint`), sql`, `)})`,
   );
-  return new Map(
-    found.map((r) => [
-      r.job_id,
-      { id: r.id, status: r.status, scheduledFor: isoOfMs(r.scheduled_ms)!, finishedAt: isoOfMs(r.finished_ms), reason: r.reason, decidedBy: r.decided_by },
-    ]),
-  );
+  return found.map((r) => [
+    r.job_id,
+    { id: r.id, status: r.status, scheduledFor: isoOfMs(r.scheduled_ms)!, finishedAt: isoOfMs(r.finished_ms), reason: r.reason, decidedBy: r.decided_by },
+  ]);
 }
 
 export interface TimelineFilter {
