@@ -3,7 +3,7 @@ import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { backendName, freshDatabase, type TestDatabase } from "../helpers/db.ts";
 import { launchBrowser, signIn, startDashboardDaemon, type DashboardDaemon } from "../helpers/browser.ts";
-import { examplePlugin } from "../helpers/plugins.ts";
+import { examplePlugin, fixturePlugin } from "../helpers/plugins.ts";
 
 interface Job {
   id: string;
@@ -45,7 +45,12 @@ describe(`the dashboard at /ui, driven in headless Chromium (${backendName})`, (
 
   beforeAll(async () => {
     db = await freshDatabase();
-    dash = await startDashboardDaemon(db, { pluginDirs: [examplePlugin("cron-sentinel")] });
+    // cron-sentinel as the contract has it; a plugin that always throws (the breaker suspends it
+    // after three failures) and one in shadow mode, for the states the plugins view shows.
+    dash = await startDashboardDaemon(db, {
+      pluginDirs: [examplePlugin("cron-sentinel"), fixturePlugin("throws"), fixturePlugin("shadow-veto")],
+      toml: '[plugins]\nbreaker_failures = 3\nbreaker_cooldown = "10m"\n',
+    });
     browser = await launchBrowser();
     page = await browser.newPage({ viewport: { width: 1440, height: 1000 } });
     // A step that cannot happen fails naming its locator, well inside the test's own timeout.
@@ -177,7 +182,7 @@ describe(`the dashboard at /ui, driven in headless Chromium (${backendName})`, (
     await page.locator(".toast").getByText(`Triggered “held”: run ${(await manualRuns())[0]!.id}`).waitFor();
   });
 
-  it("lists each plugin with its hooks, state, outcome counts and durations, and its decision log", async () => {
+  it("lists each plugin with its hooks, state (active, suspended, shadow), outcome counts and durations, and its decision log", async () => {
     await page.getByRole("link", { name: "Plugins" }).click();
     const card = page.locator('article.plugin[data-plugin="cron-sentinel"]');
     await card.waitFor();
@@ -190,6 +195,11 @@ describe(`the dashboard at /ui, driven in headless Chromium (${backendName})`, (
     await expect.poll(() => countOf("cancelled"), poll).toBeGreaterThan(0);
     expect(await countOf("changed")).toBeGreaterThan(0);
     expect(await card.locator(".durations").textContent()).toMatch(/^duration p50 \d+ ms · p95 \d+ ms · max \d+ ms$/);
+    const broken = page.locator('article.plugin[data-plugin="throws"]');
+    await expect.poll(() => broken.locator(".badge").first().textContent(), poll).toBe("suspended by the circuit breaker");
+    expect(await broken.locator(".problem").textContent()).toMatch(/^suspended after repeated failures/);
+    const shadow = page.locator('article.plugin[data-plugin="shadow-veto"]');
+    expect(await shadow.locator(".badge.shadow").textContent()).toBe("shadow: decisions logged, not enforced");
     await page.getByLabel("Hook").selectOption("cronJobFiring");
     const log = page.getByTestId("decisions-table");
     await expect.poll(async () => [...new Set(await log.locator("tbody td:nth-child(3)").allTextContents())], poll).toEqual(["cronJobFiring"]);
