@@ -43,7 +43,7 @@ const REASONS: Record<(typeof FAULTS)[number], RegExp> = {
  */
 const HANDOFF_P99_BUDGET_MS = HANDLER_TIMEOUT_MS + 1_500;
 const HANDOFF_MAX_BUDGET_MS = HANDLER_TIMEOUT_MS * FAULTS.length;
-const CLAIM_P99_BUDGET_MS = 300;
+const CLAIM_P99_BUDGET_MS = 500;
 
 const t = daemonPerTest();
 
