@@ -8,6 +8,7 @@
 import { sql } from "drizzle-orm";
 import { fromPglite, PgBoss } from "pg-boss";
 import { rows } from "../src/db/client.ts";
+import { jitterOffset } from "../src/cron/claim-plan.ts";
 import { benchDaemon, freshBenchDatabase } from "./databases.ts";
 import { summarize } from "./stats.ts";
 
@@ -25,35 +26,36 @@ export interface LatenessRow {
 
 const sleepUntil = (t: number) => new Promise((resolve) => setTimeout(resolve, Math.max(0, t - Date.now())));
 
-export async function missiondLateness(backend: "pglite" | "postgres", jobs: number, seconds: number): Promise<LatenessRow[]> {
+export async function missiondLateness(backend: "pglite" | "postgres", jobs: number, seconds: number, toml?: string): Promise<LatenessRow[]> {
   const db = await freshBenchDatabase(backend);
-  const daemon = benchDaemon(db);
+  const daemon = benchDaemon(db, {}, toml);
   try {
     await daemon.start();
-    for (let i = 0; i < jobs; i++) await daemon.cron.add({ name: `job-${i}`, agentId: "bench", cron: "* * * * * *", prompt: "p", overlapPolicy: "allow" });
+    // Spread across the second: each job fires at its own fixed offset (jitter below 1 s).
+    for (let i = 0; i < jobs; i++) await daemon.cron.add({ name: `job-${i}`, agentId: "bench", cron: "* * * * * *", prompt: "p", overlapPolicy: "allow", jitter: "1s" });
     const from = Math.ceil(Date.now() / 1000) * 1000 + 2_000;
     const to = from + seconds * 1000; // exclusive
-    await sleepUntil(to + 3_000);
-    const ledger = await rows<{ status: string; claim_ms: number; handoff_ms: number | null; closed_ms: number | null; slot: string; job: string }>(
+    await sleepUntil(to + 5_000);
+    const ledger = await rows<{ status: string; job: string; slot: number; claimed: number; started: number | null; finished: number | null }>(
       daemon.database.db,
-      sql`select status, cron_job_id::text as job, scheduled_for::text as slot,
-                 (extract(epoch from claimed_at - scheduled_for) * 1000)::float8 as claim_ms,
-                 (extract(epoch from started_at - scheduled_for) * 1000)::float8 as handoff_ms,
-                 case when status = 'Succeeded' then (extract(epoch from finished_at - scheduled_for) * 1000)::float8 end as closed_ms
+      sql`select status, cron_job_id::text as job, (extract(epoch from scheduled_for) * 1000)::float8 as slot,
+                 (extract(epoch from claimed_at) * 1000)::float8 as claimed,
+                 (extract(epoch from started_at) * 1000)::float8 as started,
+                 case when status = 'Succeeded' then (extract(epoch from finished_at) * 1000)::float8 end as finished
           from cron_job_runs
           where scheduled_for >= ${new Date(from).toISOString()}::timestamptz and scheduled_for < ${new Date(to).toISOString()}::timestamptz`,
     );
+    // Lateness is measured from each job's own moment: the slot plus its offset.
+    const moment = (r: (typeof ledger)[number]) => Number(r.slot) + jitterOffset({ id: BigInt(r.job), jitterMs: 1_000 });
     const distinct = new Set(ledger.map((r) => `${r.job}@${r.slot}`)).size;
-    const ran = ledger.filter((r) => r.handoff_ms !== null);
+    const ran = ledger.filter((r) => r.started !== null);
+    const closed = ledger.filter((r) => r.finished !== null);
     const expected = jobs * seconds;
-    const claim = summarize(ledger.map((r) => Number(r.claim_ms)));
-    const handoff = summarize(ran.map((r) => Number(r.handoff_ms)));
     const missedOrSkipped = ledger.length - ran.length;
-    const closed = ledger.filter((r) => r.closed_ms !== null);
     return [
-      { system: "missiond", backend, measure: "slot → claimed (claimed_at)", expected, seen: distinct, duplicates: ledger.length - distinct, ...claim },
-      { system: "missiond", backend, measure: `slot → chain passed, handing off${missedOrSkipped ? ` (${missedOrSkipped} not run)` : ""}`, expected, seen: ran.length, duplicates: 0, ...handoff },
-      { system: "missiond", backend, measure: "slot → executor done (run Succeeded)", expected, seen: closed.length, duplicates: 0, ...summarize(closed.map((r) => Number(r.closed_ms))) },
+      { system: "missiond", backend, measure: "moment → claimed (claimed_at)", expected, seen: distinct, duplicates: ledger.length - distinct, ...summarize(ledger.map((r) => Number(r.claimed) - moment(r))) },
+      { system: "missiond", backend, measure: `moment → chain passed, handing off${missedOrSkipped ? ` (${missedOrSkipped} not run)` : ""}`, expected, seen: ran.length, duplicates: 0, ...summarize(ran.map((r) => Number(r.started) - moment(r))) },
+      { system: "missiond", backend, measure: "moment → executor done (run Succeeded)", expected, seen: closed.length, duplicates: 0, ...summarize(closed.map((r) => Number(r.finished) - moment(r))) },
     ];
   } finally {
     await daemon.stop();
@@ -75,7 +77,11 @@ export async function pgBossLateness(backend: "pglite" | "postgres", jobs: numbe
     const from = Math.ceil(Date.now() / 1000) * 1000 + 4_000;
     const inserts = [];
     for (let s = 0; s < seconds; s++) {
-      for (let j = 0; j < jobs; j++) inserts.push({ data: { due: from + s * 1000, key: `${j}@${s}` }, startAfter: new Date(from + s * 1000) });
+      // The same spread across the second as missiond's jobs.
+      for (let j = 0; j < jobs; j++) {
+        const due = from + s * 1000 + Math.floor((j * 1000) / jobs);
+        inserts.push({ data: { due, key: `${j}@${s}` }, startAfter: new Date(due) });
+      }
     }
     for (let i = 0; i < inserts.length; i += 500) await boss.insert("bench", inserts.slice(i, i + 500));
     // Batches large enough that throughput is never what limits pg-boss here: only its polling.

@@ -25,9 +25,9 @@ const latenessColumns = ["system", "db", "measure", "expected", "seen", "dup", "
 const latenessCells = (r: LatenessRow | NotifyRow) => [r.system, r.backend, r.measure, r.expected, r.seen, r.duplicates, r.p50, r.p99, r.max];
 
 if (only.has("lateness")) {
-  const jobs = env("BENCH_JOBS", 100);
+  const jobs = env("BENCH_JOBS", 1_000);
   const seconds = env("BENCH_SECONDS", 15);
-  console.log(`\n## 1. Fire lateness: ${jobs} jobs due every second for ${seconds} s (ms)\n`);
+  console.log(`\n## 1. Fire lateness: ${jobs} jobs due every second, spread across the second, for ${seconds} s (ms)\n`);
   const rows: LatenessRow[] = [];
   for (const backend of backends) {
     rows.push(...(await missiondLateness(backend, jobs, seconds)));

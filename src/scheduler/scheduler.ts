@@ -61,7 +61,8 @@ export class Scheduler {
   private refillAgain = false;
   private refillFailures = 0;
   private active = 0;
-  private readonly waiting: (() => void)[] = [];
+  /** Due moments taken off the heap, waiting for a batch (per source). */
+  private readonly ready = new Map<DueSource, Entry[]>();
   skewMs = 0;
   armedAt: number | null = null;
   lastTickAt: number | null = null;
@@ -98,6 +99,9 @@ export class Scheduler {
     this.disarm();
     await this.refilling?.catch(() => {});
     await Promise.allSettled([...this.running]);
+    // Moments that were due but not yet taken by a batch are not claimed: the next start finds them.
+    this.ready.clear();
+    this.inFlight.clear();
     this.heap.clear();
     this.queued.clear();
     this.state = "stopped";
@@ -189,7 +193,6 @@ export class Scheduler {
     const now = this.options.clock.now();
     this.lastTickAt = now;
     // A timer that fires early finds nothing due and simply re-arms.
-    const due = new Map<DueSource, Entry[]>();
     while (this.heap.size > 0 && this.heap.peek()!.at <= now) {
       const entry = this.heap.pop()!;
       const id = this.key(entry.source, entry.key);
@@ -197,45 +200,50 @@ export class Scheduler {
       this.queued.delete(id);
       if (this.inFlight.has(id)) continue;
       this.inFlight.add(id);
-      const list = due.get(entry.source) ?? [];
+      const list = this.ready.get(entry.source) ?? [];
       list.push(entry);
-      due.set(entry.source, list);
+      this.ready.set(entry.source, list);
     }
-    const size = this.options.batchSize ?? 500;
-    for (const [source, entries] of due) {
-      for (let i = 0; i < entries.length; i += size) this.dispatch(source, entries.slice(i, i + size));
-    }
+    this.pump();
     if (now >= this.nextRefillAt) void this.refill();
     else this.arm();
   }
 
-  private dispatch(source: DueSource, entries: Entry[]): void {
-    // A batch still waiting for a slot when stop() begins must not claim anything.
-    const work = this.withSlot(async () => (this.state === "running" ? source.fire(entries.map((e) => ({ key: e.key, at: new Date(e.at) }))) : new Map<string, Date | null>()))
-      .then((nexts) => {
-        const horizonEnd = this.options.clock.now() + this.options.horizonMs;
-        for (const [key, next] of nexts) {
-          if (next && this.state === "running" && next.getTime() <= horizonEnd) this.push(source, key, next.getTime());
-        }
-      })
-      .catch((err) => this.log.error({ err, source: source.name, keys: entries.length }, "firing failed; the next refill retries"))
-      .finally(() => {
-        for (const entry of entries) this.inFlight.delete(this.key(source, entry.key));
-        this.running.delete(work);
-        if (this.state === "running") this.arm();
-      });
-    this.running.add(work);
-  }
-
-  private async withSlot<T>(fn: () => Promise<T>): Promise<T> {
+  /**
+   * Starts batches while fewer than `concurrency` are in flight. Due moments wait in `ready` until a
+   * batch can take them, so under load they are claimed many at a time (a few statements for the
+   * lot) instead of queueing up as one small claim each.
+   */
+  private pump(): void {
     const limit = this.options.concurrency ?? 4;
-    if (this.active >= limit) await new Promise<void>((resolve) => this.waiting.push(resolve));
-    this.active++;
-    try {
-      return await fn();
-    } finally {
-      this.active--;
-      this.waiting.shift()?.();
+    const size = this.options.batchSize ?? 500;
+    while (this.active < limit && this.state === "running") {
+      const next = [...this.ready].find(([, entries]) => entries.length > 0);
+      if (!next) return;
+      const [source, list] = next;
+      const entries = list.splice(0, size);
+      // Sources take turns: one with a backlog does not starve the others.
+      this.ready.delete(source);
+      if (list.length > 0) this.ready.set(source, list);
+      this.active++;
+      const work = source
+        .fire(entries.map((e) => ({ key: e.key, at: new Date(e.at) })))
+        .then((nexts) => {
+          const horizonEnd = this.options.clock.now() + this.options.horizonMs;
+          for (const [key, at] of nexts) {
+            if (at && this.state === "running" && at.getTime() <= horizonEnd) this.push(source, key, at.getTime());
+          }
+        })
+        .catch((err) => this.log.error({ err, source: source.name, keys: entries.length }, "firing failed; the next refill retries"))
+        .finally(() => {
+          this.active--;
+          for (const entry of entries) this.inFlight.delete(this.key(source, entry.key));
+          this.running.delete(work);
+          if (this.state !== "running") return;
+          this.pump();
+          this.arm();
+        });
+      this.running.add(work);
     }
   }
 }
