@@ -8,9 +8,8 @@
  */
 import { fileURLToPath } from "node:url";
 import { sql } from "drizzle-orm";
-import { fromPglite, PgBoss } from "pg-boss";
 import { rows } from "../src/db/client.ts";
-import { benchDaemon, freshBenchDatabase } from "./databases.ts";
+import { benchBoss, benchDaemon, freshBenchDatabase } from "./databases.ts";
 import { summarize } from "./stats.ts";
 
 const SENTINEL = fileURLToPath(new URL("../plugins/cron-sentinel", import.meta.url));
@@ -83,9 +82,7 @@ export async function missiondBurst(backend: "pglite" | "postgres", jobs: number
 
 export async function pgBossBurst(backend: "pglite" | "postgres", jobs: number): Promise<BurstRow> {
   const db = await freshBenchDatabase(backend);
-  const common = { schema: "bench_boss", schedule: false, openTelemetry: { enabled: false } } as const;
-  const boss = db.pglite ? new PgBoss({ ...common, db: fromPglite(db.pglite), backend: "pglite" }) : new PgBoss({ ...common, connectionString: db.url! });
-  boss.on("error", () => {});
+  const boss = benchBoss(db, { schema: "bench_boss" });
   const samples: number[] = [];
   const seen = new Set<string>();
   let duplicates = 0;

@@ -1,6 +1,7 @@
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { fromPglite, PgBoss } from "pg-boss";
 import postgres from "postgres";
 import { loadConfig } from "../src/config/load.ts";
 import { createDaemon, type Daemon } from "../src/daemon.ts";
@@ -41,4 +42,12 @@ export function benchDaemon(db: TestDatabase, env: Record<string, string> = {}, 
     pid: 0,
   });
   return createDaemon(config, { probe: { pid: 0, isAlive: () => false }, pglite: db.pglite ?? undefined, skipDataDirLock: true, listen: false, log: createLogger("silent") });
+}
+
+/** pg-boss, as an application would run it, on a bench database: its own schema, its cron off unless asked. */
+export function benchBoss(db: TestDatabase, options: { schema: string; cron?: boolean }): PgBoss {
+  const common = { schema: options.schema, schedule: options.cron ?? false, openTelemetry: { enabled: false } } as const;
+  const boss = db.pglite ? new PgBoss({ ...common, db: fromPglite(db.pglite), backend: "pglite" }) : new PgBoss({ ...common, connectionString: db.url! });
+  boss.on("error", () => {});
+  return boss;
 }

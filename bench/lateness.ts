@@ -6,10 +6,9 @@
  * at pg-boss's default interval (2 s) and at its fastest (0.5 s).
  */
 import { sql } from "drizzle-orm";
-import { fromPglite, PgBoss } from "pg-boss";
 import { rows } from "../src/db/client.ts";
 import { jitterOffset } from "../src/cron/claim-plan.ts";
-import { benchDaemon, freshBenchDatabase } from "./databases.ts";
+import { benchBoss, benchDaemon, freshBenchDatabase } from "./databases.ts";
 import { summarize } from "./stats.ts";
 
 export interface LatenessRow {
@@ -65,9 +64,7 @@ export async function missiondLateness(backend: "pglite" | "postgres", jobs: num
 
 export async function pgBossLateness(backend: "pglite" | "postgres", jobs: number, seconds: number, pollingIntervalSeconds: number): Promise<LatenessRow> {
   const db = await freshBenchDatabase(backend);
-  const common = { schema: "bench_boss", schedule: false, openTelemetry: { enabled: false } } as const;
-  const boss = db.pglite ? new PgBoss({ ...common, db: fromPglite(db.pglite), backend: "pglite" }) : new PgBoss({ ...common, connectionString: db.url! });
-  boss.on("error", () => {});
+  const boss = benchBoss(db, { schema: "bench_boss" });
   const samples: number[] = [];
   const seen = new Set<string>();
   let duplicates = 0;
@@ -116,9 +113,7 @@ export async function pgBossLateness(backend: "pglite" | "postgres", jobs: numbe
  */
 export async function pgBossScheduleLateness(backend: "pglite" | "postgres", jobs: number): Promise<LatenessRow> {
   const db = await freshBenchDatabase(backend);
-  const common = { schema: "bench_cron", openTelemetry: { enabled: false } } as const;
-  const boss = db.pglite ? new PgBoss({ ...common, db: fromPglite(db.pglite), backend: "pglite" }) : new PgBoss({ ...common, connectionString: db.url! });
-  boss.on("error", () => {});
+  const boss = benchBoss(db, { schema: "bench_cron", cron: true });
   const samples: number[] = [];
   const seen = new Map<string, number>();
   try {

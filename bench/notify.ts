@@ -7,22 +7,13 @@
  * its fastest (0.5 s).
  */
 import { sql } from "drizzle-orm";
-import { fromPglite, PgBoss } from "pg-boss";
 import { rows } from "../src/db/client.ts";
-import { benchDaemon, freshBenchDatabase } from "./databases.ts";
+import { benchBoss, benchDaemon, freshBenchDatabase } from "./databases.ts";
+import type { LatenessRow } from "./lateness.ts";
 import { summarize } from "./stats.ts";
 
-export interface NotifyRow {
-  system: string;
-  backend: string;
-  measure: string;
-  expected: number;
-  seen: number;
-  duplicates: number;
-  p50: number;
-  p99: number;
-  max: number;
-}
+/** The same columns as a fire-lateness row. */
+export type NotifyRow = LatenessRow;
 
 export interface MemoryRow {
   system: string;
@@ -104,9 +95,7 @@ export async function missiondNotify(backend: "pglite" | "postgres", pending: nu
 
 export async function pgBossNotify(backend: "pglite" | "postgres", pending: number, rate: number, seconds: number, pollingIntervalSeconds: number): Promise<{ row: NotifyRow; memory: MemoryRow[] }> {
   const db = await freshBenchDatabase(backend);
-  const common = { schema: "bench_boss", schedule: false, openTelemetry: { enabled: false } } as const;
-  const boss = db.pglite ? new PgBoss({ ...common, db: fromPglite(db.pglite), backend: "pglite" }) : new PgBoss({ ...common, connectionString: db.url! });
-  boss.on("error", () => {});
+  const boss = benchBoss(db, { schema: "bench_boss" });
   const system = `pg-boss send(startAfter), poll ${pollingIntervalSeconds}s`;
   const mem: MemoryRow[] = [];
   const samples: number[] = [];
