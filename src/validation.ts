@@ -48,12 +48,12 @@ export function validate<S extends z.ZodType>(schema: S, value: unknown, where?:
   return result.data;
 }
 
+/** A decimal id that fits Postgres' bigint (19 digits can still overflow it). */
+// Zod runs refinements even after the regex failed, so this must not throw on non-digits.
+const fitsInt8 = (value: string) => /^\d{1,19}$/.test(value) && BigInt(value) <= 9_223_372_036_854_775_807n;
+
 /** A 64-bit id as the API carries it: a decimal string that fits Postgres's bigint. */
-export const idString = (what: string) =>
-  z
-    .string()
-    .regex(/^\d{1,19}$/, `must be a ${what} id`)
-    .refine((value) => /^\d{1,19}$/.test(value) && BigInt(value) <= 9_223_372_036_854_775_807n, `must be a ${what} id`);
+export const idString = (what: string, message = `must be a ${what} id`) => z.string().regex(/^\d{1,19}$/, message).refine(fitsInt8, message);
 
 /** Parses the `:id` of a route; a malformed one is a 404, like an unknown one. */
 export function parseId(value: string, what: string): bigint {

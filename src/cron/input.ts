@@ -2,11 +2,7 @@ import { z } from "zod";
 import { parseDuration } from "../duration.ts";
 import { parseActiveHours } from "./active-hours.ts";
 import { CATCHUP_POLICIES, JOB_KINDS, OVERLAP_POLICIES, RUN_STATUSES, SESSION_MODES } from "../db/schema/enums.ts";
-
-
-/** A decimal id that fits Postgres' bigint (19 digits can still overflow it). */
-// Zod runs refinements even after the regex failed, so this must not throw on non-digits.
-export const fitsInt8 = (value: string) => /^\d{1,19}$/.test(value) && BigInt(value) <= 9_223_372_036_854_775_807n;
+import { idString } from "../validation.ts";
 
 export const addJobInput = z
   .object({
@@ -51,7 +47,7 @@ export const addJobInput = z
 
 export type AddJobInput = z.input<typeof addJobInput>;
 
-const jobIdString = z.string().regex(/^\d{1,19}$/, "must be a job id").refine(fitsInt8, "must be a job id");
+const jobIdString = idString("job");
 const instant = z.iso.datetime({ offset: true });
 
 /** `to` after `from` when both are given (a time range of slots: from ≤ scheduledFor < to). */
@@ -65,7 +61,7 @@ const runsFilter = z
     status: z.enum(RUN_STATUSES).optional(),
     limit: z.coerce.number().int().min(1).max(1000).default(50),
     /** Keyset cursor: runs after this one in the list's order (newest slot first). */
-    before: z.string().regex(/^\d{1,19}$/, "must be a run id").refine(fitsInt8, "must be a run id").optional(),
+    before: idString("run").optional(),
     from: instant.optional(),
     to: instant.optional(),
   })

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { EVENT_KINDS, MESSAGE_ROLES } from "../db/schema/enums.ts";
-import { fitsInt8 } from "../cron/input.ts";
+import { idString } from "../validation.ts";
 
 const sessionId = z.string().trim().min(1).max(200);
 
@@ -26,7 +26,7 @@ export const relationInput = z.object({ sessionId }).strict();
 export const readMessagesQuery = z
   .object({
     limit: z.coerce.number().int().min(1).max(1_000).default(100),
-    after: z.string().regex(/^\d{1,19}$/, "must be a message id").refine(fitsInt8, "must be a message id").optional(),
+    after: idString("message").optional(),
   })
   .strict();
 
@@ -35,7 +35,7 @@ export const clearInput = z.object({ trailingText: z.string().max(100_000).nulla
 
 export const eventsQuery = z
   .object({
-    after: z.string().regex(/^\d{1,19}$/, "must be an event id (the cursor)").refine(fitsInt8, "must be an event id (the cursor)").default("0"),
+    after: idString("event", "must be an event id (the cursor)").default("0"),
     kind: z.enum(EVENT_KINDS).optional(),
     session: z.string().min(1).max(200).optional(),
     limit: z.coerce.number().int().min(1).max(1000).default(100),

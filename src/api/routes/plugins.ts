@@ -7,8 +7,7 @@ import { HOOKS, HOOK_NAMES, isHookName } from "../../plugins/hooks.ts";
 import { listDecisions } from "../../plugins/queries.ts";
 import type { Plugins } from "../../plugins/service.ts";
 import type { Db } from "../../db/client.ts";
-import { validate } from "../../validation.ts";
-import { fitsInt8 } from "../../cron/input.ts";
+import { idString, validate } from "../../validation.ts";
 import { hopOf } from "../hop.ts";
 
 export const decisionsQuery = z
@@ -17,7 +16,7 @@ export const decisionsQuery = z
     plugin: z.string().min(1).max(64).optional(),
     subject: z.string().min(1).max(200).optional(),
     limit: z.coerce.number().int().min(1).max(1000).default(50),
-    before: z.string().regex(/^\d{1,19}$/, "must be a decision id").refine(fitsInt8, "must be a decision id").optional(),
+    before: idString("decision").optional(),
   })
   .strict();
 
