@@ -28,6 +28,7 @@ import { createLogger, type Logger } from "./log.ts";
 import type { Decision } from "./plugins/chain.ts";
 import { Plugins } from "./plugins/service.ts";
 import { Scheduler } from "./scheduler/scheduler.ts";
+import { InFlight } from "./in-flight.ts";
 import { Metrics } from "./metrics.ts";
 import { SessionService } from "./sessions/service.ts";
 import { ClearService, type ClearServiceDeps } from "./sessions/clears.ts";
@@ -116,7 +117,7 @@ export function createDaemon(config: Config, deps: DaemonDeps): Daemon {
   let stopping: Promise<void> | null = null;
   // When stop() was first called: the drain budget counts from here (real time, like serve's timer).
   let stopRequestedAt = 0;
-  const detached = new Set<Promise<unknown>>();
+  const detached = new InFlight();
   const parts: Partial<{
     cron: CronService;
     api: FastifyInstance;
@@ -198,14 +199,9 @@ export function createDaemon(config: Config, deps: DaemonDeps): Daemon {
     stack.defer(() => plugins.stop());
     parts.plugins = plugins;
     // Observe-only hooks (cronJobCompleted) run detached; let them finish before plugins stop.
-    stack.defer(async () => {
-      await Promise.allSettled([...detached]);
-    });
+    stack.defer(() => detached.drain());
 
-    const detach = (work: Promise<unknown>) => {
-      const tracked = work.catch((err) => log.error({ err }, "detached hook failed")).finally(() => detached.delete(tracked));
-      detached.add(tracked);
-    };
+    const detach = (work: Promise<unknown>) => detached.add(work, (err) => log.error({ err }, "detached hook failed"));
 
     const firing: CronFiring = new CronFiring({
       db: database.db,

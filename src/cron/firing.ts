@@ -10,6 +10,7 @@ import type { Logger } from "../log.ts";
 import type { PluginChain } from "../plugins/chain.ts";
 import { MissiondError } from "../errors.ts";
 import { coalescing } from "../db/coalesce.ts";
+import { InFlight } from "../in-flight.ts";
 import { jitterOffset, planSlotClaim } from "./claim-plan.ts";
 import { activeRuns, advanceJobs, bufferedJobs, cancelRun, runningFor, findRun, insertAtFreeInstant, insertRuns, lockJobs, releaseBuffered, startRuns, transitionRun, type NewRun } from "./queries.ts";
 import { CANCEL_CHANNEL, SCHEDULE_CHANNEL } from "./channels.ts";
@@ -42,7 +43,7 @@ interface PendingHandOff {
 export class CronFiring {
   private readonly deps: FiringDeps;
   private readonly log: Logger;
-  private readonly inFlight = new Set<Promise<void>>();
+  private readonly inFlight = new InFlight();
 
   constructor(deps: FiringDeps) {
     this.deps = deps;
@@ -93,8 +94,8 @@ export class CronFiring {
   });
 
   /** Resolves when every claimed slot has its outcome (shutdown waits for this). */
-  async drain(): Promise<void> {
-    while (this.inFlight.size > 0) await Promise.allSettled([...this.inFlight]);
+  drain(): Promise<void> {
+    return this.inFlight.drain();
   }
 
   /** One transaction: lock the jobs, write Missed / Skipped / Claimed rows, advance next_fire_at. */
@@ -220,10 +221,9 @@ export class CronFiring {
   }
 
   private startChain(job: CronJobRow, run: CronJobRunRow): void {
-    const work = this.runChain(job, run)
-      .catch((err) => this.log.error({ err, cronJobId: String(run.cronJobId), runId: String(run.id) }, "slot left Claimed: chain or hand-off failed"))
-      .finally(() => this.inFlight.delete(work));
-    this.inFlight.add(work);
+    this.inFlight.add(this.runChain(job, run), (err) =>
+      this.log.error({ err, cronJobId: String(run.cronJobId), runId: String(run.id) }, "slot left Claimed: chain or hand-off failed"),
+    );
   }
 
   /** cronJobFiring chain, then the outcome: Cancelled, Deferred, or Running + mission in one transaction. */

@@ -5,6 +5,7 @@ import type { Clock } from "../clock.ts";
 import { NOTIFY_QUEUE } from "../db/boss.ts";
 import type { Db } from "../db/client.ts";
 import { coalescing } from "../db/coalesce.ts";
+import { InFlight } from "../in-flight.ts";
 import type { NotifyTimerRow } from "../db/schema/index.ts";
 import type { NotifyMission } from "../executors/types.ts";
 import type { Logger } from "../log.ts";
@@ -34,7 +35,7 @@ export interface NotifyDeliveryDeps {
 export class NotifyDelivery {
   private readonly deps: NotifyDeliveryDeps;
   private readonly log: Logger;
-  private readonly inFlight = new Set<Promise<void>>();
+  private readonly inFlight = new InFlight();
 
   constructor(deps: NotifyDeliveryDeps) {
     this.deps = deps;
@@ -59,17 +60,14 @@ export class NotifyDelivery {
     const claimed = await claimTimers(db, ids, instanceName, new Date(clock.now()));
     for (const timer of claimed) {
       this.deps.onTimer?.("Claimed", timer.latenessMs);
-      const work = this.deliver(timer)
-        .catch((err) => this.log.error({ err, notifyId: String(timer.id) }, "timer left Claimed: chain or hand-off failed"))
-        .finally(() => this.inFlight.delete(work));
-      this.inFlight.add(work);
+      this.inFlight.add(this.deliver(timer), (err) => this.log.error({ err, notifyId: String(timer.id) }, "timer left Claimed: chain or hand-off failed"));
     }
     return claimed.length;
   }
 
   /** Resolves when every claimed timer has its outcome (shutdown waits for this). */
-  async drain(): Promise<void> {
-    while (this.inFlight.size > 0) await Promise.allSettled([...this.inFlight]);
+  drain(): Promise<void> {
+    return this.inFlight.drain();
   }
 
   /**
