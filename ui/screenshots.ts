@@ -2,7 +2,6 @@
 // plugins, a TCP listener) with a day of demo history, opens the dashboard in headless Chromium and
 // saves docs/screenshots/{now,jobs,ledger,plugins}.png. Needs /usr/bin/chromium (Debian's package).
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -10,22 +9,13 @@ import { chromium, type Page } from "playwright-core";
 import { loadConfig } from "../src/config/load.ts";
 import { createDaemon } from "../src/daemon.ts";
 import { createLogger } from "../src/log.ts";
+import { freePort } from "../test/helpers/net.ts";
 import { buildUi } from "./build.ts";
 import { seedDemo } from "./demo-data.ts";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 const outDir = join(root, "docs/screenshots");
 const TOKEN = "demo-token-0123456789abcdef";
-
-const freePort = () =>
-  new Promise<number>((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
 
 // A plugin in shadow mode, so the page shows that state too: the README's quiet-hours gate.
 function shadowPlugin(dir: string): string {

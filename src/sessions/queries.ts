@@ -117,10 +117,6 @@ export async function findClear(db: Executor, id: bigint, options: { lock?: bool
   return row ?? null;
 }
 
-export async function listClears(db: Executor, sessionId: string, limit: number): Promise<SessionClearRow[]> {
-  return db.select().from(sessionClears).where(eq(sessionClears.sessionId, sessionId)).orderBy(desc(sessionClears.id)).limit(limit);
-}
-
 export async function updateClear(db: Executor, id: bigint, patch: Partial<typeof sessionClears.$inferInsert>): Promise<SessionClearRow | null> {
   const [row] = await db.update(sessionClears).set(patch).where(eq(sessionClears.id, id)).returning();
   return row ?? null;

@@ -1,5 +1,4 @@
 import { existsSync, mkdtempSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { chromium, type Browser, type Page } from "playwright-core";
@@ -7,6 +6,7 @@ import type { Daemon } from "../../src/daemon.ts";
 import { buildUi } from "../../ui/build.ts";
 import { startTestDaemon, type TestDaemonOptions } from "./daemon.ts";
 import type { TestDatabase } from "./db.ts";
+import { freePort } from "./net.ts";
 
 /** Debian's chromium (.ci/run installs it). */
 export const CHROMIUM = "/usr/bin/chromium";
@@ -16,17 +16,6 @@ export async function launchBrowser(): Promise<Browser> {
   return chromium.launch({ executablePath: CHROMIUM });
 }
 
-/** A TCP port nobody listens on right now. */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 export interface DashboardDaemon {
   daemon: Daemon;
