@@ -32,7 +32,12 @@ export interface BurstRow {
 }
 
 /** Inserts `jobs` far-future cron jobs whose next slot is `at` (one statement). */
-export async function insertDueJobs(execute: (query: ReturnType<typeof sql>) => Promise<unknown>, jobs: number, at: Date, prefix = "burst"): Promise<void> {
+export async function insertDueJobs(
+  execute: (query: ReturnType<typeof sql>) => Promise<unknown>,
+  jobs: number,
+  at: Date,
+  prefix = "burst",
+): Promise<void> {
   await execute(sql`
     insert into cron_jobs (name, agent_id, prompt, cron_expr, timezone, overlap_policy, next_fire_at, anchor_at, created_at, updated_at)
     select ${prefix} || '-' || g, 'bench', 'p', '0 0 1 1 *', 'UTC', 'allow', ${at.toISOString()}::timestamptz, now(), now(), now()
@@ -52,7 +57,10 @@ export async function missiondBurst(backend: "pglite" | "postgres", jobs: number
     let closed = 0;
     while (Date.now() < limit) {
       await sleep(500);
-      const [row] = await rows<{ n: number }>(daemon.database.db, sql`select count(*)::int as n from cron_job_runs where status = 'Succeeded'`);
+      const [row] = await rows<{ n: number }>(
+        daemon.database.db,
+        sql`select count(*)::int as n from cron_job_runs where status = 'Succeeded'`,
+      );
       closed = row!.n;
       if (closed >= jobs) break;
     }
@@ -67,12 +75,34 @@ export async function missiondBurst(backend: "pglite" | "postgres", jobs: number
     const distinct = new Set(ledger.map((r) => r.job)).size;
     const row = (measure: string, samples: number[], duplicates = 0): BurstRow => {
       const s = summarize(samples);
-      return { system: "missiond", backend, measure, expected: jobs, seen: samples.length, duplicates, allDoneMs: s.max, perSecond: s.max > 0 ? (samples.length * 1000) / s.max : NaN, p50: s.p50, p99: s.p99, max: s.max };
+      return {
+        system: "missiond",
+        backend,
+        measure,
+        expected: jobs,
+        seen: samples.length,
+        duplicates,
+        allDoneMs: s.max,
+        perSecond: s.max > 0 ? (samples.length * 1000) / s.max : NaN,
+        p50: s.p50,
+        p99: s.p99,
+        max: s.max,
+      };
     };
     return [
-      row("slot → claimed", ledger.map((r) => Number(r.claim_ms)), ledger.length - distinct),
-      row("slot → chain passed, handed off", ledger.filter((r) => r.handoff_ms !== null).map((r) => Number(r.handoff_ms))),
-      row("slot → executor done (Succeeded)", ledger.filter((r) => r.done_ms !== null).map((r) => Number(r.done_ms))),
+      row(
+        "slot → claimed",
+        ledger.map((r) => Number(r.claim_ms)),
+        ledger.length - distinct,
+      ),
+      row(
+        "slot → chain passed, handed off",
+        ledger.filter((r) => r.handoff_ms !== null).map((r) => Number(r.handoff_ms)),
+      ),
+      row(
+        "slot → executor done (Succeeded)",
+        ledger.filter((r) => r.done_ms !== null).map((r) => Number(r.done_ms)),
+      ),
     ];
   } finally {
     await daemon.stop();
@@ -91,7 +121,13 @@ export async function pgBossBurst(backend: "pglite" | "postgres", jobs: number):
     await boss.createQueue("burst");
     const due = Math.ceil(Date.now() / 1000) * 1000 + 5_000;
     for (let i = 0; i < jobs; i += 1_000) {
-      await boss.insert("burst", Array.from({ length: Math.min(1_000, jobs - i) }, (_, k) => ({ data: { key: `job-${i + k}` }, startAfter: new Date(due) })));
+      await boss.insert(
+        "burst",
+        Array.from({ length: Math.min(1_000, jobs - i) }, (_, k) => ({
+          data: { key: `job-${i + k}` },
+          startAfter: new Date(due),
+        })),
+      );
     }
     await boss.work<{ key: string }>("burst", { batchSize: 100, pollingIntervalSeconds: 0.5 }, async (batch) => {
       const now = Date.now();
@@ -105,7 +141,19 @@ export async function pgBossBurst(backend: "pglite" | "postgres", jobs: number):
     await sleepUntil(due);
     while (seen.size < jobs && Date.now() < limit) await sleep(100);
     const s = summarize(samples);
-    return { system: "pg-boss send(startAfter), batch 100, poll 0.5s", backend, measure: "due → handler called", expected: jobs, seen: seen.size, duplicates, allDoneMs: s.max, perSecond: (seen.size * 1000) / s.max, p50: s.p50, p99: s.p99, max: s.max };
+    return {
+      system: "pg-boss send(startAfter), batch 100, poll 0.5s",
+      backend,
+      measure: "due → handler called",
+      expected: jobs,
+      seen: seen.size,
+      duplicates,
+      allDoneMs: s.max,
+      perSecond: (seen.size * 1000) / s.max,
+      p50: s.p50,
+      p99: s.p99,
+      max: s.max,
+    };
   } finally {
     await boss.stop({ graceful: false, close: true });
     await db.drop();

@@ -23,7 +23,9 @@ export async function serverReachable(): Promise<boolean> {
 }
 
 /** A fresh database for one measurement: its own database on the server, or a new PGlite. */
-export async function freshBenchDatabase(backend: "pglite" | "postgres"): Promise<TestDatabase & { backend: "pglite" | "postgres" }> {
+export async function freshBenchDatabase(
+  backend: "pglite" | "postgres",
+): Promise<TestDatabase & { backend: "pglite" | "postgres" }> {
   return { backend, ...(await createFreshDatabase(backend === "postgres" ? SERVER_URL : null, "missiond_bench")) };
 }
 
@@ -36,18 +38,35 @@ export function benchDaemon(db: TestDatabase, env: Record<string, string> = {}, 
   }
   const config = loadConfig({
     configPath,
-    env: { ...(db.url ? { DATABASE_URL: db.url } : {}), MISSIOND_STATE_DIR: "/tmp/missiond-bench", MISSIOND_INSTANCE_NAME: "bench", ...env },
+    env: {
+      ...(db.url ? { DATABASE_URL: db.url } : {}),
+      MISSIOND_STATE_DIR: "/tmp/missiond-bench",
+      MISSIOND_INSTANCE_NAME: "bench",
+      ...env,
+    },
     cwd: "/tmp",
     hostname: "bench",
     pid: 0,
   });
-  return createDaemon(config, { probe: { pid: 0, isAlive: () => false }, pglite: db.pglite ?? undefined, skipDataDirLock: true, listen: false, log: createLogger("silent") });
+  return createDaemon(config, {
+    probe: { pid: 0, isAlive: () => false },
+    pglite: db.pglite ?? undefined,
+    skipDataDirLock: true,
+    listen: false,
+    log: createLogger("silent"),
+  });
 }
 
 /** pg-boss, as an application would run it, on a bench database: its own schema, its cron off unless asked. */
 export function benchBoss(db: TestDatabase, options: { schema: string; cron?: boolean }): PgBoss {
-  const common = { schema: options.schema, schedule: options.cron ?? false, openTelemetry: { enabled: false } } as const;
-  const boss = db.pglite ? new PgBoss({ ...common, db: fromPglite(db.pglite), backend: "pglite" }) : new PgBoss({ ...common, connectionString: db.url! });
+  const common = {
+    schema: options.schema,
+    schedule: options.cron ?? false,
+    openTelemetry: { enabled: false },
+  } as const;
+  const boss = db.pglite
+    ? new PgBoss({ ...common, db: fromPglite(db.pglite), backend: "pglite" })
+    : new PgBoss({ ...common, connectionString: db.url! });
   boss.on("error", () => {});
   return boss;
 }

@@ -38,12 +38,25 @@ async function time(label: string, calls: number, run: () => Promise<unknown>): 
 
 const log = createLogger("silent");
 const isolated = (dirs: string[]) =>
-  Plugins.start({ dirs, handlerTimeoutMs: 5_000, breaker: { failures: 0, cooldownMs: 0 }, memoryLimitMb: 64, log, now: () => Date.now() });
+  Plugins.start({
+    dirs,
+    handlerTimeoutMs: 5_000,
+    breaker: { failures: 0, cooldownMs: 0 },
+    memoryLimitMb: 64,
+    log,
+    now: () => Date.now(),
+  });
 
 function inProcessChain(count: number): PluginChain {
   const members: ChainPlugin[] = Array.from({ length: count }, (_, i) => {
     const plugin = loadInProcess(`${APPENDS}/index.js`, {});
-    return { name: `appends-${i}`, required: false, shadow: false, hooks: new Set<HookName>(plugin.hooks), invoke: plugin.invoke };
+    return {
+      name: `appends-${i}`,
+      required: false,
+      shadow: false,
+      hooks: new Set<HookName>(plugin.hooks),
+      invoke: plugin.invoke,
+    };
   });
   return new PluginChain({ plugins: members, handlerTimeoutMs: 5_000, log, now: () => performance.now() });
 }
@@ -59,8 +72,14 @@ export async function hookOverhead(calls: number): Promise<HookRow[]> {
     rows.push(await time("1 handler, isolated (worker thread)", calls, () => one.chain.run("cronJobFiring", context)));
     const inproc5 = inProcessChain(5);
     rows.push(await time("chain of 5, in-process (vm)", calls, () => inproc5.run("cronJobFiring", context)));
-    rows.push(await time("chain of 5, isolated (worker threads)", calls, () => five.chain.run("cronJobFiring", context)));
-    rows.push(await time("1 command hook (python3, a process per call)", Math.max(20, Math.floor(calls / 20)), () => command.chain.run("cronJobFiring", context)));
+    rows.push(
+      await time("chain of 5, isolated (worker threads)", calls, () => five.chain.run("cronJobFiring", context)),
+    );
+    rows.push(
+      await time("1 command hook (python3, a process per call)", Math.max(20, Math.floor(calls / 20)), () =>
+        command.chain.run("cronJobFiring", context),
+      ),
+    );
   } finally {
     await Promise.all([one.stop(), five.stop(), command.stop()]);
   }

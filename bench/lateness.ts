@@ -25,17 +25,37 @@ export interface LatenessRow {
 
 const sleepUntil = (t: number) => new Promise((resolve) => setTimeout(resolve, Math.max(0, t - Date.now())));
 
-export async function missiondLateness(backend: "pglite" | "postgres", jobs: number, seconds: number, toml?: string): Promise<LatenessRow[]> {
+export async function missiondLateness(
+  backend: "pglite" | "postgres",
+  jobs: number,
+  seconds: number,
+  toml?: string,
+): Promise<LatenessRow[]> {
   const db = await freshBenchDatabase(backend);
   const daemon = benchDaemon(db, {}, toml);
   try {
     await daemon.start();
     // Spread across the second: each job fires at its own fixed offset (jitter below 1 s).
-    for (let i = 0; i < jobs; i++) await daemon.cron.add({ name: `job-${i}`, agentId: "bench", cron: "* * * * * *", prompt: "p", overlapPolicy: "allow", jitter: "1s" });
+    for (let i = 0; i < jobs; i++)
+      await daemon.cron.add({
+        name: `job-${i}`,
+        agentId: "bench",
+        cron: "* * * * * *",
+        prompt: "p",
+        overlapPolicy: "allow",
+        jitter: "1s",
+      });
     const from = Math.ceil(Date.now() / 1000) * 1000 + 2_000;
     const to = from + seconds * 1000; // exclusive
     await sleepUntil(to + 5_000);
-    const ledger = await rows<{ status: string; job: string; slot: number; claimed: number; started: number | null; finished: number | null }>(
+    const ledger = await rows<{
+      status: string;
+      job: string;
+      slot: number;
+      claimed: number;
+      started: number | null;
+      finished: number | null;
+    }>(
       daemon.database.db,
       sql`select status, cron_job_id::text as job, (extract(epoch from scheduled_for) * 1000)::float8 as slot,
                  (extract(epoch from claimed_at) * 1000)::float8 as claimed,
@@ -45,16 +65,41 @@ export async function missiondLateness(backend: "pglite" | "postgres", jobs: num
           where scheduled_for >= ${new Date(from).toISOString()}::timestamptz and scheduled_for < ${new Date(to).toISOString()}::timestamptz`,
     );
     // Lateness is measured from each job's own moment: the slot plus its offset.
-    const moment = (r: (typeof ledger)[number]) => Number(r.slot) + jitterOffset({ id: BigInt(r.job), jitterMs: 1_000 });
+    const moment = (r: (typeof ledger)[number]) =>
+      Number(r.slot) + jitterOffset({ id: BigInt(r.job), jitterMs: 1_000 });
     const distinct = new Set(ledger.map((r) => `${r.job}@${r.slot}`)).size;
     const ran = ledger.filter((r) => r.started !== null);
     const closed = ledger.filter((r) => r.finished !== null);
     const expected = jobs * seconds;
     const missedOrSkipped = ledger.length - ran.length;
     return [
-      { system: "missiond", backend, measure: "moment → claimed (claimed_at)", expected, seen: distinct, duplicates: ledger.length - distinct, ...summarize(ledger.map((r) => Number(r.claimed) - moment(r))) },
-      { system: "missiond", backend, measure: `moment → chain passed, handing off${missedOrSkipped ? ` (${missedOrSkipped} not run)` : ""}`, expected, seen: ran.length, duplicates: 0, ...summarize(ran.map((r) => Number(r.started) - moment(r))) },
-      { system: "missiond", backend, measure: "moment → executor done (run Succeeded)", expected, seen: closed.length, duplicates: 0, ...summarize(closed.map((r) => Number(r.finished) - moment(r))) },
+      {
+        system: "missiond",
+        backend,
+        measure: "moment → claimed (claimed_at)",
+        expected,
+        seen: distinct,
+        duplicates: ledger.length - distinct,
+        ...summarize(ledger.map((r) => Number(r.claimed) - moment(r))),
+      },
+      {
+        system: "missiond",
+        backend,
+        measure: `moment → chain passed, handing off${missedOrSkipped ? ` (${missedOrSkipped} not run)` : ""}`,
+        expected,
+        seen: ran.length,
+        duplicates: 0,
+        ...summarize(ran.map((r) => Number(r.started) - moment(r))),
+      },
+      {
+        system: "missiond",
+        backend,
+        measure: "moment → executor done (run Succeeded)",
+        expected,
+        seen: closed.length,
+        duplicates: 0,
+        ...summarize(closed.map((r) => Number(r.finished) - moment(r))),
+      },
     ];
   } finally {
     await daemon.stop();
@@ -62,7 +107,12 @@ export async function missiondLateness(backend: "pglite" | "postgres", jobs: num
   }
 }
 
-export async function pgBossLateness(backend: "pglite" | "postgres", jobs: number, seconds: number, pollingIntervalSeconds: number): Promise<LatenessRow> {
+export async function pgBossLateness(
+  backend: "pglite" | "postgres",
+  jobs: number,
+  seconds: number,
+  pollingIntervalSeconds: number,
+): Promise<LatenessRow> {
   const db = await freshBenchDatabase(backend);
   const boss = benchBoss(db, { schema: "bench_boss" });
   const samples: number[] = [];
@@ -82,14 +132,18 @@ export async function pgBossLateness(backend: "pglite" | "postgres", jobs: numbe
     }
     for (let i = 0; i < inserts.length; i += 500) await boss.insert("bench", inserts.slice(i, i + 500));
     // Batches large enough that throughput is never what limits pg-boss here: only its polling.
-    await boss.work<{ due: number; key: string }>("bench", { batchSize: Math.ceil(jobs * pollingIntervalSeconds * 2), pollingIntervalSeconds }, async (batch) => {
-      const now = Date.now();
-      for (const job of batch) {
-        if (seen.has(job.data.key)) duplicates++;
-        seen.add(job.data.key);
-        samples.push(now - job.data.due);
-      }
-    });
+    await boss.work<{ due: number; key: string }>(
+      "bench",
+      { batchSize: Math.ceil(jobs * pollingIntervalSeconds * 2), pollingIntervalSeconds },
+      async (batch) => {
+        const now = Date.now();
+        for (const job of batch) {
+          if (seen.has(job.data.key)) duplicates++;
+          seen.add(job.data.key);
+          samples.push(now - job.data.due);
+        }
+      },
+    );
     await sleepUntil(from + seconds * 1000 + pollingIntervalSeconds * 1000 + 3_000);
     return {
       system: `pg-boss send(startAfter), poll ${pollingIntervalSeconds}s`,
@@ -121,7 +175,11 @@ export async function pgBossScheduleLateness(backend: "pglite" | "postgres", job
     await boss.createQueue("cron");
     for (let i = 0; i < jobs; i++) await boss.schedule("cron", "* * * * *", { key: `job-${i}` }, { key: `job-${i}` });
     let minute: number | null = null;
-    await boss.work<{ key: string }, unknown, { batchSize: number; pollingIntervalSeconds: number; includeMetadata: true }>("cron", { batchSize: jobs, pollingIntervalSeconds: 0.5, includeMetadata: true }, async (batch) => {
+    await boss.work<
+      { key: string },
+      unknown,
+      { batchSize: number; pollingIntervalSeconds: number; includeMetadata: true }
+    >("cron", { batchSize: jobs, pollingIntervalSeconds: 0.5, includeMetadata: true }, async (batch) => {
       const now = Date.now();
       for (const job of batch) {
         const forMinute = Math.floor(new Date(job.createdOn).getTime() / 60_000) * 60_000;

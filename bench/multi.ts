@@ -54,13 +54,25 @@ export async function multiInstance(instances: number, jobs: number): Promise<Mu
   const daemons = Array.from({ length: instances }, (_, i) => {
     const dir = mkdtempSync(join(tmpdir(), `missiond-multi-${i}-`));
     writeFileSync(join(dir, "config.toml"), `[agents.bench]\nexecutor = "webhook"\nurl = "${url}"\ntimeout = "10s"\n`);
-    const env = { DATABASE_URL: db.url!, MISSIOND_CONFIG: join(dir, "config.toml"), MISSIOND_STATE_DIR: dir, MISSIOND_INSTANCE_NAME: `i${i + 1}`, MISSIOND_PLUGIN_DIRS: SENTINEL, MISSIOND_LOG_LEVEL: "warn" };
+    const env = {
+      DATABASE_URL: db.url!,
+      MISSIOND_CONFIG: join(dir, "config.toml"),
+      MISSIOND_STATE_DIR: dir,
+      MISSIOND_INSTANCE_NAME: `i${i + 1}`,
+      MISSIOND_PLUGIN_DIRS: SENTINEL,
+      MISSIOND_LOG_LEVEL: "warn",
+    };
     return { dir, serve: spawnServe({ cwd: dir, env }) };
   });
   try {
     for (const d of daemons) {
       const api = apiClient({ socketPath: join(d.dir, "missiond.sock") });
-      await waitFor(async () => (await api.get<{ ready: boolean }>("/readyz").catch(() => null))?.ready, "the daemon to be ready", 60_000, 200);
+      await waitFor(
+        async () => (await api.get<{ ready: boolean }>("/readyz").catch(() => null))?.ready,
+        "the daemon to be ready",
+        60_000,
+        200,
+      );
     }
     const due = new Date(Math.ceil(Date.now() / 1000) * 1000 + 3_000);
     await sql`
@@ -88,7 +100,10 @@ export async function multiInstance(instances: number, jobs: number): Promise<Mu
       perSecond: (deliveries.size * 1000) / allDoneMs,
       claimP50: claim.p50,
       claimP99: claim.p99,
-      shares: [...per.entries()].sort().map(([name, n]) => `${name} ${n}`).join(", "),
+      shares: [...per.entries()]
+        .sort()
+        .map(([name, n]) => `${name} ${n}`)
+        .join(", "),
     };
   } finally {
     for (const d of daemons) d.serve.kill("SIGTERM");

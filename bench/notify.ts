@@ -31,7 +31,12 @@ const memory = () => {
   return { rssMb: m.rss / MB, heapMb: m.heapUsed / MB };
 };
 
-export async function missiondNotify(backend: "pglite" | "postgres", pending: number, rate: number, seconds: number): Promise<{ rows: NotifyRow[]; memory: MemoryRow[] }> {
+export async function missiondNotify(
+  backend: "pglite" | "postgres",
+  pending: number,
+  rate: number,
+  seconds: number,
+): Promise<{ rows: NotifyRow[]; memory: MemoryRow[] }> {
   const db = await freshBenchDatabase(backend);
   const daemon = benchDaemon(db);
   const mem: MemoryRow[] = [];
@@ -67,7 +72,14 @@ export async function missiondNotify(backend: "pglite" | "postgres", pending: nu
     }, 50);
     await sleepUntil(from + seconds * 1000 + 5_000);
     clearInterval(sampler);
-    mem.push({ system: "missiond", backend, stage: "peak during the wave", rssMb: peakRss, heapMb: NaN, inMemory: `≤ ${peak} moments` });
+    mem.push({
+      system: "missiond",
+      backend,
+      stage: "peak during the wave",
+      rssMb: peakRss,
+      heapMb: NaN,
+      inMemory: `≤ ${peak} moments`,
+    });
     const ledger = await rows<{ id: string; status: string; claim_ms: number | null; done_ms: number | null }>(
       daemon.database.db,
       sql`select id::text as id, status,
@@ -77,13 +89,32 @@ export async function missiondNotify(backend: "pglite" | "postgres", pending: nu
     );
     const claimed = ledger.filter((r) => r.claim_ms !== null);
     const delivered = ledger.filter((r) => r.done_ms !== null);
-    const stillPending = await rows<{ n: number }>(daemon.database.db, sql`select count(*)::int as n from notify_timers where status = 'Pending'`);
+    const stillPending = await rows<{ n: number }>(
+      daemon.database.db,
+      sql`select count(*)::int as n from notify_timers where status = 'Pending'`,
+    );
     snapshot(`after the wave (${stillPending[0]!.n} still pending)`);
     const expected = rate * seconds;
     return {
       rows: [
-        { system: "missiond", backend, measure: "due → claimed", expected, seen: claimed.length, duplicates: 0, ...summarize(claimed.map((r) => Number(r.claim_ms))) },
-        { system: "missiond", backend, measure: "due → delivered (log executor)", expected, seen: delivered.length, duplicates: 0, ...summarize(delivered.map((r) => Number(r.done_ms))) },
+        {
+          system: "missiond",
+          backend,
+          measure: "due → claimed",
+          expected,
+          seen: claimed.length,
+          duplicates: 0,
+          ...summarize(claimed.map((r) => Number(r.claim_ms))),
+        },
+        {
+          system: "missiond",
+          backend,
+          measure: "due → delivered (log executor)",
+          expected,
+          seen: delivered.length,
+          duplicates: 0,
+          ...summarize(delivered.map((r) => Number(r.done_ms))),
+        },
       ],
       memory: mem,
     };
@@ -93,7 +124,13 @@ export async function missiondNotify(backend: "pglite" | "postgres", pending: nu
   }
 }
 
-export async function pgBossNotify(backend: "pglite" | "postgres", pending: number, rate: number, seconds: number, pollingIntervalSeconds: number): Promise<{ row: NotifyRow; memory: MemoryRow[] }> {
+export async function pgBossNotify(
+  backend: "pglite" | "postgres",
+  pending: number,
+  rate: number,
+  seconds: number,
+  pollingIntervalSeconds: number,
+): Promise<{ row: NotifyRow; memory: MemoryRow[] }> {
   const db = await freshBenchDatabase(backend);
   const boss = benchBoss(db, { schema: "bench_boss" });
   const system = `pg-boss send(startAfter), poll ${pollingIntervalSeconds}s`;
@@ -108,29 +145,59 @@ export async function pgBossNotify(backend: "pglite" | "postgres", pending: numb
     mem.push({ system, backend, stage: "started, 0 timers pending", ...memory(), inMemory: "-" });
     const farFrom = Date.now() + 3_600_000;
     for (let i = 0; i < pending; i += 1_000) {
-      await boss.insert("notify", Array.from({ length: Math.min(1_000, pending - i) }, (_, k) => ({ data: { due: 0, key: `later ${i + k}` }, startAfter: new Date(farFrom + (i + k) * 10) })));
+      await boss.insert(
+        "notify",
+        Array.from({ length: Math.min(1_000, pending - i) }, (_, k) => ({
+          data: { due: 0, key: `later ${i + k}` },
+          startAfter: new Date(farFrom + (i + k) * 10),
+        })),
+      );
     }
     const from = Math.ceil(Date.now() / 1000) * 1000 + 5_000;
     for (let s = 0; s < seconds; s++) {
       const due = from + s * 1000;
       for (let i = 0; i < rate; i += 1_000) {
-        await boss.insert("notify", Array.from({ length: Math.min(1_000, rate - i) }, (_, k) => ({ data: { due, key: `now ${s}:${i + k}` }, startAfter: new Date(due) })));
+        await boss.insert(
+          "notify",
+          Array.from({ length: Math.min(1_000, rate - i) }, (_, k) => ({
+            data: { due, key: `now ${s}:${i + k}` },
+            startAfter: new Date(due),
+          })),
+        );
       }
     }
-    await boss.work<{ due: number; key: string }>("notify", { batchSize: Math.ceil(rate * pollingIntervalSeconds * 2), pollingIntervalSeconds }, async (batch) => {
-      const now = Date.now();
-      for (const job of batch) {
-        if (seen.has(job.data.key)) duplicates++;
-        seen.add(job.data.key);
-        samples.push(now - job.data.due);
-      }
-    });
+    await boss.work<{ due: number; key: string }>(
+      "notify",
+      { batchSize: Math.ceil(rate * pollingIntervalSeconds * 2), pollingIntervalSeconds },
+      async (batch) => {
+        const now = Date.now();
+        for (const job of batch) {
+          if (seen.has(job.data.key)) duplicates++;
+          seen.add(job.data.key);
+          samples.push(now - job.data.due);
+        }
+      },
+    );
     await sleepUntil(from - 1_000);
     globalThis.gc?.();
-    mem.push({ system, backend, stage: `${pending + rate * seconds} pending, before the wave`, ...memory(), inMemory: "-" });
+    mem.push({
+      system,
+      backend,
+      stage: `${pending + rate * seconds} pending, before the wave`,
+      ...memory(),
+      inMemory: "-",
+    });
     await sleepUntil(from + seconds * 1000 + pollingIntervalSeconds * 1000 + 5_000);
     return {
-      row: { system, backend, measure: "due → handler called", expected: rate * seconds, seen: seen.size, duplicates, ...summarize(samples) },
+      row: {
+        system,
+        backend,
+        measure: "due → handler called",
+        expected: rate * seconds,
+        seen: seen.size,
+        duplicates,
+        ...summarize(samples),
+      },
       memory: mem,
     };
   } finally {

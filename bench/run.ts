@@ -20,14 +20,28 @@ const backends: ("pglite" | "postgres")[] = ["pglite"];
 if (await serverReachable()) backends.push("postgres");
 else console.log("(no Postgres server reachable: Postgres rows skipped)");
 const started = Date.now();
-console.log(`missiond bench — ${new Date().toISOString()} — node ${process.version}, ${cpus().length} × ${cpus()[0]?.model ?? "cpu"}`);
+console.log(
+  `missiond bench — ${new Date().toISOString()} — node ${process.version}, ${cpus().length} × ${cpus()[0]?.model ?? "cpu"}`,
+);
 const latenessColumns = ["system", "db", "measure", "expected", "seen", "dup", "p50", "p99", "max"];
-const latenessCells = (r: LatenessRow | NotifyRow) => [r.system, r.backend, r.measure, r.expected, r.seen, r.duplicates, r.p50, r.p99, r.max];
+const latenessCells = (r: LatenessRow | NotifyRow) => [
+  r.system,
+  r.backend,
+  r.measure,
+  r.expected,
+  r.seen,
+  r.duplicates,
+  r.p50,
+  r.p99,
+  r.max,
+];
 
 if (only.has("lateness")) {
   const jobs = env("BENCH_JOBS", 1_000);
   const seconds = env("BENCH_SECONDS", 15);
-  console.log(`\n## 1. Fire lateness: ${jobs} jobs due every second, spread across the second, for ${seconds} s (ms)\n`);
+  console.log(
+    `\n## 1. Fire lateness: ${jobs} jobs due every second, spread across the second, for ${seconds} s (ms)\n`,
+  );
   const rows: LatenessRow[] = [];
   for (const backend of backends) {
     rows.push(...(await missiondLateness(backend, jobs, seconds)));
@@ -49,7 +63,19 @@ if (only.has("burst")) {
   }
   printTable(
     ["system", "db", "measure", "expected", "seen", "dup", "all done", "per s", "p50", "p99", "max"],
-    rows.map((r) => [r.system, r.backend, r.measure, r.expected, r.seen, r.duplicates, r.allDoneMs, Math.round(r.perSecond), r.p50, r.p99, r.max]),
+    rows.map((r) => [
+      r.system,
+      r.backend,
+      r.measure,
+      r.expected,
+      r.seen,
+      r.duplicates,
+      r.allDoneMs,
+      Math.round(r.perSecond),
+      r.p50,
+      r.p99,
+      r.max,
+    ]),
   );
 }
 
@@ -57,7 +83,9 @@ if (only.has("notify")) {
   const pending = env("BENCH_NOTIFY_PENDING", 100_000);
   const rate = env("BENCH_NOTIFY_RATE", 1_000);
   const seconds = env("BENCH_NOTIFY_SECONDS", 10);
-  console.log(`\n## 3. Notify timers: ${pending} pending far ahead, ${rate} coming due at the same instant each second for ${seconds} s (ms)\n`);
+  console.log(
+    `\n## 3. Notify timers: ${pending} pending far ahead, ${rate} coming due at the same instant each second for ${seconds} s (ms)\n`,
+  );
   const rows: NotifyRow[] = [];
   const memory: MemoryRow[] = [];
   for (const backend of backends) {
@@ -69,7 +97,9 @@ if (only.has("notify")) {
     memory.push(...peer.memory);
   }
   printTable(latenessColumns, rows.map(latenessCells));
-  console.log("\nMemory of the process (on PGlite the database lives in it too, so its RSS includes the data; the V8 heap is the daemon's own):\n");
+  console.log(
+    "\nMemory of the process (on PGlite the database lives in it too, so its RSS includes the data; the V8 heap is the daemon's own):\n",
+  );
   printTable(
     ["system", "db", "stage", "RSS MB", "heap MB", "held in memory"],
     memory.map((r) => [r.system, r.backend, r.stage, r.rssMb, Number.isNaN(r.heapMb) ? "-" : r.heapMb, r.inMemory]),
@@ -79,23 +109,71 @@ if (only.has("notify")) {
 if (only.has("scale")) {
   const jobs = env("BENCH_SCALE_JOBS", 1_000_000);
   const soon = env("BENCH_SCALE_SOON", 100);
-  console.log(`\n## 4. Scale: a \`missiond serve\` process starting on ${jobs} cron jobs, ${soon} of them due in its first minute, next to a start on ${soon} jobs\n`);
+  console.log(
+    `\n## 4. Scale: a \`missiond serve\` process starting on ${jobs} cron jobs, ${soon} of them due in its first minute, next to a start on ${soon} jobs\n`,
+  );
   const rows = [];
   for (const backend of backends) for (const n of [soon, jobs]) rows.push(await scaleStart(backend, n, soon));
   printTable(
-    ["db", "jobs", "spawn → ready ms", "RSS ready MB", "RSS after MB", "due soon", "fired", "late p50", "late p99", "late max"],
-    rows.map((r) => [r.backend, r.jobs, r.readyMs, r.rssReadyMb, r.rssAfterMb, r.dueSoon, r.fired, r.p50, r.p99, r.max]),
+    [
+      "db",
+      "jobs",
+      "spawn → ready ms",
+      "RSS ready MB",
+      "RSS after MB",
+      "due soon",
+      "fired",
+      "late p50",
+      "late p99",
+      "late max",
+    ],
+    rows.map((r) => [
+      r.backend,
+      r.jobs,
+      r.readyMs,
+      r.rssReadyMb,
+      r.rssAfterMb,
+      r.dueSoon,
+      r.fired,
+      r.p50,
+      r.p99,
+      r.max,
+    ]),
   );
 }
 
 if (only.has("multi") && backends.includes("postgres")) {
   const jobs = env("BENCH_MULTI_JOBS", 5_000);
-  console.log(`\n## 6. Multi-instance: 1, 2 and 3 \`missiond serve\` processes on one Postgres, ${jobs} slots due in the same second, webhook deliveries counted at the receiver\n`);
+  console.log(
+    `\n## 6. Multi-instance: 1, 2 and 3 \`missiond serve\` processes on one Postgres, ${jobs} slots due in the same second, webhook deliveries counted at the receiver\n`,
+  );
   const rows = [];
   for (const instances of [1, 2, 3]) rows.push(await multiInstance(instances, jobs));
   printTable(
-    ["instances", "expected", "delivered", "duplicates", "lost", "all done ms", "per s", "claim p50", "claim p99", "claims per instance"],
-    rows.map((r) => [r.instances, r.expected, r.delivered, r.duplicates, r.lost, r.allDoneMs, Math.round(r.perSecond), r.claimP50, r.claimP99, r.shares]),
+    [
+      "instances",
+      "expected",
+      "delivered",
+      "duplicates",
+      "lost",
+      "all done ms",
+      "per s",
+      "claim p50",
+      "claim p99",
+      "claims per instance",
+    ],
+    rows.map((r) => [
+      r.instances,
+      r.expected,
+      r.delivered,
+      r.duplicates,
+      r.lost,
+      r.allDoneMs,
+      Math.round(r.perSecond),
+      r.claimP50,
+      r.claimP99,
+      r.shares,
+    ]),
   );
 }
 

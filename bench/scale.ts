@@ -35,17 +35,27 @@ const rssMb = (pid: number) => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/pr
 const SPREAD_S = 20;
 
 /** The far-future jobs (one statement), then `dueSoon` spread over SPREAD_S seconds from `from`. */
-const farJobs = (count: number) => `insert into cron_jobs (name, agent_id, prompt, cron_expr, timezone, next_fire_at, anchor_at, created_at, updated_at)
+const farJobs = (
+  count: number,
+) => `insert into cron_jobs (name, agent_id, prompt, cron_expr, timezone, next_fire_at, anchor_at, created_at, updated_at)
   select 'far-' || g, 'bench', 'p', '0 0 1 1 *', 'UTC', timestamptz '2030-01-01' + g * interval '1 second', now(), now(), now()
   from generate_series(1, ${count}) as g`;
-const soonJobs = (count: number, from: Date) => `insert into cron_jobs (name, agent_id, prompt, cron_expr, timezone, overlap_policy, next_fire_at, anchor_at, created_at, updated_at)
+const soonJobs = (
+  count: number,
+  from: Date,
+) => `insert into cron_jobs (name, agent_id, prompt, cron_expr, timezone, overlap_policy, next_fire_at, anchor_at, created_at, updated_at)
   select 'soon-' || g, 'bench', 'p', '0 0 1 1 *', 'UTC', 'allow', timestamptz '${from.toISOString()}' + (g % ${SPREAD_S}) * interval '1 second', now(), now(), now()
   from generate_series(1, ${count}) as g`;
 
 export async function scaleStart(backend: "pglite" | "postgres", jobs: number, dueSoon: number): Promise<ScaleRow> {
   const dir = mkdtempSync(join(tmpdir(), "missiond-scale-"));
   const db = backend === "postgres" ? await freshBenchDatabase("postgres") : null;
-  const env = { ...(db ? { DATABASE_URL: db.url! } : { DATABASE_URL: "" }), MISSIOND_STATE_DIR: dir, MISSIOND_LOG_LEVEL: "warn", MISSIOND_INSTANCE_NAME: "scale" };
+  const env = {
+    ...(db ? { DATABASE_URL: db.url! } : { DATABASE_URL: "" }),
+    MISSIOND_STATE_DIR: dir,
+    MISSIOND_LOG_LEVEL: "warn",
+    MISSIOND_INSTANCE_NAME: "scale",
+  };
   try {
     const migrated = await runMissiond(["migrate"], { cwd: dir, env });
     if (migrated.code !== 0) throw new Error(`migrate failed: ${migrated.stderr}`);
@@ -81,11 +91,25 @@ export async function scaleStart(backend: "pglite" | "postgres", jobs: number, d
     const rssReadyMb = rssMb(serve.pid!);
     await sleep(Math.max(0, from.getTime() + SPREAD_S * 1000 + 3_000 - Date.now()));
     const rssAfterMb = rssMb(serve.pid!);
-    const runs = await api.get<{ runs: { scheduledFor: string; claimedAt: string; latenessMs: number }[] }>("/v1/runs", { limit: 1000 });
+    const runs = await api.get<{ runs: { scheduledFor: string; claimedAt: string; latenessMs: number }[] }>(
+      "/v1/runs",
+      { limit: 1000 },
+    );
     serve.kill("SIGTERM");
     await serve.exited;
     const lateness = summarize(runs.runs.map((r) => r.latenessMs));
-    return { backend, jobs, readyMs, rssReadyMb, rssAfterMb, dueSoon, fired: runs.runs.length, p50: lateness.p50, p99: lateness.p99, max: lateness.max };
+    return {
+      backend,
+      jobs,
+      readyMs,
+      rssReadyMb,
+      rssAfterMb,
+      dueSoon,
+      fired: runs.runs.length,
+      p50: lateness.p50,
+      p99: lateness.p99,
+      max: lateness.max,
+    };
   } finally {
     await db?.drop();
   }

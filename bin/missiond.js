@@ -11,7 +11,10 @@ const pinned = join(root, "node_modules", "node", "bin", "node");
 const node = existsSync(pinned) ? pinned : process.execPath;
 // Own process group: a signal sent to the shim's group (Ctrl-C, `timeout`, systemd) reaches the
 // daemon once, through the forwarding below, not twice (a second SIGTERM means "force").
-const child = spawn(node, [join(root, "src", "main.ts"), ...process.argv.slice(2)], { stdio: "inherit", detached: true });
+const child = spawn(node, [join(root, "src", "main.ts"), ...process.argv.slice(2)], {
+  stdio: "inherit",
+  detached: true,
+});
 for (const signal of ["SIGTERM", "SIGINT", "SIGHUP"]) process.on(signal, () => child.kill(signal));
 child.on("exit", (code, signal) => {
   if (signal) process.kill(process.pid, signal);

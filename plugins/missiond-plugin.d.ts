@@ -10,35 +10,109 @@ interface MiddlewareTools {
   defer(options: { until: Date | string | number; reason?: string }): Deferral;
 }
 
-type Handler<C, R> = (context: C, tools: MiddlewareTools) => Promise<R | Cancellation | Deferral> | R | Cancellation | Deferral;
+type Handler<C, R> = (
+  context: C,
+  tools: MiddlewareTools,
+) => Promise<R | Cancellation | Deferral> | R | Cancellation | Deferral;
 
 interface MissiondMiddleware {
-  systemPrompt?: (context: { sessionId: string; agentId: string; sessionKind: string; systemPrompt: string }) => Promise<string> | string;
-  userMessageInbound?: Handler<{ sessionId: string; channelId: string | null; text: string; mediaIds: string[] }, string>;
-  interAgentMessage?: Handler<{ senderSessionId: string; senderAgentId: string; targetSessionId: string; isSubagentReport: boolean; text: string }, string>;
+  systemPrompt?: (context: {
+    sessionId: string;
+    agentId: string;
+    sessionKind: string;
+    systemPrompt: string;
+  }) => Promise<string> | string;
+  userMessageInbound?: Handler<
+    { sessionId: string; channelId: string | null; text: string; mediaIds: string[] },
+    string
+  >;
+  interAgentMessage?: Handler<
+    {
+      senderSessionId: string;
+      senderAgentId: string;
+      targetSessionId: string;
+      isSubagentReport: boolean;
+      text: string;
+    },
+    string
+  >;
   assistantMessageOutbound?: Handler<{ sessionId: string; channelId: string | null; text: string }, string>;
   todoAdded?: Handler<{ sessionId: string; texts: string[] }, string[]>;
-  notifyScheduled?: Handler<{ sessionId: string; message: string; delaySeconds: number }, { message?: string; delaySeconds?: number }>;
+  notifyScheduled?: Handler<
+    { sessionId: string; message: string; delaySeconds: number },
+    { message?: string; delaySeconds?: number }
+  >;
   notifyDelivered?: Handler<{ sessionId: string; notifyId: string; message: string }, string>;
   sshConnectionOpening?: Handler<
-    { sessionId: string; agentId: string; sshHostId: string; hostDisplayName: string; hostname: string; port: number | null; connectionType: "direct" | "tunnel"; username: string },
+    {
+      sessionId: string;
+      agentId: string;
+      sshHostId: string;
+      hostDisplayName: string;
+      hostname: string;
+      port: number | null;
+      connectionType: "direct" | "tunnel";
+      username: string;
+    },
     void
   >;
   sshCommandSending?: Handler<
-    { sessionId: string; agentId: string; sshHostId: string; hostDisplayName: string; kind: string; command: string | null; path: string | null; content: string | null; intent?: string },
+    {
+      sessionId: string;
+      agentId: string;
+      sshHostId: string;
+      hostDisplayName: string;
+      kind: string;
+      command: string | null;
+      path: string | null;
+      content: string | null;
+      intent?: string;
+    },
     { command?: string; path?: string; content?: string }
   >;
   sshCommandCompleted?: Handler<
     {
-      sessionId: string; agentId: string; sshHostId: string; hostDisplayName: string; kind: string; command: string | null; path: string | null;
-      exitCode: number; output: string | null; errorOutput: string | null; isTruncated: boolean; durationMs: number;
+      sessionId: string;
+      agentId: string;
+      sshHostId: string;
+      hostDisplayName: string;
+      kind: string;
+      command: string | null;
+      path: string | null;
+      exitCode: number;
+      output: string | null;
+      errorOutput: string | null;
+      isTruncated: boolean;
+      durationMs: number;
     },
     { output?: string; errorOutput?: string }
   >;
-  sessionClearing?: Handler<{ sessionId: string; agentId: string; trailingText: string | null; messageCount: number; subagentCount: number; peerThreadCount: number }, void>;
-  sessionClearCompleted?: Handler<{ sessionId: string; agentId: string; deletedMessageCount: number; deletedSubagentCount: number; deletedPeerThreadCount: number }, void>;
+  sessionClearing?: Handler<
+    {
+      sessionId: string;
+      agentId: string;
+      trailingText: string | null;
+      messageCount: number;
+      subagentCount: number;
+      peerThreadCount: number;
+    },
+    void
+  >;
+  sessionClearCompleted?: Handler<
+    {
+      sessionId: string;
+      agentId: string;
+      deletedMessageCount: number;
+      deletedSubagentCount: number;
+      deletedPeerThreadCount: number;
+    },
+    void
+  >;
   cronJobFiring?: Handler<{ cronJobId: string; agentId: string; kind: string; name: string; prompt: string }, string>;
-  cronJobCompleted?: Handler<{ cronJobId: string; cronJobRunId: string; sessionId: string; agentId: string; status: string }, void>;
+  cronJobCompleted?: Handler<
+    { cronJobId: string; cronJobRunId: string; sessionId: string; agentId: string; status: string },
+    void
+  >;
 }
 
 interface MissiondHost {
@@ -51,7 +125,16 @@ interface MissiondHost {
     delete(key: string): Promise<boolean>;
     list(prefix?: string): Promise<string[]>;
   };
-  fetch?(url: string, init?: { method?: string; headers?: Record<string, string>; body?: string }): Promise<{ status: number; ok: boolean; headers: Record<string, string>; text(): Promise<string>; json(): Promise<unknown> }>;
+  fetch?(
+    url: string,
+    init?: { method?: string; headers?: Record<string, string>; body?: string },
+  ): Promise<{
+    status: number;
+    ok: boolean;
+    headers: Record<string, string>;
+    text(): Promise<string>;
+    json(): Promise<unknown>;
+  }>;
   agents?: { list(): Promise<{ agents: { id: string }[] }> };
 }
 

@@ -56,7 +56,10 @@ const HAND_BACK_WAIT_MS = 1_000;
 async function raceTimeout<T>(promise: Promise<T>, ms: number): Promise<T | "timeout"> {
   let timer: NodeJS.Timeout | undefined;
   try {
-    return await Promise.race([promise, new Promise<"timeout">((resolve) => (timer = setTimeout(() => resolve("timeout"), ms)))]);
+    return await Promise.race([
+      promise,
+      new Promise<"timeout">((resolve) => (timer = setTimeout(() => resolve("timeout"), ms))),
+    ]);
   } finally {
     clearTimeout(timer);
   }
@@ -151,7 +154,11 @@ export function createDaemon(config: Config, deps: DaemonDeps): Daemon {
       stack.defer(release);
     }
     deps.onState?.("starting", "opening the database");
-    const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: deps.pglite ? null : config.dataDir, pglite: deps.pglite });
+    const database = await openDatabase({
+      databaseUrl: config.databaseUrl,
+      dataDir: deps.pglite ? null : config.dataDir,
+      pglite: deps.pglite,
+    });
     stack.defer(() => database.close());
     parts.database = database;
 
@@ -159,7 +166,12 @@ export function createDaemon(config: Config, deps: DaemonDeps): Daemon {
     await migrate(database);
 
     deps.onState?.("starting", "starting pg-boss");
-    const boss = await startBoss({ database, log, instanceName: config.instanceName, retryLimit: config.missions.retryLimit });
+    const boss = await startBoss({
+      database,
+      log,
+      instanceName: config.instanceName,
+      retryLimit: config.missions.retryLimit,
+    });
     parts.boss = boss;
     // By the time this runs the mission worker has been stopped (with the drain budget) below;
     // anything still active is handed back to pg-boss as it is.
@@ -213,7 +225,12 @@ export function createDaemon(config: Config, deps: DaemonDeps): Daemon {
       onDeferred: () => scheduler?.poke(),
       onRun: (status, latenessMs) => metrics.run(status, latenessMs),
     });
-    const cron = new CronService({ db: database.db, clock, onChange: () => scheduler?.poke(), fireNow: (id) => firing.fireNow(id) });
+    const cron = new CronService({
+      db: database.db,
+      clock,
+      onChange: () => scheduler?.poke(),
+      fireNow: (id) => firing.fireNow(id),
+    });
     parts.cron = cron;
 
     const notifyDelivery = new NotifyDelivery({
@@ -241,17 +258,26 @@ export function createDaemon(config: Config, deps: DaemonDeps): Daemon {
       },
     });
     parts.notify = notify;
-    const todos = new TodoService({ db: database.db, chain: plugins.chain, clock, sessionExists: async (id) => (await sessions.agentOf(id)) !== null });
+    const todos = new TodoService({
+      db: database.db,
+      chain: plugins.chain,
+      clock,
+      sessionExists: async (id) => (await sessions.agentOf(id)) !== null,
+    });
     parts.todos = todos;
     const longestChainOf = (hook: HookName) =>
-      Math.min(config.plugins.handlerTimeoutMs * plugins.chain.plugins.filter((p) => p.hooks.has(hook)).length, config.plugins.chainDeadlineMs ?? Infinity);
+      Math.min(
+        config.plugins.handlerTimeoutMs * plugins.chain.plugins.filter((p) => p.hooks.has(hook)).length,
+        config.plugins.chainDeadlineMs ?? Infinity,
+      );
     const clears = new ClearService({
       db: database.db,
       chain: plugins.chain,
       clock,
       log,
       instanceName: config.instanceName,
-      leaseMs: Math.max(longestChainOf("sessionClearing"), longestChainOf("sessionClearCompleted")) + STALE_CLAIM_MARGIN_MS,
+      leaseMs:
+        Math.max(longestChainOf("sessionClearing"), longestChainOf("sessionClearCompleted")) + STALE_CLAIM_MARGIN_MS,
       detach,
       faults: deps.faults?.clears,
     });
@@ -267,7 +293,12 @@ export function createDaemon(config: Config, deps: DaemonDeps): Daemon {
     });
     parts.scheduler = scheduler;
 
-    const agents = new AgentService(database.db, config.agents, config.configFile ? dirname(config.configFile) : config.stateDir, () => clock.now());
+    const agents = new AgentService(
+      database.db,
+      config.agents,
+      config.configFile ? dirname(config.configFile) : config.stateDir,
+      () => clock.now(),
+    );
     const executorFor = executorRegistry(agents, log, () => clock.now(), deps.probe.killGroup);
     const missions = await startMissionWorker({
       db: database.db,
@@ -299,7 +330,10 @@ export function createDaemon(config: Config, deps: DaemonDeps): Daemon {
     // drain budget (counted from stop()) is spent are stopped and handed back to pg-boss, so that
     // closing pg-boss and the database fits in the grace serve allows past the budget.
     stack.defer(async () => {
-      const drained = Promise.all([boss.offWork(MISSIONS_QUEUE, { wait: true }), boss.offWork(NOTIFY_QUEUE, { wait: true })]);
+      const drained = Promise.all([
+        boss.offWork(MISSIONS_QUEUE, { wait: true }),
+        boss.offWork(NOTIFY_QUEUE, { wait: true }),
+      ]);
       const left = Math.max(0, config.shutdown.drainBudgetMs - (Date.now() - stopRequestedAt));
       if ((await raceTimeout(drained, left)) === "timeout") {
         missions.handBack();
@@ -352,9 +386,16 @@ export function createDaemon(config: Config, deps: DaemonDeps): Daemon {
 
     const doctor = async () => {
       const now = clock.now();
-      const cronFindings = await diagnoseCron(database.db, now, { overdueMs: OVERDUE_AFTER_MS, claimedMs: longestChainMs + STALE_CLAIM_MARGIN_MS, runningMs: STUCK_RUNNING_MS });
+      const cronFindings = await diagnoseCron(database.db, now, {
+        overdueMs: OVERDUE_AFTER_MS,
+        claimedMs: longestChainMs + STALE_CLAIM_MARGIN_MS,
+        runningMs: STUCK_RUNNING_MS,
+      });
       const lateTimers = await overdueTimers(database.db, new Date(now - OVERDUE_AFTER_MS), 50);
-      const pluginProblems = plugins.list().filter((p) => p.state !== "active").map((p) => ({ name: p.name, state: p.state, error: p.error }));
+      const pluginProblems = plugins
+        .list()
+        .filter((p) => p.state !== "active")
+        .map((p) => ({ name: p.name, state: p.state, error: p.error }));
       const skewMs = scheduler?.skewMs ?? 0;
       const schedulerArmed = scheduler?.isArmed ?? false;
       const ok =
@@ -365,7 +406,14 @@ export function createDaemon(config: Config, deps: DaemonDeps): Daemon {
         lateTimers.length === 0 &&
         pluginProblems.length === 0 &&
         Math.abs(skewMs) <= 1_000;
-      return { ok, ...cronFindings, overdueTimers: lateTimers, plugins: pluginProblems, clockSkewMs: skewMs, schedulerArmed };
+      return {
+        ok,
+        ...cronFindings,
+        overdueTimers: lateTimers,
+        plugins: pluginProblems,
+        clockSkewMs: skewMs,
+        schedulerArmed,
+      };
     };
     const services = {
       doctor,
@@ -407,7 +455,10 @@ export function createDaemon(config: Config, deps: DaemonDeps): Daemon {
       stack.defer(() => tcp.close());
       await tcp.listen({ host: config.listen.host, port: config.listen.port });
     }
-    setState("running", `ready: ${database.kind} database, ${plugins.list().length} plugin(s), socket ${config.socketPath}`);
+    setState(
+      "running",
+      `ready: ${database.kind} database, ${plugins.list().length} plugin(s), socket ${config.socketPath}`,
+    );
   }
 
   return {
@@ -450,7 +501,8 @@ export function createDaemon(config: Config, deps: DaemonDeps): Daemon {
       return need("boss");
     },
     start() {
-      if (state === "stopping" || state === "stopped") return Promise.reject(new MissiondError("NOT_READY", `daemon is ${state}`));
+      if (state === "stopping" || state === "stopped")
+        return Promise.reject(new MissiondError("NOT_READY", `daemon is ${state}`));
       starting ??= doStart().catch(async (err) => {
         setState("failed", `start failed: ${(err as Error).message}`);
         await stack.disposeAsync().catch((disposeErr) => log.error({ err: disposeErr }, "cleanup after failed start"));

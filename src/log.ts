@@ -9,7 +9,17 @@ export function createLogger(level: string, destination?: DestinationStream): Lo
       level,
       base: { service: "missiond" },
       redact: {
-        paths: ["apiToken", "api_token", "*.apiToken", "headers.authorization", "req.headers.authorization", "databaseUrl", "secret", "*.secret", "agents.*.secret"],
+        paths: [
+          "apiToken",
+          "api_token",
+          "*.apiToken",
+          "headers.authorization",
+          "req.headers.authorization",
+          "databaseUrl",
+          "secret",
+          "*.secret",
+          "agents.*.secret",
+        ],
         censor: "[redacted]",
       },
       timestamp: pino.stdTimeFunctions.isoTime,

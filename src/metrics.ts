@@ -27,7 +27,12 @@ export class Metrics {
   constructor(sources: MetricSources) {
     collectDefaultMetrics({ register: this.registry, prefix: "missiond_" });
     const registers = [this.registry];
-    this.runs = new Counter({ name: "missiond_runs_total", help: "Run outcomes written by this instance, by status", labelNames: ["status"], registers });
+    this.runs = new Counter({
+      name: "missiond_runs_total",
+      help: "Run outcomes written by this instance, by status",
+      labelNames: ["status"],
+      registers,
+    });
     this.lateness = new Histogram({
       name: "missiond_fire_lateness_seconds",
       help: "From a slot to its claim, for slots claimed to run",
@@ -54,7 +59,12 @@ export class Metrics {
       buckets: [0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30],
       registers,
     });
-    this.timers = new Counter({ name: "missiond_notify_timers_total", help: "Notify timer outcomes written by this instance, by status", labelNames: ["status"], registers });
+    this.timers = new Counter({
+      name: "missiond_notify_timers_total",
+      help: "Notify timer outcomes written by this instance, by status",
+      labelNames: ["status"],
+      registers,
+    });
     this.timerLateness = new Histogram({
       name: "missiond_notify_lateness_seconds",
       help: "From a notify timer's due time to its claim",

@@ -53,7 +53,11 @@ export function validate<S extends z.ZodType>(schema: S, value: unknown, where?:
 const fitsInt8 = (value: string) => /^\d{1,19}$/.test(value) && BigInt(value) <= 9_223_372_036_854_775_807n;
 
 /** A 64-bit id as the API carries it: a decimal string that fits Postgres's bigint. */
-export const idString = (what: string, message = `must be a ${what} id`) => z.string().regex(/^\d{1,19}$/, message).refine(fitsInt8, message);
+export const idString = (what: string, message = `must be a ${what} id`) =>
+  z
+    .string()
+    .regex(/^\d{1,19}$/, message)
+    .refine(fitsInt8, message);
 
 /** Parses the `:id` of a route; a malformed one is a 404, like an unknown one. */
 export function parseId(value: string, what: string): bigint {

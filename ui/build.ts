@@ -35,7 +35,11 @@ if (import.meta.main) {
   } catch (err) {
     // An install without dev dependencies (npm install --omit=dev) has no esbuild: the daemon still
     // installs and runs, and /ui says the dashboard was not built. Any other failure is an error.
-    if ((err as NodeJS.ErrnoException).code !== "ERR_MODULE_NOT_FOUND" || !String((err as Error).message).includes("esbuild")) throw err;
+    if (
+      (err as NodeJS.ErrnoException).code !== "ERR_MODULE_NOT_FOUND" ||
+      !String((err as Error).message).includes("esbuild")
+    )
+      throw err;
     console.warn("esbuild is not installed (dev dependencies omitted?): the dashboard is not built; /ui will say so");
   }
 }

@@ -29,7 +29,10 @@ function shadowPlugin(dir: string): string {
   return context.prompt;
 };\n`,
   );
-  writeFileSync(join(folder, "plugin.json"), JSON.stringify({ name: "quiet-hours", version: "0.3.0", order: 50, permissions: ["log", "clock"], shadow: true }));
+  writeFileSync(
+    join(folder, "plugin.json"),
+    JSON.stringify({ name: "quiet-hours", version: "0.3.0", order: 50, permissions: ["log", "clock"], shadow: true }),
+  );
   return folder;
 }
 
@@ -49,17 +52,30 @@ const config = loadConfig({
     MISSIOND_LISTEN: `127.0.0.1:${port}`,
     MISSIOND_API_TOKEN: TOKEN,
     MISSIOND_INSTANCE_NAME: "demo-1",
-    MISSIOND_PLUGIN_DIRS: [...["cron-sentinel", "maintenance-window", "no-rm-rf", "redact-secrets", "caveman"].map((p) => join(root, "plugins", p)), shadowPlugin(join(work, "plugins"))].join(":"),
+    MISSIOND_PLUGIN_DIRS: [
+      ...["cron-sentinel", "maintenance-window", "no-rm-rf", "redact-secrets", "caveman"].map((p) =>
+        join(root, "plugins", p),
+      ),
+      shadowPlugin(join(work, "plugins")),
+    ].join(":"),
   },
   cwd: work,
   hostname: "demo",
   pid: process.pid,
 });
-const daemon = createDaemon(config, { probe: { pid: process.pid, isAlive: () => false }, log: createLogger("warn"), uiDir });
+const daemon = createDaemon(config, {
+  probe: { pid: process.pid, isAlive: () => false },
+  log: createLogger("warn"),
+  uiDir,
+});
 await daemon.start();
 const base = `http://127.0.0.1:${port}`;
 const call = async (method: "GET" | "POST", path: string, body?: unknown) => {
-  const response = await fetch(base + path, { method, headers: { authorization: `Bearer ${TOKEN}`, ...(body ? { "content-type": "application/json" } : {}) }, body: body ? JSON.stringify(body) : undefined });
+  const response = await fetch(base + path, {
+    method,
+    headers: { authorization: `Bearer ${TOKEN}`, ...(body ? { "content-type": "application/json" } : {}) },
+    body: body ? JSON.stringify(body) : undefined,
+  });
   if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${await response.text()}`);
   return response.json();
 };
@@ -69,7 +85,8 @@ try {
   await seedDemo(call, daemon.database.db);
   // A few manual runs through the chain, and time for the per-10 s probe and the held job to fire live.
   const { jobs } = (await call("GET", "/v1/cron-jobs")) as { jobs: { id: string; name: string; paused: boolean }[] };
-  for (const job of jobs.filter((j) => !j.paused).slice(0, 6)) await call("POST", `/v1/cron-jobs/${job.id}/trigger`, {});
+  for (const job of jobs.filter((j) => !j.paused).slice(0, 6))
+    await call("POST", `/v1/cron-jobs/${job.id}/trigger`, {});
   await new Promise((resolve) => setTimeout(resolve, 12_000));
 
   mkdirSync(outDir, { recursive: true });

@@ -14,7 +14,12 @@ describe("caveman", () => {
   });
 
   it("appends its guidance to every system prompt", async () => {
-    const result = await plugins.chain.run("systemPrompt", { sessionId: "s1", agentId: "a1", sessionKind: "direct", systemPrompt: "You are helpful." });
+    const result = await plugins.chain.run("systemPrompt", {
+      sessionId: "s1",
+      agentId: "a1",
+      sessionKind: "direct",
+      systemPrompt: "You are helpful.",
+    });
     expect(result.kind).toBe("passed");
     expect(result.context.systemPrompt).toMatch(/^You are helpful\.\n\nAnswer like caveman\. Few words\./);
   });

@@ -38,11 +38,19 @@ describe("no-rm-rf", () => {
 
   it("forces apt-get install -y", async () => {
     const result = await plugins.chain.run("sshCommandSending", sending({ command: "apt-get install ripgrep" }));
-    expect(result).toMatchObject({ kind: "passed", context: { command: "apt-get install -y ripgrep" }, changedBy: ["no-rm-rf"] });
+    expect(result).toMatchObject({
+      kind: "passed",
+      context: { command: "apt-get install -y ripgrep" },
+      changedBy: ["no-rm-rf"],
+    });
   });
 
   it("returns {} (no change) for file operations", async () => {
     const context = sending({ kind: "write_file", path: "/etc/motd", content: "hi" });
-    expect(await plugins.chain.run("sshCommandSending", context)).toMatchObject({ kind: "passed", context, changedBy: [] });
+    expect(await plugins.chain.run("sshCommandSending", context)).toMatchObject({
+      kind: "passed",
+      context,
+      changedBy: [],
+    });
   });
 });

@@ -25,8 +25,14 @@ describe("redact-secrets", () => {
   afterAll(() => plugins.stop());
 
   it("redacts AWS key ids from command output and error output", async () => {
-    const result = await plugins.chain.run("sshCommandCompleted", completed("AWS_ACCESS_KEY_ID=AKIAIOSFODNN7EXAMPLE\nok", "warn: AKIAABCDEFGHIJKLMNOP leaked"));
-    expect(result.context).toMatchObject({ output: "AWS_ACCESS_KEY_ID=[redacted AWS key]\nok", errorOutput: "warn: [redacted AWS key] leaked" });
+    const result = await plugins.chain.run(
+      "sshCommandCompleted",
+      completed("AWS_ACCESS_KEY_ID=AKIAIOSFODNN7EXAMPLE\nok", "warn: AKIAABCDEFGHIJKLMNOP leaked"),
+    );
+    expect(result.context).toMatchObject({
+      output: "AWS_ACCESS_KEY_ID=[redacted AWS key]\nok",
+      errorOutput: "warn: [redacted AWS key] leaked",
+    });
   });
 
   it("keeps a null output null (undefined from the handler means the field is omitted)", async () => {
@@ -35,13 +41,18 @@ describe("redact-secrets", () => {
   });
 
   it("redacts secrets from replies before they reach a person", async () => {
-    const text = "Use ghp_abcdefghijklmnopqrstuvwxyz0123456789 and sk-live_abcdefghijklmnopqrstu, key AKIAIOSFODNN7EXAMPLE";
+    const text =
+      "Use ghp_abcdefghijklmnopqrstuvwxyz0123456789 and sk-live_abcdefghijklmnopqrstu, key AKIAIOSFODNN7EXAMPLE";
     const result = await plugins.chain.run("assistantMessageOutbound", { sessionId: "s1", channelId: null, text });
     expect(result.context.text).toBe("Use [redacted GitHub token] and [redacted API key], key [redacted AWS key]");
   });
 
   it("passes a reply without secrets unchanged", async () => {
-    const result = await plugins.chain.run("assistantMessageOutbound", { sessionId: "s1", channelId: "c1", text: "All good." });
+    const result = await plugins.chain.run("assistantMessageOutbound", {
+      sessionId: "s1",
+      channelId: "c1",
+      text: "All good.",
+    });
     expect(result).toMatchObject({ kind: "passed", changedBy: [] });
   });
 });

@@ -80,7 +80,9 @@ export function buildApi(services: ApiServices, options: ApiOptions): FastifyIns
   }
 
   app.get("/healthz", async () => ({ ok: true }));
-  app.get("/metrics", async (_request, reply) => reply.type(services.metrics.registry.contentType).send(await services.metrics.registry.metrics()));
+  app.get("/metrics", async (_request, reply) =>
+    reply.type(services.metrics.registry.contentType).send(await services.metrics.registry.metrics()),
+  );
   app.get("/readyz", async (_request, reply) => {
     const result = await services.readiness();
     return reply.status(result.ready ? 200 : 503).send(result);
@@ -91,11 +93,16 @@ export function buildApi(services: ApiServices, options: ApiOptions): FastifyIns
   todoRoutes(app, services.todos);
   pluginRoutes(app, services.plugins, services.db);
   let openapi: Record<string, unknown> | undefined;
-  app.get("/v1/openapi.json", async () => (openapi ??= openApiDocument({ maxDelaySeconds: services.notifyMaxDelaySeconds, bodyLimit })));
+  app.get(
+    "/v1/openapi.json",
+    async () => (openapi ??= openApiDocument({ maxDelaySeconds: services.notifyMaxDelaySeconds, bodyLimit })),
+  );
   app.get("/v1/doctor", async () => services.doctor());
   if (options.uiDir) uiRoutes(app, options.uiDir);
   app.get("/v1/agents", async () => ({ agents: await services.agents.list() }));
-  app.put("/v1/agents/:id", async (request) => services.agents.put((request.params as { id: string }).id, request.body));
+  app.put("/v1/agents/:id", async (request) =>
+    services.agents.put((request.params as { id: string }).id, request.body),
+  );
   app.delete("/v1/agents/:id", async (request, reply) => {
     await services.agents.remove((request.params as { id: string }).id);
     return reply.status(204).send();

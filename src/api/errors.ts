@@ -10,15 +10,25 @@ export interface ErrorBody {
 
 /** Every error leaves the API as `{ error: { code, message } }` with a matching status. */
 export function errorHandler(err: FastifyError | Error, request: FastifyRequest, reply: FastifyReply): void {
-  const send = (status: number, code: string, message: string) => void reply.status(status).send({ error: { code, message } } satisfies ErrorBody);
+  const send = (status: number, code: string, message: string) =>
+    void reply.status(status).send({ error: { code, message } } satisfies ErrorBody);
   if (err instanceof ZodError) return send(400, "BAD_REQUEST", describeIssues(err));
   if (isMissiondError(err)) return send(err.status, err.code, err.message);
   const fastifyError = err as FastifyError;
   if (fastifyError.code === "FST_ERR_CTP_INVALID_MEDIA_TYPE") {
     const given = request.headers["content-type"];
-    return send(415, "BAD_REQUEST", `${given ? `content type "${given}" is` : "a body without a content type is"} not supported; send application/json`);
+    return send(
+      415,
+      "BAD_REQUEST",
+      `${given ? `content type "${given}" is` : "a body without a content type is"} not supported; send application/json`,
+    );
   }
-  if (fastifyError.code === "FST_ERR_CTP_BODY_TOO_LARGE") return send(413, "PAYLOAD_TOO_LARGE", `request body is larger than the limit of ${request.routeOptions.bodyLimit ?? "?"} bytes`);
+  if (fastifyError.code === "FST_ERR_CTP_BODY_TOO_LARGE")
+    return send(
+      413,
+      "PAYLOAD_TOO_LARGE",
+      `request body is larger than the limit of ${request.routeOptions.bodyLimit ?? "?"} bytes`,
+    );
   if (fastifyError.statusCode && fastifyError.statusCode >= 400 && fastifyError.statusCode < 500) {
     return send(fastifyError.statusCode, "BAD_REQUEST", fastifyError.message);
   }

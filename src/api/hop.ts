@@ -15,5 +15,7 @@ export const hopHeader = z.object({
  * (X-Missiond-Hop); past the limit host.session is withheld (loop protection).
  */
 export function hopOf(request: FastifyRequest): number {
-  return validate(hopHeader, { "x-missiond-hop": request.headers["x-missiond-hop"] ?? "0" }, "headers")["x-missiond-hop"];
+  return validate(hopHeader, { "x-missiond-hop": request.headers["x-missiond-hop"] ?? "0" }, "headers")[
+    "x-missiond-hop"
+  ];
 }

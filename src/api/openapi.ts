@@ -1,12 +1,27 @@
 import { z } from "zod";
 import pkg from "../../package.json" with { type: "json" };
-import { addJobInput, jobRunsQuery, jobsQuery, pauseInput, previewQuery, runsQuery, timelineQuery } from "../cron/input.ts";
+import {
+  addJobInput,
+  jobRunsQuery,
+  jobsQuery,
+  pauseInput,
+  previewQuery,
+  runsQuery,
+  timelineQuery,
+} from "../cron/input.ts";
 import { ERROR_CODES } from "../errors.ts";
 import { agentIdPattern } from "../executors/agents.ts";
 import { agentSchema } from "../executors/agent-config.ts";
 import { listTimersQuery, scheduleInput } from "../notify/input.ts";
 import { RUNTIME_HOOK_CONTEXTS } from "../plugins/contexts.ts";
-import { appendMessagesInput, clearInput, createSessionInput, eventsQuery, readMessagesQuery, relationInput } from "../sessions/input.ts";
+import {
+  appendMessagesInput,
+  clearInput,
+  createSessionInput,
+  eventsQuery,
+  readMessagesQuery,
+  relationInput,
+} from "../sessions/input.ts";
 import { addTodosInput, listTodosQuery } from "../todos/input.ts";
 import { idString } from "../validation.ts";
 import { hopHeader } from "./hop.ts";
@@ -50,7 +65,10 @@ export interface OpenApiLimits {
 
 const path = (description: string, schema: z.ZodType = z.string().min(1)) => ({ description, schema });
 const bigintId = (what: string) =>
-  path(`The ${what}'s id: a 64-bit integer as a decimal string. One that is malformed or does not fit int8 answers 404, like an unknown one.`, idString(what));
+  path(
+    `The ${what}'s id: a 64-bit integer as a decimal string. One that is malformed or does not fit int8 answers 404, like an unknown one.`,
+    idString(what),
+  );
 const sessionIdParam = path("The session's id (as given when the session was created).", z.string().min(1).max(200));
 
 /** What the hook route returns for each runtime hook. */
@@ -61,7 +79,13 @@ const HOOK_RESULT =
 export function apiRoutes(limits: Pick<OpenApiLimits, "maxDelaySeconds">): RouteDoc[] {
   return [
     // Health and metadata
-    { method: "GET", path: "/healthz", tag: "health", summary: "Liveness: the process is up", ok: { 200: "`{ ok: true }`" } },
+    {
+      method: "GET",
+      path: "/healthz",
+      tag: "health",
+      summary: "Liveness: the process is up",
+      ok: { 200: "`{ ok: true }`" },
+    },
     {
       method: "GET",
       path: "/readyz",
@@ -76,7 +100,13 @@ export function apiRoutes(limits: Pick<OpenApiLimits, "maxDelaySeconds">): Route
       summary: "Prometheus metrics",
       ok: { 200: { description: "Prometheus text exposition format", contentType: "text/plain; version=0.0.4" } },
     },
-    { method: "GET", path: "/v1/openapi.json", tag: "health", summary: "This document", ok: { 200: "The OpenAPI 3.1 document" } },
+    {
+      method: "GET",
+      path: "/v1/openapi.json",
+      tag: "health",
+      summary: "This document",
+      ok: { 200: "The OpenAPI 3.1 document" },
+    },
     {
       method: "GET",
       path: "/v1/doctor",
@@ -86,7 +116,16 @@ export function apiRoutes(limits: Pick<OpenApiLimits, "maxDelaySeconds">): Route
     },
 
     // Cron jobs and runs
-    { method: "POST", path: "/v1/cron-jobs", tag: "cron", summary: "Add a cron job or heartbeat", description: "Give exactly one of `cron` (5 or 6 fields) or `every` (e.g. `30m`); `timezone` is an IANA zone; `sessionId` is required when `sessionMode` is `fixed`; `endsAt` must be after `startsAt`.", body: addJobInput, ok: { 201: "The job" } },
+    {
+      method: "POST",
+      path: "/v1/cron-jobs",
+      tag: "cron",
+      summary: "Add a cron job or heartbeat",
+      description:
+        "Give exactly one of `cron` (5 or 6 fields) or `every` (e.g. `30m`); `timezone` is an IANA zone; `sessionId` is required when `sessionMode` is `fixed`; `endsAt` must be after `startsAt`.",
+      body: addJobInput,
+      ok: { 201: "The job" },
+    },
     {
       method: "GET",
       path: "/v1/cron-jobs",
@@ -95,20 +134,68 @@ export function apiRoutes(limits: Pick<OpenApiLimits, "maxDelaySeconds">): Route
       description:
         "Without `limit`, every job by id. With `limit`, a page: pass the answer's `next` as `after` for the following one. `q` keeps jobs whose name contains it (case-insensitive); `dueBefore` keeps unpaused jobs whose next slot is at or before it, earliest first, in one page (it does not combine with `after`).",
       query: jobsQuery,
-      ok: { 200: "`{ jobs, total, next }`: each job with `lastRun` (`{ id, status, scheduledFor, finishedAt, reason, decidedBy }` or null); `total` counts every match; `next` is null on the last page" },
+      ok: {
+        200: "`{ jobs, total, next }`: each job with `lastRun` (`{ id, status, scheduledFor, finishedAt, reason, decidedBy }` or null); `total` counts every match; `next` is null on the last page",
+      },
     },
-    { method: "GET", path: "/v1/cron-jobs/:id", tag: "cron", summary: "Show a cron job", params: { id: bigintId("cron job") }, ok: { 200: "The job" } },
-    { method: "DELETE", path: "/v1/cron-jobs/:id", tag: "cron", summary: "Remove a cron job (its run history stays)", params: { id: bigintId("cron job") }, ok: { 204: "Removed" } },
-    { method: "POST", path: "/v1/cron-jobs/:id/pause", tag: "cron", summary: "Pause a job, with an optional note", params: { id: bigintId("cron job") }, body: pauseInput, bodyOptional: true, ok: { 200: "The job" } },
-    { method: "POST", path: "/v1/cron-jobs/:id/resume", tag: "cron", summary: "Resume a paused job", params: { id: bigintId("cron job") }, ok: { 200: "The job" } },
-    { method: "POST", path: "/v1/cron-jobs/:id/trigger", tag: "cron", summary: "Fire a job now (a manual run through the cronJobFiring chain)", params: { id: bigintId("cron job") }, ok: { 201: "The run" } },
-    { method: "GET", path: "/v1/cron-jobs/:id/runs", tag: "cron", summary: "A job's runs, newest first", params: { id: bigintId("cron job") }, query: jobRunsQuery, ok: { 200: "`{ runs }`" } },
+    {
+      method: "GET",
+      path: "/v1/cron-jobs/:id",
+      tag: "cron",
+      summary: "Show a cron job",
+      params: { id: bigintId("cron job") },
+      ok: { 200: "The job" },
+    },
+    {
+      method: "DELETE",
+      path: "/v1/cron-jobs/:id",
+      tag: "cron",
+      summary: "Remove a cron job (its run history stays)",
+      params: { id: bigintId("cron job") },
+      ok: { 204: "Removed" },
+    },
+    {
+      method: "POST",
+      path: "/v1/cron-jobs/:id/pause",
+      tag: "cron",
+      summary: "Pause a job, with an optional note",
+      params: { id: bigintId("cron job") },
+      body: pauseInput,
+      bodyOptional: true,
+      ok: { 200: "The job" },
+    },
+    {
+      method: "POST",
+      path: "/v1/cron-jobs/:id/resume",
+      tag: "cron",
+      summary: "Resume a paused job",
+      params: { id: bigintId("cron job") },
+      ok: { 200: "The job" },
+    },
+    {
+      method: "POST",
+      path: "/v1/cron-jobs/:id/trigger",
+      tag: "cron",
+      summary: "Fire a job now (a manual run through the cronJobFiring chain)",
+      params: { id: bigintId("cron job") },
+      ok: { 201: "The run" },
+    },
+    {
+      method: "GET",
+      path: "/v1/cron-jobs/:id/runs",
+      tag: "cron",
+      summary: "A job's runs, newest first",
+      params: { id: bigintId("cron job") },
+      query: jobRunsQuery,
+      ok: { 200: "`{ runs }`" },
+    },
     {
       method: "GET",
       path: "/v1/runs",
       tag: "cron",
       summary: "Runs of every job, newest slot first",
-      description: "`from` and `to` keep slots with from ≤ scheduledFor < to. `before` is a run id: the runs that follow it in this order (pass the last run of a page to get the next one).",
+      description:
+        "`from` and `to` keep slots with from ≤ scheduledFor < to. `before` is a run id: the runs that follow it in this order (pass the last run of a page to get the next one).",
       query: runsQuery,
       ok: { 200: "`{ runs }`, each with its job's `jobName`" },
     },
@@ -122,16 +209,79 @@ export function apiRoutes(limits: Pick<OpenApiLimits, "maxDelaySeconds">): Route
       query: timelineQuery,
       ok: { 200: "`{ from, to, buckets, bucketMs, lanes: [{ jobId, name, removed, total, cells }], next }`" },
     },
-    { method: "GET", path: "/v1/cron-preview", tag: "cron", summary: "The next fire times of a schedule", description: "Give exactly one of `cron` or `every`.", query: previewQuery, ok: { 200: "`{ fireTimes }` (ISO 8601)" } },
+    {
+      method: "GET",
+      path: "/v1/cron-preview",
+      tag: "cron",
+      summary: "The next fire times of a schedule",
+      description: "Give exactly one of `cron` or `every`.",
+      query: previewQuery,
+      ok: { 200: "`{ fireTimes }` (ISO 8601)" },
+    },
 
     // Sessions
-    { method: "POST", path: "/v1/sessions", tag: "sessions", summary: "Create a session", body: createSessionInput, ok: { 201: "The session" }, errors: [409] },
-    { method: "GET", path: "/v1/sessions", tag: "sessions", summary: "List sessions with their counts", description: "The 100 most recently active sessions, each with its message, subagent, peer-thread and open-todo (`openTodos`) counts.", ok: { 200: "`{ sessions }`" } },
-    { method: "GET", path: "/v1/sessions/:id", tag: "sessions", summary: "Show a session with its counts", params: { id: sessionIdParam }, ok: { 200: "The session" } },
-    { method: "POST", path: "/v1/sessions/:id/messages", tag: "sessions", summary: "Append to a session's transcript", params: { id: sessionIdParam }, body: appendMessagesInput, ok: { 201: "`{ appended }`" } },
-    { method: "GET", path: "/v1/sessions/:id/messages", tag: "sessions", summary: "Read a session's transcript, oldest first", params: { id: sessionIdParam }, query: readMessagesQuery, ok: { 200: "`{ messages }`" } },
-    { method: "POST", path: "/v1/sessions/:id/subagents", tag: "sessions", summary: "Record a direct subagent of the session", params: { id: sessionIdParam }, body: relationInput, ok: { 204: "Recorded" } },
-    { method: "POST", path: "/v1/sessions/:id/peer-threads", tag: "sessions", summary: "Record a peer thread of the session", params: { id: sessionIdParam }, body: relationInput, ok: { 204: "Recorded" } },
+    {
+      method: "POST",
+      path: "/v1/sessions",
+      tag: "sessions",
+      summary: "Create a session",
+      body: createSessionInput,
+      ok: { 201: "The session" },
+      errors: [409],
+    },
+    {
+      method: "GET",
+      path: "/v1/sessions",
+      tag: "sessions",
+      summary: "List sessions with their counts",
+      description:
+        "The 100 most recently active sessions, each with its message, subagent, peer-thread and open-todo (`openTodos`) counts.",
+      ok: { 200: "`{ sessions }`" },
+    },
+    {
+      method: "GET",
+      path: "/v1/sessions/:id",
+      tag: "sessions",
+      summary: "Show a session with its counts",
+      params: { id: sessionIdParam },
+      ok: { 200: "The session" },
+    },
+    {
+      method: "POST",
+      path: "/v1/sessions/:id/messages",
+      tag: "sessions",
+      summary: "Append to a session's transcript",
+      params: { id: sessionIdParam },
+      body: appendMessagesInput,
+      ok: { 201: "`{ appended }`" },
+    },
+    {
+      method: "GET",
+      path: "/v1/sessions/:id/messages",
+      tag: "sessions",
+      summary: "Read a session's transcript, oldest first",
+      params: { id: sessionIdParam },
+      query: readMessagesQuery,
+      ok: { 200: "`{ messages }`" },
+    },
+    {
+      method: "POST",
+      path: "/v1/sessions/:id/subagents",
+      tag: "sessions",
+      summary: "Record a direct subagent of the session",
+      params: { id: sessionIdParam },
+      body: relationInput,
+      ok: { 204: "Recorded" },
+    },
+    {
+      method: "POST",
+      path: "/v1/sessions/:id/peer-threads",
+      tag: "sessions",
+      summary: "Record a peer thread of the session",
+      params: { id: sessionIdParam },
+      body: relationInput,
+      ok: { 204: "Recorded" },
+    },
     {
       method: "POST",
       path: "/v1/sessions/:id/clear",
@@ -140,10 +290,27 @@ export function apiRoutes(limits: Pick<OpenApiLimits, "maxDelaySeconds">): Route
       params: { id: sessionIdParam },
       body: clearInput,
       bodyOptional: true,
-      ok: { 201: "The clear, once the transcript is deleted", 200: "The clear already under way, which this request joined" },
+      ok: {
+        201: "The clear, once the transcript is deleted",
+        200: "The clear already under way, which this request joined",
+      },
     },
-    { method: "GET", path: "/v1/session-clears/:id", tag: "sessions", summary: "Show a session clear", params: { id: bigintId("session clear") }, ok: { 200: "The clear" } },
-    { method: "GET", path: "/v1/events", tag: "sessions", summary: "Durable events after a cursor (sessionCleared), oldest first", query: eventsQuery, ok: { 200: "`{ events, next }` (`next` is the cursor to pass on)" } },
+    {
+      method: "GET",
+      path: "/v1/session-clears/:id",
+      tag: "sessions",
+      summary: "Show a session clear",
+      params: { id: bigintId("session clear") },
+      ok: { 200: "The clear" },
+    },
+    {
+      method: "GET",
+      path: "/v1/events",
+      tag: "sessions",
+      summary: "Durable events after a cursor (sessionCleared), oldest first",
+      query: eventsQuery,
+      ok: { 200: "`{ events, next }` (`next` is the cursor to pass on)" },
+    },
 
     // Notify
     {
@@ -156,33 +323,113 @@ export function apiRoutes(limits: Pick<OpenApiLimits, "maxDelaySeconds">): Route
       hop: true,
       ok: { 201: "The timer (status Pending, or Cancelled when a plugin vetoed it)" },
     },
-    { method: "GET", path: "/v1/notify", tag: "notify", summary: "List notify timers, newest first", query: listTimersQuery, ok: { 200: "`{ timers }`" } },
-    { method: "GET", path: "/v1/notify/:id", tag: "notify", summary: "Show a notify timer", params: { id: bigintId("notify timer") }, ok: { 200: "The timer" } },
-    { method: "POST", path: "/v1/notify/:id/cancel", tag: "notify", summary: "Cancel a pending notify timer", params: { id: bigintId("notify timer") }, ok: { 200: "The timer" }, errors: [409] },
+    {
+      method: "GET",
+      path: "/v1/notify",
+      tag: "notify",
+      summary: "List notify timers, newest first",
+      query: listTimersQuery,
+      ok: { 200: "`{ timers }`" },
+    },
+    {
+      method: "GET",
+      path: "/v1/notify/:id",
+      tag: "notify",
+      summary: "Show a notify timer",
+      params: { id: bigintId("notify timer") },
+      ok: { 200: "The timer" },
+    },
+    {
+      method: "POST",
+      path: "/v1/notify/:id/cancel",
+      tag: "notify",
+      summary: "Cancel a pending notify timer",
+      params: { id: bigintId("notify timer") },
+      ok: { 200: "The timer" },
+      errors: [409],
+    },
 
     // Todos
-    { method: "POST", path: "/v1/sessions/:id/todos", tag: "todos", summary: "Add a batch of todos (through the todoAdded chain)", params: { id: sessionIdParam }, body: addTodosInput, hop: true, ok: { 201: "`{ batch, todos }`" } },
-    { method: "GET", path: "/v1/sessions/:id/todos", tag: "todos", summary: "A session's todos (open by default)", params: { id: sessionIdParam }, query: listTodosQuery, ok: { 200: "`{ todos }`" } },
-    { method: "POST", path: "/v1/todos/:id/done", tag: "todos", summary: "Mark a todo done", params: { id: bigintId("todo") }, ok: { 200: "The todo" }, errors: [409] },
-    { method: "POST", path: "/v1/todos/:id/cancel", tag: "todos", summary: "Cancel a todo", params: { id: bigintId("todo") }, ok: { 200: "The todo" }, errors: [409] },
+    {
+      method: "POST",
+      path: "/v1/sessions/:id/todos",
+      tag: "todos",
+      summary: "Add a batch of todos (through the todoAdded chain)",
+      params: { id: sessionIdParam },
+      body: addTodosInput,
+      hop: true,
+      ok: { 201: "`{ batch, todos }`" },
+    },
+    {
+      method: "GET",
+      path: "/v1/sessions/:id/todos",
+      tag: "todos",
+      summary: "A session's todos (open by default)",
+      params: { id: sessionIdParam },
+      query: listTodosQuery,
+      ok: { 200: "`{ todos }`" },
+    },
+    {
+      method: "POST",
+      path: "/v1/todos/:id/done",
+      tag: "todos",
+      summary: "Mark a todo done",
+      params: { id: bigintId("todo") },
+      ok: { 200: "The todo" },
+      errors: [409],
+    },
+    {
+      method: "POST",
+      path: "/v1/todos/:id/cancel",
+      tag: "todos",
+      summary: "Cancel a todo",
+      params: { id: bigintId("todo") },
+      ok: { 200: "The todo" },
+      errors: [409],
+    },
 
     // Plugins and hooks
-    { method: "GET", path: "/v1/plugins", tag: "plugins", summary: "Loaded plugins, their hooks and state", ok: { 200: "`{ plugins }`" } },
-    { method: "GET", path: "/v1/hook-decisions", tag: "plugins", summary: "The decision log: what each handler did, newest first", query: decisionsQuery, ok: { 200: "`{ decisions, counts }`" } },
+    {
+      method: "GET",
+      path: "/v1/plugins",
+      tag: "plugins",
+      summary: "Loaded plugins, their hooks and state",
+      ok: { 200: "`{ plugins }`" },
+    },
+    {
+      method: "GET",
+      path: "/v1/hook-decisions",
+      tag: "plugins",
+      summary: "The decision log: what each handler did, newest first",
+      query: decisionsQuery,
+      ok: { 200: "`{ decisions, counts }`" },
+    },
     {
       method: "POST",
       path: "/v1/hooks/:hook",
       tag: "plugins",
       summary: "Run the chain of a hook the daemon does not fire itself",
-      description: `The body is the hook's context, exactly as the contract gives it: ${Object.keys(RUNTIME_HOOK_CONTEXTS).map((h) => `\`${h}\` takes \`${hookSchemaName(h)}\``).join(", ")}. An unknown hook answers 404; a hook the daemon fires itself answers 400.`,
-      params: { hook: path("One of the runtime hooks.", z.enum(Object.keys(RUNTIME_HOOK_CONTEXTS) as [string, ...string[]])) },
+      description: `The body is the hook's context, exactly as the contract gives it: ${Object.keys(
+        RUNTIME_HOOK_CONTEXTS,
+      )
+        .map((h) => `\`${h}\` takes \`${hookSchemaName(h)}\``)
+        .join(", ")}. An unknown hook answers 404; a hook the daemon fires itself answers 400.`,
+      params: {
+        hook: path("One of the runtime hooks.", z.enum(Object.keys(RUNTIME_HOOK_CONTEXTS) as [string, ...string[]])),
+      },
       body: z.union(Object.values(RUNTIME_HOOK_CONTEXTS) as unknown as [z.ZodType, z.ZodType, ...z.ZodType[]]),
       hop: true,
       ok: { 200: HOOK_RESULT },
     },
 
     // Agents
-    { method: "GET", path: "/v1/agents", tag: "agents", summary: "Agents of the config file and those set over the API (secrets shown as [set])", ok: { 200: "`{ agents }`" } },
+    {
+      method: "GET",
+      path: "/v1/agents",
+      tag: "agents",
+      summary: "Agents of the config file and those set over the API (secrets shown as [set])",
+      ok: { 200: "`{ agents }`" },
+    },
     {
       method: "PUT",
       path: "/v1/agents/:id",
@@ -215,7 +462,9 @@ export const errorBody = z
     error: z
       .object({
         code: z.enum(Object.keys(ERROR_CODES) as [string, ...string[]]),
-        message: z.string().describe("What was wrong, naming the field (e.g. `body.delaySeconds: must not be negative`)."),
+        message: z
+          .string()
+          .describe("What was wrong, naming the field (e.g. `body.delaySeconds: must not be negative`)."),
       })
       .strict(),
   })
@@ -246,17 +495,27 @@ const STATUS_TEXT: Record<number, string> = {
 export function openApiDocument(limits: OpenApiLimits): JsonSchema {
   const routes = apiRoutes(limits);
   const schemas: Record<string, JsonSchema> = { Error: jsonSchemaOf(errorBody) };
-  for (const [hook, context] of Object.entries(RUNTIME_HOOK_CONTEXTS)) schemas[hookSchemaName(hook)] = jsonSchemaOf(context);
+  for (const [hook, context] of Object.entries(RUNTIME_HOOK_CONTEXTS))
+    schemas[hookSchemaName(hook)] = jsonSchemaOf(context);
   const responses: Record<string, JsonSchema> = {};
   for (const [status, description] of Object.entries(STATUS_TEXT)) {
-    responses[`E${status}`] = { description, content: { "application/json": { schema: { $ref: "#/components/schemas/Error" } } } };
+    responses[`E${status}`] = {
+      description,
+      content: { "application/json": { schema: { $ref: "#/components/schemas/Error" } } },
+    };
   }
 
   const paths: Record<string, Record<string, JsonSchema>> = {};
   for (const route of routes) {
     const parameters: JsonSchema[] = [];
     for (const [name, param] of Object.entries(route.params ?? {})) {
-      parameters.push({ name, in: "path", required: true, description: param.description, schema: jsonSchemaOf(param.schema) });
+      parameters.push({
+        name,
+        in: "path",
+        required: true,
+        description: param.description,
+        schema: jsonSchemaOf(param.schema),
+      });
     }
     if (route.query) {
       const query = jsonSchemaOf(route.query) as { properties?: Record<string, JsonSchema>; required?: string[] };
@@ -270,7 +529,8 @@ export function openApiDocument(limits: OpenApiLimits): JsonSchema {
         name: "X-Missiond-Hop",
         in: "header",
         required: false,
-        description: "How many generations of plugin-caused work deep this request is (default 0); past 4 host.session is withheld.",
+        description:
+          "How many generations of plugin-caused work deep this request is (default 0); past 4 host.session is withheld.",
         schema: hop,
       });
     }
@@ -285,7 +545,11 @@ export function openApiDocument(limits: OpenApiLimits): JsonSchema {
     if (route.body) {
       const bodySchema =
         route.path === "/v1/hooks/:hook"
-          ? { anyOf: Object.keys(RUNTIME_HOOK_CONTEXTS).map((h) => ({ $ref: `#/components/schemas/${hookSchemaName(h)}` })) }
+          ? {
+              anyOf: Object.keys(RUNTIME_HOOK_CONTEXTS).map((h) => ({
+                $ref: `#/components/schemas/${hookSchemaName(h)}`,
+              })),
+            }
           : jsonSchemaOf(route.body);
       operation.requestBody = {
         required: !route.bodyOptional,
@@ -296,8 +560,17 @@ export function openApiDocument(limits: OpenApiLimits): JsonSchema {
 
     const answers: Record<string, JsonSchema> = {};
     for (const [status, ok] of Object.entries(route.ok)) {
-      const { description, contentType } = typeof ok === "string" ? { description: ok, contentType: "application/json" } : ok;
-      answers[status] = Number(status) === 204 ? { description } : { description, content: { [contentType]: { schema: contentType === "application/json" ? { type: "object" } : { type: "string" } } } };
+      const { description, contentType } =
+        typeof ok === "string" ? { description: ok, contentType: "application/json" } : ok;
+      answers[status] =
+        Number(status) === 204
+          ? { description }
+          : {
+              description,
+              content: {
+                [contentType]: { schema: contentType === "application/json" ? { type: "object" } : { type: "string" } },
+              },
+            };
     }
     const errors = new Set(route.errors ?? []);
     if (route.params || route.query || route.body || route.hop) errors.add(400);
@@ -323,14 +596,26 @@ export function openApiDocument(limits: OpenApiLimits): JsonSchema {
         "The missiond API: cron jobs and heartbeats, notify timers, todos, sessions and their clears, plugins and hooks, agents. It listens on a Unix socket (no token); a TCP listener, when configured, requires the bearer token on every route but /healthz. Ids are 64-bit integers carried as decimal strings. Every error is `{ error: { code, message } }`.",
     },
     jsonSchemaDialect: "https://json-schema.org/draft/2020-12/schema",
-    servers: [{ url: "http://localhost", description: "The Unix socket (e.g. curl --unix-socket /run/missiond/missiond.sock), or the configured TCP listener" }],
+    servers: [
+      {
+        url: "http://localhost",
+        description:
+          "The Unix socket (e.g. curl --unix-socket /run/missiond/missiond.sock), or the configured TCP listener",
+      },
+    ],
     security: [{}, { bearer: [] }],
     tags: [...new Set(routes.map((r) => r.tag))].map((name) => ({ name })),
     paths,
     components: {
       schemas,
       responses,
-      securitySchemes: { bearer: { type: "http", scheme: "bearer", description: "The api_token of the configuration (TCP listeners only)." } },
+      securitySchemes: {
+        bearer: {
+          type: "http",
+          scheme: "bearer",
+          description: "The api_token of the configuration (TCP listeners only).",
+        },
+      },
     },
   };
 }

@@ -35,7 +35,12 @@ export function uiRoutes(app: FastifyInstance, dir: string): void {
   if (!existsSync(join(dir, "index.html"))) {
     const notBuilt = async (_request: unknown, reply: FastifyReply) => {
       secure(reply);
-      return reply.status(503).type("text/plain; charset=utf-8").send(`The dashboard is not built (no ${join(dir, "index.html")}). Run \`npm run build:ui\` (npm install does) and reload.\n`);
+      return reply
+        .status(503)
+        .type("text/plain; charset=utf-8")
+        .send(
+          `The dashboard is not built (no ${join(dir, "index.html")}). Run \`npm run build:ui\` (npm install does) and reload.\n`,
+        );
     };
     app.get("/ui", notBuilt);
     app.get("/ui/*", notBuilt);

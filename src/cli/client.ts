@@ -62,7 +62,9 @@ export function apiClient(target: Target): ApiClient {
       req.on("error", (err: NodeJS.ErrnoException) => {
         const where = "socketPath" in target ? target.socketPath : target.url;
         if (["ENOENT", "ECONNREFUSED", "EACCES", "ENOTFOUND", "ECONNRESET"].includes(err.code ?? "")) {
-          reject(new UnreachableError(`cannot reach missiond at ${where} (${err.code}); is \`missiond serve\` running?`));
+          reject(
+            new UnreachableError(`cannot reach missiond at ${where} (${err.code}); is \`missiond serve\` running?`),
+          );
         } else reject(err);
       });
       if (payload !== undefined) req.write(payload);
@@ -71,7 +73,9 @@ export function apiClient(target: Target): ApiClient {
 
   const withQuery = (path: string, query?: Record<string, string | number | undefined>) => {
     const entries = Object.entries(query ?? {}).filter(([, v]) => v !== undefined) as [string, string | number][];
-    return entries.length ? `${path}?${new URLSearchParams(entries.map(([k, v]): [string, string] => [k, String(v)]))}` : path;
+    return entries.length
+      ? `${path}?${new URLSearchParams(entries.map(([k, v]): [string, string] => [k, String(v)]))}`
+      : path;
   };
 
   return {

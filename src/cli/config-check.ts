@@ -20,7 +20,8 @@ const REDACTED = "[redacted]";
  * Talks to no daemon and no database.
  */
 export function configCheck(io: CliIo, options: ConfigCheckOptions = {}): number {
-  const load = (env: CliIo["env"]) => loadConfig({ configPath: options.configPath, env, cwd: io.cwd, hostname: io.hostname, pid: io.probe.pid });
+  const load = (env: CliIo["env"]) =>
+    loadConfig({ configPath: options.configPath, env, cwd: io.cwd, hostname: io.hostname, pid: io.probe.pid });
   let config: Config;
   try {
     config = load(io.env);
@@ -36,7 +37,9 @@ export function configCheck(io: CliIo, options: ConfigCheckOptions = {}): number
   const effective = JSON.stringify(config);
   const applied: string[] = [];
   const noEffect: string[] = [];
-  for (const name of Object.keys(io.env).filter((n) => CANDIDATE.test(n) && io.env[n]).sort()) {
+  for (const name of Object.keys(io.env)
+    .filter((n) => CANDIDATE.test(n) && io.env[n])
+    .sort()) {
     let differs: boolean;
     try {
       differs = JSON.stringify(load({ ...io.env, [name]: undefined })) !== effective;
@@ -48,7 +51,9 @@ export function configCheck(io: CliIo, options: ConfigCheckOptions = {}): number
 
   const shown = redact(config);
   if (options.json) {
-    io.stdout(`${JSON.stringify({ valid: true, configFile: config.configFile, environment: { applied, noEffect }, config: shown }, null, 2)}\n`);
+    io.stdout(
+      `${JSON.stringify({ valid: true, configFile: config.configFile, environment: { applied, noEffect }, config: shown }, null, 2)}\n`,
+    );
     return EXIT.OK;
   }
   const rows = flatten(shown);
@@ -57,7 +62,9 @@ export function configCheck(io: CliIo, options: ConfigCheckOptions = {}): number
     "configuration is valid",
     `file:        ${config.configFile ?? "none (built-in defaults and the environment)"}`,
     `environment: ${applied.length ? applied.join(", ") : "no overrides"}`,
-    ...noEffect.map((name) => `             ${name} is set but changes nothing (not a setting, or the same value as without it)`),
+    ...noEffect.map(
+      (name) => `             ${name} is set but changes nothing (not a setting, or the same value as without it)`,
+    ),
     "",
     "effective configuration:",
     ...rows.map(([key, value]) => `  ${key.padEnd(width)}  ${value}`),

@@ -2,12 +2,22 @@ import type { Command } from "commander";
 
 /** `--help` examples for every command, by its path under `missiond`. */
 export const EXAMPLES: Record<string, readonly string[]> = {
-  "": ["missiond serve", "missiond cron ls --json", "missiond --url https://missiond.internal:7878 --token $TOKEN doctor"],
-  serve: ["missiond serve", "DATABASE_URL=postgres://missiond@db/missiond missiond serve --config /etc/missiond/config.toml"],
+  "": [
+    "missiond serve",
+    "missiond cron ls --json",
+    "missiond --url https://missiond.internal:7878 --token $TOKEN doctor",
+  ],
+  serve: [
+    "missiond serve",
+    "DATABASE_URL=postgres://missiond@db/missiond missiond serve --config /etc/missiond/config.toml",
+  ],
   migrate: ["missiond migrate", "DATABASE_URL=postgres://missiond@db/missiond missiond migrate"],
   config: ["missiond config check"],
   "config check": ["missiond config check", "missiond config check --config /etc/missiond/config.toml --json"],
-  cron: ["missiond cron ls", 'missiond cron add --name nightly --agent a1 --cron "0 3 * * *" --prompt "check the backups"'],
+  cron: [
+    "missiond cron ls",
+    'missiond cron add --name nightly --agent a1 --cron "0 3 * * *" --prompt "check the backups"',
+  ],
   "cron add": [
     'missiond cron add --name nightly --agent a1 --cron "0 3 * * *" --tz Europe/Berlin --prompt "check the backups"',
     'missiond cron add --name pulse --agent a1 --every 30m --kind heartbeat --active-hours 09:00-18:00 --prompt "anything to do?"',
@@ -19,15 +29,25 @@ export const EXAMPLES: Record<string, readonly string[]> = {
   "cron resume": ["missiond cron resume 12"],
   "cron trigger": ["missiond cron trigger 12", "missiond cron trigger 12 --json | jq -r .id"],
   "cron rm": ["missiond cron rm 12"],
-  "cron preview": ['missiond cron preview "0 9 * * 1-5" --tz Europe/Berlin -n 5', 'missiond cron preview "every 90m" -n 3'],
+  "cron preview": [
+    'missiond cron preview "0 9 * * 1-5" --tz Europe/Berlin -n 5',
+    'missiond cron preview "every 90m" -n 3',
+  ],
   runs: ["missiond runs ls --status Cancelled"],
   "runs ls": ["missiond runs ls --job 12 --limit 20", "missiond runs ls --status Missed --json"],
   session: ["missiond session ls", "missiond session clear s-42"],
   "session add": ["missiond session add --agent a1 --id s-42", "missiond session add --agent a1 --kind channel --json"],
   "session ls": ["missiond session ls", "missiond session ls --json"],
-  "session clear": ['missiond session clear s-42 --text "start over with the billing bug"', "missiond session clear s-42 --json"],
+  "session clear": [
+    'missiond session clear s-42 --text "start over with the billing bug"',
+    "missiond session clear s-42 --json",
+  ],
   "session events": ["missiond session events", "missiond session events --after 118 --session s-42 --json"],
-  notify: ['missiond notify --session s-42 --in 10m --message "check whether the deploy finished"', "missiond notify ls --session s-42 --status Pending", "missiond notify cancel 17"],
+  notify: [
+    'missiond notify --session s-42 --in 10m --message "check whether the deploy finished"',
+    "missiond notify ls --session s-42 --status Pending",
+    "missiond notify cancel 17",
+  ],
   "notify ls": ["missiond notify ls --session s-42", "missiond notify ls --status Dropped --json"],
   "notify show": ["missiond notify show 17"],
   "notify cancel": ["missiond notify cancel 17"],
@@ -45,7 +65,10 @@ export const EXAMPLES: Record<string, readonly string[]> = {
   "agent rm": ["missiond agent rm ops-bot"],
   plugins: ["missiond plugins ls", "missiond plugins decisions --hook cronJobFiring"],
   "plugins ls": ["missiond plugins ls", "missiond plugins ls --json"],
-  "plugins decisions": ["missiond plugins decisions --hook notifyDelivered --limit 20", "missiond plugins decisions --plugin maintenance-window --json"],
+  "plugins decisions": [
+    "missiond plugins decisions --hook notifyDelivered --limit 20",
+    "missiond plugins decisions --plugin maintenance-window --json",
+  ],
   doctor: ["missiond doctor", "missiond doctor --json || alert-oncall"],
 };
 

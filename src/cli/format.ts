@@ -1,6 +1,8 @@
 /** A plain text table: a header row, then one row per item, columns padded to fit. */
 export function table(headers: readonly string[], rows: readonly (readonly unknown[])[]): string {
-  const cells = rows.map((row) => row.map((cell) => (cell === null || cell === undefined ? "-" : String(cell).replace(/\s+/g, " "))));
+  const cells = rows.map((row) =>
+    row.map((cell) => (cell === null || cell === undefined ? "-" : String(cell).replace(/\s+/g, " "))),
+  );
   const widths = headers.map((h, i) => Math.max(h.length, ...cells.map((row) => row[i]!.length)));
   const line = (row: readonly string[]) =>
     row

@@ -88,7 +88,8 @@ function buildProgram(io: CliIo, setExit: (code: number) => void): Command {
   const config = (): Config =>
     loadConfig({ configPath: globals().config, env: io.env, cwd: io.cwd, hostname: io.hostname, pid: io.probe.pid });
   const client = (): ApiClient => apiClient(target(globals(), io, config));
-  const print = (value: unknown, human: () => string) => io.stdout(`${globals().json ? JSON.stringify(value, null, 2) : human()}\n`);
+  const print = (value: unknown, human: () => string) =>
+    io.stdout(`${globals().json ? JSON.stringify(value, null, 2) : human()}\n`);
 
   program
     .command("serve")
@@ -106,8 +107,14 @@ function buildProgram(io: CliIo, setExit: (code: number) => void): Command {
     .command("config")
     .description("the configuration (no daemon needed)")
     .command("check")
-    .description("validate the config file and environment overrides and print the effective configuration (secrets redacted); exit 1 naming the key when invalid")
-    .action(async () => setExit((await import("./config-check.ts")).configCheck(io, { configPath: globals().config, json: globals().json })));
+    .description(
+      "validate the config file and environment overrides and print the effective configuration (secrets redacted); exit 1 naming the key when invalid",
+    )
+    .action(async () =>
+      setExit(
+        (await import("./config-check.ts")).configCheck(io, { configPath: globals().config, json: globals().json }),
+      ),
+    );
 
   const cron = program.command("cron").description("cron jobs and heartbeats");
   cron
@@ -120,7 +127,11 @@ function buildProgram(io: CliIo, setExit: (code: number) => void): Command {
     .option("--every <duration>", "interval, e.g. 30m")
     .option("--tz <zone>", "IANA time zone for --cron", "UTC")
     .addOption(new Option("--kind <kind>", "job kind").choices(["cron_job", "heartbeat"]).default("cron_job"))
-    .addOption(new Option("--overlap <policy>", "when the previous run is still going").choices(["skip", "allow", "buffer_one", "cancel_previous"]).default("skip"))
+    .addOption(
+      new Option("--overlap <policy>", "when the previous run is still going")
+        .choices(["skip", "allow", "buffer_one", "cancel_previous"])
+        .default("skip"),
+    )
     .addOption(new Option("--catchup <policy>", "after downtime").choices(["skip", "latest", "all"]).default("latest"))
     .option("--session <id>", "run every mission in this fixed session (default: a fresh session per run)")
     .option("--active-hours <from-to>", 'only fire within these local hours, e.g. "09:00-18:00" (in --tz)')
@@ -161,7 +172,16 @@ function buildProgram(io: CliIo, setExit: (code: number) => void): Command {
       print(jobs, () =>
         table(
           ["ID", "NAME", "KIND", "AGENT", "SCHEDULE", "TZ", "NEXT FIRE", "STATE"],
-          jobs.map((j) => [j.id, j.name, j.kind, j.agentId, j.cron ?? `every ${j.every}`, j.timezone, j.nextFireAt, j.paused ? `paused${j.pausedNote ? `: ${j.pausedNote}` : ""}` : "active"]),
+          jobs.map((j) => [
+            j.id,
+            j.name,
+            j.kind,
+            j.agentId,
+            j.cron ?? `every ${j.every}`,
+            j.timezone,
+            j.nextFireAt,
+            j.paused ? `paused${j.pausedNote ? `: ${j.pausedNote}` : ""}` : "active",
+          ]),
         ),
       );
     });
@@ -171,7 +191,11 @@ function buildProgram(io: CliIo, setExit: (code: number) => void): Command {
     .description("show one cron job")
     .action(async (id: string) => {
       const job = await client().get<JobView>(`/v1/cron-jobs/${encodeURIComponent(id)}`);
-      print(job, () => Object.entries(job).map(([k, v]) => `${k.padEnd(14)} ${v ?? "-"}`).join("\n"));
+      print(job, () =>
+        Object.entries(job)
+          .map(([k, v]) => `${k.padEnd(14)} ${v ?? "-"}`)
+          .join("\n"),
+      );
     });
 
   cron
@@ -179,7 +203,10 @@ function buildProgram(io: CliIo, setExit: (code: number) => void): Command {
     .description("stop claiming a job's slots until it is resumed")
     .option("--note <text>", "why (shown in cron ls)")
     .action(async (id: string, opts: { note?: string }) => {
-      const job = await client().post<JobView>(`/v1/cron-jobs/${encodeURIComponent(id)}/pause`, opts.note ? { note: opts.note } : {});
+      const job = await client().post<JobView>(
+        `/v1/cron-jobs/${encodeURIComponent(id)}/pause`,
+        opts.note ? { note: opts.note } : {},
+      );
       print(job, () => `paused cron job ${job.id} "${job.name}"${job.pausedNote ? `: ${job.pausedNote}` : ""}`);
     });
 
@@ -214,7 +241,8 @@ function buildProgram(io: CliIo, setExit: (code: number) => void): Command {
     .option("-n, --count <n>", "how many", "10")
     .action(async (expr: string, opts: { tz: string; count: string }) => {
       const count = Number(opts.count);
-      if (!Number.isInteger(count) || count < 1 || count > 1000) throw new CommanderErrorLike("--count must be an integer from 1 to 1000");
+      if (!Number.isInteger(count) || count < 1 || count > 1000)
+        throw new CommanderErrorLike("--count must be an integer from 1 to 1000");
       const now = new Date();
       let schedule: Schedule;
       if (/^every\s/i.test(expr)) schedule = { kind: "every", everyMs: parseEvery(expr), anchor: now };
@@ -234,11 +262,23 @@ function buildProgram(io: CliIo, setExit: (code: number) => void): Command {
     .addOption(new Option("--status <status>", "only runs with this status").choices(RUN_STATUSES))
     .option("--limit <n>", "at most this many", "50")
     .action(async (opts: { job?: string; status?: string; limit: string }) => {
-      const { runs: list } = await client().get<{ runs: RunView[] }>("/v1/runs", { jobId: opts.job, status: opts.status, limit: opts.limit });
+      const { runs: list } = await client().get<{ runs: RunView[] }>("/v1/runs", {
+        jobId: opts.job,
+        status: opts.status,
+        limit: opts.limit,
+      });
       print(list, () =>
         table(
           ["ID", "JOB", "SCHEDULED FOR", "STATUS", "LATE MS", "BY", "REASON"],
-          list.map((r) => [r.id, r.cronJobId, r.scheduledFor, r.status, r.latenessMs, r.decidedBy ?? r.claimedBy, shorten(r.reason, 80)]),
+          list.map((r) => [
+            r.id,
+            r.cronJobId,
+            r.scheduledFor,
+            r.status,
+            r.latenessMs,
+            r.decidedBy ?? r.claimedBy,
+            shorten(r.reason, 80),
+          ]),
         ),
       );
     });
@@ -249,15 +289,41 @@ function buildProgram(io: CliIo, setExit: (code: number) => void): Command {
     .action(async () => {
       const report = await client().get<Diagnosis>("/v1/doctor");
       const sections: [string, unknown[], (item: never) => string][] = [
-        ["jobs that should have fired but did not", report.overdueJobs, (j: Diagnosis["overdueJobs"][number]) => `job ${j.id} "${j.name}": next slot ${j.nextFireAt}, ${j.lateBySeconds}s ago`],
-        ["stuck runs", report.stuckRuns, (r: Diagnosis["stuckRuns"][number]) => `run ${r.id} of job ${r.cronJobId}: ${r.status} since ${r.since} (${r.claimedBy})`],
-        ["notify timers that should have been delivered", report.overdueTimers, (t: Diagnosis["overdueTimers"][number]) => `timer ${t.id} for session ${t.sessionId}: due ${t.dueAt}`],
-        ["agents whose missions failed in the last 24 h", report.failingAgents, (a: Diagnosis["failingAgents"][number]) => `${a.agentId}: ${a.failures} failed, last ${a.lastStatus} at ${a.lastFailureAt}`],
-        ["plugins not active", report.plugins, (p: Diagnosis["plugins"][number]) => `${p.name}: ${p.state}${p.error ? ` (${p.error})` : ""}`],
+        [
+          "jobs that should have fired but did not",
+          report.overdueJobs,
+          (j: Diagnosis["overdueJobs"][number]) =>
+            `job ${j.id} "${j.name}": next slot ${j.nextFireAt}, ${j.lateBySeconds}s ago`,
+        ],
+        [
+          "stuck runs",
+          report.stuckRuns,
+          (r: Diagnosis["stuckRuns"][number]) =>
+            `run ${r.id} of job ${r.cronJobId}: ${r.status} since ${r.since} (${r.claimedBy})`,
+        ],
+        [
+          "notify timers that should have been delivered",
+          report.overdueTimers,
+          (t: Diagnosis["overdueTimers"][number]) => `timer ${t.id} for session ${t.sessionId}: due ${t.dueAt}`,
+        ],
+        [
+          "agents whose missions failed in the last 24 h",
+          report.failingAgents,
+          (a: Diagnosis["failingAgents"][number]) =>
+            `${a.agentId}: ${a.failures} failed, last ${a.lastStatus} at ${a.lastFailureAt}`,
+        ],
+        [
+          "plugins not active",
+          report.plugins,
+          (p: Diagnosis["plugins"][number]) => `${p.name}: ${p.state}${p.error ? ` (${p.error})` : ""}`,
+        ],
       ];
       print(report, () => {
-        const lines = sections.flatMap(([title, items, line]) => (items.length ? [`${title}:`, ...items.map((i) => `  ${line(i as never)}`)] : []));
-        if (Math.abs(report.clockSkewMs) > 1_000) lines.push(`clock: the local clock is ${report.clockSkewMs} ms off the database's`);
+        const lines = sections.flatMap(([title, items, line]) =>
+          items.length ? [`${title}:`, ...items.map((i) => `  ${line(i as never)}`)] : [],
+        );
+        if (Math.abs(report.clockSkewMs) > 1_000)
+          lines.push(`clock: the local clock is ${report.clockSkewMs} ms off the database's`);
         if (!report.schedulerArmed) lines.push("scheduler: not armed");
         return lines.length ? lines.join("\n") : "all good: nothing late, stuck, failing or misconfigured";
       });
@@ -269,22 +335,49 @@ function buildProgram(io: CliIo, setExit: (code: number) => void): Command {
     .command("ls")
     .description("agents from the config file and those set over the API")
     .action(async () => {
-      const { agents } = await client().get<{ agents: { id: string; source: string; executor: string; settings: Record<string, unknown> }[] }>("/v1/agents");
-      print(agents, () => table(["ID", "SOURCE", "EXECUTOR", "SETTINGS"], agents.map((a) => [a.id, a.source, a.executor, JSON.stringify(a.settings)])));
+      const { agents } = await client().get<{
+        agents: { id: string; source: string; executor: string; settings: Record<string, unknown> }[];
+      }>("/v1/agents");
+      print(agents, () =>
+        table(
+          ["ID", "SOURCE", "EXECUTOR", "SETTINGS"],
+          agents.map((a) => [a.id, a.source, a.executor, JSON.stringify(a.settings)]),
+        ),
+      );
     });
   agent
     .command("set <id>")
     .description("set (or replace) an agent's executor")
-    .addOption(new Option("--executor <kind>", "how missions reach it").choices(["log", "webhook", "command"]).makeOptionMandatory())
+    .addOption(
+      new Option("--executor <kind>", "how missions reach it")
+        .choices(["log", "webhook", "command"])
+        .makeOptionMandatory(),
+    )
     .option("--url <url>", "webhook: where to POST missions")
     .option("--secret <secret>", "webhook: HMAC key for the signature header")
     .option("--timeout <duration>", "webhook or command: time limit per mission")
     .option("--argv <args...>", "command: the program and its arguments")
-    .action(async (id: string, opts: { executor: string; url?: string; secret?: string; timeout?: string; argv?: string[] }) => {
-      const body = Object.fromEntries(Object.entries({ executor: opts.executor, url: opts.url, secret: opts.secret, timeout: opts.timeout, argv: opts.argv }).filter(([, v]) => v !== undefined));
-      const saved = await client().put<{ id: string; executor: string }>(`/v1/agents/${encodeURIComponent(id)}`, body);
-      print(saved, () => `agent ${saved.id}: ${saved.executor}`);
-    });
+    .action(
+      async (
+        id: string,
+        opts: { executor: string; url?: string; secret?: string; timeout?: string; argv?: string[] },
+      ) => {
+        const body = Object.fromEntries(
+          Object.entries({
+            executor: opts.executor,
+            url: opts.url,
+            secret: opts.secret,
+            timeout: opts.timeout,
+            argv: opts.argv,
+          }).filter(([, v]) => v !== undefined),
+        );
+        const saved = await client().put<{ id: string; executor: string }>(
+          `/v1/agents/${encodeURIComponent(id)}`,
+          body,
+        );
+        print(saved, () => `agent ${saved.id}: ${saved.executor}`);
+      },
+    );
   agent
     .command("rm <id>")
     .description("remove an agent set over the API (its missions then go to the log)")
@@ -301,29 +394,60 @@ function buildProgram(io: CliIo, setExit: (code: number) => void): Command {
     .option("--id <id>", "its id (default: a new UUID)")
     .option("--kind <kind>", "snake_case kind, e.g. direct or channel", "direct")
     .action(async (opts: { agent: string; id?: string; kind: string }) => {
-      const created = await client().post<{ id: string }>("/v1/sessions", { id: opts.id, agentId: opts.agent, kind: opts.kind });
+      const created = await client().post<{ id: string }>("/v1/sessions", {
+        id: opts.id,
+        agentId: opts.agent,
+        kind: opts.kind,
+      });
       print(created, () => `added session ${created.id}`);
     });
   session
     .command("ls")
     .description("list sessions, most recently active first")
     .action(async () => {
-      const { sessions } = await client().get<{ sessions: { id: string; agentId: string; kind: string; messageCount: number; subagentCount: number; peerThreadCount: number; updatedAt: string }[] }>("/v1/sessions");
+      const { sessions } = await client().get<{
+        sessions: {
+          id: string;
+          agentId: string;
+          kind: string;
+          messageCount: number;
+          subagentCount: number;
+          peerThreadCount: number;
+          updatedAt: string;
+        }[];
+      }>("/v1/sessions");
       print(sessions, () =>
         table(
           ["ID", "AGENT", "KIND", "MESSAGES", "SUBAGENTS", "PEERS", "UPDATED"],
-          sessions.map((s) => [s.id, s.agentId, s.kind, s.messageCount, s.subagentCount, s.peerThreadCount, s.updatedAt]),
+          sessions.map((s) => [
+            s.id,
+            s.agentId,
+            s.kind,
+            s.messageCount,
+            s.subagentCount,
+            s.peerThreadCount,
+            s.updatedAt,
+          ]),
         ),
       );
     });
 
   session
     .command("clear <id>")
-    .description("/new: delete the session's transcript, direct subagents and peer threads (durable; resumed after a crash)")
+    .description(
+      "/new: delete the session's transcript, direct subagents and peer threads (durable; resumed after a crash)",
+    )
     .option("--text <text>", "the trailing text typed after /new")
     .action(async (id: string, opts: { text?: string }) => {
-      const clear = await client().post<ClearView>(`/v1/sessions/${encodeURIComponent(id)}/clear`, opts.text !== undefined ? { trailingText: opts.text } : {});
-      print(clear, () => `cleared session ${clear.sessionId} (clear ${clear.id}): deleted ${clear.deletedMessageCount} messages, ${clear.deletedSubagentCount} subagents, ${clear.deletedPeerThreadCount} peer threads`);
+      const clear = await client().post<ClearView>(
+        `/v1/sessions/${encodeURIComponent(id)}/clear`,
+        opts.text !== undefined ? { trailingText: opts.text } : {},
+      );
+      print(
+        clear,
+        () =>
+          `cleared session ${clear.sessionId} (clear ${clear.id}): deleted ${clear.deletedMessageCount} messages, ${clear.deletedSubagentCount} subagents, ${clear.deletedPeerThreadCount} peer threads`,
+      );
     });
   session
     .command("events")
@@ -332,13 +456,22 @@ function buildProgram(io: CliIo, setExit: (code: number) => void): Command {
     .option("--session <id>", "only this session's events")
     .option("--limit <n>", "at most this many", "100")
     .action(async (opts: { after: string; session?: string; limit: string }) => {
-      const page = await client().get<{ events: { id: string; kind: string; sessionId: string; at: string; data: Record<string, unknown> }[]; next: string }>("/v1/events", {
+      const page = await client().get<{
+        events: { id: string; kind: string; sessionId: string; at: string; data: Record<string, unknown> }[];
+        next: string;
+      }>("/v1/events", {
         after: opts.after,
         session: opts.session,
         limit: opts.limit,
       });
       print(page, () =>
-        [table(["ID", "AT", "KIND", "SESSION", "DATA"], page.events.map((e) => [e.id, e.at, e.kind, e.sessionId, shorten(JSON.stringify(e.data), 80)])), `next cursor: ${page.next}`].join("\n"),
+        [
+          table(
+            ["ID", "AT", "KIND", "SESSION", "DATA"],
+            page.events.map((e) => [e.id, e.at, e.kind, e.sessionId, shorten(JSON.stringify(e.data), 80)]),
+          ),
+          `next cursor: ${page.next}`,
+        ].join("\n"),
       );
     });
 
@@ -349,10 +482,15 @@ function buildProgram(io: CliIo, setExit: (code: number) => void): Command {
     .option("--in <duration>", "delay, e.g. 90s, 10m, 2h")
     .option("--message <text>", "the note the agent receives")
     .action(async (opts: { session?: string; in?: string; message?: string }) => {
-      if (!opts.session || !opts.in || opts.message === undefined) throw new CommanderErrorLike("notify needs --session, --in and --message");
+      if (!opts.session || !opts.in || opts.message === undefined)
+        throw new CommanderErrorLike("notify needs --session, --in and --message");
       const ms = parseDuration(opts.in);
       if (ms === null) throw new CommanderErrorLike(`--in: not a duration: "${opts.in}" (use e.g. 90s, 10m, 2h)`);
-      const timer = await client().post<TimerView>("/v1/notify", { sessionId: opts.session, message: opts.message, delaySeconds: ms / 1000 });
+      const timer = await client().post<TimerView>("/v1/notify", {
+        sessionId: opts.session,
+        message: opts.message,
+        delaySeconds: ms / 1000,
+      });
       print(timer, () =>
         timer.status === "Cancelled"
           ? `notify ${timer.id} cancelled by ${timer.decidedBy}: ${timer.reason}`
@@ -366,11 +504,23 @@ function buildProgram(io: CliIo, setExit: (code: number) => void): Command {
     .addOption(new Option("--status <status>", "only timers with this status").choices(NOTIFY_STATUSES))
     .option("--limit <n>", "at most this many", "50")
     .action(async (opts: { session?: string; status?: string; limit: string }) => {
-      const { timers } = await client().get<{ timers: TimerView[] }>("/v1/notify", { session: opts.session, status: opts.status, limit: opts.limit });
+      const { timers } = await client().get<{ timers: TimerView[] }>("/v1/notify", {
+        session: opts.session,
+        status: opts.status,
+        limit: opts.limit,
+      });
       print(timers, () =>
         table(
           ["ID", "SESSION", "DUE AT", "STATUS", "LATE MS", "BY", "MESSAGE / REASON"],
-          timers.map((t) => [t.id, t.sessionId, t.dueAt, t.status, t.latenessMs, t.decidedBy ?? t.claimedBy, shorten(t.reason ?? t.messageDelivered ?? t.message, 60)]),
+          timers.map((t) => [
+            t.id,
+            t.sessionId,
+            t.dueAt,
+            t.status,
+            t.latenessMs,
+            t.decidedBy ?? t.claimedBy,
+            shorten(t.reason ?? t.messageDelivered ?? t.message, 60),
+          ]),
         ),
       );
     });
@@ -379,7 +529,11 @@ function buildProgram(io: CliIo, setExit: (code: number) => void): Command {
     .description("show one notify timer")
     .action(async (id: string) => {
       const timer = await client().get<TimerView>(`/v1/notify/${encodeURIComponent(id)}`);
-      print(timer, () => Object.entries(timer).map(([k, v]) => `${k.padEnd(22)} ${v ?? "-"}`).join("\n"));
+      print(timer, () =>
+        Object.entries(timer)
+          .map(([k, v]) => `${k.padEnd(22)} ${v ?? "-"}`)
+          .join("\n"),
+      );
     });
   notify
     .command("cancel <id>")
@@ -395,13 +549,16 @@ function buildProgram(io: CliIo, setExit: (code: number) => void): Command {
     .description("add todos to a session")
     .requiredOption("--session <id>", "the session")
     .action(async (texts: string[], opts: { session: string }) => {
-      const added = await client().post<{ batch: { id: string; status: string; reason: string | null; decidedBy: string | null }; todos: TodoView[] }>(
-        `/v1/sessions/${encodeURIComponent(opts.session)}/todos`,
-        { texts },
-      );
+      const added = await client().post<{
+        batch: { id: string; status: string; reason: string | null; decidedBy: string | null };
+        todos: TodoView[];
+      }>(`/v1/sessions/${encodeURIComponent(opts.session)}/todos`, { texts });
       print(added, () =>
         added.batch.status === "Added"
-          ? table(["ID", "TODO"], added.todos.map((t) => [t.id, t.text]))
+          ? table(
+              ["ID", "TODO"],
+              added.todos.map((t) => [t.id, t.text]),
+            )
           : `batch ${added.batch.id} ${added.batch.status}${added.batch.decidedBy ? ` by ${added.batch.decidedBy}` : ""}: ${added.batch.reason}`,
       );
     });
@@ -409,10 +566,20 @@ function buildProgram(io: CliIo, setExit: (code: number) => void): Command {
     .command("ls")
     .description("list a session's open todos")
     .requiredOption("--session <id>", "the session")
-    .addOption(new Option("--status <status>", "which todos").choices(["open", "done", "cancelled", "all"]).default("open"))
+    .addOption(
+      new Option("--status <status>", "which todos").choices(["open", "done", "cancelled", "all"]).default("open"),
+    )
     .action(async (opts: { session: string; status: string }) => {
-      const { todos } = await client().get<{ todos: TodoView[] }>(`/v1/sessions/${encodeURIComponent(opts.session)}/todos`, { status: opts.status });
-      print(todos, () => table(["ID", "STATUS", "TODO", "CREATED"], todos.map((t) => [t.id, t.status, t.text, t.createdAt])));
+      const { todos } = await client().get<{ todos: TodoView[] }>(
+        `/v1/sessions/${encodeURIComponent(opts.session)}/todos`,
+        { status: opts.status },
+      );
+      print(todos, () =>
+        table(
+          ["ID", "STATUS", "TODO", "CREATED"],
+          todos.map((t) => [t.id, t.status, t.text, t.createdAt]),
+        ),
+      );
     });
   for (const [verb, description] of [
     ["done", "mark a todo done"],
@@ -457,17 +624,29 @@ function buildProgram(io: CliIo, setExit: (code: number) => void): Command {
     .option("--subject <id>", "only decisions about this run, timer or session")
     .option("--limit <n>", "at most this many", "50")
     .action(async (opts: { hook?: string; plugin?: string; subject?: string; limit: string }) => {
-      const result = await client().get<{ decisions: DecisionView[]; counts: Record<string, number> }>("/v1/hook-decisions", {
-        hook: opts.hook,
-        plugin: opts.plugin,
-        subject: opts.subject,
-        limit: opts.limit,
-      });
+      const result = await client().get<{ decisions: DecisionView[]; counts: Record<string, number> }>(
+        "/v1/hook-decisions",
+        {
+          hook: opts.hook,
+          plugin: opts.plugin,
+          subject: opts.subject,
+          limit: opts.limit,
+        },
+      );
       print(result, () =>
         [
           table(
             ["ID", "AT", "PLUGIN", "HOOK", "SUBJECT", "MS", "OUTCOME", "DETAIL"],
-            result.decisions.map((d) => [d.id, d.at, d.plugin, d.hook, d.subjectId, d.durationMs, d.shadow ? `${d.outcome} (shadow)` : d.outcome, shorten(d.fields?.join(",") ?? d.reason, 70)]),
+            result.decisions.map((d) => [
+              d.id,
+              d.at,
+              d.plugin,
+              d.hook,
+              d.subjectId,
+              d.durationMs,
+              d.shadow ? `${d.outcome} (shadow)` : d.outcome,
+              shorten(d.fields?.join(",") ?? d.reason, 70),
+            ]),
           ),
           "",
           Object.entries(result.counts)

@@ -3,15 +3,17 @@ import { parseDuration } from "../duration.ts";
 import { agentSchema } from "../executors/agent-config.ts";
 
 /** A duration given as milliseconds or as text such as "30s", "5m"; always compiled to ms. */
-const durationMs: z.ZodType<number, number | string> = z.union([z.number().int().nonnegative(), z.string()]).transform((value, ctx) => {
-  if (typeof value === "number") return value;
-  const ms = parseDuration(value);
-  if (ms === null) {
-    ctx.addIssue({ code: "custom", message: `not a duration: "${value}" (use e.g. 500ms, 30s, 5m, 1h)` });
-    return z.NEVER;
-  }
-  return ms;
-});
+const durationMs: z.ZodType<number, number | string> = z
+  .union([z.number().int().nonnegative(), z.string()])
+  .transform((value, ctx) => {
+    if (typeof value === "number") return value;
+    const ms = parseDuration(value);
+    if (ms === null) {
+      ctx.addIssue({ code: "custom", message: `not a duration: "${value}" (use e.g. 500ms, 30s, 5m, 1h)` });
+      return z.NEVER;
+    }
+    return ms;
+  });
 
 const atLeast = (minMs: number) => durationMs.refine((ms) => ms >= minMs, `must be at least ${minMs} ms`);
 

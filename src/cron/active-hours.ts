@@ -8,7 +8,12 @@ const formats = new Map<string, Intl.DateTimeFormat>();
 function localMinutes(instant: Date, timezone: string): number {
   let format = formats.get(timezone);
   if (!format) {
-    format = new Intl.DateTimeFormat("en-US", { timeZone: timezone, hour: "2-digit", minute: "2-digit", hourCycle: "h23" });
+    format = new Intl.DateTimeFormat("en-US", {
+      timeZone: timezone,
+      hour: "2-digit",
+      minute: "2-digit",
+      hourCycle: "h23",
+    });
     formats.set(timezone, format);
   }
   const parts = Object.fromEntries(format.formatToParts(instant).map((p) => [p.type, p.value]));

@@ -42,7 +42,13 @@ export function jitterOffset(job: Pick<CronJobRow, "id" | "jitterMs">): number {
   return Math.floor((hash / 0x1_0000_0000) * job.jitterMs);
 }
 
-export function planSlotClaim(job: CronJobRow, slot: Date, claimAt: number, instanceName: string, context: ClaimContext = {}): SlotClaim | null {
+export function planSlotClaim(
+  job: CronJobRow,
+  slot: Date,
+  claimAt: number,
+  instanceName: string,
+  context: ClaimContext = {},
+): SlotClaim | null {
   // Catch-up and lateness are measured against the jittered moment, not the bare slot.
   const now = claimAt - jitterOffset(job);
   const active = context.active ?? null;
@@ -87,26 +93,55 @@ export function planSlotClaim(job: CronJobRow, slot: Date, claimAt: number, inst
   const busy = active;
   for (const scheduledFor of fire) {
     const latenessMs = now - scheduledFor.getTime();
-    const base = { cronJobId: job.id, scheduledFor, claimedBy: instanceName, claimedAt, latenessMs, backfilled: latenessMs > MISFIRE_GRACE_MS };
+    const base = {
+      cronJobId: job.id,
+      scheduledFor,
+      claimedBy: instanceName,
+      claimedAt,
+      latenessMs,
+      backfilled: latenessMs > MISFIRE_GRACE_MS,
+    };
     const still = busy ? `run ${busy.id} (slot ${busy.scheduledFor.toISOString()}) is still ${busy.status}` : "";
     // Heartbeat conditions come first: a beat outside active hours, or while the agent's session
     // is busy, is Skipped with the reason (plugins not called).
-    if (job.activeHoursStart && job.activeHoursEnd && !withinActiveHours(scheduledFor, job.activeHoursStart, job.activeHoursEnd, job.timezone)) {
-      rows.push({ ...base, status: "Skipped", reason: `outside active hours ${job.activeHoursStart}-${job.activeHoursEnd} (${job.timezone})`, finishedAt: claimedAt });
+    if (
+      job.activeHoursStart &&
+      job.activeHoursEnd &&
+      !withinActiveHours(scheduledFor, job.activeHoursStart, job.activeHoursEnd, job.timezone)
+    ) {
+      rows.push({
+        ...base,
+        status: "Skipped",
+        reason: `outside active hours ${job.activeHoursStart}-${job.activeHoursEnd} (${job.timezone})`,
+        finishedAt: claimedAt,
+      });
       continue;
     }
     if (job.skipIfBusy && context.busy) {
-      rows.push({ ...base, status: "Skipped", reason: `busy: the agent's session ${context.busy.sessionId} is running run ${context.busy.id}`, finishedAt: claimedAt });
+      rows.push({
+        ...base,
+        status: "Skipped",
+        reason: `busy: the agent's session ${context.busy.sessionId} is running run ${context.busy.id}`,
+        finishedAt: claimedAt,
+      });
       continue;
     }
     // Overlap. The contract: cronJobFiring fires only for a slot that has passed the overlap check,
     // so a Skipped or buffered slot reaches no plugin (a buffered one does when it is released).
     if (busy && (job.overlapPolicy === "skip" || (job.overlapPolicy === "buffer_one" && buffered))) {
-      const why = job.overlapPolicy === "skip" ? `overlap: ${still}` : `overlap: ${still} and a slot is already buffered behind it`;
+      const why =
+        job.overlapPolicy === "skip"
+          ? `overlap: ${still}`
+          : `overlap: ${still} and a slot is already buffered behind it`;
       rows.push({ ...base, status: "Skipped", reason: why, finishedAt: claimedAt });
     } else if (busy && job.overlapPolicy === "buffer_one") {
       // Deferred with no time yet: released (deferred_until set) when the busy run closes.
-      rows.push({ ...base, status: "Deferred", reason: `buffer_one: waits for run ${busy.id} to end`, deferredUntil: null });
+      rows.push({
+        ...base,
+        status: "Deferred",
+        reason: `buffer_one: waits for run ${busy.id} to end`,
+        deferredUntil: null,
+      });
     } else {
       if (busy && job.overlapPolicy === "cancel_previous") cancel = busy;
       rows.push({ ...base, status: "Claimed" });

@@ -15,11 +15,17 @@ const FAILURES: ("Failed" | "TimedOut" | "Unknown")[] = ["Failed", "TimedOut", "
  * What is late, stuck or failing in the ledger: jobs that should have fired but did not, runs
  * that have sat Claimed or Running too long, agents whose missions failed in the last day.
  */
-export async function diagnoseCron(db: Db, now: number, thresholds: { overdueMs: number; claimedMs: number; runningMs: number }): Promise<CronDiagnosis> {
+export async function diagnoseCron(
+  db: Db,
+  now: number,
+  thresholds: { overdueMs: number; claimedMs: number; runningMs: number },
+): Promise<CronDiagnosis> {
   const overdue = await db
     .select({ id: cronJobs.id, name: cronJobs.name, nextFireAt: cronJobs.nextFireAt })
     .from(cronJobs)
-    .where(and(isNull(cronJobs.deletedAt), eq(cronJobs.paused, false), overdueBefore(new Date(now - thresholds.overdueMs))))
+    .where(
+      and(isNull(cronJobs.deletedAt), eq(cronJobs.paused, false), overdueBefore(new Date(now - thresholds.overdueMs))),
+    )
     .orderBy(cronJobs.nextFireAt)
     .limit(100);
   const stuck = await db
@@ -52,7 +58,12 @@ export async function diagnoseCron(db: Db, now: number, thresholds: { overdueMs:
     return row?.status ?? "Failed";
   };
   return {
-    overdueJobs: overdue.map((j) => ({ id: String(j.id), name: j.name, nextFireAt: j.nextFireAt!.toISOString(), lateBySeconds: Math.round((now - j.nextFireAt!.getTime()) / 1000) })),
+    overdueJobs: overdue.map((j) => ({
+      id: String(j.id),
+      name: j.name,
+      nextFireAt: j.nextFireAt!.toISOString(),
+      lateBySeconds: Math.round((now - j.nextFireAt!.getTime()) / 1000),
+    })),
     stuckRuns: stuck.map((r) => ({
       id: String(r.id),
       cronJobId: String(r.cronJobId),
@@ -61,7 +72,12 @@ export async function diagnoseCron(db: Db, now: number, thresholds: { overdueMs:
       claimedBy: r.claimedBy,
     })),
     failingAgents: await Promise.all(
-      failing.map(async (f) => ({ agentId: f.agentId, failures: Number(f.failures), lastFailureAt: new Date(f.lastFailureAt as unknown as string).toISOString(), lastStatus: await lastStatus(f.agentId) })),
+      failing.map(async (f) => ({
+        agentId: f.agentId,
+        failures: Number(f.failures),
+        lastFailureAt: new Date(f.lastFailureAt as unknown as string).toISOString(),
+        lastStatus: await lastStatus(f.agentId),
+      })),
     ),
   };
 }

@@ -12,7 +12,21 @@ import { MissiondError } from "../errors.ts";
 import { coalescing } from "../db/coalesce.ts";
 import { InFlight } from "../in-flight.ts";
 import { jitterOffset, planSlotClaim } from "./claim-plan.ts";
-import { activeRuns, advanceJobs, bufferedJobs, cancelRun, runningFor, findRun, insertAtFreeInstant, insertRuns, lockJobs, releaseBuffered, startRuns, transitionRun, type NewRun } from "./queries.ts";
+import {
+  activeRuns,
+  advanceJobs,
+  bufferedJobs,
+  cancelRun,
+  runningFor,
+  findRun,
+  insertAtFreeInstant,
+  insertRuns,
+  lockJobs,
+  releaseBuffered,
+  startRuns,
+  transitionRun,
+  type NewRun,
+} from "./queries.ts";
 import { CANCEL_CHANNEL, SCHEDULE_CHANNEL } from "./channels.ts";
 
 export interface FiringDeps {
@@ -61,7 +75,12 @@ export class CronFiring {
     for (const run of claimed) this.startChain(jobs.get(String(run.cronJobId))!, run);
     // A paused job has no next moment until it is resumed (which re-arms the scheduler); the
     // scheduler is given the jittered moment.
-    return new Map([...jobs].map(([id, job]) => [id, job.paused || !job.nextFireAt ? null : new Date(job.nextFireAt.getTime() + jitterOffset(job))]));
+    return new Map(
+      [...jobs].map(([id, job]) => [
+        id,
+        job.paused || !job.nextFireAt ? null : new Date(job.nextFireAt.getTime() + jitterOffset(job)),
+      ]),
+    );
   }
 
   /**
@@ -74,10 +93,19 @@ export class CronFiring {
     await db.transaction(async (tx) => {
       const started = await startRuns(
         tx,
-        batch.map((h) => ({ id: h.runId, promptFired: h.mission.prompt, startedAt: h.startedAt, sessionId: h.mission.sessionId, missionJobId: h.missionJobId })),
+        batch.map((h) => ({
+          id: h.runId,
+          promptFired: h.mission.prompt,
+          startedAt: h.startedAt,
+          sessionId: h.mission.sessionId,
+          missionJobId: h.missionJobId,
+        })),
       );
-      const jobs = batch.filter((h) => started.has(String(h.runId))).map((h) => ({ id: h.missionJobId, data: h.mission }));
-      if (jobs.length > 0) await boss.insert(MISSIONS_QUEUE, jobs, { db: fromDrizzle(tx as unknown as DrizzleTransactionLike, sql) });
+      const jobs = batch
+        .filter((h) => started.has(String(h.runId)))
+        .map((h) => ({ id: h.missionJobId, data: h.mission }));
+      if (jobs.length > 0)
+        await boss.insert(MISSIONS_QUEUE, jobs, { db: fromDrizzle(tx as unknown as DrizzleTransactionLike, sql) });
     });
     for (const _ of batch) this.deps.onRun?.("Running", null);
   });
@@ -99,13 +127,24 @@ export class CronFiring {
   }
 
   /** One transaction: lock the jobs, write Missed / Skipped / Claimed rows, advance next_fire_at. */
-  private async claim(batch: readonly { jobId: bigint; slot: Date }[]): Promise<{ jobs: Map<string, CronJobRow>; claimed: CronJobRunRow[] }> {
+  private async claim(
+    batch: readonly { jobId: bigint; slot: Date }[],
+  ): Promise<{ jobs: Map<string, CronJobRow>; claimed: CronJobRunRow[] }> {
     const { db, clock, instanceName } = this.deps;
     const slotOf = new Map(batch.map((b) => [String(b.jobId), b.slot]));
     return db.transaction(async (tx) => {
-      const locked = await lockJobs(tx, batch.map((b) => b.jobId));
-      const active = await activeRuns(tx, locked.filter((job) => job.overlapPolicy !== "allow").map((job) => job.id));
-      const buffered = await bufferedJobs(tx, locked.filter((job) => job.overlapPolicy === "buffer_one").map((job) => job.id));
+      const locked = await lockJobs(
+        tx,
+        batch.map((b) => b.jobId),
+      );
+      const active = await activeRuns(
+        tx,
+        locked.filter((job) => job.overlapPolicy !== "allow").map((job) => job.id),
+      );
+      const buffered = await bufferedJobs(
+        tx,
+        locked.filter((job) => job.overlapPolicy === "buffer_one").map((job) => job.id),
+      );
       const cancels: { run: CronJobRunRow; slot: Date }[] = [];
       const busyChecks = locked.filter((job) => job.skipIfBusy);
       const running = await runningFor(
@@ -120,27 +159,48 @@ export class CronFiring {
       for (const job of locked) {
         // The scheduler armed the jittered moment; the slot itself is that minus the job's offset.
         const slot = new Date(slotOf.get(String(job.id))!.getTime() - jitterOffset(job));
-        const busy = !job.skipIfBusy ? null : job.sessionMode === "fixed" && job.sessionId ? running.bySession.get(job.sessionId) : running.byAgent.get(job.agentId);
-        const plan = planSlotClaim(job, slot, now, instanceName, { active: active.get(String(job.id)) ?? null, buffered: buffered.has(String(job.id)), busy: busy ?? null });
+        const busy = !job.skipIfBusy
+          ? null
+          : job.sessionMode === "fixed" && job.sessionId
+            ? running.bySession.get(job.sessionId)
+            : running.byAgent.get(job.agentId);
+        const plan = planSlotClaim(job, slot, now, instanceName, {
+          active: active.get(String(job.id)) ?? null,
+          buffered: buffered.has(String(job.id)),
+          busy: busy ?? null,
+        });
         if (!plan) {
           jobs.set(String(job.id), job);
           continue;
         }
         rows.push(...plan.rows);
         if (plan.cancel) cancels.push({ run: plan.cancel, slot });
-        advanced.push({ id: job.id, nextFireAt: plan.nextFireAt, runCount: plan.runCount, planned: plan.runCount - job.runCount });
+        advanced.push({
+          id: job.id,
+          nextFireAt: plan.nextFireAt,
+          runCount: plan.runCount,
+          planned: plan.runCount - job.runCount,
+        });
         jobs.set(String(job.id), { ...job, nextFireAt: plan.nextFireAt, runCount: plan.runCount });
       }
       const inserted = await insertRuns(tx, rows);
       // Count what was actually claimed: a row that lost its slot to a conflict did not start.
       const claimedPer = new Map<bigint, number>();
-      for (const run of inserted) if (run.status === "Claimed") claimedPer.set(run.cronJobId, (claimedPer.get(run.cronJobId) ?? 0) + 1);
+      for (const run of inserted)
+        if (run.status === "Claimed") claimedPer.set(run.cronJobId, (claimedPer.get(run.cronJobId) ?? 0) + 1);
       for (const a of advanced) a.runCount -= a.planned - (claimedPer.get(a.id) ?? 0);
       await advanceJobs(tx, advanced, new Date(now));
       // cancel_previous: the replaced run is closed Cancelled, and whichever instance is executing
       // its mission is told to stop (delivered when this transaction commits).
       for (const { run, slot } of cancels) {
-        if (await cancelRun(tx, run, `cancelled by the slot ${slot.toISOString()} (overlap policy cancel_previous)`, new Date(now))) {
+        if (
+          await cancelRun(
+            tx,
+            run,
+            `cancelled by the slot ${slot.toISOString()} (overlap policy cancel_previous)`,
+            new Date(now),
+          )
+        ) {
           await tx.execute(sql`select pg_notify(${CANCEL_CHANNEL}, ${String(run.id)})`);
           this.deps.onRun?.("Cancelled", null);
         }
@@ -161,7 +221,15 @@ export class CronFiring {
       const [locked] = await lockJobs(tx, [jobId]);
       if (!locked) throw new MissiondError("NOT_FOUND", `no cron job with id "${jobId}"`);
       const now = new Date(clock.now());
-      const run = await insertAtFreeInstant(tx, { cronJobId: jobId, scheduledFor: now, trigger: "manual", status: "Claimed", claimedBy: instanceName, claimedAt: now, latenessMs: 0 });
+      const run = await insertAtFreeInstant(tx, {
+        cronJobId: jobId,
+        scheduledFor: now,
+        trigger: "manual",
+        status: "Claimed",
+        claimedBy: instanceName,
+        claimedAt: now,
+        latenessMs: 0,
+      });
       return { job: locked, run };
     });
     this.startChain(job, run);
@@ -180,12 +248,18 @@ export class CronFiring {
     const claimed = await db.transaction(async (tx) => {
       const now = clock.now();
       const deferred = (await Promise.all(runIds.map((id) => findRun(tx, BigInt(id))))).filter(
-        (run): run is CronJobRunRow => run?.status === "Deferred" && run.deferredUntil !== null && run.deferredUntil.getTime() <= now,
+        (run): run is CronJobRunRow =>
+          run?.status === "Deferred" && run.deferredUntil !== null && run.deferredUntil.getTime() <= now,
       );
       // Lock the jobs before inserting runs (whose foreign keys lock them too), in id order like
       // every claim, so a deferral and a claim cannot deadlock.
-      const jobs = new Map((await lockJobs(tx, [...new Set(deferred.map((r) => r.cronJobId))])).map((j) => [String(j.id), j]));
-      const active = await activeRuns(tx, [...jobs.values()].filter((j) => j.overlapPolicy === "skip").map((j) => j.id));
+      const jobs = new Map(
+        (await lockJobs(tx, [...new Set(deferred.map((r) => r.cronJobId))])).map((j) => [String(j.id), j]),
+      );
+      const active = await activeRuns(
+        tx,
+        [...jobs.values()].filter((j) => j.overlapPolicy === "skip").map((j) => j.id),
+      );
       const started: { job: CronJobRow; run: CronJobRunRow }[] = [];
       for (const d of deferred) {
         const job = jobs.get(String(d.cronJobId));
@@ -196,7 +270,11 @@ export class CronFiring {
           : job.paused
             ? { status: "Skipped", reason: "the job was paused at its deferred slot", finishedAt: at }
             : busy
-              ? { status: "Skipped", reason: `overlap: run ${busy.id} (slot ${busy.scheduledFor.toISOString()}) is still ${busy.status}`, finishedAt: at }
+              ? {
+                  status: "Skipped",
+                  reason: `overlap: run ${busy.id} (slot ${busy.scheduledFor.toISOString()}) is still ${busy.status}`,
+                  finishedAt: at,
+                }
               : { status: "Claimed", reason: `deferred from slot ${d.scheduledFor.toISOString()} (run ${d.id})` };
         const run = await insertAtFreeInstant(tx, {
           cronJobId: d.cronJobId,
@@ -222,13 +300,16 @@ export class CronFiring {
 
   private startChain(job: CronJobRow, run: CronJobRunRow): void {
     this.inFlight.add(this.runChain(job, run), (err) =>
-      this.log.error({ err, cronJobId: String(run.cronJobId), runId: String(run.id) }, "slot left Claimed: chain or hand-off failed"),
+      this.log.error(
+        { err, cronJobId: String(run.cronJobId), runId: String(run.id) },
+        "slot left Claimed: chain or hand-off failed",
+      ),
     );
   }
 
   /** cronJobFiring chain, then the outcome: Cancelled, Deferred, or Running + mission in one transaction. */
   private async runChain(job: CronJobRow, run: CronJobRunRow): Promise<void> {
-    const { db, boss, chain, clock } = this.deps;
+    const { db, chain, clock } = this.deps;
     const log = this.log.child({ cronJobId: String(job.id), runId: String(run.id) });
     const result = await chain.run("cronJobFiring", {
       cronJobId: String(job.id),
@@ -262,7 +343,10 @@ export class CronFiring {
       this.deps.onDeferred?.();
       this.deps.onRun?.("Deferred", null);
       await this.releaseBuffered(job.id);
-      log.info({ plugin: result.plugin, until: result.until.toISOString(), reason: result.reason }, "slot deferred by plugin");
+      log.info(
+        { plugin: result.plugin, until: result.until.toISOString(), reason: result.reason },
+        "slot deferred by plugin",
+      );
       return;
     }
 

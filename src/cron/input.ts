@@ -29,7 +29,13 @@ export const addJobInput = z
       .refine((v) => parseActiveHours(v) !== null, 'must look like "09:00-18:00" (start and end differ)')
       .optional(),
     skipIfBusy: z.boolean().default(false),
-    jitter: z.string().refine((v) => { const ms = parseDuration(v); return ms !== null && ms <= 3_600_000; }, "a duration up to 1h, e.g. 30s").optional(),
+    jitter: z
+      .string()
+      .refine((v) => {
+        const ms = parseDuration(v);
+        return ms !== null && ms <= 3_600_000;
+      }, "a duration up to 1h, e.g. 30s")
+      .optional(),
     pausedNote: z.string().max(1000).optional(),
   })
   .strict()
@@ -83,7 +89,10 @@ export const jobsQuery = z
     dueBefore: instant.optional(),
   })
   .strict()
-  .refine((v) => v.after === undefined || v.dueBefore === undefined, { path: ["after"], message: "cannot be combined with dueBefore (due jobs come earliest first, in one page)" });
+  .refine((v) => v.after === undefined || v.dueBefore === undefined, {
+    path: ["after"],
+    message: "cannot be combined with dueBefore (due jobs come earliest first, in one page)",
+  });
 
 /** GET /v1/run-timeline: run counts per job, per time bucket and per status over [from, to). */
 export const timelineQuery = z
@@ -108,6 +117,9 @@ export const previewQuery = z
     count: z.coerce.number().int().min(1).max(1000).default(10),
   })
   .strict()
-  .refine((v) => (v.cron === undefined) !== (v.every === undefined), { message: "give exactly one of cron or every", path: ["cron"] });
+  .refine((v) => (v.cron === undefined) !== (v.every === undefined), {
+    message: "give exactly one of cron or every",
+    path: ["cron"],
+  });
 
 export const pauseInput = z.object({ note: z.string().trim().min(1).max(1000).optional() }).strict();

@@ -59,7 +59,10 @@ export interface JobFilter {
 const likeLiteral = (text: string) => text.replace(/[\\%_]/g, (c) => `\\${c}`);
 
 /** Live jobs by id (or earliest next slot first with `dueBefore`); `total` counts every match. */
-export async function pageJobs(db: Executor, filter: JobFilter): Promise<{ jobs: CronJobRow[]; total: number; more: boolean }> {
+export async function pageJobs(
+  db: Executor,
+  filter: JobFilter,
+): Promise<{ jobs: CronJobRow[]; total: number; more: boolean }> {
   const matching = [
     live,
     filter.q ? ilike(cronJobs.name, `%${likeLiteral(filter.q)}%`) : undefined,
@@ -75,7 +78,10 @@ export async function pageJobs(db: Executor, filter: JobFilter): Promise<{ jobs:
     return { jobs, total: jobs.length, more: false };
   }
   const found = await query.limit(filter.limit + 1);
-  const [counted] = await db.select({ n: count() }).from(cronJobs).where(and(...matching));
+  const [counted] = await db
+    .select({ n: count() })
+    .from(cronJobs)
+    .where(and(...matching));
   return { jobs: found.slice(0, filter.limit), total: Number(counted?.n ?? 0), more: found.length > filter.limit };
 }
 
@@ -101,7 +107,15 @@ export async function lastRuns(db: Executor, jobIds: readonly bigint[]): Promise
 }
 
 async function lastRunsOf(db: Executor, jobIds: readonly bigint[]): Promise<[string, LastRun][]> {
-  const found = await rows<{ job_id: string; id: string; status: RunStatus; scheduled_ms: number | string; finished_ms: number | string | null; reason: string | null; decided_by: string | null }>(
+  const found = await rows<{
+    job_id: string;
+    id: string;
+    status: RunStatus;
+    scheduled_ms: number | string;
+    finished_ms: number | string | null;
+    reason: string | null;
+    decided_by: string | null;
+  }>(
     db,
     // Raw SQL: a lateral join reads one row per job from the (cron_job_id, scheduled_for) index,
     // where DISTINCT ON would walk every run of a busy job.
@@ -112,11 +126,21 @@ async function lastRunsOf(db: Executor, jobIds: readonly bigint[]): Promise<[str
                  (extract(epoch from finished_at) * 1000)::float8 as finished_ms
           from cron_job_runs where cron_job_id = j.id order by scheduled_for desc limit 1
         ) r
-        where j.id in (${sql.join(jobIds.map((id) => sql`${String(id)}::bigint`), sql`, `)})`,
+        where j.id in (${sql.join(
+          jobIds.map((id) => sql`${String(id)}::bigint`),
+          sql`, `,
+        )})`,
   );
   return found.map((r) => [
     r.job_id,
-    { id: r.id, status: r.status, scheduledFor: isoOfMs(r.scheduled_ms)!, finishedAt: isoOfMs(r.finished_ms), reason: r.reason, decidedBy: r.decided_by },
+    {
+      id: r.id,
+      status: r.status,
+      scheduledFor: isoOfMs(r.scheduled_ms)!,
+      finishedAt: isoOfMs(r.finished_ms),
+      reason: r.reason,
+      decidedBy: r.decided_by,
+    },
   ]);
 }
 
@@ -144,7 +168,10 @@ export interface TimelineLane {
  * of jobs (those with runs in the range, by id); the counting is done by the database, so the answer
  * is at most limit × buckets × statuses cells whatever the number of runs.
  */
-export async function runTimeline(db: Executor, filter: TimelineFilter): Promise<{ bucketMs: number; lanes: TimelineLane[]; more: boolean }> {
+export async function runTimeline(
+  db: Executor,
+  filter: TimelineFilter,
+): Promise<{ bucketMs: number; lanes: TimelineLane[]; more: boolean }> {
   const bucketMs = Math.max(1, Math.ceil((filter.to.getTime() - filter.from.getTime()) / filter.buckets));
   const matching: (SQL | undefined)[] = [
     ...rangeConditions(filter),
@@ -171,12 +198,21 @@ export async function runTimeline(db: Executor, filter: TimelineFilter): Promise
     .where(and(...matching, inArray(cronJobRuns.cronJobId, ids)))
     .groupBy(sql`1, 2, 3`)
     .orderBy(sql`1, 2, 3`);
-  const names = await db.select({ id: cronJobs.id, name: cronJobs.name, deletedAt: cronJobs.deletedAt }).from(cronJobs).where(inArray(cronJobs.id, ids));
+  const names = await db
+    .select({ id: cronJobs.id, name: cronJobs.name, deletedAt: cronJobs.deletedAt })
+    .from(cronJobs)
+    .where(inArray(cronJobs.id, ids));
   const nameOf = new Map(names.map((j) => [String(j.id), j]));
 
   const lanes: TimelineLane[] = page.map((j) => {
     const job = nameOf.get(String(j.id));
-    return { jobId: String(j.id), name: job?.name ?? `job ${j.id}`, removed: job?.deletedAt != null, total: Number(j.n), cells: [] };
+    return {
+      jobId: String(j.id),
+      name: job?.name ?? `job ${j.id}`,
+      removed: job?.deletedAt != null,
+      total: Number(j.n),
+      cells: [],
+    };
   });
   const laneOf = new Map(lanes.map((l) => [l.jobId, l]));
   for (const c of cells) laneOf.get(String(c.id))?.cells.push([Number(c.bucket), c.status, Number(c.n)]);

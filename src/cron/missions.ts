@@ -72,7 +72,18 @@ export async function startMissionWorker(deps: MissionWorkerDeps): Promise<Missi
   // Several workers, so that one slow mission holds up only its own batch; batches fetched in
   // bursts while they come back full.
   const workers = Math.min(WORKERS, deps.concurrency);
-  await deps.boss.work<CronMission, unknown, { batchSize: number; localConcurrency: number; perJobResults: true; burstWhenBatchFull: true; pollingIntervalSeconds: number; notifyPollingIntervalSeconds: number }>(
+  await deps.boss.work<
+    CronMission,
+    unknown,
+    {
+      batchSize: number;
+      localConcurrency: number;
+      perJobResults: true;
+      burstWhenBatchFull: true;
+      pollingIntervalSeconds: number;
+      notifyPollingIntervalSeconds: number;
+    }
+  >(
     MISSIONS_QUEUE,
     {
       batchSize: Math.max(1, Math.ceil(deps.concurrency / workers)),
@@ -89,7 +100,8 @@ export async function startMissionWorker(deps: MissionWorkerDeps): Promise<Missi
       executing.get(runId)?.abort(new Interrupted("cancelled", "cancelled by a newer slot (cancel_previous)"));
     },
     handBack() {
-      for (const controller of executing.values()) controller.abort(new Interrupted("handed back", "the daemon is stopping; handed back to pg-boss"));
+      for (const controller of executing.values())
+        controller.abort(new Interrupted("handed back", "the daemon is stopping; handed back to pg-boss"));
     },
   };
 }
@@ -102,7 +114,14 @@ async function executeBatch(
   closeRun: (item: RunClose) => Promise<string | null>,
 ): Promise<JobResult[]> {
   const { db, clock } = deps;
-  const runs = new Map((await findRuns(db, jobs.map((j) => BigInt(j.data.runId)))).map((r) => [String(r.id), r]));
+  const runs = new Map(
+    (
+      await findRuns(
+        db,
+        jobs.map((j) => BigInt(j.data.runId)),
+      )
+    ).map((r) => [String(r.id), r]),
+  );
   const results = new Map<string, JobResult>(jobs.map((j) => [j.id, { id: j.id, status: "completed" }]));
   const settling: Promise<unknown>[] = [];
   const toStart: Job<CronMission>[] = [];
@@ -116,15 +135,30 @@ async function executeBatch(
       // mission. Replaying it blindly could run an agent twice, so the run is closed Unknown instead.
       const reason = `attempt ${run.attempts} started on an instance that stopped before recording its outcome; not replayed`;
       settling.push(
-        closeRun({ id: run.id, status: "Unknown", reason, finishedAt: new Date(clock.now()), executor: null, output: null, exitCode: null }).then(async (closed) => {
+        closeRun({
+          id: run.id,
+          status: "Unknown",
+          reason,
+          finishedAt: new Date(clock.now()),
+          executor: null,
+          output: null,
+          exitCode: null,
+        }).then(async (closed) => {
           if (closed) deps.onRun?.(closed);
           await deps.onRunEnded?.(BigInt(mission.cronJobId));
-          log.warn({ runId: mission.runId, attempts: run.attempts }, "run closed Unknown: an earlier attempt vanished mid-run");
+          log.warn(
+            { runId: mission.runId, attempts: run.attempts },
+            "run closed Unknown: an earlier attempt vanished mid-run",
+          );
         }),
       );
     } else toStart.push(job);
   }
-  const started = await countAttempts(db, toStart.map((j) => BigInt(j.data.runId)), "started");
+  const started = await countAttempts(
+    db,
+    toStart.map((j) => BigInt(j.data.runId)),
+    "started",
+  );
   const failed: Job<CronMission>[] = [];
   await Promise.all(
     toStart
@@ -162,13 +196,19 @@ async function executeBatch(
             results.set(job.id, { id: job.id, status: "failed", output: { message: (err as Error).message } });
             return;
           }
-          result = { status: "Failed", output: `delivery failed after ${job.retryCount + 1} attempts: ${(err as Error).message}` };
+          result = {
+            status: "Failed",
+            output: `delivery failed after ${job.retryCount + 1} attempts: ${(err as Error).message}`,
+          };
           deadLetter = err as Error;
         } finally {
           executing.delete(mission.runId);
         }
         // A heartbeat whose agent answers HEARTBEAT_OK had nothing to do: Succeeded, quietly.
-        const acknowledged = mission.jobKind === "heartbeat" && result.status === "Succeeded" && /HEARTBEAT_OK\s*$/.test(result.output ?? "");
+        const acknowledged =
+          mission.jobKind === "heartbeat" &&
+          result.status === "Succeeded" &&
+          /HEARTBEAT_OK\s*$/.test(result.output ?? "");
         const status = await closeRun({
           id: BigInt(mission.runId),
           status: result.status,
@@ -191,7 +231,11 @@ async function executeBatch(
   );
   await Promise.all(settling);
   // Recorded before pg-boss retries, so the next attempt knows this one ended (and did not vanish).
-  await countAttempts(db, failed.map((j) => BigInt(j.data.runId)), "failed");
+  await countAttempts(
+    db,
+    failed.map((j) => BigInt(j.data.runId)),
+    "failed",
+  );
   return [...results.values()];
 }
 

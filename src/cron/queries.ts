@@ -14,15 +14,20 @@ export async function insertJob(db: Executor, job: NewCronJob): Promise<CronJobR
 }
 
 export async function findJob(db: Executor, id: bigint): Promise<CronJobRow | null> {
-  const [row] = await db.select().from(cronJobs).where(and(eq(cronJobs.id, id), live));
+  const [row] = await db
+    .select()
+    .from(cronJobs)
+    .where(and(eq(cronJobs.id, id), live));
   return row ?? null;
 }
 
 export async function findJobByName(db: Executor, name: string): Promise<CronJobRow | null> {
-  const [row] = await db.select().from(cronJobs).where(and(eq(cronJobs.name, name), live));
+  const [row] = await db
+    .select()
+    .from(cronJobs)
+    .where(and(eq(cronJobs.name, name), live));
   return row ?? null;
 }
-
 
 /** True for a job that exists or existed (removed jobs keep their history). */
 export async function jobEverExisted(db: Executor, id: bigint): Promise<boolean> {
@@ -40,7 +45,11 @@ export async function softDeleteJob(db: Executor, id: bigint, at: Date): Promise
 }
 
 export async function updateJob(db: Executor, id: bigint, patch: Partial<NewCronJob>): Promise<CronJobRow | null> {
-  const [row] = await db.update(cronJobs).set(patch).where(and(eq(cronJobs.id, id), live)).returning();
+  const [row] = await db
+    .update(cronJobs)
+    .set(patch)
+    .where(and(eq(cronJobs.id, id), live))
+    .returning();
   return row ?? null;
 }
 
@@ -93,10 +102,19 @@ export async function activeRuns(tx: Executor, ids: readonly bigint[]): Promise<
  * Advances many jobs in one statement. Raw SQL: an UPDATE … FROM (VALUES …) join has no drizzle
  * builder. Instants go as ISO text because postgres.js cannot bind a Date inside raw SQL.
  */
-export async function advanceJobs(tx: Executor, updates: readonly { id: bigint; nextFireAt: Date | null; runCount: number }[], at: Date): Promise<void> {
+export async function advanceJobs(
+  tx: Executor,
+  updates: readonly { id: bigint; nextFireAt: Date | null; runCount: number }[],
+  at: Date,
+): Promise<void> {
   for (let i = 0; i < updates.length; i += 1_000) {
     const values = sql.join(
-      updates.slice(i, i + 1_000).map((u) => sql`(${String(u.id)}::bigint, ${u.nextFireAt?.toISOString() ?? null}::timestamptz, ${u.runCount}::int)`),
+      updates
+        .slice(i, i + 1_000)
+        .map(
+          (u) =>
+            sql`(${String(u.id)}::bigint, ${u.nextFireAt?.toISOString() ?? null}::timestamptz, ${u.runCount}::int)`,
+        ),
       sql`, `,
     );
     await tx.execute(sql`update cron_jobs as j set next_fire_at = v.next_fire_at, run_count = v.run_count, updated_at = ${at.toISOString()}::timestamptz
@@ -105,7 +123,11 @@ export async function advanceJobs(tx: Executor, updates: readonly { id: bigint; 
 }
 
 /** Deferred runs whose time comes by `until` and that have not been fired again yet. */
-export async function deferredDueBy(db: Executor, until: Date, limit: number): Promise<{ id: string; deferredUntil: Date }[]> {
+export async function deferredDueBy(
+  db: Executor,
+  until: Date,
+  limit: number,
+): Promise<{ id: string; deferredUntil: Date }[]> {
   const found = await rows<{ id: string; deferred_until: string | Date }>(
     db,
     // Raw SQL: the anti-join on the slot the deferral re-fires at reads better than its builder form.
@@ -143,7 +165,10 @@ export async function startRuns(
     const values = sql.join(
       starts
         .slice(i, i + 500)
-        .map((s) => sql`(${String(s.id)}::bigint, ${s.promptFired}::text, ${s.startedAt.toISOString()}::timestamptz, ${s.sessionId}::text, ${s.missionJobId}::text)`),
+        .map(
+          (s) =>
+            sql`(${String(s.id)}::bigint, ${s.promptFired}::text, ${s.startedAt.toISOString()}::timestamptz, ${s.sessionId}::text, ${s.missionJobId}::text)`,
+        ),
       sql`, `,
     );
     const moved = await rows<{ id: string }>(
@@ -161,7 +186,11 @@ export async function startRuns(
  * Missions running for these agents or in these sessions (skipIfBusy): by agent id and by
  * session id, one run each.
  */
-export async function runningFor(tx: Executor, agentIds: readonly string[], sessionIds: readonly string[]): Promise<{ byAgent: Map<string, CronJobRunRow>; bySession: Map<string, CronJobRunRow> }> {
+export async function runningFor(
+  tx: Executor,
+  agentIds: readonly string[],
+  sessionIds: readonly string[],
+): Promise<{ byAgent: Map<string, CronJobRunRow>; bySession: Map<string, CronJobRunRow> }> {
   const byAgent = new Map<string, CronJobRunRow>();
   const bySession = new Map<string, CronJobRunRow>();
   if (agentIds.length === 0 && sessionIds.length === 0) return { byAgent, bySession };
@@ -172,7 +201,10 @@ export async function runningFor(tx: Executor, agentIds: readonly string[], sess
     .where(
       and(
         eq(cronJobRuns.status, "Running"),
-        or(agentIds.length ? inArray(cronJobs.agentId, [...agentIds]) : undefined, sessionIds.length ? inArray(cronJobRuns.sessionId, [...sessionIds]) : undefined),
+        or(
+          agentIds.length ? inArray(cronJobs.agentId, [...agentIds]) : undefined,
+          sessionIds.length ? inArray(cronJobRuns.sessionId, [...sessionIds]) : undefined,
+        ),
       ),
     );
   for (const { run, agentId } of found) {
@@ -188,7 +220,13 @@ export async function bufferedJobs(tx: Executor, ids: readonly bigint[]): Promis
   const found = await tx
     .select({ id: cronJobRuns.cronJobId })
     .from(cronJobRuns)
-    .where(and(inArray(cronJobRuns.cronJobId, [...ids]), eq(cronJobRuns.status, "Deferred"), isNull(cronJobRuns.deferredUntil)));
+    .where(
+      and(
+        inArray(cronJobRuns.cronJobId, [...ids]),
+        eq(cronJobRuns.status, "Deferred"),
+        isNull(cronJobRuns.deferredUntil),
+      ),
+    );
   return new Set(found.map((r) => String(r.id)));
 }
 
@@ -198,22 +236,39 @@ export async function releaseBuffered(db: Executor, jobIds: readonly bigint[], a
   const released = await db
     .update(cronJobRuns)
     .set({ deferredUntil: at })
-    .where(and(inArray(cronJobRuns.cronJobId, [...new Set(jobIds)]), eq(cronJobRuns.status, "Deferred"), isNull(cronJobRuns.deferredUntil)))
+    .where(
+      and(
+        inArray(cronJobRuns.cronJobId, [...new Set(jobIds)]),
+        eq(cronJobRuns.status, "Deferred"),
+        isNull(cronJobRuns.deferredUntil),
+      ),
+    )
     .returning({ id: cronJobRuns.id });
   return released.length;
 }
 
 export async function findRuns(db: Executor, ids: readonly bigint[]): Promise<CronJobRunRow[]> {
   if (ids.length === 0) return [];
-  return db.select().from(cronJobRuns).where(inArray(cronJobRuns.id, [...ids]));
+  return db
+    .select()
+    .from(cronJobRuns)
+    .where(inArray(cronJobRuns.id, [...ids]));
 }
 
 /** Counts started (or recorded failed) attempts on Running runs; resolves to the ids counted. */
-export async function countAttempts(db: Executor, ids: readonly bigint[], which: "started" | "failed"): Promise<Set<string>> {
+export async function countAttempts(
+  db: Executor,
+  ids: readonly bigint[],
+  which: "started" | "failed",
+): Promise<Set<string>> {
   if (ids.length === 0) return new Set();
   const updated = await db
     .update(cronJobRuns)
-    .set(which === "started" ? { attempts: sql`${cronJobRuns.attempts} + 1` } : { failedAttempts: sql`${cronJobRuns.failedAttempts} + 1` })
+    .set(
+      which === "started"
+        ? { attempts: sql`${cronJobRuns.attempts} + 1` }
+        : { failedAttempts: sql`${cronJobRuns.failedAttempts} + 1` },
+    )
     .where(and(inArray(cronJobRuns.id, [...ids]), eq(cronJobRuns.status, "Running")))
     .returning({ id: cronJobRuns.id });
   return new Set(updated.map((r) => String(r.id)));
@@ -222,7 +277,8 @@ export async function countAttempts(db: Executor, ids: readonly bigint[], which:
 export type RunClose = DeliveryOutcome<"Succeeded" | "Failed" | "TimedOut" | "Unknown">;
 
 /** Closes Running runs (batched); resolves to the runs that were still Running. */
-export const closeRuns = (tx: Executor, closes: readonly RunClose[]) => closeDeliveries(tx, "cron_job_runs", "Running", closes);
+export const closeRuns = (tx: Executor, closes: readonly RunClose[]) =>
+  closeDeliveries(tx, "cron_job_runs", "Running", closes);
 
 /** cancel_previous: closes the replaced run Cancelled (whatever it was doing: chain or mission). */
 export async function cancelRun(db: Executor, run: CronJobRunRow, reason: string, at: Date): Promise<boolean> {
@@ -245,7 +301,12 @@ export async function staleClaims(db: Executor, claimedBefore: Date, limit: numb
 }
 
 /** Takes over a stale claim; only one instance's conditional update can win it. */
-export async function takeOverClaim(db: Executor, run: CronJobRunRow, instance: string, at: Date): Promise<CronJobRunRow | null> {
+export async function takeOverClaim(
+  db: Executor,
+  run: CronJobRunRow,
+  instance: string,
+  at: Date,
+): Promise<CronJobRunRow | null> {
   const [row] = await db
     .update(cronJobRuns)
     .set({ claimedBy: instance, claimedAt: at })
@@ -255,7 +316,11 @@ export async function takeOverClaim(db: Executor, run: CronJobRunRow, instance: 
 }
 
 /** Jobs whose next slot is at or before `until` (the scheduler's horizon), earliest first. */
-export async function jobsDueBy(db: Executor, until: Date, limit: number): Promise<{ id: bigint; nextFireAt: Date; jitterMs: number }[]> {
+export async function jobsDueBy(
+  db: Executor,
+  until: Date,
+  limit: number,
+): Promise<{ id: bigint; nextFireAt: Date; jitterMs: number }[]> {
   const found = await db
     .select({ id: cronJobs.id, nextFireAt: cronJobs.nextFireAt, jitterMs: cronJobs.jitterMs })
     .from(cronJobs)
@@ -264,9 +329,6 @@ export async function jobsDueBy(db: Executor, until: Date, limit: number): Promi
     .limit(limit);
   return found as { id: bigint; nextFireAt: Date; jitterMs: number }[];
 }
-
-
-
 
 export async function findRun(db: Executor, id: bigint): Promise<CronJobRunRow | null> {
   const [row] = await db.select().from(cronJobRuns).where(eq(cronJobRuns.id, id));
@@ -293,7 +355,11 @@ export async function transitionRun(
 
 /** Agent ids the daemon knows from its jobs (host.agents.list()). */
 export async function knownAgents(db: Executor): Promise<string[]> {
-  const found = await db.selectDistinct({ agentId: cronJobs.agentId }).from(cronJobs).where(live).orderBy(asc(cronJobs.agentId));
+  const found = await db
+    .selectDistinct({ agentId: cronJobs.agentId })
+    .from(cronJobs)
+    .where(live)
+    .orderBy(asc(cronJobs.agentId));
   return found.map((r) => r.agentId);
 }
 
@@ -303,7 +369,10 @@ export async function knownAgents(db: Executor): Promise<string[]> {
  * bounds the index scan).
  */
 export const overdueBefore = (before: Date) =>
-  and(lt(cronJobs.nextFireAt, before), sql`${cronJobs.nextFireAt} + ${cronJobs.jitterMs} * interval '1 millisecond' < ${before.toISOString()}::timestamptz`);
+  and(
+    lt(cronJobs.nextFireAt, before),
+    sql`${cronJobs.nextFireAt} + ${cronJobs.jitterMs} * interval '1 millisecond' < ${before.toISOString()}::timestamptz`,
+  );
 
 /** Live, unpaused jobs whose next slot is older than `before`: should have fired but did not. */
 export async function countOverdue(db: Executor, before: Date): Promise<number> {

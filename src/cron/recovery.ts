@@ -31,7 +31,13 @@ export class ClaimRecovery {
   }
 
   start(): void {
-    this.sweeper ??= startSweeper({ name: "recovery", clock: this.options.clock, log: this.options.log, intervalMs: this.options.intervalMs, sweep: () => this.sweep() });
+    this.sweeper ??= startSweeper({
+      name: "recovery",
+      clock: this.options.clock,
+      log: this.options.log,
+      intervalMs: this.options.intervalMs,
+      sweep: () => this.sweep(),
+    });
   }
 
   async stop(): Promise<void> {
@@ -49,7 +55,10 @@ export class ClaimRecovery {
       if (!run) continue; // another instance took it
       const job = await findJob(db, run.cronJobId);
       if (!job) continue;
-      log.warn({ component: "recovery", runId: String(run.id), cronJobId: String(job.id), previousOwner: stale.claimedBy }, "resuming a slot whose chain never finished");
+      log.warn(
+        { component: "recovery", runId: String(run.id), cronJobId: String(job.id), previousOwner: stale.claimedBy },
+        "resuming a slot whose chain never finished",
+      );
       firing.resume(job, run);
       resumed++;
     }

@@ -1,6 +1,6 @@
 import { Cron } from "croner";
 import { MissiondError } from "../errors.ts";
-import { formatDuration, parseDuration } from "../duration.ts";
+import { parseDuration } from "../duration.ts";
 
 /**
  * Pure schedule math. Nothing here reads the clock or arms a timer: every function takes the
@@ -27,7 +27,10 @@ export function assertTimezone(timezone: string): void {
   try {
     new Intl.DateTimeFormat("en-US", { timeZone: timezone });
   } catch {
-    throw new MissiondError("INVALID_TIMEZONE", `unknown time zone "${timezone}" (use an IANA name such as Europe/Berlin)`);
+    throw new MissiondError(
+      "INVALID_TIMEZONE",
+      `unknown time zone "${timezone}" (use an IANA name such as Europe/Berlin)`,
+    );
   }
 }
 
@@ -44,7 +47,9 @@ function compile(expr: string, timezone: string): Cron {
   try {
     cron = new Cron(expr, { timezone, mode: "5-or-6-parts", paused: true });
   } catch (err) {
-    throw new MissiondError("INVALID_CRON", `invalid cron expression "${expr}": ${(err as Error).message}`, { cause: err });
+    throw new MissiondError("INVALID_CRON", `invalid cron expression "${expr}": ${(err as Error).message}`, {
+      cause: err,
+    });
   }
   if (compiled.size >= MAX_COMPILED) compiled.delete(compiled.keys().next().value!);
   compiled.set(key, cron);
@@ -111,7 +116,12 @@ export function slotsBetween(schedule: Schedule, after: Date, until: Date, count
  * undefined when the count ran out first, null when the schedule ends), which saves the caller
  * computing the next slot a second time.
  */
-export function scanSlots(schedule: Schedule, after: Date, until: Date, count: number): { slots: Date[]; beyond: Date | null | undefined } {
+export function scanSlots(
+  schedule: Schedule,
+  after: Date,
+  until: Date,
+  count: number,
+): { slots: Date[]; beyond: Date | null | undefined } {
   const slots: Date[] = [];
   let cursor = after;
   const cron = schedule.kind === "cron" ? compile(schedule.expr, schedule.timezone) : null;
@@ -129,7 +139,12 @@ export function scanSlots(schedule: Schedule, after: Date, until: Date, count: n
  * slot: a rare expression (say, the 29th of February on a Monday) can take many iterations per
  * slot, and a preview must not hold the daemon's thread; it then returns what it found so far.
  */
-export function previewSlots(schedule: Schedule, from: Date, count: number, overBudget: () => boolean = () => false): Date[] {
+export function previewSlots(
+  schedule: Schedule,
+  from: Date,
+  count: number,
+  overBudget: () => boolean = () => false,
+): Date[] {
   const slots: Date[] = [];
   let cursor = from;
   while (slots.length < count && !overBudget()) {

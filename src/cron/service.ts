@@ -13,7 +13,6 @@ import { lastRuns, listRuns, pageJobs, runTimeline, type LastRun, type TimelineL
 import { assertCron, assertTimezone, nextSlot, parseEvery, previewSlots, type Schedule } from "./schedule.ts";
 import { jobView, runView, scheduleOf, type JobView, type RunView } from "./views.ts";
 
-
 // CPU a preview may take on the daemon's thread; past it the preview returns the slots found so far.
 const PREVIEW_BUDGET_MS = 100;
 
@@ -88,7 +87,11 @@ export class CronService {
       });
     } catch (err) {
       // Two adds racing past the name check: the partial unique index is the arbiter.
-      if (/cron_jobs_name_live_uq/.test(String((err as Error).message) + String((err as { cause?: Error }).cause?.message))) {
+      if (
+        /cron_jobs_name_live_uq/.test(
+          String((err as Error).message) + String((err as { cause?: Error }).cause?.message),
+        )
+      ) {
         throw new MissiondError("CONFLICT", `a cron job named "${input.name}" already exists`, { cause: err });
       }
       throw err;
@@ -105,7 +108,9 @@ export class CronService {
    * GET /v1/cron-jobs: all jobs, or a page (`limit`, `after`), filtered by name (`q`) or to those
    * due by `dueBefore`; each with its latest run. `next` is the cursor of the following page.
    */
-  async page(rawQuery: unknown = {}): Promise<{ jobs: (JobView & { lastRun: LastRun | null })[]; total: number; next: string | null }> {
+  async page(
+    rawQuery: unknown = {},
+  ): Promise<{ jobs: (JobView & { lastRun: LastRun | null })[]; total: number; next: string | null }> {
     const query = validate(jobsQuery, rawQuery, "query");
     const { jobs, total, more } = await pageJobs(this.deps.db, {
       limit: query.limit,
@@ -113,7 +118,10 @@ export class CronService {
       q: query.q,
       dueBefore: query.dueBefore ? new Date(query.dueBefore) : undefined,
     });
-    const last = await lastRuns(this.deps.db, jobs.map((j) => j.id));
+    const last = await lastRuns(
+      this.deps.db,
+      jobs.map((j) => j.id),
+    );
     return {
       jobs: jobs.map((j) => ({ ...jobView(j), lastRun: last.get(String(j.id)) ?? null })),
       total,
@@ -137,7 +145,11 @@ export class CronService {
   async pause(id: string, raw: unknown = {}): Promise<JobView> {
     const { note } = validate(pauseInput, raw);
     const now = new Date(this.deps.clock.now());
-    const row = await updateJob(this.deps.db, parseId(id, "cron job"), { paused: true, pausedNote: note ?? null, updatedAt: now });
+    const row = await updateJob(this.deps.db, parseId(id, "cron job"), {
+      paused: true,
+      pausedNote: note ?? null,
+      updatedAt: now,
+    });
     if (!row) throw new MissiondError("NOT_FOUND", `no cron job with id "${id}"`);
     await this.changed(row.id);
     return jobView(row);
@@ -149,7 +161,12 @@ export class CronService {
     const now = new Date(this.deps.clock.now());
     let next = job.maxRuns !== null && job.runCount >= job.maxRuns ? null : nextSlot(scheduleOf(job), now);
     if (next && job.endsAt && next > job.endsAt) next = null;
-    const row = await updateJob(this.deps.db, job.id, { paused: false, pausedNote: null, nextFireAt: next, updatedAt: now });
+    const row = await updateJob(this.deps.db, job.id, {
+      paused: false,
+      pausedNote: null,
+      nextFireAt: next,
+      updatedAt: now,
+    });
     await this.changed(job.id);
     return jobView(row!);
   }
@@ -172,7 +189,8 @@ export class CronService {
     if (filter.jobId !== undefined) {
       jobId = parseId(filter.jobId, "cron job");
       // Runs of a removed job stay readable; only an id that never existed is unknown.
-      if (!(await jobEverExisted(this.deps.db, jobId))) throw new MissiondError("NOT_FOUND", `no cron job with id "${filter.jobId}"`);
+      if (!(await jobEverExisted(this.deps.db, jobId)))
+        throw new MissiondError("NOT_FOUND", `no cron job with id "${filter.jobId}"`);
     }
     const found = await listRuns(this.deps.db, {
       jobId,
@@ -186,7 +204,14 @@ export class CronService {
   }
 
   /** Run counts per job, time bucket and status over a range (a page of jobs): the ledger's timeline. */
-  async timeline(rawQuery: unknown): Promise<{ from: string; to: string; buckets: number; bucketMs: number; lanes: TimelineLane[]; next: string | null }> {
+  async timeline(rawQuery: unknown): Promise<{
+    from: string;
+    to: string;
+    buckets: number;
+    bucketMs: number;
+    lanes: TimelineLane[];
+    next: string | null;
+  }> {
     const query = validate(timelineQuery, rawQuery, "query");
     const from = new Date(query.from);
     const to = new Date(query.to);
@@ -199,7 +224,14 @@ export class CronService {
       limit: query.limit,
       afterId: query.after !== undefined ? BigInt(query.after) : undefined,
     });
-    return { from: from.toISOString(), to: to.toISOString(), buckets: query.buckets, bucketMs, lanes, next: more ? lanes.at(-1)!.jobId : null };
+    return {
+      from: from.toISOString(),
+      to: to.toISOString(),
+      buckets: query.buckets,
+      bucketMs,
+      lanes,
+      next: more ? lanes.at(-1)!.jobId : null,
+    };
   }
 
   preview(input: { cron?: string | undefined; every?: string | undefined; timezone: string; count: number }): string[] {
@@ -212,7 +244,9 @@ export class CronService {
       schedule = { kind: "every", everyMs: parseEvery(input.every!), anchor: now };
     }
     const started = performance.now();
-    return previewSlots(schedule, now, input.count, () => performance.now() - started > PREVIEW_BUDGET_MS).map((d) => d.toISOString());
+    return previewSlots(schedule, now, input.count, () => performance.now() - started > PREVIEW_BUDGET_MS).map((d) =>
+      d.toISOString(),
+    );
   }
 
   private async require(id: string) {

@@ -93,9 +93,13 @@ async function openPglite(options: OpenOptions): Promise<Database> {
     try {
       pglite = await PGlite.create(options.dataDir ?? undefined);
     } catch (err) {
-      throw new MissiondError("DATABASE", `cannot open the embedded database in ${options.dataDir}: ${(err as Error).message}`, {
-        cause: err,
-      });
+      throw new MissiondError(
+        "DATABASE",
+        `cannot open the embedded database in ${options.dataDir}: ${(err as Error).message}`,
+        {
+          cause: err,
+        },
+      );
     }
   }
   const instance = pglite;

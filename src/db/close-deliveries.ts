@@ -28,7 +28,10 @@ export async function closeDeliveries<S extends string>(
     const values = sql.join(
       outcomes
         .slice(i, i + 500)
-        .map((c) => sql`(${String(c.id)}::bigint, ${c.status}::text, ${c.reason}::text, ${c.finishedAt.toISOString()}::timestamptz, ${c.executor}::text, ${c.output}::text, ${c.exitCode}::int)`),
+        .map(
+          (c) =>
+            sql`(${String(c.id)}::bigint, ${c.status}::text, ${c.reason}::text, ${c.finishedAt.toISOString()}::timestamptz, ${c.executor}::text, ${c.output}::text, ${c.exitCode}::int)`,
+        ),
       sql`, `,
     );
     closed.push(

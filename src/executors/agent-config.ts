@@ -18,7 +18,10 @@ export const agentSchema = z.discriminatedUnion("executor", [
   z
     .object({
       executor: z.literal("webhook"),
-      url: z.string().url().refine((u) => /^https?:/.test(u), "must be an http(s) URL"),
+      url: z
+        .string()
+        .url()
+        .refine((u) => /^https?:/.test(u), "must be an http(s) URL"),
       secret: z.string().min(16, "must be at least 16 characters").optional(),
       timeout: duration.default(30_000),
     })
@@ -36,7 +39,12 @@ export const agentSchema = z.discriminatedUnion("executor", [
 export type AgentConfig =
   | { readonly executor: "log" }
   | { readonly executor: "webhook"; readonly url: string; readonly secret: string | null; readonly timeoutMs: number }
-  | { readonly executor: "command"; readonly argv: readonly string[]; readonly timeoutMs: number; readonly env: Readonly<Record<string, string>> };
+  | {
+      readonly executor: "command";
+      readonly argv: readonly string[];
+      readonly timeoutMs: number;
+      readonly env: Readonly<Record<string, string>>;
+    };
 
 /** A validated agent entry, compiled; a relative command path is resolved against `base`. */
 export function compileAgent(agent: z.output<typeof agentSchema>, base: string): AgentConfig {
@@ -47,7 +55,10 @@ export function compileAgent(agent: z.output<typeof agentSchema>, base: string):
       return { executor: "webhook", url: agent.url, secret: agent.secret ?? null, timeoutMs: agent.timeout };
     case "command": {
       const [program, ...rest] = agent.argv;
-      const resolved = !isAbsolute(program!) && (program!.startsWith("./") || program!.startsWith("../")) ? resolve(base, program!) : program!;
+      const resolved =
+        !isAbsolute(program!) && (program!.startsWith("./") || program!.startsWith("../"))
+          ? resolve(base, program!)
+          : program!;
       return { executor: "command", argv: [resolved, ...rest], timeoutMs: agent.timeout, env: agent.env };
     }
   }

@@ -16,7 +16,8 @@ export interface AgentView {
 /** An agent id set over the API (the route's `:id`). */
 export const agentIdPattern = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,199}$/;
 
-const redact = (settings: Record<string, unknown>) => ("secret" in settings ? { ...settings, secret: "[set]" } : settings);
+const redact = (settings: Record<string, unknown>) =>
+  "secret" in settings ? { ...settings, secret: "[set]" } : settings;
 
 /**
  * Agents and how their missions are delivered: those of the config file (authoritative, not
@@ -37,17 +38,27 @@ export class AgentService {
   }
 
   async put(id: string, raw: unknown): Promise<AgentView> {
-    if (!agentIdPattern.test(id)) throw new MissiondError("BAD_REQUEST", `agent id "${id}" must be letters, digits, '.', '_', ':' or '-'`);
-    if (Object.hasOwn(this.fromConfig, id)) throw new MissiondError("CONFLICT", `agent "${id}" is configured in the config file; change it there`);
+    if (!agentIdPattern.test(id))
+      throw new MissiondError("BAD_REQUEST", `agent id "${id}" must be letters, digits, '.', '_', ':' or '-'`);
+    if (Object.hasOwn(this.fromConfig, id))
+      throw new MissiondError("CONFLICT", `agent "${id}" is configured in the config file; change it there`);
     const settings = validate(agentSchema, raw, "body");
     const at = new Date(this.now());
-    await this.db.insert(agents).values({ id, executor: settings, updatedAt: at }).onConflictDoUpdate({ target: agents.id, set: { executor: settings, updatedAt: at } });
+    await this.db
+      .insert(agents)
+      .values({ id, executor: settings, updatedAt: at })
+      .onConflictDoUpdate({ target: agents.id, set: { executor: settings, updatedAt: at } });
     return { id, source: "api", executor: settings.executor, settings: redact(settings) };
   }
 
   async list(): Promise<AgentView[]> {
     const stored = await this.db.select().from(agents).orderBy(asc(agents.id));
-    const configured = Object.entries(this.fromConfig).map(([id, a]): AgentView => ({ id, source: "config", executor: a.executor, settings: redact({ ...a }) }));
+    const configured = Object.entries(this.fromConfig).map(([id, a]): AgentView => ({
+      id,
+      source: "config",
+      executor: a.executor,
+      settings: redact({ ...a }),
+    }));
     const api = stored
       .filter((row) => !Object.hasOwn(this.fromConfig, row.id))
       .map((row): AgentView => {
@@ -60,7 +71,8 @@ export class AgentService {
   async remove(id: string): Promise<void> {
     // No agent can have a malformed id (and one with a NUL character must not reach Postgres).
     if (!agentIdPattern.test(id)) throw new MissiondError("NOT_FOUND", `no agent "${id}" set over the API`);
-    if (Object.hasOwn(this.fromConfig, id)) throw new MissiondError("CONFLICT", `agent "${id}" is configured in the config file; remove it there`);
+    if (Object.hasOwn(this.fromConfig, id))
+      throw new MissiondError("CONFLICT", `agent "${id}" is configured in the config file; remove it there`);
     const deleted = await this.db.delete(agents).where(eq(agents.id, id)).returning({ id: agents.id });
     if (deleted.length === 0) throw new MissiondError("NOT_FOUND", `no agent "${id}" set over the API`);
   }

@@ -54,8 +54,18 @@ export function commandExecutor(name: string, options: CommandExecutorOptions): 
         child.on("close", (code, sig) => {
           clearTimeout(timer);
           signal.removeEventListener("abort", abort);
-          if (timedOut) resolve({ status: "TimedOut", output: boundOutput(`${output}\n[killed after ${options.timeoutMs} ms]`), exitCode: null });
-          else resolve({ status: code === 0 ? "Succeeded" : "Failed", output: boundOutput(output), exitCode: code ?? (sig ? 128 : null) });
+          if (timedOut)
+            resolve({
+              status: "TimedOut",
+              output: boundOutput(`${output}\n[killed after ${options.timeoutMs} ms]`),
+              exitCode: null,
+            });
+          else
+            resolve({
+              status: code === 0 ? "Succeeded" : "Failed",
+              output: boundOutput(output),
+              exitCode: code ?? (sig ? 128 : null),
+            });
         });
         child.stdin.on("error", () => {}); // a command that ignores stdin must not fail the run with EPIPE
         child.stdin.end(mission.prompt);

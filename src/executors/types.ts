@@ -50,4 +50,8 @@ export interface MissionExecutor {
 export const MAX_OUTPUT_CHARS = 64 * 1024;
 
 export const boundOutput = (text: string | null | undefined): string | null =>
-  text == null ? null : text.length <= MAX_OUTPUT_CHARS ? text : `…[${text.length - MAX_OUTPUT_CHARS} chars cut]\n${text.slice(-MAX_OUTPUT_CHARS)}`;
+  text == null
+    ? null
+    : text.length <= MAX_OUTPUT_CHARS
+      ? text
+      : `…[${text.length - MAX_OUTPUT_CHARS} chars cut]\n${text.slice(-MAX_OUTPUT_CHARS)}`;

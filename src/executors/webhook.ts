@@ -29,7 +29,11 @@ export function webhookExecutor(name: string, options: WebhookExecutorOptions): 
     async execute(mission, signal) {
       const body = JSON.stringify(mission);
       const timestamp = String(Math.floor(options.now() / 1000));
-      const headers: Record<string, string> = { "content-type": "application/json", "user-agent": "missiond", [TIMESTAMP_HEADER]: timestamp };
+      const headers: Record<string, string> = {
+        "content-type": "application/json",
+        "user-agent": "missiond",
+        [TIMESTAMP_HEADER]: timestamp,
+      };
       if (options.secret) headers[SIGNATURE_HEADER] = signBody(options.secret, timestamp, body);
       const response = await fetch(options.url, {
         method: "POST",

@@ -46,7 +46,8 @@ export class NotifyDelivery {
   source(): DueSource {
     return {
       name: "notify",
-      loadDue: async (until) => (await timersDueBy(this.deps.db, until, MAX_LOADED)).map((t) => ({ key: String(t.id), at: t.dueAt })),
+      loadDue: async (until) =>
+        (await timersDueBy(this.deps.db, until, MAX_LOADED)).map((t) => ({ key: String(t.id), at: t.dueAt })),
       fire: async (batch) => {
         await this.fire(batch.map((b) => BigInt(b.key)));
         return new Map(); // a timer fires once
@@ -60,7 +61,9 @@ export class NotifyDelivery {
     const claimed = await claimTimers(db, ids, instanceName, new Date(clock.now()));
     for (const timer of claimed) {
       this.deps.onTimer?.("Claimed", timer.latenessMs);
-      this.inFlight.add(this.deliver(timer), (err) => this.log.error({ err, notifyId: String(timer.id) }, "timer left Claimed: chain or hand-off failed"));
+      this.inFlight.add(this.deliver(timer), (err) =>
+        this.log.error({ err, notifyId: String(timer.id) }, "timer left Claimed: chain or hand-off failed"),
+      );
     }
     return claimed.length;
   }
@@ -76,7 +79,8 @@ export class NotifyDelivery {
    */
   async releaseAbandoned(claimedBefore: Date): Promise<number> {
     const released = await releaseStaleClaims(this.deps.db, claimedBefore, 1_000);
-    for (const timer of released) this.log.warn({ notifyId: String(timer.id) }, "a timer's chain never finished; claiming it again");
+    for (const timer of released)
+      this.log.warn({ notifyId: String(timer.id) }, "a timer's chain never finished; claiming it again");
     return released.length;
   }
 
@@ -84,10 +88,19 @@ export class NotifyDelivery {
     const { db, chain, clock } = this.deps;
     const notifyId = String(timer.id);
     // Work a plugin caused (a timer it set) is one generation deeper than what caused it.
-    const result = await chain.run("notifyDelivered", { sessionId: timer.sessionId, notifyId, message: timer.message! }, { hop: timer.hop });
+    const result = await chain.run(
+      "notifyDelivered",
+      { sessionId: timer.sessionId, notifyId, message: timer.message! },
+      { hop: timer.hop },
+    );
     const now = new Date(clock.now());
     if (result.kind !== "passed") {
-      await transitionTimer(db, timer.id, "Claimed", { status: "Dropped", reason: result.reason, decidedBy: result.plugin, finishedAt: now });
+      await transitionTimer(db, timer.id, "Claimed", {
+        status: "Dropped",
+        reason: result.reason,
+        decidedBy: result.plugin,
+        finishedAt: now,
+      });
       this.deps.onTimer?.("Dropped", null);
       this.log.info({ notifyId, plugin: result.plugin, reason: result.reason }, "note dropped by plugin");
       return;
@@ -109,9 +122,13 @@ export class NotifyDelivery {
   private readonly handOff = coalescing<{ id: bigint; mission: NotifyMission; missionJobId: string }>(async (batch) => {
     const { db, boss } = this.deps;
     await db.transaction(async (tx) => {
-      const moved = await startDeliveries(tx, batch.map((b) => ({ id: b.id, messageDelivered: b.mission.prompt, missionJobId: b.missionJobId })));
+      const moved = await startDeliveries(
+        tx,
+        batch.map((b) => ({ id: b.id, messageDelivered: b.mission.prompt, missionJobId: b.missionJobId })),
+      );
       const jobs = batch.filter((b) => moved.has(String(b.id))).map((b) => ({ id: b.missionJobId, data: b.mission }));
-      if (jobs.length > 0) await boss.insert(NOTIFY_QUEUE, jobs, { db: fromDrizzle(tx as unknown as DrizzleTransactionLike, sql) });
+      if (jobs.length > 0)
+        await boss.insert(NOTIFY_QUEUE, jobs, { db: fromDrizzle(tx as unknown as DrizzleTransactionLike, sql) });
     });
     for (const _ of batch) this.deps.onTimer?.("Delivering", null);
   });

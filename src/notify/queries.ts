@@ -17,7 +17,12 @@ export async function findTimer(db: Executor, id: bigint): Promise<NotifyTimerRo
 
 export async function listTimers(
   db: Executor,
-  filter: { sessionId?: string | undefined; status?: NotifyStatus | undefined; limit: number; beforeId?: bigint | undefined },
+  filter: {
+    sessionId?: string | undefined;
+    status?: NotifyStatus | undefined;
+    limit: number;
+    beforeId?: bigint | undefined;
+  },
 ): Promise<NotifyTimerRow[]> {
   return db
     .select()
@@ -54,7 +59,12 @@ export async function countPending(db: Executor): Promise<number> {
  * instances race for a timer the second finds it Claimed (after waiting for the first's row lock)
  * and skips it: exactly one claim per timer.
  */
-export async function claimTimers(db: Executor, ids: readonly bigint[], instance: string, now: Date): Promise<NotifyTimerRow[]> {
+export async function claimTimers(
+  db: Executor,
+  ids: readonly bigint[],
+  instance: string,
+  now: Date,
+): Promise<NotifyTimerRow[]> {
   if (ids.length === 0) return [];
   return db
     .update(notifyTimers)
@@ -77,17 +87,27 @@ export async function transitionTimer(
   const [row] = await db
     .update(notifyTimers)
     .set(patch)
-    .where(and(eq(notifyTimers.id, id), typeof from === "string" ? eq(notifyTimers.status, from) : inArray(notifyTimers.status, [...from])))
+    .where(
+      and(
+        eq(notifyTimers.id, id),
+        typeof from === "string" ? eq(notifyTimers.status, from) : inArray(notifyTimers.status, [...from]),
+      ),
+    )
     .returning();
   return row ?? null;
 }
 
 /** Hand-off: Claimed → Delivering for a batch, in one statement per 500; resolves to the ids that moved. */
-export async function startDeliveries(tx: Executor, items: readonly { id: bigint; messageDelivered: string; missionJobId: string }[]): Promise<Set<string>> {
+export async function startDeliveries(
+  tx: Executor,
+  items: readonly { id: bigint; messageDelivered: string; missionJobId: string }[],
+): Promise<Set<string>> {
   const moved = new Set<string>();
   for (let i = 0; i < items.length; i += 500) {
     const values = sql.join(
-      items.slice(i, i + 500).map((item) => sql`(${String(item.id)}::bigint, ${item.messageDelivered}::text, ${item.missionJobId}::text)`),
+      items
+        .slice(i, i + 500)
+        .map((item) => sql`(${String(item.id)}::bigint, ${item.messageDelivered}::text, ${item.missionJobId}::text)`),
       sql`, `,
     );
     // Raw SQL: an update joined to a VALUES list (one statement for the batch).
@@ -122,15 +142,26 @@ export async function releaseStaleClaims(db: Executor, claimedBefore: Date, limi
 
 export async function findTimers(db: Executor, ids: readonly bigint[]): Promise<NotifyTimerRow[]> {
   if (ids.length === 0) return [];
-  return db.select().from(notifyTimers).where(inArray(notifyTimers.id, [...ids]));
+  return db
+    .select()
+    .from(notifyTimers)
+    .where(inArray(notifyTimers.id, [...ids]));
 }
 
 /** Counts a started (or a recorded failed) delivery attempt on Delivering timers; resolves to the ids counted. */
-export async function countDeliveryAttempts(db: Executor, ids: readonly bigint[], which: "started" | "failed"): Promise<Set<string>> {
+export async function countDeliveryAttempts(
+  db: Executor,
+  ids: readonly bigint[],
+  which: "started" | "failed",
+): Promise<Set<string>> {
   if (ids.length === 0) return new Set();
   const updated = await db
     .update(notifyTimers)
-    .set(which === "started" ? { attempts: sql`${notifyTimers.attempts} + 1` } : { failedAttempts: sql`${notifyTimers.failedAttempts} + 1` })
+    .set(
+      which === "started"
+        ? { attempts: sql`${notifyTimers.attempts} + 1` }
+        : { failedAttempts: sql`${notifyTimers.failedAttempts} + 1` },
+    )
     .where(and(inArray(notifyTimers.id, [...ids]), eq(notifyTimers.status, "Delivering")))
     .returning({ id: notifyTimers.id });
   return new Set(updated.map((r) => String(r.id)));
@@ -139,10 +170,15 @@ export async function countDeliveryAttempts(db: Executor, ids: readonly bigint[]
 export type DeliveryClose = DeliveryOutcome<"Delivered" | "Failed" | "Unknown">;
 
 /** Closes Delivering timers (batched); resolves to the timers that were still Delivering. */
-export const closeTimers = (tx: Executor, closes: readonly DeliveryClose[]) => closeDeliveries(tx, "notify_timers", "Delivering", closes);
+export const closeTimers = (tx: Executor, closes: readonly DeliveryClose[]) =>
+  closeDeliveries(tx, "notify_timers", "Delivering", closes);
 
 /** Pending timers whose due time is long past: they should have been delivered (doctor). */
-export async function overdueTimers(db: Executor, dueBefore: Date, limit: number): Promise<{ id: string; sessionId: string; dueAt: string }[]> {
+export async function overdueTimers(
+  db: Executor,
+  dueBefore: Date,
+  limit: number,
+): Promise<{ id: string; sessionId: string; dueAt: string }[]> {
   const found = await db
     .select({ id: notifyTimers.id, sessionId: notifyTimers.sessionId, dueAt: notifyTimers.dueAt })
     .from(notifyTimers)

@@ -35,12 +35,29 @@ export class NotifyService {
     const agentId = await this.deps.sessionAgent(input.sessionId);
     if (agentId === null) throw new MissiondError("NOT_FOUND", `no session with id "${input.sessionId}"`);
     const hop = options.hop ?? 0;
-    const result = await chain.run("notifyScheduled", { sessionId: input.sessionId, message: input.message, delaySeconds: input.delaySeconds }, { hop });
+    const result = await chain.run(
+      "notifyScheduled",
+      { sessionId: input.sessionId, message: input.message, delaySeconds: input.delaySeconds },
+      { hop },
+    );
     const now = new Date(clock.now());
-    const base = { sessionId: input.sessionId, agentId, requestedMessage: input.message, requestedDelaySeconds: input.delaySeconds, hop, createdAt: now };
+    const base = {
+      sessionId: input.sessionId,
+      agentId,
+      requestedMessage: input.message,
+      requestedDelaySeconds: input.delaySeconds,
+      hop,
+      createdAt: now,
+    };
     if (result.kind !== "passed") {
       // notifyScheduled cannot defer (interpret() refuses it), so anything else is a veto.
-      const row = await insertTimer(db, { ...base, status: "Cancelled", reason: result.reason, decidedBy: result.plugin, finishedAt: now });
+      const row = await insertTimer(db, {
+        ...base,
+        status: "Cancelled",
+        reason: result.reason,
+        decidedBy: result.plugin,
+        finishedAt: now,
+      });
       return timerView(row);
     }
     const { message, delaySeconds: delay } = result.context;
@@ -48,9 +65,16 @@ export class NotifyService {
     const checked = delaySeconds(maxDelaySeconds).safeParse(delay);
     if (!checked.success) {
       const by = result.changedBy.length ? ` (set by ${result.changedBy.join(", ")})` : "";
-      throw new MissiondError("BAD_REQUEST", `delaySeconds after notifyScheduled is ${String(delay)}${by}: ${checked.error.issues[0]?.message}`);
+      throw new MissiondError(
+        "BAD_REQUEST",
+        `delaySeconds after notifyScheduled is ${String(delay)}${by}: ${checked.error.issues[0]?.message}`,
+      );
     }
-    if (message.length === 0) throw new MissiondError("BAD_REQUEST", `message after notifyScheduled is empty (set by ${result.changedBy.join(", ")})`);
+    if (message.length === 0)
+      throw new MissiondError(
+        "BAD_REQUEST",
+        `message after notifyScheduled is empty (set by ${result.changedBy.join(", ")})`,
+      );
     const dueAt = new Date(now.getTime() + Math.round(checked.data * 1000));
     const row = await insertTimer(db, { ...base, status: "Pending", message, delaySeconds: checked.data, dueAt });
     await this.deps.onScheduled(dueAt);
@@ -77,10 +101,17 @@ export class NotifyService {
   /** Cancels a timer that has not come due yet; one already claimed or closed is a conflict. */
   async cancel(id: string): Promise<TimerView> {
     const timerId = parseId(id, "notify timer");
-    const row = await transitionTimer(this.deps.db, timerId, "Pending", { status: "Cancelled", reason: "cancelled over the API", finishedAt: new Date(this.deps.clock.now()) });
+    const row = await transitionTimer(this.deps.db, timerId, "Pending", {
+      status: "Cancelled",
+      reason: "cancelled over the API",
+      finishedAt: new Date(this.deps.clock.now()),
+    });
     if (row) return timerView(row);
     const current = await findTimer(this.deps.db, timerId);
     if (!current) throw new MissiondError("NOT_FOUND", `no notify timer with id "${id}"`);
-    throw new MissiondError("CONFLICT", `notify timer ${id} is ${current.status}; only a Pending timer can be cancelled`);
+    throw new MissiondError(
+      "CONFLICT",
+      `notify timer ${id} is ${current.status}; only a Pending timer can be cancelled`,
+    );
   }
 }

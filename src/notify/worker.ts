@@ -41,14 +41,33 @@ export async function startNotifyWorker(deps: NotifyWorkerDeps): Promise<NotifyW
   const close = coalescing<DeliveryClose>(async (items) => {
     for (const closed of await closeTimers(deps.db, items)) {
       deps.onTimer?.(closed.status);
-      if (closed.status === "Unknown") log.warn({ notifyId: closed.id }, "timer closed Unknown: an earlier delivery attempt vanished");
+      if (closed.status === "Unknown")
+        log.warn({ notifyId: closed.id }, "timer closed Unknown: an earlier delivery attempt vanished");
       else log.debug({ notifyId: closed.id, status: closed.status }, "note delivery closed");
     }
   });
-  await deps.boss.work<NotifyMission, unknown, { batchSize: number; localConcurrency: number; perJobResults: true; burstWhenBatchFull: true; pollingIntervalSeconds: number; notifyPollingIntervalSeconds: number }>(
+  await deps.boss.work<
+    NotifyMission,
+    unknown,
+    {
+      batchSize: number;
+      localConcurrency: number;
+      perJobResults: true;
+      burstWhenBatchFull: true;
+      pollingIntervalSeconds: number;
+      notifyPollingIntervalSeconds: number;
+    }
+  >(
     NOTIFY_QUEUE,
     // New jobs wake the worker through NOTIFY; retries do not, so the poll is what picks them up.
-    { batchSize: Math.max(1, deps.concurrency), localConcurrency: 2, perJobResults: true, burstWhenBatchFull: true, pollingIntervalSeconds: 1, notifyPollingIntervalSeconds: 2 },
+    {
+      batchSize: Math.max(1, deps.concurrency),
+      localConcurrency: 2,
+      perJobResults: true,
+      burstWhenBatchFull: true,
+      pollingIntervalSeconds: 1,
+      notifyPollingIntervalSeconds: 2,
+    },
     (jobs) => deliverBatch(deps, log, close, jobs, executing),
   );
   return {
@@ -66,29 +85,45 @@ async function deliverBatch(
   executing: Set<AbortController>,
 ): Promise<JobResult[]> {
   const { db, clock } = deps;
-  const timers = new Map((await findTimers(db, jobs.map((j) => BigInt(j.data.notifyId)))).map((t) => [String(t.id), t]));
+  const timers = new Map(
+    (
+      await findTimers(
+        db,
+        jobs.map((j) => BigInt(j.data.notifyId)),
+      )
+    ).map((t) => [String(t.id), t]),
+  );
   const results = new Map<string, JobResult>(jobs.map((j) => [j.id, { id: j.id, status: "completed" }]));
   const closing: Promise<void>[] = [];
   const toStart: Job<NotifyMission>[] = [];
   for (const job of jobs) {
     const timer = timers.get(job.data.notifyId);
     if (!timer || timer.status !== "Delivering") {
-      log.info({ notifyId: job.data.notifyId, status: timer?.status ?? null }, "delivery skipped: timer is no longer Delivering");
+      log.info(
+        { notifyId: job.data.notifyId, status: timer?.status ?? null },
+        "delivery skipped: timer is no longer Delivering",
+      );
     } else if (timer.attempts > timer.failedAttempts) {
       // Crash truth: an attempt that started and recorded no outcome may have reached the agent;
       // a second wake-up note is not sent blindly.
-      closing.push(close({
-        id: timer.id,
-        status: "Unknown",
-        reason: `attempt ${timer.attempts} started on an instance that stopped before recording its outcome; not replayed`,
-        finishedAt: new Date(clock.now()),
-        executor: null,
-        output: null,
-        exitCode: null,
-      }));
+      closing.push(
+        close({
+          id: timer.id,
+          status: "Unknown",
+          reason: `attempt ${timer.attempts} started on an instance that stopped before recording its outcome; not replayed`,
+          finishedAt: new Date(clock.now()),
+          executor: null,
+          output: null,
+          exitCode: null,
+        }),
+      );
     } else toStart.push(job);
   }
-  const started = await countDeliveryAttempts(db, toStart.map((j) => BigInt(j.data.notifyId)), "started");
+  const started = await countDeliveryAttempts(
+    db,
+    toStart.map((j) => BigInt(j.data.notifyId)),
+    "started",
+  );
   const failed: Job<NotifyMission>[] = [];
   await Promise.all(
     toStart
@@ -108,12 +143,18 @@ async function deliverBatch(
           // Handed back at shutdown, or a failed delivery: a failed attempt on record, and pg-boss
           // retries it (on a live instance) while retries last.
           if (job.retryCount < deps.retryLimit) {
-            log.warn({ err, notifyId: mission.notifyId, attempt: job.retryCount + 1 }, "note delivery failed; pg-boss will retry");
+            log.warn(
+              { err, notifyId: mission.notifyId, attempt: job.retryCount + 1 },
+              "note delivery failed; pg-boss will retry",
+            );
             failed.push(job);
             results.set(job.id, { id: job.id, status: "failed", output: { message: (err as Error).message } });
             return;
           }
-          result = { status: "Failed", output: `delivery failed after ${job.retryCount + 1} attempts: ${(err as Error).message}` };
+          result = {
+            status: "Failed",
+            output: `delivery failed after ${job.retryCount + 1} attempts: ${(err as Error).message}`,
+          };
           // The last try: closed Failed, and failing the job moves it to the dead-letter queue.
           results.set(job.id, { id: job.id, status: "failed", output: { message: (err as Error).message } });
         } finally {
@@ -133,6 +174,10 @@ async function deliverBatch(
   );
   await Promise.all(closing);
   // Recorded before pg-boss retries, so the next attempt knows this one ended (and did not vanish).
-  await countDeliveryAttempts(db, failed.map((j) => BigInt(j.data.notifyId)), "failed");
+  await countDeliveryAttempts(
+    db,
+    failed.map((j) => BigInt(j.data.notifyId)),
+    "failed",
+  );
   return [...results.values()];
 }

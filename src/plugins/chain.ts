@@ -10,7 +10,12 @@ export interface ChainPlugin {
   /** Decisions are recorded but not enforced. */
   readonly shadow: boolean;
   readonly hooks: ReadonlySet<HookName>;
-  invoke(hook: HookName, context: Record<string, unknown>, timeoutMs: number, meta: InvocationMeta): Promise<RawOutcome>;
+  invoke(
+    hook: HookName,
+    context: Record<string, unknown>,
+    timeoutMs: number,
+    meta: InvocationMeta,
+  ): Promise<RawOutcome>;
 }
 
 export interface Decision {
@@ -29,7 +34,13 @@ export interface Decision {
 export type ChainResult<C> =
   | { readonly kind: "passed"; readonly context: C; readonly changedBy: readonly string[] }
   | { readonly kind: "cancelled"; readonly context: C; readonly reason: string; readonly plugin: string }
-  | { readonly kind: "deferred"; readonly context: C; readonly until: Date; readonly reason: string; readonly plugin: string };
+  | {
+      readonly kind: "deferred";
+      readonly context: C;
+      readonly until: Date;
+      readonly reason: string;
+      readonly plugin: string;
+    };
 
 export interface BreakerOptions {
   /** Consecutive failures (throw, timeout, malformed, crash) that suspend a plugin. 0 = off. */
@@ -83,7 +94,11 @@ export class PluginChain {
   breakerState(plugin: string): BreakerState {
     const b = this.breakers.get(plugin);
     const open = b && b.until > this.options.now();
-    return { consecutiveFailures: b?.failures ?? 0, suspendedUntil: open ? new Date(b.until) : null, lastFailure: b?.last ?? null };
+    return {
+      consecutiveFailures: b?.failures ?? 0,
+      suspendedUntil: open ? new Date(b.until) : null,
+      lastFailure: b?.last ?? null,
+    };
   }
 
   /** `hop` counts generations of work caused through host.* (loop protection); 0 for an original event. */
@@ -96,7 +111,11 @@ export class PluginChain {
     }
   }
 
-  private async runHandlers<C extends object>(hook: HookName, context: C, options: { hop?: number }): Promise<ChainResult<C>> {
+  private async runHandlers<C extends object>(
+    hook: HookName,
+    context: C,
+    options: { hop?: number },
+  ): Promise<ChainResult<C>> {
     const { log, now, handlerTimeoutMs, onDecision } = this.options;
     const spec = HOOKS[hook];
     const subjectValue = (context as Record<string, unknown>)[spec.subject];
@@ -106,7 +125,12 @@ export class PluginChain {
     const changedBy: string[] = [];
     const failClosed = (plugin: ChainPlugin, why: string): ChainResult<C> | null =>
       plugin.required && spec.canCancel && !plugin.shadow
-        ? { kind: "cancelled", context: current as C, reason: cutReason(`required plugin ${plugin.name} failed (${why}); failing closed`), plugin: plugin.name }
+        ? {
+            kind: "cancelled",
+            context: current as C,
+            reason: cutReason(`required plugin ${plugin.name} failed (${why}); failing closed`),
+            plugin: plugin.name,
+          }
         : null;
 
     for (const plugin of this.options.plugins) {
@@ -134,7 +158,17 @@ export class PluginChain {
       const result = interpret(hook, current, raw, now());
       this.track(plugin.name, result);
       const record = (outcome: Decision["outcome"], fields: readonly string[] | null, reason: string | null) =>
-        onDecision?.({ plugin: plugin.name, hook, subjectId, at: new Date(started), durationMs, outcome, fields, reason, shadow: plugin.shadow });
+        onDecision?.({
+          plugin: plugin.name,
+          hook,
+          subjectId,
+          at: new Date(started),
+          durationMs,
+          outcome,
+          fields,
+          reason,
+          shadow: plugin.shadow,
+        });
 
       switch (result.kind) {
         case "passed":
@@ -153,10 +187,19 @@ export class PluginChain {
         case "deferred":
           record("deferred", null, `until ${result.until.toISOString()}: ${result.reason}`);
           if (plugin.shadow) break;
-          return { kind: "deferred", context: current as C, until: result.until, reason: result.reason, plugin: plugin.name };
+          return {
+            kind: "deferred",
+            context: current as C,
+            until: result.until,
+            reason: result.reason,
+            plugin: plugin.name,
+          };
         case "skipped": {
           record("skipped", null, result.why);
-          log.warn({ plugin: plugin.name, hook, subjectId, why: result.why }, `handler skipped: ${plugin.name}.${hook} ${result.why}`);
+          log.warn(
+            { plugin: plugin.name, hook, subjectId, why: result.why },
+            `handler skipped: ${plugin.name}.${hook} ${result.why}`,
+          );
           const closed = failClosed(plugin, result.why);
           if (closed) return closed;
           break;

@@ -14,7 +14,13 @@ const MAX_STDERR_CHARS = 2_000;
  * Compatible block shapes from other hook systems are accepted on stdout too:
  * `{"decision":"block","reason":…}` and `{"action":"block","message":…}`.
  */
-export function runCommandHook(plugin: string, hook: HookName, command: CommandHook, context: Record<string, unknown>, timeoutMs: number): Promise<RawOutcome> {
+export function runCommandHook(
+  plugin: string,
+  hook: HookName,
+  command: CommandHook,
+  context: Record<string, unknown>,
+  timeoutMs: number,
+): Promise<RawOutcome> {
   return new Promise((resolve) => {
     const [program, ...args] = command.argv;
     const child = spawn(program!, args, {
@@ -32,10 +38,13 @@ export function runCommandHook(plugin: string, hook: HookName, command: CommandH
       clearTimeout(timer);
       resolve(outcome);
     };
-    const timer = setTimeout(() => {
-      child.kill("SIGKILL");
-      finish({ outcome: "timeout" });
-    }, Math.min(timeoutMs, command.timeoutMs ?? timeoutMs));
+    const timer = setTimeout(
+      () => {
+        child.kill("SIGKILL");
+        finish({ outcome: "timeout" });
+      },
+      Math.min(timeoutMs, command.timeoutMs ?? timeoutMs),
+    );
 
     child.stdout.on("data", (chunk: Buffer) => {
       stdoutBytes += chunk.length;
@@ -54,7 +63,11 @@ export function runCommandHook(plugin: string, hook: HookName, command: CommandH
       if (overflow) return finish({ outcome: "malformed", message: `printed more than ${MAX_STDOUT_BYTES} bytes` });
       const errText = stderr.trim().slice(0, MAX_STDERR_CHARS);
       if (code === 2) return finish({ outcome: "cancel", reason: errText });
-      if (code !== 0) return finish({ outcome: "threw", message: `exited with ${signal ?? `code ${code}`}${errText ? `: ${errText}` : ""}` });
+      if (code !== 0)
+        return finish({
+          outcome: "threw",
+          message: `exited with ${signal ?? `code ${code}`}${errText ? `: ${errText}` : ""}`,
+        });
       const text = Buffer.concat(stdout).toString("utf8").trim();
       if (text === "") return finish({ outcome: "value", value: passThrough(hook, context) });
       let value: unknown;

@@ -12,8 +12,12 @@ const sshKind = z.enum(["command", "list_files", "read_file", "write_file", "edi
 const text = z.string().max(1_000_000);
 
 export const RUNTIME_HOOK_CONTEXTS = {
-  systemPrompt: z.object({ sessionId: id, agentId: id, sessionKind: z.string().min(1).max(100), systemPrompt: text }).strict(),
-  userMessageInbound: z.object({ sessionId: id, channelId: id.nullable(), text, mediaIds: z.array(id).max(1000) }).strict(),
+  systemPrompt: z
+    .object({ sessionId: id, agentId: id, sessionKind: z.string().min(1).max(100), systemPrompt: text })
+    .strict(),
+  userMessageInbound: z
+    .object({ sessionId: id, channelId: id.nullable(), text, mediaIds: z.array(id).max(1000) })
+    .strict(),
   interAgentMessage: z
     .object({ senderSessionId: id, senderAgentId: id, targetSessionId: id, isSubagentReport: z.boolean(), text })
     .strict(),
@@ -28,7 +32,14 @@ export const RUNTIME_HOOK_CONTEXTS = {
     })
     .strict(),
   sshCommandSending: z
-    .object({ ...sshBase, kind: sshKind, command: text.nullable(), path: z.string().max(4096).nullable(), content: text.nullable(), intent: z.string().max(10_000).optional() })
+    .object({
+      ...sshBase,
+      kind: sshKind,
+      command: text.nullable(),
+      path: z.string().max(4096).nullable(),
+      content: text.nullable(),
+      intent: z.string().max(10_000).optional(),
+    })
     .strict(),
   sshCommandCompleted: z
     .object({

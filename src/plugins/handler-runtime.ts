@@ -22,7 +22,8 @@ export class Deferral {
 export const tools = Object.freeze({
   cancel: (reason?: unknown) => new Cancellation(reason === undefined ? "" : String(reason)),
   // Our addition to the contract: hold a cron slot until a later time (recorded as Deferred).
-  defer: (options?: { until?: unknown; reason?: unknown }) => new Deferral(options?.until, options?.reason === undefined ? "" : String(options.reason)),
+  defer: (options?: { until?: unknown; reason?: unknown }) =>
+    new Deferral(options?.until, options?.reason === undefined ? "" : String(options.reason)),
 });
 
 export type HandlerOutcome =
@@ -43,13 +44,19 @@ function tooLarge(value: unknown, maxChars: number): boolean {
 }
 
 /** Calls a handler and turns whatever happens into an outcome; never throws. */
-export async function callHandler(handler: unknown, hook: string, context: Record<string, unknown>, maxChars: number): Promise<HandlerOutcome> {
+export async function callHandler(
+  handler: unknown,
+  hook: string,
+  context: Record<string, unknown>,
+  maxChars: number,
+): Promise<HandlerOutcome> {
   try {
     if (typeof handler !== "function") throw new Error(`no handler for ${hook}`);
     const value = await handler(context, tools);
     if (value instanceof Cancellation) return { outcome: "cancel", reason: value.reason };
     if (value instanceof Deferral) return { outcome: "defer", until: value.until, reason: value.reason };
-    if (tooLarge(value, maxChars)) return { outcome: "malformed", message: `returned more than ${maxChars} characters` };
+    if (tooLarge(value, maxChars))
+      return { outcome: "malformed", message: `returned more than ${maxChars} characters` };
     return { outcome: "value", value };
   } catch (err) {
     return { outcome: "threw", message: err instanceof Error ? err.message : String(err) };

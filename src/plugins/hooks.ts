@@ -49,7 +49,13 @@ export const HOOKS = {
   },
   sessionClearing: { fields: {}, canCancel: false, firedByDaemon: true, subject: "sessionId" },
   sessionClearCompleted: { fields: {}, canCancel: false, firedByDaemon: true, subject: "sessionId" },
-  cronJobFiring: { fields: { prompt: "string" }, canCancel: true, canDefer: true, firedByDaemon: true, subject: "cronJobId" },
+  cronJobFiring: {
+    fields: { prompt: "string" },
+    canCancel: true,
+    canDefer: true,
+    firedByDaemon: true,
+    subject: "cronJobId",
+  },
   cronJobCompleted: { fields: {}, canCancel: false, firedByDaemon: true, subject: "cronJobRunId" },
 } as const satisfies Record<string, HookSpec>;
 

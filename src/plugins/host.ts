@@ -37,14 +37,22 @@ export function hostCalls(deps: HostDeps): HostCalls {
   };
   const key = (value: unknown) => {
     if (typeof value !== "string" || value.length === 0 || value.length > MAX_KEY_CHARS) {
-      throw new MissiondError("BAD_REQUEST", `host.store keys are non-empty strings of at most ${MAX_KEY_CHARS} characters`);
+      throw new MissiondError(
+        "BAD_REQUEST",
+        `host.store keys are non-empty strings of at most ${MAX_KEY_CHARS} characters`,
+      );
     }
     return value;
   };
   const sessionFor = (invocation: InvocationMeta | null) => {
     // The session is the one the daemon invoked the handler for, never one the plugin names.
-    if (!invocation?.sessionId) throw new MissiondError("BAD_REQUEST", "host.session is only available while handling a hook that carries a session");
-    if (invocation.hop > MAX_HOPS) throw new MissiondError("BAD_REQUEST", `host.session is withheld past ${MAX_HOPS} hops`);
+    if (!invocation?.sessionId)
+      throw new MissiondError(
+        "BAD_REQUEST",
+        "host.session is only available while handling a hook that carries a session",
+      );
+    if (invocation.hop > MAX_HOPS)
+      throw new MissiondError("BAD_REQUEST", `host.session is withheld past ${MAX_HOPS} hops`);
     if (!deps.sessions) throw new MissiondError("NOT_READY", "host.session needs the daemon's session store");
     return { id: invocation.sessionId, sessions: deps.sessions };
   };
@@ -64,7 +72,8 @@ export function hostCalls(deps: HostDeps): HostCalls {
       case "store.set": {
         const text = JSON.stringify(args[1]);
         if (text === undefined) throw new MissiondError("BAD_REQUEST", "host.store values must be JSON");
-        if (text.length > MAX_VALUE_CHARS) throw new MissiondError("BAD_REQUEST", `host.store values are at most ${MAX_VALUE_CHARS} characters of JSON`);
+        if (text.length > MAX_VALUE_CHARS)
+          throw new MissiondError("BAD_REQUEST", `host.store values are at most ${MAX_VALUE_CHARS} characters of JSON`);
         await storeSet(needDb(), plugin, key(args[0]), JSON.parse(text), new Date(deps.now()));
         return undefined;
       }
@@ -73,7 +82,10 @@ export function hostCalls(deps: HostDeps): HostCalls {
       case "store.list":
         return storeKeys(needDb(), plugin, typeof args[0] === "string" ? args[0] : "");
       case "fetch":
-        return hostFetch(String(args[0]), (args[1] ?? {}) as { method?: string; headers?: Record<string, string>; body?: string });
+        return hostFetch(
+          String(args[0]),
+          (args[1] ?? {}) as { method?: string; headers?: Record<string, string>; body?: string },
+        );
       case "agents.list":
         // The contract's shape: `const { agents } = await host.agents.list()`.
         return { agents: await deps.agents() };
@@ -85,7 +97,8 @@ export function hostCalls(deps: HostDeps): HostCalls {
 
 async function hostFetch(url: string, init: { method?: string; headers?: Record<string, string>; body?: string }) {
   const parsed = new URL(url);
-  if (parsed.protocol !== "http:" && parsed.protocol !== "https:") throw new MissiondError("BAD_REQUEST", "host.fetch only speaks http and https");
+  if (parsed.protocol !== "http:" && parsed.protocol !== "https:")
+    throw new MissiondError("BAD_REQUEST", "host.fetch only speaks http and https");
   const response = await fetch(parsed, {
     method: init.method ?? "GET",
     headers: init.headers,
@@ -94,6 +107,7 @@ async function hostFetch(url: string, init: { method?: string; headers?: Record<
     signal: AbortSignal.timeout(FETCH_TIMEOUT_MS),
   });
   const body = await response.text();
-  if (body.length > MAX_FETCH_BODY) throw new MissiondError("PAYLOAD_TOO_LARGE", `host.fetch response is larger than ${MAX_FETCH_BODY} characters`);
+  if (body.length > MAX_FETCH_BODY)
+    throw new MissiondError("PAYLOAD_TOO_LARGE", `host.fetch response is larger than ${MAX_FETCH_BODY} characters`);
   return { status: response.status, headers: Object.fromEntries(response.headers), body };
 }

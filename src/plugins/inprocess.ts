@@ -12,7 +12,13 @@ import type { RawOutcome } from "./result.ts";
  * call, but a handler that loops synchronously would freeze the daemon, and a timeout can only
  * stop waiting, not stop the handler. Plugin files must be scripts (no import/export).
  */
-export function loadInProcess(entry: string, host: Record<string, unknown>): { hooks: HookName[]; invoke(hook: HookName, context: Record<string, unknown>, timeoutMs: number): Promise<RawOutcome> } {
+export function loadInProcess(
+  entry: string,
+  host: Record<string, unknown>,
+): {
+  hooks: HookName[];
+  invoke(hook: HookName, context: Record<string, unknown>, timeoutMs: number): Promise<RawOutcome>;
+} {
   let source = readFileSync(entry, "utf8");
   if (entry.endsWith(".ts")) source = stripTypeScriptTypes(source);
   const sandbox: Record<string, unknown> = { middleware: {}, host: Object.freeze({ config: {}, ...host }), console };
@@ -24,7 +30,9 @@ export function loadInProcess(entry: string, host: Record<string, unknown>): { h
     hooks: Object.keys(middleware).filter((k) => typeof middleware[k] === "function") as HookName[],
     async invoke(hook, context, timeoutMs) {
       let timer: NodeJS.Timeout | undefined;
-      const timeout = new Promise<RawOutcome>((resolve) => (timer = setTimeout(() => resolve({ outcome: "timeout" }), timeoutMs)));
+      const timeout = new Promise<RawOutcome>(
+        (resolve) => (timer = setTimeout(() => resolve({ outcome: "timeout" }), timeoutMs)),
+      );
       try {
         return await Promise.race([callHandler(middleware[hook], hook, context, MAX_RESULT_CHARS), timeout]);
       } finally {

@@ -26,7 +26,12 @@ export interface IsolateOptions {
  * The main-thread side of host.* RPCs; a rejection reaches the plugin as a rejected promise.
  * `invocation` is what the daemon (not the plugin) says the calling handler was invoked for.
  */
-export type HostCalls = (plugin: string, method: string, args: unknown[], invocation: InvocationMeta | null) => Promise<unknown>;
+export type HostCalls = (
+  plugin: string,
+  method: string,
+  args: unknown[],
+  invocation: InvocationMeta | null,
+) => Promise<unknown>;
 
 /** A handler's result larger than this is malformed (and would cost every later handler). */
 export const MAX_RESULT_CHARS = 1_000_000;
@@ -119,10 +124,13 @@ export class PluginIsolate {
             this.settle(message.id, toOutcome(message));
             break;
           case "rpc":
-            this.options.host(this.name, message.method, message.args, this.pending.get(message.invocation ?? -1)?.meta ?? null).then(
-              (value) => worker.postMessage({ type: "rpc-result", id: message.id, ok: true, value }),
-              (err: Error) => worker.postMessage({ type: "rpc-result", id: message.id, ok: false, error: err.message }),
-            );
+            this.options
+              .host(this.name, message.method, message.args, this.pending.get(message.invocation ?? -1)?.meta ?? null)
+              .then(
+                (value) => worker.postMessage({ type: "rpc-result", id: message.id, ok: true, value }),
+                (err: Error) =>
+                  worker.postMessage({ type: "rpc-result", id: message.id, ok: false, error: err.message }),
+              );
             break;
         }
       });
@@ -153,14 +161,20 @@ export class PluginIsolate {
   }
 
   /** Runs one handler. Never rejects: every failure is a RawOutcome the chain can record. */
-  async invoke(hook: HookName, context: Record<string, unknown>, timeoutMs: number, meta: InvocationMeta = { sessionId: null, hop: 0 }): Promise<RawOutcome> {
+  async invoke(
+    hook: HookName,
+    context: Record<string, unknown>,
+    timeoutMs: number,
+    meta: InvocationMeta = { sessionId: null, hop: 0 },
+  ): Promise<RawOutcome> {
     if (this.state === "failed" || this.state === "stopped" || !this.worker) {
       if (this.state === "stopped" || this.options.now() - this.lastStartAt < RESTART_MIN_INTERVAL_MS) {
         return { outcome: "crashed", message: this.lastError ?? "plugin is not running" };
       }
       this.restarts++;
       this.lastError = null;
-      this.start();
+      // Not awaited here: `this.ready` below is the same start, and its failure is reported there.
+      void this.start();
     }
     try {
       await this.ready;
@@ -179,7 +193,10 @@ export class PluginIsolate {
         this.terminating.add(worker);
         // A handler that ignores its budget may be spinning synchronously; only terminate stops it.
         this.lastError = `terminated after ${hook} exceeded ${timeoutMs} ms`;
-        this.options.log.warn({ plugin: this.name, hook }, `plugin worker terminated: ${hook} exceeded ${timeoutMs} ms`);
+        this.options.log.warn(
+          { plugin: this.name, hook },
+          `plugin worker terminated: ${hook} exceeded ${timeoutMs} ms`,
+        );
         void worker.terminate();
       }, timeoutMs);
       this.pending.set(id, { resolve, timer, meta });

@@ -11,7 +11,12 @@ export interface LoadedPlugin {
   readonly manifest: PluginManifest;
   readonly kind: "worker" | "command";
   readonly hooks: ReadonlySet<HookName>;
-  invoke(hook: HookName, context: Record<string, unknown>, timeoutMs: number, meta: InvocationMeta): Promise<RawOutcome>;
+  invoke(
+    hook: HookName,
+    context: Record<string, unknown>,
+    timeoutMs: number,
+    meta: InvocationMeta,
+  ): Promise<RawOutcome>;
   status(): { state: "ready" | "starting" | "failed" | "stopped"; error: string | null; restarts: number };
   stop(): Promise<void>;
 }
@@ -68,7 +73,8 @@ function commandPlugin(manifest: PluginManifest): LoadedPlugin {
     manifest,
     kind: "command",
     hooks: new Set(manifest.commands.keys()),
-    invoke: (hook, context, timeoutMs) => runCommandHook(manifest.name, hook, manifest.commands.get(hook)!, context, timeoutMs),
+    invoke: (hook, context, timeoutMs) =>
+      runCommandHook(manifest.name, hook, manifest.commands.get(hook)!, context, timeoutMs),
     status: () => ({ state: "ready", error: null, restarts: 0 }),
     stop: async () => {},
   };
@@ -125,11 +131,19 @@ export async function loadPlugins(options: LoadOptions): Promise<LoadResult> {
     }
   }
 
-  const settled = await Promise.allSettled(manifests.map((m) => (m.entry ? workerPlugin(m, options) : Promise.resolve(commandPlugin(m)))));
+  const settled = await Promise.allSettled(
+    manifests.map((m) => (m.entry ? workerPlugin(m, options) : Promise.resolve(commandPlugin(m)))),
+  );
   const plugins: LoadedPlugin[] = [];
   settled.forEach((result, i) => {
     if (result.status === "fulfilled") plugins.push(result.value);
-    else failed.push({ name: manifests[i]!.name, dir: manifests[i]!.dir, error: (result.reason as Error).message, required: manifests[i]!.required });
+    else
+      failed.push({
+        name: manifests[i]!.name,
+        dir: manifests[i]!.dir,
+        error: (result.reason as Error).message,
+        required: manifests[i]!.required,
+      });
   });
   plugins.sort((a, b) => byChainOrder(a.manifest, b.manifest));
   for (const f of failed) options.log.error({ plugin: f.name, dir: f.dir }, f.error);

@@ -31,7 +31,10 @@ export const manifestSchema = z
             argv: z.array(z.string().min(1)).min(1),
             timeout: z
               .string()
-              .refine((v) => (parseDuration(v) ?? 0) > 0 && (parseDuration(v) ?? 0) <= 60_000, "a duration up to 60s, e.g. 2s")
+              .refine(
+                (v) => (parseDuration(v) ?? 0) > 0 && (parseDuration(v) ?? 0) <= 60_000,
+                "a duration up to 60s, e.g. 2s",
+              )
               .optional(),
           })
           .strict(),
@@ -102,15 +105,23 @@ export function readManifest(dir: string): PluginManifest {
     if (!isHookName(hook)) throw new PluginLoadError(name, dir, `unknown hook name in commands: ${hook}`);
     const [program, ...rest] = command.argv;
     const resolved = program!.startsWith("./") || program!.startsWith("../") ? resolve(dir, program!) : program!;
-    if (resolved.startsWith("/") && !existsSync(resolved)) throw new PluginLoadError(name, dir, `command for ${hook} not found: ${resolved}`);
-    commands.set(hook, { argv: [resolved, ...rest], timeoutMs: command.timeout ? parseDuration(command.timeout) : null });
+    if (resolved.startsWith("/") && !existsSync(resolved))
+      throw new PluginLoadError(name, dir, `command for ${hook} not found: ${resolved}`);
+    commands.set(hook, {
+      argv: [resolved, ...rest],
+      timeoutMs: command.timeout ? parseDuration(command.timeout) : null,
+    });
   }
   const entryName = manifest.entry ?? ENTRY_FILES.find((file) => existsSync(join(dir, file)));
   if (commands.size > 0 && entryName) {
     throw new PluginLoadError(name, dir, "has both an entry file and commands; a plugin is one or the other");
   }
   if (commands.size === 0 && (!entryName || !existsSync(join(dir, entryName)))) {
-    throw new PluginLoadError(name, dir, `no entry file (expected ${manifest.entry ?? ENTRY_FILES.join(" or ")}) and no commands`);
+    throw new PluginLoadError(
+      name,
+      dir,
+      `no entry file (expected ${manifest.entry ?? ENTRY_FILES.join(" or ")}) and no commands`,
+    );
   }
   return {
     name,

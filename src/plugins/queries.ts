@@ -5,7 +5,8 @@ import { hookDecisions, pluginStore, type HookDecisionRow } from "../db/schema/i
 export type NewDecision = typeof hookDecisions.$inferInsert;
 
 export async function insertDecisions(db: Executor, decisions: readonly NewDecision[]): Promise<void> {
-  for (let i = 0; i < decisions.length; i += 1_000) await db.insert(hookDecisions).values(decisions.slice(i, i + 1_000));
+  for (let i = 0; i < decisions.length; i += 1_000)
+    await db.insert(hookDecisions).values(decisions.slice(i, i + 1_000));
 }
 
 export interface DecisionFilter {
@@ -32,7 +33,10 @@ export async function listDecisions(db: Executor, filter: DecisionFilter): Promi
 }
 
 export async function storeGet(db: Executor, plugin: string, key: string): Promise<unknown> {
-  const [row] = await db.select({ value: pluginStore.value }).from(pluginStore).where(and(eq(pluginStore.plugin, plugin), eq(pluginStore.key, key)));
+  const [row] = await db
+    .select({ value: pluginStore.value })
+    .from(pluginStore)
+    .where(and(eq(pluginStore.plugin, plugin), eq(pluginStore.key, key)));
   return row?.value;
 }
 
@@ -44,7 +48,10 @@ export async function storeSet(db: Executor, plugin: string, key: string, value:
 }
 
 export async function storeDelete(db: Executor, plugin: string, key: string): Promise<boolean> {
-  const deleted = await db.delete(pluginStore).where(and(eq(pluginStore.plugin, plugin), eq(pluginStore.key, key))).returning({ key: pluginStore.key });
+  const deleted = await db
+    .delete(pluginStore)
+    .where(and(eq(pluginStore.plugin, plugin), eq(pluginStore.key, key)))
+    .returning({ key: pluginStore.key });
   return deleted.length > 0;
 }
 

@@ -2,7 +2,8 @@ import type { HandlerOutcome } from "./handler-runtime.ts";
 import { HOOKS, MAX_REASON_CHARS, type FieldType, type HookName, type HookSpec } from "./hooks.ts";
 
 /** What came back from one handler (or its runner), before the chain interprets it. */
-export type RawOutcome = HandlerOutcome | { readonly outcome: "timeout" } | { readonly outcome: "crashed"; readonly message: string };
+export type RawOutcome =
+  HandlerOutcome | { readonly outcome: "timeout" } | { readonly outcome: "crashed"; readonly message: string };
 
 /** What the chain makes of it. `skipped` is fail-open: the value continues unchanged. */
 export type Interpreted =
@@ -46,7 +47,12 @@ const same = (a: unknown, b: unknown): boolean =>
 /** A slot may be held at most this far ahead; further than that is a cancel, not a defer. */
 export const MAX_DEFER_MS = 7 * 86_400_000;
 
-export function interpret(hook: HookName, context: Readonly<Record<string, unknown>>, raw: RawOutcome, now: number): Interpreted {
+export function interpret(
+  hook: HookName,
+  context: Readonly<Record<string, unknown>>,
+  raw: RawOutcome,
+  now: number,
+): Interpreted {
   const spec = HOOKS[hook];
   switch (raw.outcome) {
     case "threw":
@@ -61,13 +67,24 @@ export function interpret(hook: HookName, context: Readonly<Record<string, unkno
       if (!spec.canCancel) return { kind: "skipped", why: `malformed: ${hook} cannot be cancelled` };
       return { kind: "cancelled", reason: cutReason(raw.reason) };
     case "defer": {
-      if (!(spec as HookSpec).canDefer) return { kind: "skipped", why: `malformed: ${hook} cannot be deferred (only cronJobFiring can)` };
-      const until = raw.until instanceof Date ? raw.until : typeof raw.until === "string" || typeof raw.until === "number" ? new Date(raw.until) : null;
-      if (!until || Number.isNaN(until.getTime())) return { kind: "skipped", why: "malformed: tools.defer needs { until: a Date, an ISO string or epoch ms }" };
-      if (until.getTime() <= now) return { kind: "skipped", why: `malformed: defer until ${until.toISOString()} is not in the future` };
-      if (until.getTime() - now > MAX_DEFER_MS) return { kind: "skipped", why: "malformed: defer is limited to 7 days ahead" };
+      if (!(spec as HookSpec).canDefer)
+        return { kind: "skipped", why: `malformed: ${hook} cannot be deferred (only cronJobFiring can)` };
+      const until =
+        raw.until instanceof Date
+          ? raw.until
+          : typeof raw.until === "string" || typeof raw.until === "number"
+            ? new Date(raw.until)
+            : null;
+      if (!until || Number.isNaN(until.getTime()))
+        return { kind: "skipped", why: "malformed: tools.defer needs { until: a Date, an ISO string or epoch ms }" };
+      if (until.getTime() <= now)
+        return { kind: "skipped", why: `malformed: defer until ${until.toISOString()} is not in the future` };
+      if (until.getTime() - now > MAX_DEFER_MS)
+        return { kind: "skipped", why: "malformed: defer is limited to 7 days ahead" };
       return { kind: "deferred", until, reason: cutReason(raw.reason) };
     }
+    case "value":
+      break; // interpreted below, against the hook's fields
   }
 
   const fields = Object.entries(spec.fields) as [string, FieldType][];
@@ -79,7 +96,9 @@ export function interpret(hook: HookName, context: Readonly<Record<string, unkno
     if (!fits(type, value)) {
       return { kind: "skipped", why: `malformed: returned ${describe(value)}, expected the new ${name} (${type})` };
     }
-    return same(value, context[name]) ? { kind: "passed" } : { kind: "changed", fields: [name], patch: { [name]: value } };
+    return same(value, context[name])
+      ? { kind: "passed" }
+      : { kind: "changed", fields: [name], patch: { [name]: value } };
   }
 
   if (value === null || typeof value !== "object" || Array.isArray(value)) {
@@ -93,7 +112,8 @@ export function interpret(hook: HookName, context: Readonly<Record<string, unkno
     const type = spec.fields[key as keyof typeof spec.fields] as FieldType | undefined;
     if (!type) return { kind: "skipped", why: `malformed: "${key}" is not a field ${hook} can change` };
     if (fieldValue === undefined) continue; // omitted
-    if (!fits(type, fieldValue)) return { kind: "skipped", why: `malformed: ${key} is ${describe(fieldValue)}, expected ${type}` };
+    if (!fits(type, fieldValue))
+      return { kind: "skipped", why: `malformed: ${key} is ${describe(fieldValue)}, expected ${type}` };
     if (!same(fieldValue, context[key])) patch[key] = fieldValue;
   }
   const changed = Object.keys(patch);

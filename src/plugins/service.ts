@@ -48,7 +48,12 @@ export class Plugins {
   private readonly failed: readonly FailedPlugin[];
   private readonly decisions: DecisionLog | null;
 
-  private constructor(chain: PluginChain, loaded: readonly LoadedPlugin[], failed: readonly FailedPlugin[], decisions: DecisionLog | null) {
+  private constructor(
+    chain: PluginChain,
+    loaded: readonly LoadedPlugin[],
+    failed: readonly FailedPlugin[],
+    decisions: DecisionLog | null,
+  ) {
     this.chain = chain;
     this.loaded = loaded;
     this.failed = failed;
@@ -58,8 +63,19 @@ export class Plugins {
   static async start(options: PluginsOptions): Promise<Plugins> {
     const log = options.log.child({ component: "plugins" });
     const db = options.db ?? null;
-    const host = hostCalls({ db, now: options.now, agents: options.agents ?? (async () => []), sessions: options.sessions ?? null });
-    const { plugins, failed } = await loadPlugins({ dirs: options.dirs, memoryLimitMb: options.memoryLimitMb, log, now: options.now, host });
+    const host = hostCalls({
+      db,
+      now: options.now,
+      agents: options.agents ?? (async () => []),
+      sessions: options.sessions ?? null,
+    });
+    const { plugins, failed } = await loadPlugins({
+      dirs: options.dirs,
+      memoryLimitMb: options.memoryLimitMb,
+      log,
+      now: options.now,
+      host,
+    });
     const members: ChainPlugin[] = plugins.map((p) => ({
       name: p.manifest.name,
       required: p.manifest.required,
@@ -79,7 +95,10 @@ export class Plugins {
       });
     }
     for (const p of plugins) {
-      log.info({ plugin: p.manifest.name, kind: p.kind, hooks: [...p.hooks], order: p.manifest.order }, "plugin loaded");
+      log.info(
+        { plugin: p.manifest.name, kind: p.kind, hooks: [...p.hooks], order: p.manifest.order },
+        "plugin loaded",
+      );
     }
     const decisions = db ? new DecisionLog(db, log, options.instanceName ?? "missiond") : null;
     const chain = new PluginChain({
@@ -113,7 +132,9 @@ export class Plugins {
         permissions: [...p.manifest.permissions],
         hooks: HOOK_NAMES.filter((h) => p.hooks.has(h)),
         state: breaker.suspendedUntil ? "suspended" : status.state === "ready" ? "active" : "restarting",
-        error: breaker.suspendedUntil ? `suspended after repeated failures (last: ${breaker.lastFailure})` : status.error,
+        error: breaker.suspendedUntil
+          ? `suspended after repeated failures (last: ${breaker.lastFailure})`
+          : status.error,
         restarts: status.restarts,
         consecutiveFailures: breaker.consecutiveFailures,
         suspendedUntil: breaker.suspendedUntil?.toISOString() ?? null,

@@ -19,7 +19,14 @@ interface WorkerInput {
 }
 
 type Inbound =
-  | { type: "invoke"; id: number; hook: string; context: Record<string, unknown>; sessionId: string | null; hop: number }
+  | {
+      type: "invoke";
+      id: number;
+      hook: string;
+      context: Record<string, unknown>;
+      sessionId: string | null;
+      hop: number;
+    }
   | { type: "rpc-result"; id: number; ok: boolean; value?: unknown; error?: string };
 
 const input = workerData as WorkerInput;
@@ -60,8 +67,18 @@ function buildHost(): Record<string, unknown> {
   }
   if (granted.has("fetch")) {
     host.fetch = async (url: unknown, init?: { method?: string; headers?: Record<string, string>; body?: string }) => {
-      const res = (await call("fetch", String(url), init ?? {})) as { status: number; headers: Record<string, string>; body: string };
-      return { status: res.status, ok: res.status >= 200 && res.status < 300, headers: res.headers, text: async () => res.body, json: async () => JSON.parse(res.body) };
+      const res = (await call("fetch", String(url), init ?? {})) as {
+        status: number;
+        headers: Record<string, string>;
+        body: string;
+      };
+      return {
+        status: res.status,
+        ok: res.status >= 200 && res.status < 300,
+        headers: res.headers,
+        text: async () => res.body,
+        json: async () => JSON.parse(res.body),
+      };
     };
   }
   if (granted.has("agents")) host.agents = Object.freeze({ list: () => call("agents.list") });
@@ -107,7 +124,12 @@ async function invoke({ id, hook, context, sessionId, hop }: Extract<Inbound, { 
     port.postMessage({ type: "result", id, ...result });
   } catch (err) {
     // Functions, symbols and the like cannot cross the thread boundary: a malformed result.
-    port.postMessage({ type: "result", id, outcome: "malformed", message: `returned a value that cannot be passed on (${String(err)})` });
+    port.postMessage({
+      type: "result",
+      id,
+      outcome: "malformed",
+      message: `returned a value that cannot be passed on (${String(err)})`,
+    });
   }
 }
 

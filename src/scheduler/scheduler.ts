@@ -135,7 +135,9 @@ export class Scheduler {
           // database refuses connections for as long as it is down. The delay stays short (at
           // most a second) so that a database that comes back is noticed within one.
           this.refillFailures++;
-          this.nextRefillAt = this.options.clock.now() + Math.min(this.options.pollIntervalMs, REFILL_RETRY_MAX_MS, 50 * 2 ** this.refillFailures);
+          this.nextRefillAt =
+            this.options.clock.now() +
+            Math.min(this.options.pollIntervalMs, REFILL_RETRY_MAX_MS, 50 * 2 ** this.refillFailures);
           this.log.error({ err, failures: this.refillFailures }, "refill failed");
           break;
         }
@@ -234,7 +236,9 @@ export class Scheduler {
             if (at && this.state === "running" && at.getTime() <= horizonEnd) this.push(source, key, at.getTime());
           }
         })
-        .catch((err) => this.log.error({ err, source: source.name, keys: entries.length }, "firing failed; the next refill retries"))
+        .catch((err) =>
+          this.log.error({ err, source: source.name, keys: entries.length }, "firing failed; the next refill retries"),
+        )
         .finally(() => {
           this.active--;
           for (const entry of entries) this.inFlight.delete(this.key(source, entry.key));

@@ -9,7 +9,13 @@ export interface Sweeper {
  * Runs `sweep` now and then every `intervalMs` until stopped (recovery passes). Background loops
  * never die: a failed pass is logged and retried with jittered exponential back-off.
  */
-export function startSweeper(options: { name: string; clock: Clock; log: Logger; intervalMs: number; sweep: () => Promise<unknown> }): Sweeper {
+export function startSweeper(options: {
+  name: string;
+  clock: Clock;
+  log: Logger;
+  intervalMs: number;
+  sweep: () => Promise<unknown>;
+}): Sweeper {
   const { clock, log, intervalMs } = options;
   let running = true;
   let timer: unknown = null;

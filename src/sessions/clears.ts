@@ -6,7 +6,19 @@ import type { Logger } from "../log.ts";
 import type { PluginChain } from "../plugins/chain.ts";
 import { parseId, validate } from "../validation.ts";
 import { clearInput } from "./input.ts";
-import { abandonedClears, countsUpTo, deleteUpTo, findClear, findOpenClear, findSession, insertClear, insertEvent, relationCutoffs, takeOverClear, updateClear } from "./queries.ts";
+import {
+  abandonedClears,
+  countsUpTo,
+  deleteUpTo,
+  findClear,
+  findOpenClear,
+  findSession,
+  insertClear,
+  insertEvent,
+  relationCutoffs,
+  takeOverClear,
+  updateClear,
+} from "./queries.ts";
 
 /**
  * Points of a clear where a test may make the daemon "die" (the seam throws), or act in between: after the clear row
@@ -115,9 +127,14 @@ export class ClearService {
       if (this.driving.has(String(stale.id))) continue;
       const clear = await takeOverClear(db, stale.id, instanceName, new Date(now), new Date(now + leaseMs));
       if (!clear) continue;
-      this.log.warn({ clearId: String(clear.id), sessionId: clear.sessionId, status: clear.status, previousOwner: stale.ownedBy }, "resuming an unfinished session clear");
+      this.log.warn(
+        { clearId: String(clear.id), sessionId: clear.sessionId, status: clear.status, previousOwner: stale.ownedBy },
+        "resuming an unfinished session clear",
+      );
       resumed++;
-      await this.drive(clear).catch((err) => this.log.error({ err, clearId: String(clear.id) }, "resumed clear failed; it will be retried"));
+      await this.drive(clear).catch((err) =>
+        this.log.error({ err, clearId: String(clear.id) }, "resumed clear failed; it will be retried"),
+      );
     }
     return resumed;
   }
@@ -147,7 +164,10 @@ export class ClearService {
   private async clearing(clear: SessionClearRow): Promise<SessionClearRow> {
     const { db, chain, clock, leaseMs } = this.deps;
     const counts = await countsUpTo(db, clear);
-    await updateClear(db, clear.id, { clearingRuns: clear.clearingRuns + 1, leaseUntil: new Date(clock.now() + leaseMs) });
+    await updateClear(db, clear.id, {
+      clearingRuns: clear.clearingRuns + 1,
+      leaseUntil: new Date(clock.now() + leaseMs),
+    });
     // Observe-only, but awaited: it is the plugins' last chance to read the transcript.
     await chain.run("sessionClearing", {
       sessionId: clear.sessionId,
@@ -190,7 +210,10 @@ export class ClearService {
       });
     });
     if (!deleted) throw new MissiondError("NOT_FOUND", `session clear ${clear.id} vanished`);
-    this.log.info({ clearId: String(deleted.id), sessionId: deleted.sessionId, messages: deleted.deletedMessageCount }, "session cleared");
+    this.log.info(
+      { clearId: String(deleted.id), sessionId: deleted.sessionId, messages: deleted.deletedMessageCount },
+      "session cleared",
+    );
     await this.deps.faults?.reached("deleted", deleted.id);
     return deleted;
   }

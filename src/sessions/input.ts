@@ -8,7 +8,10 @@ export const createSessionInput = z
   .object({
     id: sessionId.optional(),
     agentId: z.string().trim().min(1).max(200),
-    kind: z.string().regex(/^[a-z][a-z0-9_]{0,49}$/, "a snake_case kind such as direct or channel").default("direct"),
+    kind: z
+      .string()
+      .regex(/^[a-z][a-z0-9_]{0,49}$/, "a snake_case kind such as direct or channel")
+      .default("direct"),
   })
   .strict();
 

@@ -27,7 +27,12 @@ export async function listSessions(db: Executor, limit: number): Promise<Session
   return db.select().from(sessions).orderBy(desc(sessions.updatedAt)).limit(limit);
 }
 
-export async function appendMessages(db: Executor, sessionId: string, messages: readonly { role: SessionMessageRow["role"]; text: string }[], at: Date): Promise<number> {
+export async function appendMessages(
+  db: Executor,
+  sessionId: string,
+  messages: readonly { role: SessionMessageRow["role"]; text: string }[],
+  at: Date,
+): Promise<number> {
   if (messages.length === 0) return 0;
   const inserted = await db
     .insert(sessionMessages)
@@ -37,11 +42,20 @@ export async function appendMessages(db: Executor, sessionId: string, messages: 
   return inserted.length;
 }
 
-export async function readMessages(db: Executor, sessionId: string, options: { limit: number; afterId?: bigint | undefined }): Promise<SessionMessageRow[]> {
+export async function readMessages(
+  db: Executor,
+  sessionId: string,
+  options: { limit: number; afterId?: bigint | undefined },
+): Promise<SessionMessageRow[]> {
   return db
     .select()
     .from(sessionMessages)
-    .where(and(eq(sessionMessages.sessionId, sessionId), options.afterId !== undefined ? gt(sessionMessages.id, options.afterId) : undefined))
+    .where(
+      and(
+        eq(sessionMessages.sessionId, sessionId),
+        options.afterId !== undefined ? gt(sessionMessages.id, options.afterId) : undefined,
+      ),
+    )
     .orderBy(asc(sessionMessages.id))
     .limit(options.limit);
 }
@@ -54,34 +68,72 @@ export async function addPeerThread(db: Executor, sessionId: string, peerSession
   await db.insert(sessionPeerThreads).values({ sessionId, peerSessionId, createdAt: at }).onConflictDoNothing();
 }
 
-export async function sessionCounts(db: Executor, sessionId: string): Promise<{ messageCount: number; subagentCount: number; peerThreadCount: number }> {
-  const [messages] = await db.select({ n: count() }).from(sessionMessages).where(eq(sessionMessages.sessionId, sessionId));
-  const [subagents] = await db.select({ n: count() }).from(sessionSubagents).where(eq(sessionSubagents.sessionId, sessionId));
-  const [peers] = await db.select({ n: count() }).from(sessionPeerThreads).where(eq(sessionPeerThreads.sessionId, sessionId));
+export async function sessionCounts(
+  db: Executor,
+  sessionId: string,
+): Promise<{ messageCount: number; subagentCount: number; peerThreadCount: number }> {
+  const [messages] = await db
+    .select({ n: count() })
+    .from(sessionMessages)
+    .where(eq(sessionMessages.sessionId, sessionId));
+  const [subagents] = await db
+    .select({ n: count() })
+    .from(sessionSubagents)
+    .where(eq(sessionSubagents.sessionId, sessionId));
+  const [peers] = await db
+    .select({ n: count() })
+    .from(sessionPeerThreads)
+    .where(eq(sessionPeerThreads.sessionId, sessionId));
   return { messageCount: Number(messages!.n), subagentCount: Number(subagents!.n), peerThreadCount: Number(peers!.n) };
 }
 
-
 /** The newest message, subagent and peer-thread ids of a session: what a clear requested now deletes. */
-export async function relationCutoffs(db: Executor, sessionId: string): Promise<{ message: bigint; subagent: bigint; peer: bigint }> {
-  const [m] = await db.select({ n: max(sessionMessages.id) }).from(sessionMessages).where(eq(sessionMessages.sessionId, sessionId));
-  const [s] = await db.select({ n: max(sessionSubagents.id) }).from(sessionSubagents).where(eq(sessionSubagents.sessionId, sessionId));
-  const [p] = await db.select({ n: max(sessionPeerThreads.id) }).from(sessionPeerThreads).where(eq(sessionPeerThreads.sessionId, sessionId));
+export async function relationCutoffs(
+  db: Executor,
+  sessionId: string,
+): Promise<{ message: bigint; subagent: bigint; peer: bigint }> {
+  const [m] = await db
+    .select({ n: max(sessionMessages.id) })
+    .from(sessionMessages)
+    .where(eq(sessionMessages.sessionId, sessionId));
+  const [s] = await db
+    .select({ n: max(sessionSubagents.id) })
+    .from(sessionSubagents)
+    .where(eq(sessionSubagents.sessionId, sessionId));
+  const [p] = await db
+    .select({ n: max(sessionPeerThreads.id) })
+    .from(sessionPeerThreads)
+    .where(eq(sessionPeerThreads.sessionId, sessionId));
   return { message: m?.n ?? 0n, subagent: s?.n ?? 0n, peer: p?.n ?? 0n };
 }
 
 type Cutoffs = Pick<SessionClearRow, "sessionId" | "uptoMessageId" | "uptoSubagentId" | "uptoPeerThreadId">;
 
 /** What a clear will delete, counted (sessionClearing's context). */
-export async function countsUpTo(db: Executor, clear: Cutoffs): Promise<{ messageCount: number; subagentCount: number; peerThreadCount: number }> {
-  const [m] = await db.select({ n: count() }).from(sessionMessages).where(and(eq(sessionMessages.sessionId, clear.sessionId), lte(sessionMessages.id, clear.uptoMessageId)));
-  const [s] = await db.select({ n: count() }).from(sessionSubagents).where(and(eq(sessionSubagents.sessionId, clear.sessionId), lte(sessionSubagents.id, clear.uptoSubagentId)));
-  const [p] = await db.select({ n: count() }).from(sessionPeerThreads).where(and(eq(sessionPeerThreads.sessionId, clear.sessionId), lte(sessionPeerThreads.id, clear.uptoPeerThreadId)));
+export async function countsUpTo(
+  db: Executor,
+  clear: Cutoffs,
+): Promise<{ messageCount: number; subagentCount: number; peerThreadCount: number }> {
+  const [m] = await db
+    .select({ n: count() })
+    .from(sessionMessages)
+    .where(and(eq(sessionMessages.sessionId, clear.sessionId), lte(sessionMessages.id, clear.uptoMessageId)));
+  const [s] = await db
+    .select({ n: count() })
+    .from(sessionSubagents)
+    .where(and(eq(sessionSubagents.sessionId, clear.sessionId), lte(sessionSubagents.id, clear.uptoSubagentId)));
+  const [p] = await db
+    .select({ n: count() })
+    .from(sessionPeerThreads)
+    .where(and(eq(sessionPeerThreads.sessionId, clear.sessionId), lte(sessionPeerThreads.id, clear.uptoPeerThreadId)));
   return { messageCount: Number(m!.n), subagentCount: Number(s!.n), peerThreadCount: Number(p!.n) };
 }
 
 /** Deletes what the clear covers; run inside the transaction that records the deletion. */
-export async function deleteUpTo(tx: Executor, clear: Cutoffs): Promise<{ messages: number; subagents: number; peerThreads: number }> {
+export async function deleteUpTo(
+  tx: Executor,
+  clear: Cutoffs,
+): Promise<{ messages: number; subagents: number; peerThreads: number }> {
   const messages = await tx
     .delete(sessionMessages)
     .where(and(eq(sessionMessages.sessionId, clear.sessionId), lte(sessionMessages.id, clear.uptoMessageId)))
@@ -98,7 +150,10 @@ export async function deleteUpTo(tx: Executor, clear: Cutoffs): Promise<{ messag
 }
 
 /** Inserts a clear unless one is already open for the session (the partial unique index). */
-export async function insertClear(db: Executor, clear: typeof sessionClears.$inferInsert): Promise<SessionClearRow | null> {
+export async function insertClear(
+  db: Executor,
+  clear: typeof sessionClears.$inferInsert,
+): Promise<SessionClearRow | null> {
   const [row] = await db.insert(sessionClears).values(clear).onConflictDoNothing().returning();
   return row ?? null;
 }
@@ -111,13 +166,21 @@ export async function findOpenClear(db: Executor, sessionId: string): Promise<Se
   return row ?? null;
 }
 
-export async function findClear(db: Executor, id: bigint, options: { lock?: boolean } = {}): Promise<SessionClearRow | null> {
+export async function findClear(
+  db: Executor,
+  id: bigint,
+  options: { lock?: boolean } = {},
+): Promise<SessionClearRow | null> {
   const query = db.select().from(sessionClears).where(eq(sessionClears.id, id));
   const [row] = options.lock ? await query.for("update") : await query;
   return row ?? null;
 }
 
-export async function updateClear(db: Executor, id: bigint, patch: Partial<typeof sessionClears.$inferInsert>): Promise<SessionClearRow | null> {
+export async function updateClear(
+  db: Executor,
+  id: bigint,
+  patch: Partial<typeof sessionClears.$inferInsert>,
+): Promise<SessionClearRow | null> {
   const [row] = await db.update(sessionClears).set(patch).where(eq(sessionClears.id, id)).returning();
   return row ?? null;
 }
@@ -126,20 +189,42 @@ export async function updateClear(db: Executor, id: bigint, patch: Partial<typeo
  * Takes over an unfinished clear whose lease ran out (its instance died), or one this instance
  * name owned in an earlier life. Conditional, so of several instances one wins.
  */
-export async function takeOverClear(db: Executor, id: bigint, instance: string, now: Date, leaseUntil: Date): Promise<SessionClearRow | null> {
+export async function takeOverClear(
+  db: Executor,
+  id: bigint,
+  instance: string,
+  now: Date,
+  leaseUntil: Date,
+): Promise<SessionClearRow | null> {
   const [row] = await db
     .update(sessionClears)
     .set({ ownedBy: instance, leaseUntil })
-    .where(and(eq(sessionClears.id, id), ne(sessionClears.status, "Completed"), or(lt(sessionClears.leaseUntil, now), eq(sessionClears.ownedBy, instance))))
+    .where(
+      and(
+        eq(sessionClears.id, id),
+        ne(sessionClears.status, "Completed"),
+        or(lt(sessionClears.leaseUntil, now), eq(sessionClears.ownedBy, instance)),
+      ),
+    )
     .returning();
   return row ?? null;
 }
 
-export async function abandonedClears(db: Executor, now: Date, instance: string, limit: number): Promise<SessionClearRow[]> {
+export async function abandonedClears(
+  db: Executor,
+  now: Date,
+  instance: string,
+  limit: number,
+): Promise<SessionClearRow[]> {
   return db
     .select()
     .from(sessionClears)
-    .where(and(ne(sessionClears.status, "Completed"), or(lt(sessionClears.leaseUntil, now), eq(sessionClears.ownedBy, instance))))
+    .where(
+      and(
+        ne(sessionClears.status, "Completed"),
+        or(lt(sessionClears.leaseUntil, now), eq(sessionClears.ownedBy, instance)),
+      ),
+    )
     .orderBy(asc(sessionClears.id))
     .limit(limit);
 }
@@ -149,7 +234,10 @@ export async function insertEvent(db: Executor, event: typeof sessionEvents.$inf
   return row!;
 }
 
-export async function listEvents(db: Executor, filter: { afterId: bigint; kind?: string | undefined; sessionId?: string | undefined; limit: number }): Promise<SessionEventRow[]> {
+export async function listEvents(
+  db: Executor,
+  filter: { afterId: bigint; kind?: string | undefined; sessionId?: string | undefined; limit: number },
+): Promise<SessionEventRow[]> {
   return db
     .select()
     .from(sessionEvents)

@@ -5,7 +5,17 @@ import type { SessionEventRow, SessionMessageRow, SessionRow } from "../db/schem
 import { MissiondError } from "../errors.ts";
 import { validate } from "../validation.ts";
 import { appendMessagesInput, createSessionInput, eventsQuery, readMessagesQuery, relationInput } from "./input.ts";
-import { addPeerThread, addSubagent, appendMessages, findSession, insertSession, listEvents, listSessions, readMessages, sessionCounts } from "./queries.ts";
+import {
+  addPeerThread,
+  addSubagent,
+  appendMessages,
+  findSession,
+  insertSession,
+  listEvents,
+  listSessions,
+  readMessages,
+  sessionCounts,
+} from "./queries.ts";
 
 export const sessionView = (s: SessionRow) => ({
   id: s.id,
@@ -15,9 +25,20 @@ export const sessionView = (s: SessionRow) => ({
   updatedAt: s.updatedAt.toISOString(),
 });
 
-export const messageView = (m: SessionMessageRow) => ({ id: String(m.id), role: m.role, text: m.text, createdAt: m.createdAt.toISOString() });
+export const messageView = (m: SessionMessageRow) => ({
+  id: String(m.id),
+  role: m.role,
+  text: m.text,
+  createdAt: m.createdAt.toISOString(),
+});
 
-export const eventView = (e: SessionEventRow) => ({ id: String(e.id), kind: e.kind, sessionId: e.sessionId, at: e.createdAt.toISOString(), data: e.payload });
+export const eventView = (e: SessionEventRow) => ({
+  id: String(e.id),
+  kind: e.kind,
+  sessionId: e.sessionId,
+  at: e.createdAt.toISOString(),
+  data: e.payload,
+});
 
 export type SessionView = ReturnType<typeof sessionView>;
 export type EventView = ReturnType<typeof eventView>;
@@ -37,17 +58,27 @@ export class SessionService {
     const input = validate(createSessionInput, raw);
     const now = new Date(this.clock.now());
     const id = input.id ?? randomUUID();
-    const row = await insertSession(this.db, { id, agentId: input.agentId, kind: input.kind, createdAt: now, updatedAt: now });
+    const row = await insertSession(this.db, {
+      id,
+      agentId: input.agentId,
+      kind: input.kind,
+      createdAt: now,
+      updatedAt: now,
+    });
     if (!row) throw new MissiondError("CONFLICT", `a session with id "${id}" already exists`);
     return sessionView(row);
   }
 
-  async list(limit = 100): Promise<(SessionView & { messageCount: number; subagentCount: number; peerThreadCount: number })[]> {
+  async list(
+    limit = 100,
+  ): Promise<(SessionView & { messageCount: number; subagentCount: number; peerThreadCount: number })[]> {
     const rows = await listSessions(this.db, limit);
     return Promise.all(rows.map(async (s) => ({ ...sessionView(s), ...(await sessionCounts(this.db, s.id)) })));
   }
 
-  async get(id: string): Promise<SessionView & { messageCount: number; subagentCount: number; peerThreadCount: number }> {
+  async get(
+    id: string,
+  ): Promise<SessionView & { messageCount: number; subagentCount: number; peerThreadCount: number }> {
     const session = await this.require(id);
     return { ...sessionView(session), ...(await sessionCounts(this.db, id)) };
   }
@@ -61,7 +92,10 @@ export class SessionService {
   async messages(id: string, rawQuery: unknown = {}): Promise<MessageView[]> {
     await this.require(id);
     const query = validate(readMessagesQuery, rawQuery, "query");
-    const rows = await readMessages(this.db, id, { limit: query.limit, afterId: query.after !== undefined ? BigInt(query.after) : undefined });
+    const rows = await readMessages(this.db, id, {
+      limit: query.limit,
+      afterId: query.after !== undefined ? BigInt(query.after) : undefined,
+    });
     return rows.map(messageView);
   }
 
@@ -83,7 +117,12 @@ export class SessionService {
   /** Durable events (sessionCleared) after a cursor, oldest first; `next` is the cursor to pass on. */
   async events(rawQuery: unknown = {}): Promise<{ events: EventView[]; next: string }> {
     const query = validate(eventsQuery, rawQuery, "query");
-    const found = await listEvents(this.db, { afterId: BigInt(query.after), kind: query.kind, sessionId: query.session, limit: query.limit });
+    const found = await listEvents(this.db, {
+      afterId: BigInt(query.after),
+      kind: query.kind,
+      sessionId: query.session,
+      limit: query.limit,
+    });
     return { events: found.map(eventView), next: found.length ? String(found.at(-1)!.id) : query.after };
   }
 

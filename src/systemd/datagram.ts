@@ -30,9 +30,11 @@ const SUN_PATH_SIZE = 108;
 export function unixAddress(socket: string): Buffer {
   let sunPath: Buffer;
   if (socket.startsWith("/")) sunPath = Buffer.concat([Buffer.from(socket), Buffer.from([0])]);
-  else if (socket.startsWith("@") && socket.length > 1) sunPath = Buffer.concat([Buffer.from([0]), Buffer.from(socket.slice(1))]);
+  else if (socket.startsWith("@") && socket.length > 1)
+    sunPath = Buffer.concat([Buffer.from([0]), Buffer.from(socket.slice(1))]);
   else throw new Error(`unsupported socket address "${socket}": expected an absolute path or @abstract-name`);
-  if (sunPath.length > SUN_PATH_SIZE) throw new Error(`socket address "${socket}" is longer than ${SUN_PATH_SIZE - 1} bytes`);
+  if (sunPath.length > SUN_PATH_SIZE)
+    throw new Error(`socket address "${socket}" is longer than ${SUN_PATH_SIZE - 1} bytes`);
   // sa_family_t in the machine's byte order, then sun_path.
   return Buffer.concat([Buffer.from(new Uint16Array([AF_UNIX]).buffer), sunPath]);
 }
@@ -49,7 +51,9 @@ export function openDatagramSender(): DatagramSender {
   // The running program's own symbols: Node links libc dynamically, glibc or musl alike.
   const libc = koffi.load(null);
   const socket = libc.func("int socket(int domain, int type, int protocol)");
-  const sendto = libc.func("intptr_t sendto(int fd, const void *buf, size_t len, int flags, const void *addr, uint32_t addrlen)");
+  const sendto = libc.func(
+    "intptr_t sendto(int fd, const void *buf, size_t len, int flags, const void *addr, uint32_t addrlen)",
+  );
   const close = libc.func("int close(int fd)");
 
   const fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0) as number;

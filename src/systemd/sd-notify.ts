@@ -42,9 +42,11 @@ export type SendDatagram = (message: string) => void;
 export function watchdogPeriod(env: NotifyEnv, pid: number): { periodMs: number } | { periodMs: null; reason: string } {
   const usec = env.WATCHDOG_USEC;
   if (usec === undefined || usec === "") return { periodMs: null, reason: "WATCHDOG_USEC is not set" };
-  if (!/^\d+$/.test(usec) || Number(usec) === 0) return { periodMs: null, reason: `WATCHDOG_USEC="${usec}" is not a positive number of microseconds` };
+  if (!/^\d+$/.test(usec) || Number(usec) === 0)
+    return { periodMs: null, reason: `WATCHDOG_USEC="${usec}" is not a positive number of microseconds` };
   const owner = env.WATCHDOG_PID;
-  if (owner !== undefined && owner !== "" && owner !== String(pid)) return { periodMs: null, reason: `WATCHDOG_PID=${owner} is another process` };
+  if (owner !== undefined && owner !== "" && owner !== String(pid))
+    return { periodMs: null, reason: `WATCHDOG_PID=${owner} is another process` };
   return { periodMs: Math.max(1, Math.floor(Number(usec) / 2_000)) };
 }
 
@@ -155,7 +157,11 @@ export async function openSdNotify(env: NotifyEnv, pid: number, log: Logger): Pr
     const address = unixAddress(socket);
     const sender = openDatagramSender();
     log.info(
-      { notifySocket: socket, watchdogMs: watchdog.periodMs, ...(watchdog.periodMs === null ? { watchdogOff: watchdog.reason } : {}) },
+      {
+        notifySocket: socket,
+        watchdogMs: watchdog.periodMs,
+        ...(watchdog.periodMs === null ? { watchdogOff: watchdog.reason } : {}),
+      },
       "systemd notification enabled",
     );
     return new SdNotify({
@@ -165,7 +171,10 @@ export async function openSdNotify(env: NotifyEnv, pid: number, log: Logger): Pr
       log,
     });
   } catch (err) {
-    log.error({ err, notifySocket: socket }, "NOTIFY_SOCKET is set but cannot be used; systemd will not hear from this process");
+    log.error(
+      { err, notifySocket: socket },
+      "NOTIFY_SOCKET is set but cannot be used; systemd will not hear from this process",
+    );
     return null;
   }
 }

@@ -6,7 +6,10 @@ export const MAX_BATCH = 200;
 
 export const addTodosInput = z
   .object({
-    texts: z.array(z.string().trim().min(1, "a todo must not be empty").max(MAX_TODO_CHARS)).min(1, "at least one todo").max(MAX_BATCH),
+    texts: z
+      .array(z.string().trim().min(1, "a todo must not be empty").max(MAX_TODO_CHARS))
+      .min(1, "at least one todo")
+      .max(MAX_BATCH),
   })
   .strict();
 

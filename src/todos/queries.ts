@@ -3,15 +3,31 @@ import type { Executor } from "../db/client.ts";
 import { todoBatches, todos, type TodoBatchRow, type TodoRow, type TodoStatus } from "../db/schema/index.ts";
 
 /** The batch and its todos in one transaction: a batch is never half added. */
-export async function insertBatch(db: Executor, batch: typeof todoBatches.$inferInsert, texts: readonly string[]): Promise<{ batch: TodoBatchRow; todos: TodoRow[] }> {
+export async function insertBatch(
+  db: Executor,
+  batch: typeof todoBatches.$inferInsert,
+  texts: readonly string[],
+): Promise<{ batch: TodoBatchRow; todos: TodoRow[] }> {
   return db.transaction(async (tx) => {
     const [row] = await tx.insert(todoBatches).values(batch).returning();
-    const added = texts.length ? await tx.insert(todos).values(texts.map((text) => ({ sessionId: batch.sessionId, batchId: row!.id, text, createdAt: batch.createdAt }))).returning() : [];
+    const added = texts.length
+      ? await tx
+          .insert(todos)
+          .values(
+            texts.map((text) => ({ sessionId: batch.sessionId, batchId: row!.id, text, createdAt: batch.createdAt })),
+          )
+          .returning()
+      : [];
     return { batch: row!, todos: added };
   });
 }
 
-export async function listTodos(db: Executor, sessionId: string, status: TodoStatus | "all", limit: number): Promise<TodoRow[]> {
+export async function listTodos(
+  db: Executor,
+  sessionId: string,
+  status: TodoStatus | "all",
+  limit: number,
+): Promise<TodoRow[]> {
   return db
     .select()
     .from(todos)
@@ -26,7 +42,12 @@ export async function findTodo(db: Executor, id: bigint): Promise<TodoRow | null
 }
 
 /** open → done | cancelled; null when the todo is not open (closing twice changes nothing). */
-export async function closeTodo(db: Executor, id: bigint, status: Exclude<TodoStatus, "open">, at: Date): Promise<TodoRow | null> {
+export async function closeTodo(
+  db: Executor,
+  id: bigint,
+  status: Exclude<TodoStatus, "open">,
+  at: Date,
+): Promise<TodoRow | null> {
   const [row] = await db
     .update(todos)
     .set({ status, closedAt: at })

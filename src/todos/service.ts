@@ -9,7 +9,15 @@ import { closeTodo, findTodo, insertBatch, listTodos, openCounts } from "./queri
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
 
-export const todoView = (t: TodoRow) => ({ id: String(t.id), sessionId: t.sessionId, batchId: String(t.batchId), text: t.text, status: t.status, createdAt: iso(t.createdAt), closedAt: iso(t.closedAt) });
+export const todoView = (t: TodoRow) => ({
+  id: String(t.id),
+  sessionId: t.sessionId,
+  batchId: String(t.batchId),
+  text: t.text,
+  status: t.status,
+  createdAt: iso(t.createdAt),
+  closedAt: iso(t.closedAt),
+});
 export const batchView = (b: TodoBatchRow) => ({
   id: String(b.id),
   sessionId: b.sessionId,
@@ -43,7 +51,11 @@ export class TodoService {
     this.deps = deps;
   }
 
-  async add(sessionId: string, raw: unknown, options: { hop?: number } = {}): Promise<{ batch: BatchView; todos: TodoView[] }> {
+  async add(
+    sessionId: string,
+    raw: unknown,
+    options: { hop?: number } = {},
+  ): Promise<{ batch: BatchView; todos: TodoView[] }> {
     const { db, chain, clock } = this.deps;
     await this.requireSession(sessionId);
     const input = validate(addTodosInput, raw);
@@ -51,7 +63,11 @@ export class TodoService {
     const now = new Date(clock.now());
     const base = { sessionId, requestedTexts: input.texts, createdAt: now };
     if (result.kind !== "passed") {
-      const { batch } = await insertBatch(db, { ...base, status: "Cancelled", reason: result.reason, decidedBy: result.plugin }, []);
+      const { batch } = await insertBatch(
+        db,
+        { ...base, status: "Cancelled", reason: result.reason, decidedBy: result.plugin },
+        [],
+      );
       return { batch: batchView(batch), todos: [] };
     }
     // What plugins returned is kept within the same bounds as what an agent may send: blanks are
@@ -106,6 +122,7 @@ export class TodoService {
   }
 
   private async requireSession(sessionId: string): Promise<void> {
-    if (!(await this.deps.sessionExists(sessionId))) throw new MissiondError("NOT_FOUND", `no session with id "${sessionId}"`);
+    if (!(await this.deps.sessionExists(sessionId)))
+      throw new MissiondError("NOT_FOUND", `no session with id "${sessionId}"`);
   }
 }

@@ -37,174 +37,257 @@ interface Serve {
   api: ApiClient;
 }
 
-describe.skipIf(skipReason !== null)(`Postgres restart drill on a private cluster${skipReason ? ` (skipped: ${skipReason})` : ""}`, () => {
-  let cluster: PrivatePostgres | null = null;
-  let receiver: Awaited<ReturnType<typeof countingReceiver>> | null = null;
-  const serves: Serve[] = [];
+describe.skipIf(skipReason !== null)(
+  `Postgres restart drill on a private cluster${skipReason ? ` (skipped: ${skipReason})` : ""}`,
+  () => {
+    let cluster: PrivatePostgres | null = null;
+    let receiver: Awaited<ReturnType<typeof countingReceiver>> | null = null;
+    const serves: Serve[] = [];
 
-  afterAll(async () => {
-    // CHAOS_DEBUG=dir keeps the daemons' and the server's logs for a look afterwards.
-    if (process.env.CHAOS_DEBUG) {
-      for (const s of serves) writeFileSync(join(process.env.CHAOS_DEBUG, `pg-restart-${s.name}.log`), s.serve.output());
-      writeFileSync(join(process.env.CHAOS_DEBUG, "pg-restart-server.log"), cluster?.log() ?? "");
-    }
-    for (const s of serves) if (s.serve.exitCode === null && s.serve.signalCode === null) s.serve.kill("SIGKILL");
-    await Promise.all(serves.map((s) => s.serve.exited));
-    await receiver?.close();
-    cluster?.destroy();
-  });
+    afterAll(async () => {
+      // CHAOS_DEBUG=dir keeps the daemons' and the server's logs for a look afterwards.
+      if (process.env.CHAOS_DEBUG) {
+        for (const s of serves)
+          writeFileSync(join(process.env.CHAOS_DEBUG, `pg-restart-${s.name}.log`), s.serve.output());
+        writeFileSync(join(process.env.CHAOS_DEBUG, "pg-restart-server.log"), cluster?.log() ?? "");
+      }
+      for (const s of serves) if (s.serve.exitCode === null && s.serve.signalCode === null) s.serve.kill("SIGKILL");
+      await Promise.all(serves.map((s) => s.serve.exited));
+      await receiver?.close();
+      cluster?.destroy();
+    });
 
-  it(`two daemons ride out a ${OUTAGE_MS / 1000} s restart: not ready and 503 DATABASE while it is down, back by themselves, every slot accounted for per catch-up policy, every timer due meanwhile delivered once, late`, async () => {
-    cluster = await startPrivatePostgres();
-    receiver = await countingReceiver();
-    for (const name of ["r1", "r2"]) {
-      const dir = mkdtempSync(join(tmpdir(), `missiond-pgrestart-${name}-`));
-      writeFileSync(join(dir, "config.toml"), `[scheduler]\npoll_interval = "2s"\n\n[agents.hook]\nexecutor = "webhook"\nurl = "${receiver.url}"\ntimeout = "10s"\n`);
-      const serve = spawnServe({
-        cwd: dir,
-        env: { DATABASE_URL: cluster.url, MISSIOND_CONFIG: join(dir, "config.toml"), MISSIOND_STATE_DIR: dir, MISSIOND_INSTANCE_NAME: name, MISSIOND_PLUGIN_DIRS: "", MISSIOND_LOG_LEVEL: "warn" },
-      });
-      serves.push({ name, serve, api: apiClient({ socketPath: join(dir, "missiond.sock") }) });
-    }
-    const ready = (s: Serve) => s.api.get<{ ready: boolean; checks: Record<string, boolean> }>("/readyz").catch((err: unknown) => (err instanceof ApiError ? null : null));
-    for (const s of serves) await waitFor(async () => (await ready(s))?.ready, `${s.name} to be ready`, 60_000, 100);
-    const api = serves[0]!.api;
+    it(`two daemons ride out a ${OUTAGE_MS / 1000} s restart: not ready and 503 DATABASE while it is down, back by themselves, every slot accounted for per catch-up policy, every timer due meanwhile delivered once, late`, async () => {
+      cluster = await startPrivatePostgres();
+      receiver = await countingReceiver();
+      for (const name of ["r1", "r2"]) {
+        const dir = mkdtempSync(join(tmpdir(), `missiond-pgrestart-${name}-`));
+        writeFileSync(
+          join(dir, "config.toml"),
+          `[scheduler]\npoll_interval = "2s"\n\n[agents.hook]\nexecutor = "webhook"\nurl = "${receiver.url}"\ntimeout = "10s"\n`,
+        );
+        const serve = spawnServe({
+          cwd: dir,
+          env: {
+            DATABASE_URL: cluster.url,
+            MISSIOND_CONFIG: join(dir, "config.toml"),
+            MISSIOND_STATE_DIR: dir,
+            MISSIOND_INSTANCE_NAME: name,
+            MISSIOND_PLUGIN_DIRS: "",
+            MISSIOND_LOG_LEVEL: "warn",
+          },
+        });
+        serves.push({ name, serve, api: apiClient({ socketPath: join(dir, "missiond.sock") }) });
+      }
+      const ready = (s: Serve) =>
+        s.api
+          .get<{ ready: boolean; checks: Record<string, boolean> }>("/readyz")
+          .catch((err: unknown) => (err instanceof ApiError ? null : null));
+      for (const s of serves) await waitFor(async () => (await ready(s))?.ready, `${s.name} to be ready`, 60_000, 100);
+      const api = serves[0]!.api;
 
-    await api.post("/v1/sessions", { id: "s1", agentId: "hook" });
-    const policies = [
-      { name: "latest", catchupPolicy: "latest" },
-      { name: "all-3", catchupPolicy: "all", catchupMax: 3 },
-      { name: "skip", catchupPolicy: "skip" },
-    ] as const;
-    const jobs = new Map<string, string>(); // name → id
-    for (const p of policies) {
-      const { name, ...policy } = p;
-      const job = await api.post<{ id: string }>("/v1/cron-jobs", { name, agentId: "hook", cron: "* * * * * *", prompt: "p", overlapPolicy: "allow", ...policy });
-      jobs.set(name, job.id);
-    }
-    const from = Math.ceil(Date.now() / 1000) * 1000 + 1_000;
-    await sleep(3_000);
+      await api.post("/v1/sessions", { id: "s1", agentId: "hook" });
+      const policies = [
+        { name: "latest", catchupPolicy: "latest" },
+        { name: "all-3", catchupPolicy: "all", catchupMax: 3 },
+        { name: "skip", catchupPolicy: "skip" },
+      ] as const;
+      const jobs = new Map<string, string>(); // name → id
+      for (const p of policies) {
+        const { name, ...policy } = p;
+        const job = await api.post<{ id: string }>("/v1/cron-jobs", {
+          name,
+          agentId: "hook",
+          cron: "* * * * * *",
+          prompt: "p",
+          overlapPolicy: "allow",
+          ...policy,
+        });
+        jobs.set(name, job.id);
+      }
+      const from = Math.ceil(Date.now() / 1000) * 1000 + 1_000;
+      await sleep(3_000);
 
-    // Timers due about 2–4 s into the outage, and one due after it.
-    const duringIds: string[] = [];
-    for (const delaySeconds of [3, 4, 5]) duringIds.push((await api.post<{ id: string }>("/v1/notify", { sessionId: "s1", message: `due in ${delaySeconds} s`, delaySeconds })).id);
-    const afterId = (await api.post<{ id: string }>("/v1/notify", { sessionId: "s1", message: "due after", delaySeconds: Math.ceil(OUTAGE_MS / 1000) + 8 })).id;
-    await sleep(1_000);
+      // Timers due about 2–4 s into the outage, and one due after it.
+      const duringIds: string[] = [];
+      for (const delaySeconds of [3, 4, 5])
+        duringIds.push(
+          (
+            await api.post<{ id: string }>("/v1/notify", {
+              sessionId: "s1",
+              message: `due in ${delaySeconds} s`,
+              delaySeconds,
+            })
+          ).id,
+        );
+      const afterId = (
+        await api.post<{ id: string }>("/v1/notify", {
+          sessionId: "s1",
+          message: "due after",
+          delaySeconds: Math.ceil(OUTAGE_MS / 1000) + 8,
+        })
+      ).id;
+      await sleep(1_000);
 
-    const stopAt = Date.now();
-    await cluster.stop("fast");
-    const stoppedAt = Date.now();
-    // While it is down: not ready (the database check fails), and a write names the cause.
-    await sleep(1_000);
-    const down = await Promise.all(serves.map((s) => s.api.get("/readyz").then(() => null, (err: ApiError) => ({ status: err.status }))));
-    const refused = await api.post("/v1/notify", { sessionId: "s1", message: "while down", delaySeconds: 1 }).then(
-      () => null,
-      (err: ApiError) => ({ status: err.status, code: err.code, message: err.message }),
-    );
-    await sleep(Math.max(0, stopAt + OUTAGE_MS - Date.now()));
-    const startAt = Date.now();
-    await cluster.start();
-    const backAt = Date.now();
-    const reconnectMs: Record<string, number> = {};
-    await Promise.all(
-      serves.map(async (s) => {
-        await waitFor(async () => (await ready(s))?.ready, `${s.name} to be ready again`, 60_000, 100);
-        reconnectMs[s.name] = Date.now() - backAt;
-      }),
-    );
-    expect(down).toEqual([{ status: 503 }, { status: 503 }]);
-    expect(refused).toMatchObject({ status: 503, code: "DATABASE" });
-    expect(refused!.message).toMatch(/^the (database cannot be reached|database is shutting down|connection to the database failed)/);
+      const stopAt = Date.now();
+      await cluster.stop("fast");
+      const stoppedAt = Date.now();
+      // While it is down: not ready (the database check fails), and a write names the cause.
+      await sleep(1_000);
+      const down = await Promise.all(
+        serves.map((s) =>
+          s.api.get("/readyz").then(
+            () => null,
+            (err: ApiError) => ({ status: err.status }),
+          ),
+        ),
+      );
+      const refused = await api.post("/v1/notify", { sessionId: "s1", message: "while down", delaySeconds: 1 }).then(
+        () => null,
+        (err: ApiError) => ({ status: err.status, code: err.code, message: err.message }),
+      );
+      await sleep(Math.max(0, stopAt + OUTAGE_MS - Date.now()));
+      const startAt = Date.now();
+      await cluster.start();
+      const backAt = Date.now();
+      const reconnectMs: Record<string, number> = {};
+      await Promise.all(
+        serves.map(async (s) => {
+          await waitFor(async () => (await ready(s))?.ready, `${s.name} to be ready again`, 60_000, 100);
+          reconnectMs[s.name] = Date.now() - backAt;
+        }),
+      );
+      expect(down).toEqual([{ status: 503 }, { status: 503 }]);
+      expect(refused).toMatchObject({ status: 503, code: "DATABASE" });
+      expect(refused!.message).toMatch(
+        /^the (database cannot be reached|database is shutting down|connection to the database failed)/,
+      );
 
-    // Slots after the restart, then the load stops.
-    await sleep(Math.ceil(OUTAGE_MS / 1000) * 1000 + 4_000);
-    const to = Math.floor(Date.now() / 1000) * 1000 - 1_000;
-    for (const id of jobs.values()) await api.post(`/v1/cron-jobs/${id}/pause`, {});
+      // Slots after the restart, then the load stops.
+      await sleep(Math.ceil(OUTAGE_MS / 1000) * 1000 + 4_000);
+      const to = Math.floor(Date.now() / 1000) * 1000 - 1_000;
+      for (const id of jobs.values()) await api.post(`/v1/cron-jobs/${id}/pause`, {});
 
-    const sql = postgres(cluster.url, { max: 1, onnotice: () => {} });
-    const settleStarted = Date.now();
-    await waitFor(async () => {
-      const [open] = await sql<{ runs: number; timers: number }[]>`
+      const sql = postgres(cluster.url, { max: 1, onnotice: () => {} });
+      const settleStarted = Date.now();
+      await waitFor(
+        async () => {
+          const [open] = await sql<{ runs: number; timers: number }[]>`
         select (select count(*)::int from cron_job_runs where status in ('Claimed', 'Running')) as runs,
                (select count(*)::int from notify_timers where status in ('Pending', 'Claimed', 'Delivering')) as timers`;
-      return open!.runs === 0 && open!.timers === 0;
-    }, "every run and timer to be closed", SETTLE_MS, 250);
-    const settleMs = Date.now() - settleStarted;
-    await sleep(1_000);
-    const runs = (
-      await sql<{ job: string; slot: Date; status: string; claimed_at: Date; lateness_ms: number; backfilled: boolean; reason: string | null; claimed_by: string }[]>`
+          return open!.runs === 0 && open!.timers === 0;
+        },
+        "every run and timer to be closed",
+        SETTLE_MS,
+        250,
+      );
+      const settleMs = Date.now() - settleStarted;
+      await sleep(1_000);
+      const runs = (
+        await sql<
+          {
+            job: string;
+            slot: Date;
+            status: string;
+            claimed_at: Date;
+            lateness_ms: number;
+            backfilled: boolean;
+            reason: string | null;
+            claimed_by: string;
+          }[]
+        >`
         select j.name as job, r.scheduled_for as slot, r.status, r.claimed_at, r.lateness_ms, r.backfilled, r.reason, r.claimed_by
         from cron_job_runs r join cron_jobs j on j.id = r.cron_job_id order by r.scheduled_for`
-    ).map((r) => ({ ...r, slot: r.slot.getTime(), claimedAt: r.claimed_at.getTime() }));
-    const timers = await sql<{ id: string; status: string; due_at: Date; claimed_at: Date; lateness_ms: number; attempts: number }[]>`
+      ).map((r) => ({ ...r, slot: r.slot.getTime(), claimedAt: r.claimed_at.getTime() }));
+      const timers = await sql<
+        { id: string; status: string; due_at: Date; claimed_at: Date; lateness_ms: number; attempts: number }[]
+      >`
       select id::text as id, status, due_at, claimed_at, lateness_ms, attempts from notify_timers order by id`;
-    await sql.end();
+      await sql.end();
 
-    // Every slot of the window has exactly one row, through the outage.
-    const cover = coverage(runs, [...jobs.keys()], from, to);
-    expect(cover.gaps, `slots without a row (of ${cover.expected})`).toEqual([]);
-    expect(cover.duplicates).toEqual([]);
-    expect(runs.filter((r) => r.status === "Claimed" || r.status === "Running")).toEqual([]);
+      // Every slot of the window has exactly one row, through the outage.
+      const cover = coverage(runs, [...jobs.keys()], from, to);
+      expect(cover.gaps, `slots without a row (of ${cover.expected})`).toEqual([]);
+      expect(cover.duplicates).toEqual([]);
+      expect(runs.filter((r) => r.status === "Claimed" || r.status === "Running")).toEqual([]);
 
-    // The outage's slots: claimed after the restart, together in one catch-up batch per job (one
-    // transaction), each Missed or run late as the policy says.
-    const outage: Record<string, Record<string, number>> = {};
-    const firstClaims: Record<string, number> = {};
-    for (const [name] of jobs) {
-      const slots = runs.filter((r) => r.job === name && r.slot > stoppedAt && r.slot < backAt);
-      expect(slots.length, name).toBeGreaterThanOrEqual(Math.floor(OUTAGE_MS / 1000) - 1);
-      expect(slots.every((r) => r.claimedAt >= backAt), `${name}: a slot of the outage claimed while the database was down?`).toBe(true);
-      const firstClaim = Math.min(...runs.filter((r) => r.job === name && r.claimedAt >= backAt).map((r) => r.claimedAt));
-      // Claiming resumes promptly once the database is back (a failed refill is retried within a
-      // second, and the pool reconnects within one).
-      expect(firstClaim - backAt, `${name}: first claim after the restart`).toBeLessThan(PROMPT_MS);
-      firstClaims[name] = firstClaim - backAt;
-      const batch = runs.filter((r) => r.job === name && r.claimedAt === firstClaim);
-      expect(batch.map((r) => r.slot), `${name}: the catch-up batch covers the outage`).toEqual(expect.arrayContaining(slots.map((r) => r.slot)));
-      outage[name] = countBy(slots, (r) => r.status);
-      const missed = batch.filter((r) => r.status === "Missed");
-      const ran = batch.filter((r) => r.status !== "Missed");
-      expect(missed.every((r) => r.reason!.includes(`(catch-up policy ${name === "all-3" ? "all" : name})`)), name).toBe(true);
-      if (name === "latest") {
-        // The newest due slot runs (late), every older one is Missed.
-        expect(ran.map((r) => r.slot)).toEqual([batch.at(-1)!.slot]);
-      } else if (name === "all-3") {
-        // The newest three run, backfilled; older ones are Missed.
-        expect(ran.map((r) => r.slot)).toEqual(batch.slice(-3).map((r) => r.slot));
-        expect(ran.filter((r) => r.lateness_ms > GRACE_MS).every((r) => r.backfilled)).toBe(true);
-      } else {
-        // skip: nothing runs late; a slot within the grace may still run.
-        expect(ran.every((r) => r.lateness_ms <= GRACE_MS)).toBe(true);
-        expect(missed.every((r) => r.lateness_ms > GRACE_MS)).toBe(true);
+      // The outage's slots: claimed after the restart, together in one catch-up batch per job (one
+      // transaction), each Missed or run late as the policy says.
+      const outage: Record<string, Record<string, number>> = {};
+      const firstClaims: Record<string, number> = {};
+      for (const [name] of jobs) {
+        const slots = runs.filter((r) => r.job === name && r.slot > stoppedAt && r.slot < backAt);
+        expect(slots.length, name).toBeGreaterThanOrEqual(Math.floor(OUTAGE_MS / 1000) - 1);
+        expect(
+          slots.every((r) => r.claimedAt >= backAt),
+          `${name}: a slot of the outage claimed while the database was down?`,
+        ).toBe(true);
+        const firstClaim = Math.min(
+          ...runs.filter((r) => r.job === name && r.claimedAt >= backAt).map((r) => r.claimedAt),
+        );
+        // Claiming resumes promptly once the database is back (a failed refill is retried within a
+        // second, and the pool reconnects within one).
+        expect(firstClaim - backAt, `${name}: first claim after the restart`).toBeLessThan(PROMPT_MS);
+        firstClaims[name] = firstClaim - backAt;
+        const batch = runs.filter((r) => r.job === name && r.claimedAt === firstClaim);
+        expect(
+          batch.map((r) => r.slot),
+          `${name}: the catch-up batch covers the outage`,
+        ).toEqual(expect.arrayContaining(slots.map((r) => r.slot)));
+        outage[name] = countBy(slots, (r) => r.status);
+        const missed = batch.filter((r) => r.status === "Missed");
+        const ran = batch.filter((r) => r.status !== "Missed");
+        expect(
+          missed.every((r) => r.reason!.includes(`(catch-up policy ${name === "all-3" ? "all" : name})`)),
+          name,
+        ).toBe(true);
+        if (name === "latest") {
+          // The newest due slot runs (late), every older one is Missed.
+          expect(ran.map((r) => r.slot)).toEqual([batch.at(-1)!.slot]);
+        } else if (name === "all-3") {
+          // The newest three run, backfilled; older ones are Missed.
+          expect(ran.map((r) => r.slot)).toEqual(batch.slice(-3).map((r) => r.slot));
+          expect(ran.filter((r) => r.lateness_ms > GRACE_MS).every((r) => r.backfilled)).toBe(true);
+        } else {
+          // skip: nothing runs late; a slot within the grace may still run.
+          expect(ran.every((r) => r.lateness_ms <= GRACE_MS)).toBe(true);
+          expect(missed.every((r) => r.lateness_ms > GRACE_MS)).toBe(true);
+        }
+        expect(
+          ran.every((r) => r.status === "Succeeded"),
+          `${name}: ${JSON.stringify(ran)}`,
+        ).toBe(true);
       }
-      expect(ran.every((r) => r.status === "Succeeded"), `${name}: ${JSON.stringify(ran)}`).toBe(true);
-    }
 
-    // Timers due during the outage: delivered once after it, with the lateness on record.
-    const byId = new Map(timers.map((t) => [t.id, t]));
-    for (const id of duringIds) {
-      const timer = byId.get(id)!;
-      expect(timer, `timer ${id}`).toMatchObject({ status: "Delivered", attempts: 1 });
-      expect(timer.due_at.getTime()).toBeGreaterThan(stoppedAt);
-      expect(timer.due_at.getTime()).toBeLessThan(backAt);
-      expect(timer.claimed_at.getTime()).toBeGreaterThanOrEqual(backAt);
-      expect(timer.lateness_ms).toBeGreaterThanOrEqual(backAt - timer.due_at.getTime() - 50);
-      expect(timer.lateness_ms).toBeLessThan(backAt - timer.due_at.getTime() + PROMPT_MS);
-      expect(receiver.notes.get(id), `deliveries of timer ${id}`).toBe(1);
-    }
-    expect(byId.get(afterId)).toMatchObject({ status: "Delivered" });
-    expect(byId.get(afterId)!.lateness_ms).toBeLessThan(1_000);
-    expect([...receiver.cron].filter(([, n]) => n > 1)).toEqual([]);
-    expect([...receiver.notes].filter(([, n]) => n > 1)).toEqual([]);
+      // Timers due during the outage: delivered once after it, with the lateness on record.
+      const byId = new Map(timers.map((t) => [t.id, t]));
+      for (const id of duringIds) {
+        const timer = byId.get(id)!;
+        expect(timer, `timer ${id}`).toMatchObject({ status: "Delivered", attempts: 1 });
+        expect(timer.due_at.getTime()).toBeGreaterThan(stoppedAt);
+        expect(timer.due_at.getTime()).toBeLessThan(backAt);
+        expect(timer.claimed_at.getTime()).toBeGreaterThanOrEqual(backAt);
+        expect(timer.lateness_ms).toBeGreaterThanOrEqual(backAt - timer.due_at.getTime() - 50);
+        expect(timer.lateness_ms).toBeLessThan(backAt - timer.due_at.getTime() + PROMPT_MS);
+        expect(receiver.notes.get(id), `deliveries of timer ${id}`).toBe(1);
+      }
+      expect(byId.get(afterId)).toMatchObject({ status: "Delivered" });
+      expect(byId.get(afterId)!.lateness_ms).toBeLessThan(1_000);
+      expect([...receiver.cron].filter(([, n]) => n > 1)).toEqual([]);
+      expect([...receiver.notes].filter(([, n]) => n > 1)).toEqual([]);
 
-    // A failed refill is retried after a growing delay of at most a second, not in a loop.
-    const refillErrors = Object.fromEntries(serves.map((s) => [s.name, (s.serve.output().match(/refill failed/g) ?? []).length]));
-    for (const n of Object.values(refillErrors)) expect(n).toBeLessThanOrEqual(Math.ceil((backAt - stopAt) / 1000) + 5);
-    console.log(
-      `[pg-restart] outage ${backAt - stopAt} ms (pg_ctl stop ${stoppedAt - stopAt} ms, start ${backAt - startAt} ms); readyz 503 while down, back after ${JSON.stringify(reconnectMs)} ms; API write while down: ${refused!.status} ${refused!.message}; ` +
-        `${cover.expected} slots in the window, 0 gaps, 0 duplicates; outage slots per policy ${JSON.stringify(outage)}; first claims ${JSON.stringify(firstClaims)} ms after it was back; ` +
-        `timers due during the outage delivered with lateness ${duringIds.map((id) => byId.get(id)!.lateness_ms).join(", ")} ms; settled in ${settleMs} ms; ` +
-        `"refill failed" log lines ${JSON.stringify(refillErrors)}`,
-    );
-  }, 180_000);
-});
+      // A failed refill is retried after a growing delay of at most a second, not in a loop.
+      const refillErrors = Object.fromEntries(
+        serves.map((s) => [s.name, (s.serve.output().match(/refill failed/g) ?? []).length]),
+      );
+      for (const n of Object.values(refillErrors))
+        expect(n).toBeLessThanOrEqual(Math.ceil((backAt - stopAt) / 1000) + 5);
+      console.log(
+        `[pg-restart] outage ${backAt - stopAt} ms (pg_ctl stop ${stoppedAt - stopAt} ms, start ${backAt - startAt} ms); readyz 503 while down, back after ${JSON.stringify(reconnectMs)} ms; API write while down: ${refused!.status} ${refused!.message}; ` +
+          `${cover.expected} slots in the window, 0 gaps, 0 duplicates; outage slots per policy ${JSON.stringify(outage)}; first claims ${JSON.stringify(firstClaims)} ms after it was back; ` +
+          `timers due during the outage delivered with lateness ${duringIds.map((id) => byId.get(id)!.lateness_ms).join(", ")} ms; settled in ${settleMs} ms; ` +
+          `"refill failed" log lines ${JSON.stringify(refillErrors)}`,
+      );
+    }, 180_000);
+  },
+);

@@ -62,11 +62,21 @@ describe(`plugin faults under load (${backendName})`, () => {
     const warnings: string[] = [];
     const onWarning = (w: Error) => warnings.push(`${w.name}: ${w.message}`);
     process.on("warning", onWarning);
-    const plugins = FAULTS.map((fault) => pluginCopy(fixturePlugin("faulty"), { name: `faulty-${fault}`, config: { fault, victim: `victim-${fault}` } }));
+    const plugins = FAULTS.map((fault) =>
+      pluginCopy(fixturePlugin("faulty"), { name: `faulty-${fault}`, config: { fault, victim: `victim-${fault}` } }),
+    );
     // The circuit breaker is off so that every victim slot meets its fault for the whole drill.
-    const daemon = await t.start({ pluginDirs: plugins, toml: `[plugins]\nhandler_timeout = "${HANDLER_TIMEOUT_MS}ms"\nbreaker_failures = 0\n` });
+    const daemon = await t.start({
+      pluginDirs: plugins,
+      toml: `[plugins]\nhandler_timeout = "${HANDLER_TIMEOUT_MS}ms"\nbreaker_failures = 0\n`,
+    });
     const api = apiClient({ socketPath: daemon.config.socketPath });
-    expect(daemon.plugins.list().map((p) => p.name).sort()).toEqual(FAULTS.map((f) => `faulty-${f}`).sort());
+    expect(
+      daemon.plugins
+        .list()
+        .map((p) => p.name)
+        .sort(),
+    ).toEqual(FAULTS.map((f) => `faulty-${f}`).sort());
 
     const jobs = new Map<string, string>(); // id → name
     for (const fault of FAULTS) {
@@ -74,7 +84,13 @@ describe(`plugin faults under load (${backendName})`, () => {
       jobs.set(job.id, job.name);
     }
     for (let i = 1; i <= STEADY_JOBS; i++) {
-      const job = await daemon.cron.add({ name: `steady-${i}`, agentId: "a1", cron: "* * * * * *", prompt: "p", overlapPolicy: "allow" });
+      const job = await daemon.cron.add({
+        name: `steady-${i}`,
+        agentId: "a1",
+        cron: "* * * * * *",
+        prompt: "p",
+        overlapPolicy: "allow",
+      });
       jobs.set(job.id, job.name);
     }
     const from = Math.ceil(Date.now() / 1000) * 1000 + 1_000;
@@ -82,10 +98,18 @@ describe(`plugin faults under load (${backendName})`, () => {
     const to = Math.floor(Date.now() / 1000) * 1000 - 1_000;
     for (const id of jobs.keys()) await daemon.cron.pause(id);
     // Chains still under way (a victim's handler timing out) reach their outcome.
-    const settled = await waitFor(async () => {
-      const [open] = await rows<{ n: number }>(daemon.database.db, sql`select count(*)::int as n from cron_job_runs where status in ('Claimed', 'Running')`);
-      return open!.n === 0;
-    }, "every run to reach its outcome", 15_000, 100);
+    const settled = await waitFor(
+      async () => {
+        const [open] = await rows<{ n: number }>(
+          daemon.database.db,
+          sql`select count(*)::int as n from cron_job_runs where status in ('Claimed', 'Running')`,
+        );
+        return open!.n === 0;
+      },
+      "every run to reach its outcome",
+      15_000,
+      100,
+    );
     expect(settled).toBe(true);
 
     const all = (
@@ -96,7 +120,12 @@ describe(`plugin faults under load (${backendName})`, () => {
                    (extract(epoch from r.started_at - r.scheduled_for) * 1000)::float8 as handoff_ms, r.prompt_fired
             from cron_job_runs r join cron_jobs j on j.id = r.cron_job_id`,
       )
-    ).map((r) => ({ ...r, slot: Number(r.slot), claim_ms: Number(r.claim_ms), handoff_ms: r.handoff_ms === null ? null : Number(r.handoff_ms) }));
+    ).map((r) => ({
+      ...r,
+      slot: Number(r.slot),
+      claim_ms: Number(r.claim_ms),
+      handoff_ms: r.handoff_ms === null ? null : Number(r.handoff_ms),
+    }));
     const inWindow = all.filter((r) => r.slot >= from && r.slot <= to);
     const names = [...jobs.values()];
 
@@ -120,19 +149,36 @@ describe(`plugin faults under load (${backendName})`, () => {
 
     // Victims: the faulty handler is skipped (fail-open), so their slots run with the prompt as it
     // was; a victim whose handler holds its chain for the timeout overlaps its next slot (Skipped).
-    const victims = Object.fromEntries(FAULTS.map((f) => [f, countBy(inWindow.filter((r) => r.job === `victim-${f}`), (r) => r.status)]));
+    const victims = Object.fromEntries(
+      FAULTS.map((f) => [
+        f,
+        countBy(
+          inWindow.filter((r) => r.job === `victim-${f}`),
+          (r) => r.status,
+        ),
+      ]),
+    );
     for (const fault of FAULTS) {
       const outcome = victims[fault]!;
-      expect(Object.keys(outcome).every((s) => s === "Succeeded" || s === "Skipped"), `victim-${fault}: ${JSON.stringify(outcome)}`).toBe(true);
+      expect(
+        Object.keys(outcome).every((s) => s === "Succeeded" || s === "Skipped"),
+        `victim-${fault}: ${JSON.stringify(outcome)}`,
+      ).toBe(true);
       expect(outcome.Succeeded ?? 0, `victim-${fault}: ${JSON.stringify(outcome)}`).toBeGreaterThan(0);
     }
-    expect(inWindow.filter((r) => r.job.startsWith("victim-") && r.status === "Succeeded").every((r) => r.prompt_fired === "p")).toBe(true);
+    expect(
+      inWindow
+        .filter((r) => r.job.startsWith("victim-") && r.status === "Succeeded")
+        .every((r) => r.prompt_fired === "p"),
+    ).toBe(true);
 
     // The decision log: each faulty plugin's handler skipped on its victim's slots, with the reason.
     const idOf = new Map([...jobs].map(([id, name]) => [name, id]));
     const logged: Record<string, Record<string, number>> = {};
     for (const fault of FAULTS) {
-      const { decisions } = await api.get<{ decisions: { outcome: string; reason: string | null; durationMs: number }[] }>("/v1/hook-decisions", {
+      const { decisions } = await api.get<{
+        decisions: { outcome: string; reason: string | null; durationMs: number }[];
+      }>("/v1/hook-decisions", {
         plugin: `faulty-${fault}`,
         subject: idOf.get(`victim-${fault}`),
         limit: 1000,

@@ -83,7 +83,10 @@ describe(`missiond serve speaks systemd's notification protocol (${backendName})
     const ready = await waitForReady(listener, serve);
     expect(value(ready, "STATUS")).toMatch(/^ready: (pglite|postgres) database/);
     const answer = await readyz()!;
-    expect(answer).toMatchObject({ status: 200, body: { ready: true, checks: { database: true, pgBoss: true, scheduler: true } } });
+    expect(answer).toMatchObject({
+      status: 200,
+      body: { ready: true, checks: { database: true, pgBoss: true, scheduler: true } },
+    });
 
     // What it was doing on the way, in order, before READY=1.
     const before = listener.messages.slice(0, listener.messages.indexOf(ready));
@@ -94,10 +97,15 @@ describe(`missiond serve speaks systemd's notification protocol (${backendName})
 
     // 1 s watchdog: a ping every 500 ms.
     const readyAt = ready.at;
-    const pings = await waitFor(() => {
-      const after = listener.with("WATCHDOG").filter((m) => m.at > readyAt);
-      return after.length >= 3 ? after : null;
-    }, "three WATCHDOG=1 after READY=1", 10_000, 50);
+    const pings = await waitFor(
+      () => {
+        const after = listener.with("WATCHDOG").filter((m) => m.at > readyAt);
+        return after.length >= 3 ? after : null;
+      },
+      "three WATCHDOG=1 after READY=1",
+      10_000,
+      50,
+    );
     for (const ping of pings) expect(ping.text).toBe("WATCHDOG=1");
     const gaps = pings.slice(1).map((p, i) => p.at - pings[i]!.at);
     for (const gap of gaps) {
@@ -107,7 +115,12 @@ describe(`missiond serve speaks systemd's notification protocol (${backendName})
 
     serve.kill("SIGTERM");
     expect(await serve.exited).toBe(0);
-    await waitFor(() => listener.with("STATUS").some((m) => value(m, "STATUS") === "stopped"), "STATUS=stopped", 2_000, 20);
+    await waitFor(
+      () => listener.with("STATUS").some((m) => value(m, "STATUS") === "stopped"),
+      "STATUS=stopped",
+      2_000,
+      20,
+    );
     const stopping = listener.with("STOPPING");
     expect(stopping).toHaveLength(1);
     expect(value(stopping[0]!, "STOPPING")).toBe("1");

@@ -24,7 +24,12 @@ describe(`missiond serve as a process, driven by the CLI over its socket (${back
       env.DATABASE_URL = db.url!;
     }
     serve = spawnServe({ cwd, env });
-    await waitFor(async () => (await cli("cron", "ls", "--json")).code === 0, "the daemon to answer on its socket", 30_000, 200);
+    await waitFor(
+      async () => (await cli("cron", "ls", "--json")).code === 0,
+      "the daemon to answer on its socket",
+      30_000,
+      200,
+    );
   });
 
   afterAll(async () => {
@@ -36,7 +41,21 @@ describe(`missiond serve as a process, driven by the CLI over its socket (${back
   });
 
   it("adds a job, lists it, and records a Succeeded run on every slot", async () => {
-    const added = await cli("cron", "add", "--name", "nightly", "--agent", "a1", "--cron", "*/2 * * * * *", "--tz", "Europe/Berlin", "--prompt", "check the backups", "--json");
+    const added = await cli(
+      "cron",
+      "add",
+      "--name",
+      "nightly",
+      "--agent",
+      "a1",
+      "--cron",
+      "*/2 * * * * *",
+      "--tz",
+      "Europe/Berlin",
+      "--prompt",
+      "check the backups",
+      "--json",
+    );
     expect(added.code).toBe(0);
     const job = JSON.parse(added.stdout);
     expect(job).toMatchObject({ name: "nightly", cron: "*/2 * * * * *", timezone: "Europe/Berlin", paused: false });
@@ -44,13 +63,23 @@ describe(`missiond serve as a process, driven by the CLI over its socket (${back
 
     const ls = await cli("cron", "ls");
     expect(ls.stdout).toMatch(/^ID\s+NAME\s+KIND\s+AGENT\s+SCHEDULE\s+TZ\s+NEXT FIRE\s+STATE$/m);
-    expect(ls.stdout).toMatch(new RegExp(`^${job.id}\\s+nightly\\s+cron_job\\s+a1\\s+\\*/2 \\* \\* \\* \\* \\*\\s+Europe/Berlin\\s+\\S+\\s+active$`, "m"));
+    expect(ls.stdout).toMatch(
+      new RegExp(
+        `^${job.id}\\s+nightly\\s+cron_job\\s+a1\\s+\\*/2 \\* \\* \\* \\* \\*\\s+Europe/Berlin\\s+\\S+\\s+active$`,
+        "m",
+      ),
+    );
 
-    const runs = await waitFor(async () => {
-      const out = await cli("runs", "ls", "--job", job.id, "--json");
-      const list = JSON.parse(out.stdout) as { status: string; scheduledFor: string; promptFired: string }[];
-      return list.filter((r) => r.status === "Succeeded").length >= 2 ? list : null;
-    }, "two Succeeded runs", 20_000, 250);
+    const runs = await waitFor(
+      async () => {
+        const out = await cli("runs", "ls", "--job", job.id, "--json");
+        const list = JSON.parse(out.stdout) as { status: string; scheduledFor: string; promptFired: string }[];
+        return list.filter((r) => r.status === "Succeeded").length >= 2 ? list : null;
+      },
+      "two Succeeded runs",
+      20_000,
+      250,
+    );
     for (const run of runs.filter((r) => r.status === "Succeeded")) {
       expect(new Date(run.scheduledFor).getUTCSeconds() % 2).toBe(0);
       expect(new Date(run.scheduledFor).getUTCMilliseconds()).toBe(0);
@@ -59,9 +88,27 @@ describe(`missiond serve as a process, driven by the CLI over its socket (${back
   });
 
   it("shows Cancelled runs with the plugin's reason in runs ls --status Cancelled", async () => {
-    const added = await cli("cron", "add", "--name", "held", "--agent", "a1", "--cron", "* * * * * *", "--prompt", "HOLD everything", "--json");
+    const added = await cli(
+      "cron",
+      "add",
+      "--name",
+      "held",
+      "--agent",
+      "a1",
+      "--cron",
+      "* * * * * *",
+      "--prompt",
+      "HOLD everything",
+      "--json",
+    );
     const job = JSON.parse(added.stdout);
-    await waitFor(async () => (await cli("runs", "ls", "--job", job.id, "--status", "Cancelled", "--json")).stdout.includes("Cancelled"), "a Cancelled run", 15_000, 250);
+    await waitFor(
+      async () =>
+        (await cli("runs", "ls", "--job", job.id, "--status", "Cancelled", "--json")).stdout.includes("Cancelled"),
+      "a Cancelled run",
+      15_000,
+      250,
+    );
     const table = await cli("runs", "ls", "--job", job.id, "--status", "Cancelled");
     expect(table.stdout).toMatch(/Cancelled\s+\d+\s+cron-sentinel\s+\[cron-sentinel\] refused: prompt carries HOLD/);
     await cli("cron", "rm", job.id);
@@ -81,12 +128,15 @@ describe(`missiond serve as a process, driven by the CLI over its socket (${back
     expect(doctor).toMatchObject({ code: 0, stdout: "all good: nothing late, stuck, failing or misconfigured\n" });
   });
 
-  it.skipIf(SERVER_URL !== null)("refuses a second serve on the same embedded data directory, naming the holder", async () => {
-    const second = await runMissiond(["serve"], { cwd, env });
-    expect(second.code).toBe(1);
-    expect(second.stderr).toMatch(new RegExp(`in use by missiond pid ${serve.pid}`));
-    expect((await cli("cron", "ls", "--json")).code).toBe(0); // the first is untouched
-  });
+  it.skipIf(SERVER_URL !== null)(
+    "refuses a second serve on the same embedded data directory, naming the holder",
+    async () => {
+      const second = await runMissiond(["serve"], { cwd, env });
+      expect(second.code).toBe(1);
+      expect(second.stderr).toMatch(new RegExp(`in use by missiond pid ${serve.pid}`));
+      expect((await cli("cron", "ls", "--json")).code).toBe(0); // the first is untouched
+    },
+  );
 
   it("drains and exits 0 within 10 s on SIGTERM, removing its socket and lock", async () => {
     const started = Date.now();

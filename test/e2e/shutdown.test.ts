@@ -56,7 +56,12 @@ describe(`SIGTERM during a burst of fires and running command missions (${backen
   async function start(): Promise<{ serve: ReturnType<typeof spawnServe>; api: ApiClient }> {
     const serve = spawnServe({ cwd, env });
     const api = apiClient({ socketPath: socket() });
-    await waitFor(async () => (await api.get("/readyz").catch(() => null)) !== null, "the daemon to answer on its socket", 30_000, 100);
+    await waitFor(
+      async () => (await api.get("/readyz").catch(() => null)) !== null,
+      "the daemon to answer on its socket",
+      30_000,
+      100,
+    );
     return { serve, api };
   }
 
@@ -68,7 +73,12 @@ describe(`SIGTERM during a burst of fires and running command missions (${backen
       `[shutdown]\ndrain_budget = "${DRAIN_BUDGET_MS / 1000}s"\n\n[missions]\nconcurrency = 64\n\n[agents.worker]\nexecutor = "command"\nargv = [${JSON.stringify(agent)}]\ntimeout = "60s"\n`,
     );
     if (SERVER_URL) db = await freshDatabase();
-    env = { MISSIOND_CONFIG: config, MISSIOND_LOG_LEVEL: "info", DATABASE_URL: db?.url ?? "", MISSIOND_PLUGIN_DIRS: "" };
+    env = {
+      MISSIOND_CONFIG: config,
+      MISSIOND_LOG_LEVEL: "info",
+      DATABASE_URL: db?.url ?? "",
+      MISSIOND_PLUGIN_DIRS: "",
+    };
   });
 
   afterAll(async () => {
@@ -86,10 +96,17 @@ describe(`SIGTERM during a burst of fires and running command missions (${backen
         await api.post("/v1/cron-jobs", { name: `burst-${i}`, agentId: "worker", cron: "* * * * * *", prompt });
       }
       // Until NAP missions have completed a round; then a fresh round is under way.
-      await waitFor(async () => {
-        const { runs } = await api.get<{ runs: { status: string; promptFired: string | null }[] }>("/v1/runs", { limit: 1000 });
-        return runs.filter((r) => r.status === "Succeeded" && r.promptFired?.startsWith("NAP")).length >= 3;
-      }, "NAP missions to complete a round", 30_000, 200);
+      await waitFor(
+        async () => {
+          const { runs } = await api.get<{ runs: { status: string; promptFired: string | null }[] }>("/v1/runs", {
+            limit: 1000,
+          });
+          return runs.filter((r) => r.status === "Succeeded" && r.promptFired?.startsWith("NAP")).length >= 3;
+        },
+        "NAP missions to complete a round",
+        30_000,
+        200,
+      );
       await new Promise((resolve) => setTimeout(resolve, 700));
 
       stoppedAt = Date.now();
@@ -113,19 +130,37 @@ describe(`SIGTERM during a burst of fires and running command missions (${backen
     expect(runs.length).toBeGreaterThan(100);
     // Every claimed slot has an outcome: none is left Claimed, and nothing the shutdown did is recorded as a failure.
     expect(byStatus("Claimed")).toEqual([]);
-    expect(runs.filter((r) => !["Succeeded", "Skipped", "Running"].includes(r.status)).map((r) => `${r.job} ${r.status} ${r.reason}`)).toEqual([]);
+    expect(
+      runs
+        .filter((r) => !["Succeeded", "Skipped", "Running"].includes(r.status))
+        .map((r) => `${r.job} ${r.status} ${r.reason}`),
+    ).toEqual([]);
     // Missions executing at the signal that could finish within the budget did.
-    expect(byStatus("Succeeded").filter((r) => r.job.startsWith("burst-") && Number(r.job.slice(6)) < 10 && after(r.finished_at)).length).toBeGreaterThan(0);
+    expect(
+      byStatus("Succeeded").filter(
+        (r) => r.job.startsWith("burst-") && Number(r.job.slice(6)) < 10 && after(r.finished_at),
+      ).length,
+    ).toBeGreaterThan(0);
     // Those that could not (SLOW) were stopped and handed back: still Running, the interrupted
     // attempt on record as ended (so it is retried, not taken for one that vanished).
     const handedBack = byStatus("Running").filter((r) => r.attempts > 0);
     expect(handedBack.length).toBeGreaterThan(0);
-    expect(handedBack.map((r) => `${r.job} ${r.attempts}/${r.failed_attempts}`)).toEqual(handedBack.map((r) => `${r.job} ${r.attempts}/${r.attempts}`));
+    expect(handedBack.map((r) => `${r.job} ${r.attempts}/${r.failed_attempts}`)).toEqual(
+      handedBack.map((r) => `${r.job} ${r.attempts}/${r.attempts}`),
+    );
     expect(handedBack.every((r) => ["10", "11", "12", "13"].includes(r.job.slice(6)))).toBe(true);
     // Every Running run (handed back, or queued and not yet taken) still has its mission in pg-boss.
-    const missions = await query<{ run: string; state: string }>(cwd, db, `select data->>'runId' as run, state from pgboss.job where name = 'missions'`);
+    const missions = await query<{ run: string; state: string }>(
+      cwd,
+      db,
+      `select data->>'runId' as run, state from pgboss.job where name = 'missions'`,
+    );
     const open = new Set(missions.filter((m) => ["created", "retry", "active"].includes(m.state)).map((m) => m.run));
-    expect(byStatus("Running").filter((r) => !open.has(r.id)).map((r) => r.id)).toEqual([]);
+    expect(
+      byStatus("Running")
+        .filter((r) => !open.has(r.id))
+        .map((r) => r.id),
+    ).toEqual([]);
     const retrying = new Set(missions.filter((m) => m.state === "retry").map((m) => m.run));
     expect(handedBack.filter((r) => !retrying.has(r.id)).map((r) => r.id)).toEqual([]);
 
@@ -136,12 +171,22 @@ describe(`SIGTERM during a burst of fires and running command missions (${backen
     try {
       // Through the API: the embedded database is the running daemon's now.
       const running = new Set(byStatus("Running").map((r) => r.id));
-      const closed = await waitFor(async () => {
-        const { runs: now } = await again.api.get<{ runs: { id: string; status: string; reason: string | null }[] }>("/v1/runs", { limit: 1000 });
-        const mine = now.filter((r) => running.has(r.id));
-        return mine.length === running.size && mine.every((r) => r.status !== "Running") ? mine : null;
-      }, "the handed-back runs to be closed", 90_000, 500);
-      expect(closed.map((r) => `${r.id} ${r.status} ${r.reason ?? ""}`)).toEqual(closed.map((r) => `${r.id} Succeeded `));
+      const closed = await waitFor(
+        async () => {
+          const { runs: now } = await again.api.get<{ runs: { id: string; status: string; reason: string | null }[] }>(
+            "/v1/runs",
+            { limit: 1000 },
+          );
+          const mine = now.filter((r) => running.has(r.id));
+          return mine.length === running.size && mine.every((r) => r.status !== "Running") ? mine : null;
+        },
+        "the handed-back runs to be closed",
+        90_000,
+        500,
+      );
+      expect(closed.map((r) => `${r.id} ${r.status} ${r.reason ?? ""}`)).toEqual(
+        closed.map((r) => `${r.id} Succeeded `),
+      );
       expect((await again.api.get<{ runs: unknown[] }>("/v1/runs", { status: "Claimed" })).runs).toEqual([]);
     } finally {
       again.serve.kill("SIGTERM");
@@ -152,11 +197,22 @@ describe(`SIGTERM during a burst of fires and running command missions (${backen
   it("a second SIGTERM during the drain forces an exit at once, with a non-zero code", async () => {
     const { serve, api } = await start();
     try {
-      const job = await api.post<{ id: string }>("/v1/cron-jobs", { name: "slow", agentId: "worker", cron: "* * * * * *", prompt: "SLOW", overlapPolicy: "allow" });
-      await waitFor(async () => {
-        const { runs } = await api.get<{ runs: { status: string }[] }>(`/v1/cron-jobs/${job.id}/runs`);
-        return runs.filter((r) => r.status === "Running").length >= 2;
-      }, "SLOW missions to be running", 20_000, 100);
+      const job = await api.post<{ id: string }>("/v1/cron-jobs", {
+        name: "slow",
+        agentId: "worker",
+        cron: "* * * * * *",
+        prompt: "SLOW",
+        overlapPolicy: "allow",
+      });
+      await waitFor(
+        async () => {
+          const { runs } = await api.get<{ runs: { status: string }[] }>(`/v1/cron-jobs/${job.id}/runs`);
+          return runs.filter((r) => r.status === "Running").length >= 2;
+        },
+        "SLOW missions to be running",
+        20_000,
+        100,
+      );
       await new Promise((resolve) => setTimeout(resolve, 300));
       const first = Date.now();
       serve.kill("SIGTERM");

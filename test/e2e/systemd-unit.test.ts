@@ -4,7 +4,17 @@
  * snippets, the environment example and the daemon's configuration must agree.
  */
 import { spawnSync } from "node:child_process";
-import { chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -40,7 +50,9 @@ const run = (command: string, args: string[]) => spawnSync(command, args, { enco
 const has = (command: string) => run(command, ["--version"]).status === 0;
 const ANALYZE = has("systemd-analyze");
 // The host's unit directory (Debian's systemd package), for the targets the unit depends on.
-const HOST_UNITS = ["/usr/lib/systemd/system", "/lib/systemd/system"].find((dir) => existsSync(join(dir, "sysinit.target")));
+const HOST_UNITS = ["/usr/lib/systemd/system", "/lib/systemd/system"].find((dir) =>
+  existsSync(join(dir, "sysinit.target")),
+);
 const ROOT = run("id", ["-u"]).stdout.trim() === "0";
 
 const unit = parseUnit(read("missiond.service"));
@@ -68,7 +80,10 @@ describe("systemd/missiond.service agrees with the daemon and the other files in
 
   it("puts the embedded database and the API socket where the README and the CLI look for them", () => {
     const config = loadConfig({
-      env: { STATE_DIRECTORY: `/var/lib/${one("StateDirectory")}`, RUNTIME_DIRECTORY: `/run/${one("RuntimeDirectory")}` },
+      env: {
+        STATE_DIRECTORY: `/var/lib/${one("StateDirectory")}`,
+        RUNTIME_DIRECTORY: `/run/${one("RuntimeDirectory")}`,
+      },
       cwd: "/opt/missiond",
       hostname: "h",
       pid: 1,
@@ -102,7 +117,15 @@ describe("systemd/missiond.service agrees with the daemon and the other files in
         .map((m) => [m[1]!, m[2]!]),
     );
     expect(Object.keys(example).sort()).toEqual(
-      ["DATABASE_URL", "MISSIOND_API_TOKEN", "MISSIOND_CONFIG", "MISSIOND_INSTANCE_NAME", "MISSIOND_LISTEN", "MISSIOND_LOG_LEVEL", "MISSIOND_PLUGIN_DIRS"].sort(),
+      [
+        "DATABASE_URL",
+        "MISSIOND_API_TOKEN",
+        "MISSIOND_CONFIG",
+        "MISSIOND_INSTANCE_NAME",
+        "MISSIOND_LISTEN",
+        "MISSIOND_LOG_LEVEL",
+        "MISSIOND_PLUGIN_DIRS",
+      ].sort(),
     );
     const dir = mkdtempSync(join(tmpdir(), "missiond-env-"));
     const configFile = join(dir, "config.toml");
@@ -142,7 +165,11 @@ describe.skipIf(!ANALYZE || !HOST_UNITS)(
     afterAll(() => rmSync(root, { recursive: true, force: true }));
 
     it("passes systemd-analyze verify without a single warning", () => {
-      const result = run("systemd-analyze", ["verify", `--root=${root}`, join(root, "etc/systemd/system/missiond.service")]);
+      const result = run("systemd-analyze", [
+        "verify",
+        `--root=${root}`,
+        join(root, "etc/systemd/system/missiond.service"),
+      ]);
       expect(result.stderr + result.stdout).toBe("");
       expect(result.status).toBe(0);
     });
@@ -150,7 +177,11 @@ describe.skipIf(!ANALYZE || !HOST_UNITS)(
     it("points verify at the real problem when ExecStart's program is missing (the check is live)", () => {
       rmSync(join(root, "opt/missiond/node_modules/.bin/node"));
       try {
-        const result = run("systemd-analyze", ["verify", `--root=${root}`, join(root, "etc/systemd/system/missiond.service")]);
+        const result = run("systemd-analyze", [
+          "verify",
+          `--root=${root}`,
+          join(root, "etc/systemd/system/missiond.service"),
+        ]);
         expect(result.stderr).toMatch(/Command \/opt\/missiond\/node_modules\/\.bin\/node is not executable/);
         expect(result.status).not.toBe(0);
       } finally {
@@ -160,27 +191,38 @@ describe.skipIf(!ANALYZE || !HOST_UNITS)(
     });
 
     it(`has an exposure score of at most ${MAX_EXPOSURE} (systemd-analyze security --offline=true)`, () => {
-      const result = run("systemd-analyze", ["security", "--offline=true", join(root, "etc/systemd/system/missiond.service")]);
+      const result = run("systemd-analyze", [
+        "security",
+        "--offline=true",
+        join(root, "etc/systemd/system/missiond.service"),
+      ]);
       expect(result.status).toBe(0);
       const score = /Overall exposure level for missiond\.service: (\d+(?:\.\d+)?)/.exec(result.stdout);
       expect(score, result.stdout + result.stderr).not.toBeNull();
       expect(Number(score![1])).toBeLessThanOrEqual(MAX_EXPOSURE);
     });
 
-    it.skipIf(!ROOT || !has("systemd-sysusers") || !has("systemd-tmpfiles"))("creates the user, then /etc/missiond owned by its group, from the snippets", () => {
-      mkdirSync(join(root, "etc"), { recursive: true });
-      const sysusers = run("systemd-sysusers", [`--root=${root}`, join(SYSTEMD_DIR, "missiond.sysusers")]);
-      expect(sysusers.status, sysusers.stderr).toBe(0);
-      const passwd = readFileSync(join(root, "etc/passwd"), "utf8");
-      expect(passwd).toMatch(/^missiond:x:\d+:\d+:missiond daemon:\/var\/lib\/missiond:/m);
-      const gid = Number(/^missiond:x:(\d+):/m.exec(readFileSync(join(root, "etc/group"), "utf8"))![1]);
+    it.skipIf(!ROOT || !has("systemd-sysusers") || !has("systemd-tmpfiles"))(
+      "creates the user, then /etc/missiond owned by its group, from the snippets",
+      () => {
+        mkdirSync(join(root, "etc"), { recursive: true });
+        const sysusers = run("systemd-sysusers", [`--root=${root}`, join(SYSTEMD_DIR, "missiond.sysusers")]);
+        expect(sysusers.status, sysusers.stderr).toBe(0);
+        const passwd = readFileSync(join(root, "etc/passwd"), "utf8");
+        expect(passwd).toMatch(/^missiond:x:\d+:\d+:missiond daemon:\/var\/lib\/missiond:/m);
+        const gid = Number(/^missiond:x:(\d+):/m.exec(readFileSync(join(root, "etc/group"), "utf8"))![1]);
 
-      const tmpfiles = run("systemd-tmpfiles", [`--root=${root}`, "--create", join(SYSTEMD_DIR, "missiond.tmpfiles")]);
-      expect(tmpfiles.status, tmpfiles.stderr).toBe(0);
-      const etc = statSync(join(root, "etc/missiond"));
-      expect(etc.mode & 0o7777).toBe(0o750);
-      expect([etc.uid, etc.gid]).toEqual([0, gid]);
-    });
+        const tmpfiles = run("systemd-tmpfiles", [
+          `--root=${root}`,
+          "--create",
+          join(SYSTEMD_DIR, "missiond.tmpfiles"),
+        ]);
+        expect(tmpfiles.status, tmpfiles.stderr).toBe(0);
+        const etc = statSync(join(root, "etc/missiond"));
+        expect(etc.mode & 0o7777).toBe(0o750);
+        expect([etc.uid, etc.gid]).toEqual([0, gid]);
+      },
+    );
   },
 );
 

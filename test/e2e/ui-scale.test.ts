@@ -40,9 +40,16 @@ describe(`the dashboard at 1,000 jobs and 100,000 runs (${backendName})`, () => 
              (n % 60) || ' ' || (n % 24) || ' 1 1 *', 'UTC',
              (date_trunc('year', now() at time zone 'UTC') + interval '1 year' + (n % 24) * interval '1 hour' + (n % 60) * interval '1 minute') at time zone 'UTC'
       from generate_series(1, ${JOBS}) as n`);
-    const ids = (await rows<{ id: string }>(database, sql`select id::text as id from cron_jobs order by id`)).map((r) => r.id);
+    const ids = (await rows<{ id: string }>(database, sql`select id::text as id from cron_jobs order by id`)).map(
+      (r) => r.id,
+    );
     // Hourly runs over the last ~4 days: 100 per job.
-    await insertManyRuns(database, { jobIds: ids, perJob: RUNS_PER_JOB, end: new Date(Date.now() - 60_000), everyMs: 3_600_000 });
+    await insertManyRuns(database, {
+      jobIds: ids,
+      perJob: RUNS_PER_JOB,
+      end: new Date(Date.now() - 60_000),
+      everyMs: 3_600_000,
+    });
     const [count] = await rows<{ n: number }>(database, sql`select count(*)::int as n from cron_job_runs`);
     expect(count!.n).toBe(JOBS * RUNS_PER_JOB);
 
@@ -98,13 +105,16 @@ describe(`the dashboard at 1,000 jobs and 100,000 runs (${backendName})`, () => 
     expect(await lanes.first().locator(".lane-total").textContent()).toBe("100");
 
     const ids: number[] = [];
-    const collect = async () => ids.push(...(await runRows.evaluateAll((trs) => trs.map((tr) => Number(tr.getAttribute("data-run-id"))))));
+    const collect = async () =>
+      ids.push(...(await runRows.evaluateAll((trs) => trs.map((tr) => Number(tr.getAttribute("data-run-id"))))));
     await collect();
     for (let p = 2; p <= 4; p++) {
       const before = await runRows.first().getAttribute("data-run-id");
       await page.getByTestId("runs-pager").getByRole("button", { name: "Next ›" }).click();
       await expect.poll(() => runRows.first().getAttribute("data-run-id"), poll).not.toBe(before);
-      expect(await page.getByTestId("runs-pager").locator(".where").textContent()).toBe(`runs ${(p - 1) * 50 + 1}–${p * 50}, newest first`);
+      expect(await page.getByTestId("runs-pager").locator(".where").textContent()).toBe(
+        `runs ${(p - 1) * 50 + 1}–${p * 50}, newest first`,
+      );
       await collect();
     }
     expect(ids).toHaveLength(200);
@@ -133,8 +143,15 @@ describe(`the dashboard at 1,000 jobs and 100,000 runs (${backendName})`, () => 
     const runRows = page.locator("table.runs tbody tr");
     await expect.poll(() => runRows.count(), poll).toBe(50);
     await page.getByLabel("Status").selectOption("Cancelled");
-    await expect.poll(async () => [...new Set(await runRows.evaluateAll((trs) => trs.map((tr) => tr.getAttribute("data-status"))))], poll).toEqual(["Cancelled"]);
-    expect(await runRows.first().textContent()).toContain("cron-sentinel: [cron-sentinel] refused: prompt carries HOLD");
+    await expect
+      .poll(
+        async () => [...new Set(await runRows.evaluateAll((trs) => trs.map((tr) => tr.getAttribute("data-status"))))],
+        poll,
+      )
+      .toEqual(["Cancelled"]);
+    expect(await runRows.first().textContent()).toContain(
+      "cron-sentinel: [cron-sentinel] refused: prompt carries HOLD",
+    );
 
     const live = page.getByTestId("live");
     const first = await live.textContent();

@@ -2,7 +2,7 @@ import { request as httpRequest } from "node:http";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { backendName, freshDatabase, type TestDatabase } from "../helpers/db.ts";
-import { launchBrowser, signIn, startDashboardDaemon, type DashboardDaemon } from "../helpers/browser.ts";
+import { launchBrowser, startDashboardDaemon, type DashboardDaemon } from "../helpers/browser.ts";
 import { examplePlugin, fixturePlugin } from "../helpers/plugins.ts";
 
 interface Job {
@@ -23,7 +23,12 @@ const poll = { timeout: 20_000, interval: 200 };
 const rawGet = (base: string, path: string) => get({ host: new URL(base).hostname, port: new URL(base).port, path });
 const socketGet = (socketPath: string, path: string) => get({ socketPath, path });
 
-function get(options: { host?: string; port?: string; socketPath?: string; path: string }): Promise<{ status: number; body: string }> {
+function get(options: {
+  host?: string;
+  port?: string;
+  socketPath?: string;
+  path: string;
+}): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
     const request = httpRequest({ ...options, method: "GET" }, (response) => {
       let body = "";
@@ -104,20 +109,30 @@ describe(`the dashboard at /ui, driven in headless Chromium (${backendName})`, (
   });
 
   it("shows the runs of a job created through the API as they happen, without reloading", async () => {
-    const created = await dash.call<Job>("POST", "/v1/cron-jobs", { name: "nightly", agentId: "a1", cron: "* * * * * *", timezone: "Europe/Berlin", prompt: "check the backups" });
+    const created = await dash.call<Job>("POST", "/v1/cron-jobs", {
+      name: "nightly",
+      agentId: "a1",
+      cron: "* * * * * *",
+      timezone: "Europe/Berlin",
+      prompt: "check the backups",
+    });
     expect(created.status).toBe(201);
     nightly = created.body;
     await page.getByRole("link", { name: "Ledger" }).click();
     await page.evaluate(() => ((globalThis as unknown as { marker: number }).marker = 42));
     await page.getByLabel("Job").fill("nightly");
     const rows = page.locator(`table.runs tbody tr`);
-    await expect.poll(() => page.locator('table.runs tbody tr[data-status="Succeeded"]').count(), poll).toBeGreaterThanOrEqual(1);
+    await expect
+      .poll(() => page.locator('table.runs tbody tr[data-status="Succeeded"]').count(), poll)
+      .toBeGreaterThanOrEqual(1);
     const newest = async () => Number(await rows.first().getAttribute("data-run-id"));
     const seen = await newest();
     await expect.poll(newest, poll).toBeGreaterThan(seen); // a later run arrived on its own
     expect(await page.evaluate(() => (globalThis as unknown as { marker?: number }).marker)).toBe(42); // the same document: no reload
     expect(new Set(await rows.locator("td:nth-child(2)").allTextContents())).toEqual(new Set(["nightly"]));
-    await expect.poll(() => page.getByTestId("timeline").locator(`.lane[data-job-id="${nightly.id}"] .cell.filled`).count(), poll).toBeGreaterThan(0);
+    await expect
+      .poll(() => page.getByTestId("timeline").locator(`.lane[data-job-id="${nightly.id}"] .cell.filled`).count(), poll)
+      .toBeGreaterThan(0);
 
     // A run's detail: the prompt as fired (cron-sentinel's line appended), the lateness, the executor's output.
     await page.locator('table.runs tbody tr[data-status="Succeeded"]').first().click();
@@ -129,13 +144,22 @@ describe(`the dashboard at /ui, driven in headless Chromium (${backendName})`, (
   });
 
   it("shows a run the cron-sentinel plugin cancelled, with the plugin and its reason", async () => {
-    held = (await dash.call<Job>("POST", "/v1/cron-jobs", { name: "held", agentId: "a1", cron: "* * * * * *", prompt: "HOLD everything" })).body;
+    held = (
+      await dash.call<Job>("POST", "/v1/cron-jobs", {
+        name: "held",
+        agentId: "a1",
+        cron: "* * * * * *",
+        prompt: "HOLD everything",
+      })
+    ).body;
     await page.getByLabel("Job").fill("held");
     await page.getByLabel("Status").selectOption("Cancelled");
     const cancelled = page.locator('table.runs tbody tr[data-status="Cancelled"]');
     await expect.poll(() => cancelled.count(), poll).toBeGreaterThan(0);
     expect(await page.locator('table.runs tbody tr:not([data-status="Cancelled"])').count()).toBe(0);
-    expect(await cancelled.first().textContent()).toContain("cron-sentinel: [cron-sentinel] refused: prompt carries HOLD");
+    expect(await cancelled.first().textContent()).toContain(
+      "cron-sentinel: [cron-sentinel] refused: prompt carries HOLD",
+    );
     await cancelled.first().click();
     const detail = page.getByTestId("run-detail");
     await detail.getByText("Decided bycron-sentinel").waitFor();
@@ -161,16 +185,23 @@ describe(`the dashboard at /ui, driven in headless Chromium (${backendName})`, (
     await row.getByRole("button", { name: "Pause" }).click();
     await page.getByRole("dialog").getByLabel("Note (optional)").fill("database maintenance until 14:00");
     await page.getByRole("dialog").getByRole("button", { name: "Pause" }).click();
-    await expect.poll(async () => (await dash.call<Job>("GET", `/v1/cron-jobs/${nightly.id}`)).body, poll).toMatchObject({ paused: true, pausedNote: "database maintenance until 14:00" });
+    await expect
+      .poll(async () => (await dash.call<Job>("GET", `/v1/cron-jobs/${nightly.id}`)).body, poll)
+      .toMatchObject({ paused: true, pausedNote: "database maintenance until 14:00" });
     await row.getByTestId("paused-note").getByText("database maintenance until 14:00").waitFor();
 
     await row.getByRole("button", { name: "Resume" }).click();
-    await expect.poll(async () => (await dash.call<Job>("GET", `/v1/cron-jobs/${nightly.id}`)).body, poll).toMatchObject({ paused: false, pausedNote: null });
+    await expect
+      .poll(async () => (await dash.call<Job>("GET", `/v1/cron-jobs/${nightly.id}`)).body, poll)
+      .toMatchObject({ paused: false, pausedNote: null });
     await row.getByRole("button", { name: "Pause" }).waitFor();
   });
 
   it("triggers a run now only once the confirmation is accepted", async () => {
-    const manualRuns = async () => (await dash.call<{ runs: Run[] }>("GET", `/v1/cron-jobs/${held.id}/runs?limit=1000`)).body.runs.filter((r) => r.trigger === "manual");
+    const manualRuns = async () =>
+      (await dash.call<{ runs: Run[] }>("GET", `/v1/cron-jobs/${held.id}/runs?limit=1000`)).body.runs.filter(
+        (r) => r.trigger === "manual",
+      );
     const row = page.locator(`tr[data-job-id="${held.id}"]`);
     await row.getByRole("button", { name: "Trigger now" }).click();
     await page.getByRole("dialog").getByRole("button", { name: "Cancel" }).click();
@@ -179,7 +210,10 @@ describe(`the dashboard at /ui, driven in headless Chromium (${backendName})`, (
     await page.getByRole("dialog").getByRole("button", { name: "Trigger now" }).click();
     await expect.poll(async () => (await manualRuns()).length, poll).toBe(1);
     expect((await manualRuns())[0]!.status).toBe("Cancelled"); // through the chain like any slot
-    await page.locator(".toast").getByText(`Triggered “held”: run ${(await manualRuns())[0]!.id}`).waitFor();
+    await page
+      .locator(".toast")
+      .getByText(`Triggered “held”: run ${(await manualRuns())[0]!.id}`)
+      .waitFor();
   });
 
   it("lists each plugin with its hooks, state (active, suspended, shadow), outcome counts and durations, and its decision log", async () => {
@@ -189,27 +223,35 @@ describe(`the dashboard at /ui, driven in headless Chromium (${backendName})`, (
     expect(await card.locator(".hooks code").allTextContents()).toEqual(["cronJobFiring", "cronJobCompleted"]);
     expect(await card.locator(".badge").first().textContent()).toBe("active");
     const countOf = async (outcome: string) => {
-      const text = (await card.locator(`[data-outcome="${outcome}"]`).count()) ? await card.locator(`[data-outcome="${outcome}"]`).textContent() : "";
+      const text = (await card.locator(`[data-outcome="${outcome}"]`).count())
+        ? await card.locator(`[data-outcome="${outcome}"]`).textContent()
+        : "";
       return Number(/(\d+)$/.exec(text ?? "")?.[1] ?? 0);
     };
     await expect.poll(() => countOf("cancelled"), poll).toBeGreaterThan(0);
     expect(await countOf("changed")).toBeGreaterThan(0);
     expect(await card.locator(".durations").textContent()).toMatch(/^duration p50 \d+ ms · p95 \d+ ms · max \d+ ms$/);
     const broken = page.locator('article.plugin[data-plugin="throws"]');
-    await expect.poll(() => broken.locator(".badge").first().textContent(), poll).toBe("suspended by the circuit breaker");
+    await expect
+      .poll(() => broken.locator(".badge").first().textContent(), poll)
+      .toBe("suspended by the circuit breaker");
     expect(await broken.locator(".problem").textContent()).toMatch(/^suspended after repeated failures/);
     const shadow = page.locator('article.plugin[data-plugin="shadow-veto"]');
     expect(await shadow.locator(".badge.shadow").textContent()).toBe("shadow: decisions logged, not enforced");
     await page.getByLabel("Hook").selectOption("cronJobFiring");
     const log = page.getByTestId("decisions-table");
-    await expect.poll(async () => [...new Set(await log.locator("tbody td:nth-child(3)").allTextContents())], poll).toEqual(["cronJobFiring"]);
+    await expect
+      .poll(async () => [...new Set(await log.locator("tbody td:nth-child(3)").allTextContents())], poll)
+      .toEqual(["cronJobFiring"]);
     expect(await log.textContent()).toContain("[cron-sentinel] refused: prompt carries HOLD");
     expect(page.url()).toContain("hook=cronJobFiring");
   });
 
   it("shows what is due in the next minutes, pending notify timers and sessions with open todos", async () => {
     await dash.call("POST", "/v1/sessions", { id: "s-ops", agentId: "a1" });
-    await dash.call("POST", "/v1/sessions/s-ops/todos", { texts: ["rotate the staging password", "close the disk alert"] });
+    await dash.call("POST", "/v1/sessions/s-ops/todos", {
+      texts: ["rotate the staging password", "close the disk alert"],
+    });
     await dash.call("POST", "/v1/notify", { sessionId: "s-ops", message: "look at build-3 again", delaySeconds: 600 });
     await page.getByRole("link", { name: "Now" }).click();
     await page.getByTestId("due-soon").locator(`tr[data-job-id="${nightly.id}"]`).waitFor();

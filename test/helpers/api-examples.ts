@@ -19,22 +19,50 @@ export function hookExamples(sessionId: string): Record<RuntimeHook, Record<stri
   return {
     systemPrompt: { sessionId, agentId: "a1", sessionKind: "direct", systemPrompt: "be brief" },
     userMessageInbound: { sessionId, channelId: null, text: "hello", mediaIds: [] },
-    interAgentMessage: { senderSessionId: sessionId, senderAgentId: "a1", targetSessionId: "other", isSubagentReport: false, text: "report" },
+    interAgentMessage: {
+      senderSessionId: sessionId,
+      senderAgentId: "a1",
+      targetSessionId: "other",
+      isSubagentReport: false,
+      text: "report",
+    },
     assistantMessageOutbound: { sessionId, channelId: "c1", text: "done" },
     sshConnectionOpening: { ...ssh, hostname: "box.example", port: 22, connectionType: "direct", username: "root" },
     sshCommandSending: { ...ssh, kind: "command", command: "ls", path: null, content: null, intent: "look around" },
-    sshCommandCompleted: { ...ssh, kind: "command", command: "ls", path: null, exitCode: 0, output: "", errorOutput: null, isTruncated: false, durationMs: 5 },
+    sshCommandCompleted: {
+      ...ssh,
+      kind: "command",
+      command: "ls",
+      path: null,
+      exitCode: 0,
+      output: "",
+      errorOutput: null,
+      isTruncated: false,
+      durationMs: 5,
+    },
   };
 }
 
-export function bodyExamples(options: { maxDelaySeconds: number; sessionId: string }): Record<string, Examples<Record<string, unknown>>> {
+export function bodyExamples(options: {
+  maxDelaySeconds: number;
+  sessionId: string;
+}): Record<string, Examples<Record<string, unknown>>> {
   const { maxDelaySeconds: max, sessionId } = options;
   const job = { name: "n", agentId: "a", prompt: "p" };
   return {
     "POST /v1/cron-jobs": {
       valid: [
         { ...job, cron: "*/5 * * * *", timezone: "Europe/Berlin", overlapPolicy: "allow", catchupMax: 3, paused: true },
-        { ...job, every: "30m", kind: "heartbeat", activeHours: "09:00-18:00", skipIfBusy: true, jitter: "30s", startsAt: "2030-01-01T00:00:00Z", maxRuns: 5 },
+        {
+          ...job,
+          every: "30m",
+          kind: "heartbeat",
+          activeHours: "09:00-18:00",
+          skipIfBusy: true,
+          jitter: "30s",
+          startsAt: "2030-01-01T00:00:00Z",
+          maxRuns: 5,
+        },
       ],
       invalid: [
         { ...job, name: "", cron: "* * * * *" },
@@ -57,17 +85,38 @@ export function bodyExamples(options: { maxDelaySeconds: number; sessionId: stri
         { ...job, every: "1m", startsAt: "2030-01-02T00:00:00Z", endsAt: "2030-01-01T00:00:00Z" },
       ],
     },
-    "POST /v1/cron-jobs/:id/pause": { valid: [{ note: "maintenance" }, {}], invalid: [{ note: 5 }, { note: "x".repeat(1001) }, { reason: "x" }] },
-    "POST /v1/sessions": { valid: [{ id: "s-new", agentId: "a1", kind: "channel" }, { agentId: "a1" }], invalid: [{ agentId: "a1", kind: "Not Snake" }, { id: "x".repeat(201), agentId: "a" }] },
+    "POST /v1/cron-jobs/:id/pause": {
+      valid: [{ note: "maintenance" }, {}],
+      invalid: [{ note: 5 }, { note: "x".repeat(1001) }, { reason: "x" }],
+    },
+    "POST /v1/sessions": {
+      valid: [{ id: "s-new", agentId: "a1", kind: "channel" }, { agentId: "a1" }],
+      invalid: [
+        { agentId: "a1", kind: "Not Snake" },
+        { id: "x".repeat(201), agentId: "a" },
+      ],
+    },
     "POST /v1/sessions/:id/messages": {
       valid: [{ messages: [{ role: "user", text: "hi" }] }],
-      invalid: [{ messages: [] }, { messages: [{ role: "robot", text: "x" }] }, { messages: [{ role: "user", text: "x", extra: 1 }] }, { messages: Array.from({ length: 1001 }, () => ({ role: "user", text: "" })) }],
+      invalid: [
+        { messages: [] },
+        { messages: [{ role: "robot", text: "x" }] },
+        { messages: [{ role: "user", text: "x", extra: 1 }] },
+        { messages: Array.from({ length: 1001 }, () => ({ role: "user", text: "" })) },
+      ],
     },
     "POST /v1/sessions/:id/subagents": { valid: [{ sessionId: "child" }], invalid: [{ sessionId: "" }, {}] },
     "POST /v1/sessions/:id/peer-threads": { valid: [{ sessionId: "peer" }], invalid: [{ sessionId: 7 }] },
-    "POST /v1/sessions/:id/clear": { valid: [{ trailingText: "start over" }, { trailingText: null }, {}], invalid: [{ trailingText: 1 }, { text: "x" }] },
+    "POST /v1/sessions/:id/clear": {
+      valid: [{ trailingText: "start over" }, { trailingText: null }, {}],
+      invalid: [{ trailingText: 1 }, { text: "x" }],
+    },
     "POST /v1/notify": {
-      valid: [{ sessionId, message: "wake up", delaySeconds: 600 }, { sessionId, message: "now", delaySeconds: 0 }, { sessionId, message: "m", delaySeconds: max }],
+      valid: [
+        { sessionId, message: "wake up", delaySeconds: 600 },
+        { sessionId, message: "now", delaySeconds: 0 },
+        { sessionId, message: "m", delaySeconds: max },
+      ],
       invalid: [
         { sessionId, message: "m", delaySeconds: -1 },
         { sessionId, message: "m", delaySeconds: -0.001 },
@@ -81,7 +130,16 @@ export function bodyExamples(options: { maxDelaySeconds: number; sessionId: stri
         { sessionId, message: "x".repeat(100_001), delaySeconds: 1 },
       ],
     },
-    "POST /v1/sessions/:id/todos": { valid: [{ texts: ["one", "two"] }], invalid: [{ texts: [] }, { texts: [""] }, { texts: Array.from({ length: 201 }, () => "t") }, { texts: ["x".repeat(10_001)] }, { texts: "one" }] },
+    "POST /v1/sessions/:id/todos": {
+      valid: [{ texts: ["one", "two"] }],
+      invalid: [
+        { texts: [] },
+        { texts: [""] },
+        { texts: Array.from({ length: 201 }, () => "t") },
+        { texts: ["x".repeat(10_001)] },
+        { texts: "one" },
+      ],
+    },
     "POST /v1/hooks/:hook": {
       valid: Object.values(hookExamples(sessionId)),
       invalid: [
@@ -92,9 +150,23 @@ export function bodyExamples(options: { maxDelaySeconds: number; sessionId: stri
       ],
     },
     "PUT /v1/agents/:id": {
-      valid: [{ executor: "log" }, { executor: "webhook", url: "https://example.com/hook", secret: "0123456789abcdef", timeout: "10s" }, { executor: "command", argv: ["./agent.sh"], timeout: 5000, env: { A: "b" } }],
-      invalid: [{ executor: "carrier-pigeon" }, { executor: "webhook", url: "not a url" }, { executor: "webhook", url: "https://e.com", secret: "short" }, { executor: "command", argv: [] }, { executor: "log", url: "x" }, { executor: "command", argv: ["x"], timeout: -5 }],
-      refinementOnly: [{ executor: "webhook", url: "ftp://example.com/x" }, { executor: "command", argv: ["x"], timeout: "soon" }],
+      valid: [
+        { executor: "log" },
+        { executor: "webhook", url: "https://example.com/hook", secret: "0123456789abcdef", timeout: "10s" },
+        { executor: "command", argv: ["./agent.sh"], timeout: 5000, env: { A: "b" } },
+      ],
+      invalid: [
+        { executor: "carrier-pigeon" },
+        { executor: "webhook", url: "not a url" },
+        { executor: "webhook", url: "https://e.com", secret: "short" },
+        { executor: "command", argv: [] },
+        { executor: "log", url: "x" },
+        { executor: "command", argv: ["x"], timeout: -5 },
+      ],
+      refinementOnly: [
+        { executor: "webhook", url: "ftp://example.com/x" },
+        { executor: "command", argv: ["x"], timeout: "soon" },
+      ],
     },
   };
 }
@@ -107,36 +179,95 @@ export function queryExamples(): Record<string, Examples<Record<string, string>>
       refinementOnly: [{ after: "5", dueBefore: "2030-01-01T00:00:00Z" }, { after: "9223372036854775808" }],
     },
     "GET /v1/cron-jobs/:id/runs": {
-      valid: [{ status: "Cancelled", limit: "5", before: "12" }, { from: "2030-01-01T00:00:00Z", to: "2030-01-02T00:00:00+02:00" }, {}],
-      invalid: [{ jobId: "1" }, { status: "Bogus" }, { limit: "0" }, { limit: "1.5" }, { before: "-1" }, { from: "yesterday" }],
+      valid: [
+        { status: "Cancelled", limit: "5", before: "12" },
+        { from: "2030-01-01T00:00:00Z", to: "2030-01-02T00:00:00+02:00" },
+        {},
+      ],
+      invalid: [
+        { jobId: "1" },
+        { status: "Bogus" },
+        { limit: "0" },
+        { limit: "1.5" },
+        { before: "-1" },
+        { from: "yesterday" },
+      ],
       refinementOnly: [{ from: "2030-01-02T00:00:00Z", to: "2030-01-01T00:00:00Z" }],
     },
     "GET /v1/runs": {
-      valid: [{ jobId: "9223372036854775807", status: "Succeeded", limit: "1000" }, { from: "2030-01-01T00:00:00Z", to: "2030-01-01T01:00:00Z", before: "7" }],
+      valid: [
+        { jobId: "9223372036854775807", status: "Succeeded", limit: "1000" },
+        { from: "2030-01-01T00:00:00Z", to: "2030-01-01T01:00:00Z", before: "7" },
+      ],
       invalid: [{ limit: "1001" }, { jobId: "abc" }, { limit: "NaN" }, { limit: "Infinity" }, { to: "2030-01-01" }],
-      refinementOnly: [{ jobId: "9223372036854775808" }, { before: "9999999999999999999" }, { from: "2030-01-01T00:00:00Z", to: "2030-01-01T00:00:00Z" }],
+      refinementOnly: [
+        { jobId: "9223372036854775808" },
+        { before: "9999999999999999999" },
+        { from: "2030-01-01T00:00:00Z", to: "2030-01-01T00:00:00Z" },
+      ],
     },
     "GET /v1/run-timeline": {
-      valid: [{ from: "2030-01-01T00:00:00Z", to: "2030-01-01T06:00:00Z" }, { from: "2030-01-01T00:00:00Z", to: "2030-01-02T00:00:00Z", buckets: "96", jobId: "3", status: "Cancelled", limit: "10", after: "2" }],
-      invalid: [{ from: "2030-01-01T00:00:00Z" }, { to: "2030-01-01T00:00:00Z" }, { from: "2030-01-01T00:00:00Z", to: "2030-01-02T00:00:00Z", buckets: "0" }, { from: "2030-01-01T00:00:00Z", to: "2030-01-02T00:00:00Z", buckets: "501" }, { from: "2030-01-01T00:00:00Z", to: "2030-01-02T00:00:00Z", limit: "101" }],
+      valid: [
+        { from: "2030-01-01T00:00:00Z", to: "2030-01-01T06:00:00Z" },
+        {
+          from: "2030-01-01T00:00:00Z",
+          to: "2030-01-02T00:00:00Z",
+          buckets: "96",
+          jobId: "3",
+          status: "Cancelled",
+          limit: "10",
+          after: "2",
+        },
+      ],
+      invalid: [
+        { from: "2030-01-01T00:00:00Z" },
+        { to: "2030-01-01T00:00:00Z" },
+        { from: "2030-01-01T00:00:00Z", to: "2030-01-02T00:00:00Z", buckets: "0" },
+        { from: "2030-01-01T00:00:00Z", to: "2030-01-02T00:00:00Z", buckets: "501" },
+        { from: "2030-01-01T00:00:00Z", to: "2030-01-02T00:00:00Z", limit: "101" },
+      ],
       refinementOnly: [{ from: "2030-01-02T00:00:00Z", to: "2030-01-01T00:00:00Z" }],
     },
     "GET /v1/cron-preview": {
       valid: [{ cron: "0 9 * * 1-5", timezone: "Asia/Tokyo", count: "3" }, { every: "10m" }],
-      invalid: [{ cron: "* * * * *", count: "0" }, { cron: "* * * * *", n: "3" }, { cron: "* * * * *", count: "1e309" }],
+      invalid: [
+        { cron: "* * * * *", count: "0" },
+        { cron: "* * * * *", n: "3" },
+        { cron: "* * * * *", count: "1e309" },
+      ],
       refinementOnly: [{}, { cron: "* * * * *", every: "1m" }],
     },
-    "GET /v1/sessions/:id/messages": { valid: [{ limit: "10", after: "3" }], invalid: [{ after: "x" }, { limit: "many" }, { after: "1.0" }] },
-    "GET /v1/events": { valid: [{ after: "0", kind: "sessionCleared", session: "s1", limit: "10" }], invalid: [{ kind: "sessionCreated" }, { after: "-5" }, { session: "" }] },
-    "GET /v1/notify": { valid: [{ session: "s1", status: "Pending", limit: "20", before: "100" }], invalid: [{ status: "Sleeping" }, { before: "1e3" }, { limit: "-1" }] },
-    "GET /v1/sessions/:id/todos": { valid: [{ status: "all", limit: "5" }, { status: "done" }], invalid: [{ status: "finished" }, { limit: "-1" }] },
-    "GET /v1/hook-decisions": { valid: [{ hook: "cronJobFiring", plugin: "p", subject: "1", limit: "10", before: "5" }], invalid: [{ hook: "noSuchHook" }, { plugin: "" }, { limit: "99999" }, { plugin: "x".repeat(65) }] },
+    "GET /v1/sessions/:id/messages": {
+      valid: [{ limit: "10", after: "3" }],
+      invalid: [{ after: "x" }, { limit: "many" }, { after: "1.0" }],
+    },
+    "GET /v1/events": {
+      valid: [{ after: "0", kind: "sessionCleared", session: "s1", limit: "10" }],
+      invalid: [{ kind: "sessionCreated" }, { after: "-5" }, { session: "" }],
+    },
+    "GET /v1/notify": {
+      valid: [{ session: "s1", status: "Pending", limit: "20", before: "100" }],
+      invalid: [{ status: "Sleeping" }, { before: "1e3" }, { limit: "-1" }],
+    },
+    "GET /v1/sessions/:id/todos": {
+      valid: [{ status: "all", limit: "5" }, { status: "done" }],
+      invalid: [{ status: "finished" }, { limit: "-1" }],
+    },
+    "GET /v1/hook-decisions": {
+      valid: [{ hook: "cronJobFiring", plugin: "p", subject: "1", limit: "10", before: "5" }],
+      invalid: [{ hook: "noSuchHook" }, { plugin: "" }, { limit: "99999" }, { plugin: "x".repeat(65) }],
+    },
   };
 }
 
 /** Variations of a valid object: an unknown field, each field missing, each field of a wrong type. */
-export function mutations(valid: Record<string, unknown>, asQuery: boolean): { label: string; field: string; value: Record<string, unknown> }[] {
-  const out: { label: string; field: string; value: Record<string, unknown> }[] = [{ label: "unknown field zzUnknown", field: "zzUnknown", value: { ...valid, zzUnknown: asQuery ? "1" : 1 } }];
+export function mutations(
+  valid: Record<string, unknown>,
+  asQuery: boolean,
+): { label: string; field: string; value: Record<string, unknown> }[] {
+  const out: { label: string; field: string; value: Record<string, unknown> }[] = [
+    { label: "unknown field zzUnknown", field: "zzUnknown", value: { ...valid, zzUnknown: asQuery ? "1" : 1 } },
+  ];
   for (const key of Object.keys(valid)) {
     const { [key]: _, ...rest } = valid;
     out.push({ label: `without ${key}`, field: key, value: rest });
@@ -152,7 +283,8 @@ export function mutations(valid: Record<string, unknown>, asQuery: boolean): { l
             : Array.isArray(v)
               ? [{}, "x", [], [null], [42]]
               : [[], "x", 7];
-    for (const w of wrong) out.push({ label: `${key} = ${JSON.stringify(w)}`, field: key, value: { ...valid, [key]: w } });
+    for (const w of wrong)
+      out.push({ label: `${key} = ${JSON.stringify(w)}`, field: key, value: { ...valid, [key]: w } });
   }
   return out;
 }

@@ -16,23 +16,33 @@ export async function launchBrowser(): Promise<Browser> {
   return chromium.launch({ executablePath: CHROMIUM });
 }
 
-
 export interface DashboardDaemon {
   daemon: Daemon;
   /** http://127.0.0.1:PORT, the TCP listener. */
   base: string;
   token: string;
   /** The API over TCP with the bearer token: the answer's status and JSON body. */
-  call<T = Record<string, unknown>>(method: "GET" | "POST", path: string, body?: unknown): Promise<{ status: number; body: T }>;
+  call<T = Record<string, unknown>>(
+    method: "GET" | "POST",
+    path: string,
+    body?: unknown,
+  ): Promise<{ status: number; body: T }>;
 }
 
 /** A daemon with a TCP listener (and its token) serving a dashboard freshly built from ui/src. */
-export async function startDashboardDaemon(db: TestDatabase, options: TestDaemonOptions = {}): Promise<DashboardDaemon> {
+export async function startDashboardDaemon(
+  db: TestDatabase,
+  options: TestDaemonOptions = {},
+): Promise<DashboardDaemon> {
   const uiDir = join(mkdtempSync(join(tmpdir(), "missiond-ui-")), "dist");
   await buildUi(uiDir);
   const port = await freePort();
   const token = "test-token-0123456789abcdef";
-  const daemon = await startTestDaemon(db, { ...options, uiDir, env: { ...options.env, MISSIOND_LISTEN: `127.0.0.1:${port}`, MISSIOND_API_TOKEN: token } });
+  const daemon = await startTestDaemon(db, {
+    ...options,
+    uiDir,
+    env: { ...options.env, MISSIOND_LISTEN: `127.0.0.1:${port}`, MISSIOND_API_TOKEN: token },
+  });
   const base = `http://127.0.0.1:${port}`;
   return {
     daemon,
@@ -41,7 +51,10 @@ export async function startDashboardDaemon(db: TestDatabase, options: TestDaemon
     async call<T>(method: "GET" | "POST", path: string, body?: unknown) {
       const response = await fetch(base + path, {
         method,
-        headers: { authorization: `Bearer ${token}`, ...(body !== undefined ? { "content-type": "application/json" } : {}) },
+        headers: {
+          authorization: `Bearer ${token}`,
+          ...(body !== undefined ? { "content-type": "application/json" } : {}),
+        },
         body: body !== undefined ? JSON.stringify(body) : undefined,
       });
       return { status: response.status, body: (response.status === 204 ? {} : await response.json()) as T };

@@ -7,7 +7,8 @@ export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve
 /** Percentiles by nearest rank. */
 export function summarize(samples: readonly number[]): { n: number; p50: number; p99: number; max: number } {
   const sorted = [...samples].sort((a, b) => a - b);
-  const at = (p: number) => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]! : NaN);
+  const at = (p: number) =>
+    sorted.length ? sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]! : NaN;
   return { n: sorted.length, p50: at(50), p99: at(99), max: sorted.at(-1) ?? NaN };
 }
 
@@ -22,7 +23,12 @@ export interface SlotRow {
  * For each job, the slots of a per-second schedule in [fromMs, toMs] (whole seconds) without a
  * row, and those with more than one. Rows outside the window are ignored.
  */
-export function coverage(rows: readonly SlotRow[], jobs: readonly string[], fromMs: number, toMs: number): { expected: number; gaps: string[]; duplicates: string[] } {
+export function coverage(
+  rows: readonly SlotRow[],
+  jobs: readonly string[],
+  fromMs: number,
+  toMs: number,
+): { expected: number; gaps: string[]; duplicates: string[] } {
   const seen = new Map<string, number>();
   for (const r of rows) {
     if (r.slot < fromMs || r.slot > toMs) continue;
@@ -52,7 +58,9 @@ export const countBy = <T>(items: readonly T[], key: (item: T) => string): Recor
  * A webhook receiver standing in for the agents: counts every delivery by what it is (a cron
  * mission by job and slot, a note by timer id), so a duplicate is seen where it matters.
  */
-export async function countingReceiver(options: { delayMs?: () => number } = {}): Promise<{ url: string; cron: Map<string, number>; notes: Map<string, number>; close(): Promise<void> }> {
+export async function countingReceiver(
+  options: { delayMs?: () => number } = {},
+): Promise<{ url: string; cron: Map<string, number>; notes: Map<string, number>; close(): Promise<void> }> {
   const cron = new Map<string, number>();
   const notes = new Map<string, number>();
   const server: Server = createServer((req, res) => {

@@ -35,8 +35,14 @@ export async function insertRunRows(db: Executor, runs: readonly RunRow[]): Prom
  * A large ledger in one statement: `perJob` runs for each of `jobIds`, one every `everyMs` back from
  * `end`, statuses cycling through a fixed mix (mostly Succeeded). Cheap enough for 100,000 rows.
  */
-export async function insertManyRuns(db: Executor, options: { jobIds: readonly string[]; perJob: number; end: Date; everyMs: number }): Promise<void> {
-  const ids = sql.join(options.jobIds.map((id) => sql`${id}::bigint`), sql`, `);
+export async function insertManyRuns(
+  db: Executor,
+  options: { jobIds: readonly string[]; perJob: number; end: Date; everyMs: number },
+): Promise<void> {
+  const ids = sql.join(
+    options.jobIds.map((id) => sql`${id}::bigint`),
+    sql`, `,
+  );
   // Raw SQL: generate_series makes the rows inside the database (no 100,000-row parameter list).
   await db.execute(sql`insert into cron_job_runs (cron_job_id, scheduled_for, status, reason, decided_by, prompt_fired, claimed_by, claimed_at, finished_at, lateness_ms, output)
     select j.id,

@@ -59,7 +59,8 @@ export function listenForNotifications(address: string): NotifyListener {
   if ((bind(fd, addr, addr.length) as number) < 0) throw new Error(`bind ${address}: errno ${koffi.errno()}`);
   const on = Buffer.alloc(4);
   on.writeInt32LE(1);
-  if ((setsockopt(fd, SOL_SOCKET, SO_PASSCRED, on, 4) as number) < 0) throw new Error(`SO_PASSCRED: errno ${koffi.errno()}`);
+  if ((setsockopt(fd, SOL_SOCKET, SO_PASSCRED, on, 4) as number) < 0)
+    throw new Error(`SO_PASSCRED: errno ${koffi.errno()}`);
 
   const data = Buffer.alloc(4096);
   const control = Buffer.alloc(256);
@@ -74,7 +75,15 @@ export function listenForNotifications(address: string): NotifyListener {
   const drain = () => {
     for (;;) {
       control.fill(0);
-      const msg = { msg_name: null, msg_namelen: 0, msg_iov: [{ iov_base: data, iov_len: data.length }], msg_iovlen: 1, msg_control: control, msg_controllen: control.length, msg_flags: 0 };
+      const msg = {
+        msg_name: null,
+        msg_namelen: 0,
+        msg_iov: [{ iov_base: data, iov_len: data.length }],
+        msg_iovlen: 1,
+        msg_control: control,
+        msg_controllen: control.length,
+        msg_flags: 0,
+      };
       const n = recvmsg(fd, msg, MSG_DONTWAIT) as number;
       if (n < 0) return; // EAGAIN: nothing more for now
       const text = data.subarray(0, n).toString("utf8");
@@ -82,10 +91,13 @@ export function listenForNotifications(address: string): NotifyListener {
         at: Date.now(),
         pid: senderPid(control),
         text,
-        fields: text.split("\n").filter(Boolean).map((line) => {
-          const at = line.indexOf("=");
-          return [line.slice(0, at), line.slice(at + 1)] as [string, string];
-        }),
+        fields: text
+          .split("\n")
+          .filter(Boolean)
+          .map((line) => {
+            const at = line.indexOf("=");
+            return [line.slice(0, at), line.slice(at + 1)] as [string, string];
+          }),
       };
       listener.messages.push(message);
       listener.onMessage?.(message);
@@ -98,6 +110,7 @@ export function listenForNotifications(address: string): NotifyListener {
 /** struct cmsghdr { size_t len; int level; int type; } then struct ucred { pid; uid; gid }. */
 function senderPid(control: Buffer): number | null {
   const len = Number(control.readBigUInt64LE(0));
-  if (len < 16 + 12 || control.readInt32LE(8) !== SOL_SOCKET || control.readInt32LE(12) !== SCM_CREDENTIALS) return null;
+  if (len < 16 + 12 || control.readInt32LE(8) !== SOL_SOCKET || control.readInt32LE(12) !== SCM_CREDENTIALS)
+    return null;
   return control.readInt32LE(16);
 }

@@ -33,7 +33,8 @@ export function privatePostgresUnavailable(): string | null {
   const bin = pgBinDir();
   if (!bin) return "no Postgres server binaries (initdb, pg_ctl) under /usr/lib/postgresql/*/bin or $PG_BIN";
   if (asRoot) {
-    if (!existsSync("/usr/sbin/runuser") && spawnSync("sh", ["-c", "command -v runuser"]).status !== 0) return "running as root without runuser to drop to the postgres user";
+    if (!existsSync("/usr/sbin/runuser") && spawnSync("sh", ["-c", "command -v runuser"]).status !== 0)
+      return "running as root without runuser to drop to the postgres user";
     if (!osUser("postgres")) return "running as root and there is no postgres OS user to run the cluster as";
   }
   return null;
@@ -53,7 +54,6 @@ export interface PrivatePostgres {
   destroy(): void;
 }
 
-
 /** initdb, then start; always pair with destroy() (also registered for process exit). */
 export async function startPrivatePostgres(): Promise<PrivatePostgres> {
   const bin = pgBinDir()!;
@@ -64,13 +64,15 @@ export async function startPrivatePostgres(): Promise<PrivatePostgres> {
     const pg = osUser("postgres")!;
     chownSync(base, pg.uid, pg.gid);
   }
-  const argv = (program: string, args: string[]): [string, string[]] => (asRoot ? ["runuser", ["-u", "postgres", "--", join(bin, program), ...args]] : [join(bin, program), args]);
+  const argv = (program: string, args: string[]): [string, string[]] =>
+    asRoot ? ["runuser", ["-u", "postgres", "--", join(bin, program), ...args]] : [join(bin, program), args];
   // Synchronous only for the exit handler; the test's own event loop (a webhook receiver, timers)
   // keeps running while the server stops and starts.
   const runSync = (program: string, args: string[]) => {
     const [command, rest] = argv(program, args);
     const result = spawnSync(command, rest, { encoding: "utf8", timeout: 60_000 });
-    if (result.status !== 0) throw new Error(`${program} ${args.join(" ")} failed (${result.status}): ${result.stderr || result.stdout}`);
+    if (result.status !== 0)
+      throw new Error(`${program} ${args.join(" ")} failed (${result.status}): ${result.stderr || result.stdout}`);
   };
   const run = (program: string, args: string[]) =>
     new Promise<void>((resolve, reject) => {
@@ -80,7 +82,9 @@ export async function startPrivatePostgres(): Promise<PrivatePostgres> {
       child.stdout.on("data", (d) => (output += d));
       child.stderr.on("data", (d) => (output += d));
       child.on("error", reject);
-      child.on("close", (code) => (code === 0 ? resolve() : reject(new Error(`${program} ${args.join(" ")} failed (${code}): ${output}`))));
+      child.on("close", (code) =>
+        code === 0 ? resolve() : reject(new Error(`${program} ${args.join(" ")} failed (${code}): ${output}`)),
+      );
     });
   let destroyed = false;
   let up = false;
@@ -99,7 +103,17 @@ export async function startPrivatePostgres(): Promise<PrivatePostgres> {
   };
   process.on("exit", destroy);
   try {
-    await run("initdb", ["-D", dataDir, "-U", "postgres", "--auth=trust", "--no-sync", "-E", "UTF8", "--no-instructions"]);
+    await run("initdb", [
+      "-D",
+      dataDir,
+      "-U",
+      "postgres",
+      "--auth=trust",
+      "--no-sync",
+      "-E",
+      "UTF8",
+      "--no-instructions",
+    ]);
     const port = await freePort();
     const options = `-p ${port} -k ${base} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off`;
     const cluster: PrivatePostgres = {

@@ -13,7 +13,10 @@ export interface Finished {
 /** Runs `missiond ARGS` to completion (a real child process on the project's Node). */
 export function runMissiond(args: string[], options: { cwd: string; env: Record<string, string> }): Promise<Finished> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [MAIN, ...args], { cwd: options.cwd, env: { ...process.env, ...options.env } });
+    const child = spawn(process.execPath, [MAIN, ...args], {
+      cwd: options.cwd,
+      env: { ...process.env, ...options.env },
+    });
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (d) => (stdout += d));
@@ -24,7 +27,10 @@ export function runMissiond(args: string[], options: { cwd: string; env: Record<
 }
 
 /** Starts `missiond serve` in the background; its output is collected on the returned object. */
-export function spawnServe(options: { cwd: string; env: Record<string, string> }): ChildProcess & { output: () => string; exited: Promise<number | null> } {
+export function spawnServe(options: {
+  cwd: string;
+  env: Record<string, string>;
+}): ChildProcess & { output: () => string; exited: Promise<number | null> } {
   const child = spawn(process.execPath, [MAIN, "serve"], { cwd: options.cwd, env: { ...process.env, ...options.env } });
   let output = "";
   child.stdout!.on("data", (d) => (output += d));

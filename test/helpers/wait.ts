@@ -3,7 +3,12 @@
  * A falsy value or an empty array means "not yet". Fails with the last value seen, so a timeout
  * says what state things were in.
  */
-export async function waitFor<T>(probe: () => Promise<T> | T, what: string, timeoutMs = 15_000, everyMs = 50): Promise<NonNullable<T>> {
+export async function waitFor<T>(
+  probe: () => Promise<T> | T,
+  what: string,
+  timeoutMs = 15_000,
+  everyMs = 50,
+): Promise<NonNullable<T>> {
   const deadline = Date.now() + timeoutMs;
   let last: T | undefined;
   while (Date.now() < deadline) {

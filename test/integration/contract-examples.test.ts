@@ -22,7 +22,13 @@ describe(`the contract's examples, unchanged, through POST /v1/hooks (${backendN
   beforeAll(async () => {
     db = await freshDatabase();
     daemon = await startTestDaemon(db, {
-      pluginDirs: [examplePlugin("caveman"), contract("oh-my-openagents"), contract("card-mask"), examplePlugin("no-rm-rf"), examplePlugin("redact-secrets")],
+      pluginDirs: [
+        examplePlugin("caveman"),
+        contract("oh-my-openagents"),
+        contract("card-mask"),
+        examplePlugin("no-rm-rf"),
+        examplePlugin("redact-secrets"),
+      ],
     });
     api = apiClient({ socketPath: daemon.config.socketPath });
     // host.agents.list() returns the agents the daemon knows: here, the crew of one cron job.
@@ -34,35 +40,81 @@ describe(`the contract's examples, unchanged, through POST /v1/hooks (${backendN
   });
 
   it("systemPrompt: caveman adds its doctrine; oh-my-openagents adds orchestration only for agents outside its crew", async () => {
-    const outsider = await api.post<{ value: string; changedBy: string[] }>("/v1/hooks/systemPrompt", { sessionId: "s1", agentId: "stranger", sessionKind: "direct", systemPrompt: "Base." });
+    const outsider = await api.post<{ value: string; changedBy: string[] }>("/v1/hooks/systemPrompt", {
+      sessionId: "s1",
+      agentId: "stranger",
+      sessionKind: "direct",
+      systemPrompt: "Base.",
+    });
     expect(outsider.value).toMatch(/^Base\.\n\nAnswer like caveman\..*\n\nYou lead a crew: delegate, then verify\.$/s);
     expect(outsider.changedBy).toEqual(["caveman", "oh-my-openagents"]);
-    const member = await api.post<{ value: string; changedBy: string[] }>("/v1/hooks/systemPrompt", { sessionId: "s2", agentId: "crew-member", sessionKind: "channel", systemPrompt: "Base." });
+    const member = await api.post<{ value: string; changedBy: string[] }>("/v1/hooks/systemPrompt", {
+      sessionId: "s2",
+      agentId: "crew-member",
+      sessionKind: "channel",
+      systemPrompt: "Base.",
+    });
     expect(member.value).not.toMatch(/You lead a crew/);
     expect(member.changedBy).toEqual(["caveman"]);
   });
 
   it("userMessageInbound: card numbers are masked before the model sees them", async () => {
-    const result = await api.post<{ value: string }>("/v1/hooks/userMessageInbound", { sessionId: "s1", channelId: null, text: "my card is 4111 1111 1111 1111, thanks", mediaIds: [] });
+    const result = await api.post<{ value: string }>("/v1/hooks/userMessageInbound", {
+      sessionId: "s1",
+      channelId: null,
+      text: "my card is 4111 1111 1111 1111, thanks",
+      mediaIds: [],
+    });
     expect(result.value).toBe("my card is [card number removed], thanks");
   });
 
   it("sshCommandSending: rm -rf / is refused, apt-get install gets -y", async () => {
-    const base = { sessionId: "s1", agentId: "a1", sshHostId: "h1", hostDisplayName: "web-1", kind: "command", path: null, content: null };
-    expect(await api.post("/v1/hooks/sshCommandSending", { ...base, command: "rm -rf /" })).toEqual({ cancelled: true, reason: "refusing to delete the root filesystem", plugin: "no-rm-rf" });
-    expect(await api.post("/v1/hooks/sshCommandSending", { ...base, command: "apt-get install jq" })).toMatchObject({ cancelled: false, value: { command: "apt-get install -y jq" } });
+    const base = {
+      sessionId: "s1",
+      agentId: "a1",
+      sshHostId: "h1",
+      hostDisplayName: "web-1",
+      kind: "command",
+      path: null,
+      content: null,
+    };
+    expect(await api.post("/v1/hooks/sshCommandSending", { ...base, command: "rm -rf /" })).toEqual({
+      cancelled: true,
+      reason: "refusing to delete the root filesystem",
+      plugin: "no-rm-rf",
+    });
+    expect(await api.post("/v1/hooks/sshCommandSending", { ...base, command: "apt-get install jq" })).toMatchObject({
+      cancelled: false,
+      value: { command: "apt-get install -y jq" },
+    });
   });
 
   it("sshCommandCompleted: AWS keys are redacted from what the model sees", async () => {
-    const result = await api.post<{ value: { output: string; errorOutput: string | null } }>("/v1/hooks/sshCommandCompleted", {
-      sessionId: "s1", agentId: "a1", sshHostId: "h1", hostDisplayName: "web-1", kind: "command", command: "cat ~/.aws/credentials", path: null,
-      exitCode: 0, output: "aws_access_key_id = AKIAIOSFODNN7EXAMPLE", errorOutput: null, isTruncated: false, durationMs: 31,
-    });
+    const result = await api.post<{ value: { output: string; errorOutput: string | null } }>(
+      "/v1/hooks/sshCommandCompleted",
+      {
+        sessionId: "s1",
+        agentId: "a1",
+        sshHostId: "h1",
+        hostDisplayName: "web-1",
+        kind: "command",
+        command: "cat ~/.aws/credentials",
+        path: null,
+        exitCode: 0,
+        output: "aws_access_key_id = AKIAIOSFODNN7EXAMPLE",
+        errorOutput: null,
+        isTruncated: false,
+        durationMs: 31,
+      },
+    );
     expect(result.value).toEqual({ output: "aws_access_key_id = [redacted AWS key]", errorOutput: null });
   });
 
   it("records each handler that ran in the decision log, and only those", async () => {
-    const { decisions } = await api.get<{ decisions: { plugin: string; hook: string; outcome: string }[] }>("/v1/hook-decisions", { hook: "userMessageInbound" });
+    const { decisions } = await api.get<{ decisions: { plugin: string; hook: string; outcome: string }[] }>(
+      "/v1/hook-decisions",
+      { hook: "userMessageInbound" },
+    );
     expect(decisions.map((d) => [d.plugin, d.outcome])).toEqual([["card-mask", "changed"]]);
   });
 });
@@ -81,22 +133,43 @@ describe(`POST /v1/hooks rejects bad input clearly (${backendName})`, () => {
     await db.drop();
   });
 
-  const rejection = (promise: Promise<unknown>) => promise.then(() => { throw new Error("expected a rejection"); }, (err) => err as { status: number; code: string; message: string });
+  const rejection = (promise: Promise<unknown>) =>
+    promise.then(
+      () => {
+        throw new Error("expected a rejection");
+      },
+      (err) => err as { status: number; code: string; message: string },
+    );
 
   it("names a missing or mistyped context field", async () => {
-    const err = await rejection(api.post("/v1/hooks/sshCommandSending", { sessionId: "s1", kind: "command", command: 5 }));
+    const err = await rejection(
+      api.post("/v1/hooks/sshCommandSending", { sessionId: "s1", kind: "command", command: 5 }),
+    );
     expect(err).toMatchObject({ status: 400, code: "BAD_REQUEST" });
     expect(err.message).toMatch(/body\.agentId/);
     expect(err.message).toMatch(/body\.command/);
   });
 
   it("refuses an unknown hook and a hook the daemon fires itself", async () => {
-    expect(await rejection(api.post("/v1/hooks/sshCommandSent", {}))).toMatchObject({ status: 404, message: expect.stringMatching(/unknown hook "sshCommandSent"/) });
-    expect(await rejection(api.post("/v1/hooks/cronJobFiring", {}))).toMatchObject({ status: 400, message: "cronJobFiring is fired by the daemon itself, not over the API" });
+    expect(await rejection(api.post("/v1/hooks/sshCommandSent", {}))).toMatchObject({
+      status: 404,
+      message: expect.stringMatching(/unknown hook "sshCommandSent"/),
+    });
+    expect(await rejection(api.post("/v1/hooks/cronJobFiring", {}))).toMatchObject({
+      status: 400,
+      message: "cronJobFiring is fired by the daemon itself, not over the API",
+    });
   });
 
   it("refuses a 10 MB body with 413", async () => {
-    const err = await rejection(api.post("/v1/hooks/userMessageInbound", { sessionId: "s1", channelId: null, text: "x".repeat(10 * 1024 * 1024), mediaIds: [] }));
+    const err = await rejection(
+      api.post("/v1/hooks/userMessageInbound", {
+        sessionId: "s1",
+        channelId: null,
+        text: "x".repeat(10 * 1024 * 1024),
+        mediaIds: [],
+      }),
+    );
     expect(err).toMatchObject({ status: 413, code: "PAYLOAD_TOO_LARGE" });
   });
 });

@@ -21,7 +21,10 @@ describe(`crash truth (${backendName})`, () => {
     // The recovery pass runs at start and every poll interval; a restart is the quickest way to see it.
     await first.stop();
     const daemon = await t.start({ instanceName: "survivor" });
-    const run = await waitFor(async () => (await daemon.cron.runs({ jobId: job.id, limit: 5 })).find((r) => r.status === "Succeeded"), "the orphaned slot to finish");
+    const run = await waitFor(
+      async () => (await daemon.cron.runs({ jobId: job.id, limit: 5 })).find((r) => r.status === "Succeeded"),
+      "the orphaned slot to finish",
+    );
     expect(run).toMatchObject({ scheduledFor: slot, claimedBy: "survivor", promptFired: "p" });
   });
 
@@ -38,8 +41,13 @@ describe(`crash truth (${backendName})`, () => {
           returning id::text as id`,
     );
     await sendMission(daemon, { runId: run!.id, cronJobId: job.id });
-    const closed = await waitFor(async () => (await daemon.cron.runs({ jobId: job.id, limit: 5 })).find((r) => r.status === "Unknown"), "the run to close Unknown");
-    expect(closed.reason).toBe("attempt 1 started on an instance that stopped before recording its outcome; not replayed");
+    const closed = await waitFor(
+      async () => (await daemon.cron.runs({ jobId: job.id, limit: 5 })).find((r) => r.status === "Unknown"),
+      "the run to close Unknown",
+    );
+    expect(closed.reason).toBe(
+      "attempt 1 started on an instance that stopped before recording its outcome; not replayed",
+    );
     expect(closed.output).toBeNull(); // the executor was not called again
   });
 });
@@ -76,20 +84,48 @@ describe(`crash truth for notify timers (${backendName})`, () => {
 
   it("claims again a timer left Claimed by an instance that died before its hand-off, and delivers it once", async () => {
     const daemon = await t.start({ instanceName: "survivor" });
-    const id = await insertTimer(daemon, "status, due_at, claimed_by, claimed_at", sql`'Claimed', now() - interval '10 minutes', 'dead-instance', now() - interval '10 minutes'`);
+    const id = await insertTimer(
+      daemon,
+      "status, due_at, claimed_by, claimed_at",
+      sql`'Claimed', now() - interval '10 minutes', 'dead-instance', now() - interval '10 minutes'`,
+    );
     // The resume pass runs at start and every poll interval; a restart is the quickest way to see it.
     await daemon.stop();
     const next = await t.start({ instanceName: "survivor" });
-    const done = await waitFor(async () => ((await next.notify.get(id)).status === "Delivered" ? next.notify.get(id) : null), "the orphaned timer to be delivered");
+    const done = await waitFor(
+      async () => ((await next.notify.get(id)).status === "Delivered" ? next.notify.get(id) : null),
+      "the orphaned timer to be delivered",
+    );
     expect(done).toMatchObject({ claimedBy: "survivor", attempts: 1, messageDelivered: "wake" });
   });
 
   it("closes a timer Unknown, without delivering it again, when the attempt delivering it vanished", async () => {
     const daemon = await t.start();
-    const id = await insertTimer(daemon, "status, due_at, claimed_by, claimed_at, message_delivered, attempts", sql`'Delivering', now() - interval '1 minute', 'dead-instance', now() - interval '1 minute', 'wake', 1`);
+    const id = await insertTimer(
+      daemon,
+      "status, due_at, claimed_by, claimed_at, message_delivered, attempts",
+      sql`'Delivering', now() - interval '1 minute', 'dead-instance', now() - interval '1 minute', 'wake', 1`,
+    );
     const now = new Date().toISOString();
-    await daemon.boss.send("notify", { kind: "notify", notifyId: id, agentId: "a1", sessionId: "s", prompt: "wake", scheduledFor: now, firedAt: now, latenessMs: 0 });
-    const closed = await waitFor(async () => ((await daemon.notify.get(id)).status === "Unknown" ? daemon.notify.get(id) : null), "the timer to close Unknown");
-    expect(closed).toMatchObject({ reason: "attempt 1 started on an instance that stopped before recording its outcome; not replayed", output: null, executor: null, attempts: 1 });
+    await daemon.boss.send("notify", {
+      kind: "notify",
+      notifyId: id,
+      agentId: "a1",
+      sessionId: "s",
+      prompt: "wake",
+      scheduledFor: now,
+      firedAt: now,
+      latenessMs: 0,
+    });
+    const closed = await waitFor(
+      async () => ((await daemon.notify.get(id)).status === "Unknown" ? daemon.notify.get(id) : null),
+      "the timer to close Unknown",
+    );
+    expect(closed).toMatchObject({
+      reason: "attempt 1 started on an instance that stopped before recording its outcome; not replayed",
+      output: null,
+      executor: null,
+      attempts: 1,
+    });
   });
 });

@@ -18,8 +18,17 @@ const runsOf = async (daemon: Daemon, jobId: string) => daemon.cron.runs({ jobId
 describe(`cron jobs fire through the plugin chain (${backendName})`, () => {
   it("runs a slot Claimed → Running → Succeeded through the log executor, on the slot, with the prompt as fired", async () => {
     const daemon = await start([example("cron-sentinel")]);
-    const job = await daemon.cron.add({ name: "nightly", agentId: "a1", cron: "* * * * * *", timezone: "Europe/Berlin", prompt: "check the backups" });
-    const [run] = await waitFor(async () => (await runsOf(daemon, job.id)).filter((r) => r.status === "Succeeded"), "a Succeeded run");
+    const job = await daemon.cron.add({
+      name: "nightly",
+      agentId: "a1",
+      cron: "* * * * * *",
+      timezone: "Europe/Berlin",
+      prompt: "check the backups",
+    });
+    const [run] = await waitFor(
+      async () => (await runsOf(daemon, job.id)).filter((r) => r.status === "Succeeded"),
+      "a Succeeded run",
+    );
     expect(run!.scheduledFor).toMatch(/\.000Z$/); // on a whole second: the slot, not the claim time
     expect(run!.promptFired).toBe('check the backups\n\n[cron-sentinel] fired cron_job "nightly".');
     expect(run!.claimedBy).toBe("test");
@@ -32,16 +41,33 @@ describe(`cron jobs fire through the plugin chain (${backendName})`, () => {
   it("records a slot the contract's cron-sentinel cancels as a Cancelled row with the plugin and reason, and starts no mission", async () => {
     const daemon = await start([example("cron-sentinel")]);
     const job = await daemon.cron.add({ name: "held", agentId: "a1", cron: "* * * * * *", prompt: "HOLD: do not run" });
-    const [cancelled] = await waitFor(async () => (await runsOf(daemon, job.id)).filter((r) => r.status === "Cancelled"), "a Cancelled run");
-    expect(cancelled).toMatchObject({ decidedBy: "cron-sentinel", reason: "[cron-sentinel] refused: prompt carries HOLD", promptFired: null });
+    const [cancelled] = await waitFor(
+      async () => (await runsOf(daemon, job.id)).filter((r) => r.status === "Cancelled"),
+      "a Cancelled run",
+    );
+    expect(cancelled).toMatchObject({
+      decidedBy: "cron-sentinel",
+      reason: "[cron-sentinel] refused: prompt carries HOLD",
+      promptFired: null,
+    });
 
     // The row is in the database itself, with exactly the ledger's status string.
     const stored = await rows<{ status: string; reason: string; decided_by: string; mission_job_id: string | null }>(
       daemon.database.db,
       sql`select status, reason, decided_by, mission_job_id from cron_job_runs where id = ${BigInt(cancelled!.id)}`,
     );
-    expect(stored).toEqual([{ status: "Cancelled", reason: "[cron-sentinel] refused: prompt carries HOLD", decided_by: "cron-sentinel", mission_job_id: null }]);
-    const missions = await rows<{ n: number }>(daemon.database.db, sql`select count(*)::int as n from pgboss.job where name = 'missions'`);
+    expect(stored).toEqual([
+      {
+        status: "Cancelled",
+        reason: "[cron-sentinel] refused: prompt carries HOLD",
+        decided_by: "cron-sentinel",
+        mission_job_id: null,
+      },
+    ]);
+    const missions = await rows<{ n: number }>(
+      daemon.database.db,
+      sql`select count(*)::int as n from pgboss.job where name = 'missions'`,
+    );
     expect(missions[0]!.n).toBe(0);
   });
 
@@ -49,7 +75,11 @@ describe(`cron jobs fire through the plugin chain (${backendName})`, () => {
     const daemon = await start([fixture("throws"), fixture("returns-undefined"), fixture("never-resolves")]);
     const job = await daemon.cron.add({ name: "resilient", agentId: "a1", cron: "* * * * * *", prompt: "carry on" });
     // never-resolves holds each slot for the full 5 s handler budget.
-    const [run] = await waitFor(async () => (await runsOf(daemon, job.id)).filter((r) => r.status === "Succeeded"), "a Succeeded run", 20_000);
+    const [run] = await waitFor(
+      async () => (await runsOf(daemon, job.id)).filter((r) => r.status === "Succeeded"),
+      "a Succeeded run",
+      20_000,
+    );
     expect(run!.promptFired).toBe("carry on");
     // Slots that came due while the chain was held are claimed on time and Skipped for overlap.
     const skipped = (await runsOf(daemon, job.id)).filter((r) => r.status === "Skipped");
@@ -59,10 +89,18 @@ describe(`cron jobs fire through the plugin chain (${backendName})`, () => {
 
   it("records Missed slots for downtime and runs the latest one (catch-up policy latest)", async () => {
     const daemon = await start();
-    const job = await daemon.cron.add({ name: "catchup", agentId: "a1", cron: "* * * * * *", prompt: "p", paused: true });
+    const job = await daemon.cron.add({
+      name: "catchup",
+      agentId: "a1",
+      cron: "* * * * * *",
+      prompt: "p",
+      paused: true,
+    });
     // As if the daemon had been down: the job's next slot is 5 s in the past when it resumes.
     const past = new Date(Math.floor(Date.now() / 1000) * 1000 - 5_000);
-    await daemon.database.db.execute(sql`update cron_jobs set next_fire_at = ${past.toISOString()}::timestamptz, paused = false where id = ${BigInt(job.id)}`);
+    await daemon.database.db.execute(
+      sql`update cron_jobs set next_fire_at = ${past.toISOString()}::timestamptz, paused = false where id = ${BigInt(job.id)}`,
+    );
     daemon.scheduler.poke();
     const runs = await waitFor(async () => {
       const all = await runsOf(daemon, job.id);
@@ -78,11 +116,19 @@ describe(`cron jobs fire through the plugin chain (${backendName})`, () => {
 
   it("rejects bad input with an error naming the problem and stores nothing", async () => {
     const daemon = await start();
-    await expect(daemon.cron.add({ name: "x", agentId: "a1", cron: "61 * * * *", prompt: "p" })).rejects.toThrow(/invalid cron expression "61 \* \* \* \*"/);
-    await expect(daemon.cron.add({ name: "x", agentId: "a1", cron: "* * * * *", timezone: "Nowhere/City", prompt: "p" })).rejects.toThrow(/unknown time zone/);
-    await expect(daemon.cron.add({ name: "x", agentId: "a1", prompt: "p" })).rejects.toThrow(/cron: give exactly one of cron or every/);
+    await expect(daemon.cron.add({ name: "x", agentId: "a1", cron: "61 * * * *", prompt: "p" })).rejects.toThrow(
+      /invalid cron expression "61 \* \* \* \*"/,
+    );
+    await expect(
+      daemon.cron.add({ name: "x", agentId: "a1", cron: "* * * * *", timezone: "Nowhere/City", prompt: "p" }),
+    ).rejects.toThrow(/unknown time zone/);
+    await expect(daemon.cron.add({ name: "x", agentId: "a1", prompt: "p" })).rejects.toThrow(
+      /cron: give exactly one of cron or every/,
+    );
     await daemon.cron.add({ name: "dup", agentId: "a1", every: "1h", prompt: "p" });
-    await expect(daemon.cron.add({ name: "dup", agentId: "a1", every: "1h", prompt: "p" })).rejects.toThrow(/already exists/);
+    await expect(daemon.cron.add({ name: "dup", agentId: "a1", every: "1h", prompt: "p" })).rejects.toThrow(
+      /already exists/,
+    );
     expect((await daemon.cron.list()).map((j) => j.name)).toEqual(["dup"]);
   });
 
@@ -151,7 +197,11 @@ describe(`pause, resume and trigger (${backendName})`, () => {
       const all = await runsOf(daemon, job.id);
       return all.filter((r) => r.status === "Succeeded").length === 2 ? all : null;
     }, "both manual runs to succeed");
-    expect(runs.every((r) => r.trigger === "manual" && r.promptFired === 'report\n\n[cron-sentinel] fired cron_job "yearly".')).toBe(true);
+    expect(
+      runs.every(
+        (r) => r.trigger === "manual" && r.promptFired === 'report\n\n[cron-sentinel] fired cron_job "yearly".',
+      ),
+    ).toBe(true);
     await expect(daemon.cron.trigger("424242")).rejects.toThrow(/no cron job with id "424242"/);
   });
 });

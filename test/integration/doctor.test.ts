@@ -23,7 +23,14 @@ describe(`doctor (${backendName})`, () => {
     const daemon = await t.start();
     await daemon.cron.add({ name: "fine", agentId: "a1", every: "1h", prompt: "p" });
     const report = await apiClient({ socketPath: daemon.config.socketPath }).get<Report>("/v1/doctor");
-    expect(report).toMatchObject({ ok: true, overdueJobs: [], stuckRuns: [], overdueTimers: [], failingAgents: [], plugins: [] });
+    expect(report).toMatchObject({
+      ok: true,
+      overdueJobs: [],
+      stuckRuns: [],
+      overdueTimers: [],
+      failingAgents: [],
+      plugins: [],
+    });
   });
 
   it("finds a job that should have fired, a stuck run, a failing agent and a plugin that did not load", async () => {
@@ -58,7 +65,9 @@ describe(`doctor (${backendName})`, () => {
     expect(report.overdueJobs.map((j) => j.name)).toEqual(["late"]);
     expect(report.stuckRuns.map((r) => r.status)).toEqual(["Running"]);
     expect(report.overdueTimers).toEqual([expect.objectContaining({ sessionId: "s1", dueAt: longAgo })]);
-    expect(report.failingAgents).toEqual([expect.objectContaining({ agentId: "a2", failures: 1, lastStatus: "Failed" })]);
+    expect(report.failingAgents).toEqual([
+      expect.objectContaining({ agentId: "a2", failures: 1, lastStatus: "Failed" }),
+    ]);
     expect(report.plugins).toEqual([expect.objectContaining({ name: "bad-manifest", state: "failed" })]);
     expect(report).toMatchObject({ schedulerArmed: false });
   });

@@ -13,16 +13,31 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
  */
 async function outage(catchupPolicy: "skip" | "latest" | "all", catchupMax = 10) {
   const first = await t.start({ instanceName: "before" });
-  const job = await first.cron.add({ name: `outage-${catchupPolicy}`, agentId: "a1", cron: "* * * * * *", prompt: "p", catchupPolicy, catchupMax, overlapPolicy: "allow" });
-  await waitFor(async () => (await first.cron.runs({ jobId: job.id, limit: 10 })).some((r) => r.status === "Succeeded"), "a run before the outage");
+  const job = await first.cron.add({
+    name: `outage-${catchupPolicy}`,
+    agentId: "a1",
+    cron: "* * * * * *",
+    prompt: "p",
+    catchupPolicy,
+    catchupMax,
+    overlapPolicy: "allow",
+  });
+  await waitFor(
+    async () => (await first.cron.runs({ jobId: job.id, limit: 10 })).some((r) => r.status === "Succeeded"),
+    "a run before the outage",
+  );
   await first.stop();
   await sleep(5_500);
   const second = await t.start({ instanceName: "after" });
   const upAt = Date.now();
-  const runs = await waitFor(async () => {
-    const all = (await second.cron.runs({ jobId: job.id, limit: 1000 })).reverse();
-    return all.some((r) => Date.parse(r.scheduledFor!) > upAt + 1_000 && r.status === "Succeeded") ? all : null;
-  }, "runs after the restart", 20_000);
+  const runs = await waitFor(
+    async () => {
+      const all = (await second.cron.runs({ jobId: job.id, limit: 1000 })).reverse();
+      return all.some((r) => Date.parse(r.scheduledFor!) > upAt + 1_000 && r.status === "Succeeded") ? all : null;
+    },
+    "runs after the restart",
+    20_000,
+  );
   // The catch-up batch: every slot the new daemon found due when it first claimed.
   const after = runs.filter((r) => r.claimedBy === "after");
   const firstClaim = Math.min(...after.map((r) => Date.parse(r.claimedAt!)));

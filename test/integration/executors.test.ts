@@ -36,7 +36,11 @@ describe(`the command executor (${backendName})`, () => {
   it("records a non-zero exit as Failed with its code and output", async () => {
     const job = await daemon!.cron.add({ name: "broken", agentId: "worker", every: "1h", prompt: "FAIL please" });
     await daemon!.cron.trigger(job.id);
-    expect(await runOf(daemon!, job.id, closed)).toMatchObject({ status: "Failed", exitCode: 3, output: "cannot do: FAIL please\n" });
+    expect(await runOf(daemon!, job.id, closed)).toMatchObject({
+      status: "Failed",
+      exitCode: 3,
+      output: "cannot do: FAIL please\n",
+    });
   });
 
   it("kills a command that outlives its timeout and records TimedOut", async () => {
@@ -69,17 +73,34 @@ describe(`the webhook executor (${backendName})`, () => {
   afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
   beforeEach(async () => {
     received.length = 0;
-    daemon = await t.start({ toml: `[agents.hooked]\nexecutor = "webhook"\nurl = "${url}"\nsecret = "${SECRET}"\ntimeout = "2s"\n` });
+    daemon = await t.start({
+      toml: `[agents.hooked]\nexecutor = "webhook"\nurl = "${url}"\nsecret = "${SECRET}"\ntimeout = "2s"\n`,
+    });
   });
 
   it("POSTs the mission as signed JSON and records the answer", async () => {
     answer = () => [200, "accepted"];
-    const job = await daemon!.cron.add({ name: "hooked", agentId: "hooked", every: "1h", prompt: "summarise the night" });
+    const job = await daemon!.cron.add({
+      name: "hooked",
+      agentId: "hooked",
+      every: "1h",
+      prompt: "summarise the night",
+    });
     await daemon!.cron.trigger(job.id);
-    expect(await runOf(daemon!, job.id, closed)).toMatchObject({ status: "Succeeded", executor: "webhook", output: "accepted" });
+    expect(await runOf(daemon!, job.id, closed)).toMatchObject({
+      status: "Succeeded",
+      executor: "webhook",
+      output: "accepted",
+    });
     const [call] = received;
     const mission = JSON.parse(call!.body);
-    expect(mission).toMatchObject({ kind: "cron", cronJobId: job.id, agentId: "hooked", prompt: "summarise the night", jobName: "hooked" });
+    expect(mission).toMatchObject({
+      kind: "cron",
+      cronJobId: job.id,
+      agentId: "hooked",
+      prompt: "summarise the night",
+      jobName: "hooked",
+    });
     const expected = `sha256=${createHmac("sha256", SECRET).update(`${call!.headers["x-missiond-timestamp"]}.${call!.body}`).digest("hex")}`;
     expect(call!.headers["x-missiond-signature"]).toBe(expected);
   });
@@ -117,18 +138,34 @@ describe(`agents set over the API (${backendName})`, () => {
       daemon = await t.start({ toml: `[agents.fixed]\nexecutor = "log"\n` });
       const api = apiClient({ socketPath: daemon.config.socketPath });
       const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/m`;
-      expect(await api.put("/v1/agents/dyn", { executor: "webhook", url, secret: SECRET })).toMatchObject({ id: "dyn", source: "api", settings: { secret: "[set]" } });
-      const { agents } = await api.get<{ agents: { id: string; source: string; settings: Record<string, unknown> }[] }>("/v1/agents");
-      expect(agents.map((a) => [a.id, a.source])).toEqual([["fixed", "config"], ["dyn", "api"]]);
+      expect(await api.put("/v1/agents/dyn", { executor: "webhook", url, secret: SECRET })).toMatchObject({
+        id: "dyn",
+        source: "api",
+        settings: { secret: "[set]" },
+      });
+      const { agents } = await api.get<{ agents: { id: string; source: string; settings: Record<string, unknown> }[] }>(
+        "/v1/agents",
+      );
+      expect(agents.map((a) => [a.id, a.source])).toEqual([
+        ["fixed", "config"],
+        ["dyn", "api"],
+      ]);
       expect(JSON.stringify(agents)).not.toContain(SECRET);
 
       const job = await daemon.cron.add({ name: "dyn", agentId: "dyn", every: "1h", prompt: "over the api" });
       await daemon.cron.trigger(job.id);
-      expect(await runOf(daemon, job.id, closed)).toMatchObject({ status: "Succeeded", executor: "webhook", output: "via api" });
+      expect(await runOf(daemon, job.id, closed)).toMatchObject({
+        status: "Succeeded",
+        executor: "webhook",
+        output: "via api",
+      });
       expect(JSON.parse(received[0]!)).toMatchObject({ prompt: "over the api" });
 
       await expect(api.put("/v1/agents/fixed", { executor: "log" })).rejects.toMatchObject({ status: 409 });
-      await expect(api.put("/v1/agents/dyn", { executor: "webhook", url: "ftp://x" })).rejects.toMatchObject({ status: 400, message: expect.stringMatching(/body\.url/) });
+      await expect(api.put("/v1/agents/dyn", { executor: "webhook", url: "ftp://x" })).rejects.toMatchObject({
+        status: 400,
+        message: expect.stringMatching(/body\.url/),
+      });
       await api.delete("/v1/agents/dyn");
       await expect(api.delete("/v1/agents/dyn")).rejects.toMatchObject({ status: 404 });
     } finally {

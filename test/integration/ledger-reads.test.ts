@@ -33,17 +33,29 @@ describe(`the ledger's read API: ranges, pages, latest runs, timeline (${backend
     await insertRunRows(daemon.database.db, [
       { jobId: job.id, scheduledFor: at("2030-01-01T09:59:59.999Z"), status: "Succeeded" },
       { jobId: job.id, scheduledFor: at("2030-01-01T10:00:00.000Z"), status: "Failed" },
-      { jobId: job.id, scheduledFor: at("2030-01-01T10:30:00.000Z"), status: "Cancelled", decidedBy: "cron-sentinel", reason: "held" },
+      {
+        jobId: job.id,
+        scheduledFor: at("2030-01-01T10:30:00.000Z"),
+        status: "Cancelled",
+        decidedBy: "cron-sentinel",
+        reason: "held",
+      },
       { jobId: job.id, scheduledFor: at("2030-01-01T11:00:00.000Z"), status: "Succeeded" },
     ]);
-    const { status, body } = await get<{ runs: Run[] }>(daemon, "/v1/runs?from=2030-01-01T10:00:00Z&to=2030-01-01T11:00:00Z");
+    const { status, body } = await get<{ runs: Run[] }>(
+      daemon,
+      "/v1/runs?from=2030-01-01T10:00:00Z&to=2030-01-01T11:00:00Z",
+    );
     expect(status).toBe(200);
     expect(body.runs.map((r) => [r.scheduledFor, r.status, r.jobName])).toEqual([
       ["2030-01-01T10:30:00.000Z", "Cancelled", "ranged"],
       ["2030-01-01T10:00:00.000Z", "Failed", "ranged"],
     ]);
     const forJob = await get<{ runs: Run[] }>(daemon, `/v1/cron-jobs/${job.id}/runs?from=2030-01-01T10:15:00%2B00:00`);
-    expect(forJob.body.runs.map((r) => r.scheduledFor)).toEqual(["2030-01-01T11:00:00.000Z", "2030-01-01T10:30:00.000Z"]);
+    expect(forJob.body.runs.map((r) => r.scheduledFor)).toEqual([
+      "2030-01-01T11:00:00.000Z",
+      "2030-01-01T10:30:00.000Z",
+    ]);
   });
 
   it("refuses a range whose end is not after its start, naming to", async () => {
@@ -58,10 +70,25 @@ describe(`the ledger's read API: ranges, pages, latest runs, timeline (${backend
     const a = await quietJob(daemon, "a");
     const b = await quietJob(daemon, "b");
     // Written in an order unlike their slots (as late claims, catch-ups and manual runs are), two on one instant.
-    const slots = ["10:00:05", "10:00:01", "10:00:09", "10:00:03", "10:00:07", "10:00:02", "10:00:08", "10:00:04", "10:00:06", "10:00:05"];
+    const slots = [
+      "10:00:05",
+      "10:00:01",
+      "10:00:09",
+      "10:00:03",
+      "10:00:07",
+      "10:00:02",
+      "10:00:08",
+      "10:00:04",
+      "10:00:06",
+      "10:00:05",
+    ];
     await insertRunRows(
       daemon.database.db,
-      slots.map((s, i) => ({ jobId: i % 2 ? a.id : b.id, scheduledFor: at(`2030-01-01T${s}.000Z`), status: "Succeeded" as const })),
+      slots.map((s, i) => ({
+        jobId: i % 2 ? a.id : b.id,
+        scheduledFor: at(`2030-01-01T${s}.000Z`),
+        status: "Succeeded" as const,
+      })),
     );
     const seen: Run[] = [];
     let before: string | undefined;
@@ -86,15 +113,34 @@ describe(`the ledger's read API: ranges, pages, latest runs, timeline (${backend
     for (const name of ["alpha", "beta", "gamma", "delta", "epsilon"]) ids.push((await quietJob(daemon, name)).id);
     await insertRunRows(daemon.database.db, [
       { jobId: ids[1]!, scheduledFor: at("2030-01-01T10:00:00Z"), status: "Succeeded" },
-      { jobId: ids[1]!, scheduledFor: at("2030-01-01T11:00:00Z"), status: "Cancelled", decidedBy: "cron-sentinel", reason: "[cron-sentinel] refused: prompt carries HOLD" },
+      {
+        jobId: ids[1]!,
+        scheduledFor: at("2030-01-01T11:00:00Z"),
+        status: "Cancelled",
+        decidedBy: "cron-sentinel",
+        reason: "[cron-sentinel] refused: prompt carries HOLD",
+      },
       { jobId: ids[1]!, scheduledFor: at("2030-01-01T09:00:00Z"), status: "Failed" },
     ]);
-    type Page = { jobs: { id: string; name: string; lastRun: { status: string; scheduledFor: string; decidedBy: string | null; reason: string | null } | null }[]; total: number; next: string | null };
+    type Page = {
+      jobs: {
+        id: string;
+        name: string;
+        lastRun: { status: string; scheduledFor: string; decidedBy: string | null; reason: string | null } | null;
+      }[];
+      total: number;
+      next: string | null;
+    };
     const first = await get<Page>(daemon, "/v1/cron-jobs?limit=2");
     expect(first.body.jobs.map((j) => j.name)).toEqual(["alpha", "beta"]);
     expect(first.body).toMatchObject({ total: 5, next: ids[1] });
     expect(first.body.jobs[0]!.lastRun).toBeNull();
-    expect(first.body.jobs[1]!.lastRun).toMatchObject({ status: "Cancelled", scheduledFor: "2030-01-01T11:00:00.000Z", decidedBy: "cron-sentinel", reason: "[cron-sentinel] refused: prompt carries HOLD" });
+    expect(first.body.jobs[1]!.lastRun).toMatchObject({
+      status: "Cancelled",
+      scheduledFor: "2030-01-01T11:00:00.000Z",
+      decidedBy: "cron-sentinel",
+      reason: "[cron-sentinel] refused: prompt carries HOLD",
+    });
     const second = await get<Page>(daemon, `/v1/cron-jobs?limit=2&after=${first.body.next}`);
     expect(second.body.jobs.map((j) => j.name)).toEqual(["gamma", "delta"]);
     const last = await get<Page>(daemon, `/v1/cron-jobs?limit=2&after=${second.body.next}`);
@@ -108,8 +154,15 @@ describe(`the ledger's read API: ranges, pages, latest runs, timeline (${backend
 
   it("finds jobs by part of their name, with LIKE's wildcards taken literally", async () => {
     const daemon = await t.start();
-    for (const name of ["Nightly backup", "nightly-report", "100% checks", "1000 checks", "hourly"]) await quietJob(daemon, name);
-    const names = async (q: string) => (await get<{ jobs: { name: string }[]; total: number }>(daemon, `/v1/cron-jobs?limit=10&q=${encodeURIComponent(q)}`)).body;
+    for (const name of ["Nightly backup", "nightly-report", "100% checks", "1000 checks", "hourly"])
+      await quietJob(daemon, name);
+    const names = async (q: string) =>
+      (
+        await get<{ jobs: { name: string }[]; total: number }>(
+          daemon,
+          `/v1/cron-jobs?limit=10&q=${encodeURIComponent(q)}`,
+        )
+      ).body;
     expect((await names("NIGHTLY")).jobs.map((j) => j.name)).toEqual(["Nightly backup", "nightly-report"]);
     expect((await names("NIGHTLY")).total).toBe(2);
     expect((await names("0%")).jobs.map((j) => j.name)).toEqual(["100% checks"]);
@@ -124,7 +177,10 @@ describe(`the ledger's read API: ranges, pages, latest runs, timeline (${backend
     await daemon.cron.add({ name: "later", agentId: "a1", every: "1h", prompt: "p" });
     await daemon.cron.add({ name: "paused", agentId: "a1", every: "1m", prompt: "p", paused: true });
     const dueBefore = new Date(now + 5 * 60_000).toISOString();
-    const { body } = await get<{ jobs: { id: string }[]; total: number; next: string | null }>(daemon, `/v1/cron-jobs?limit=10&dueBefore=${dueBefore}`);
+    const { body } = await get<{ jobs: { id: string }[]; total: number; next: string | null }>(
+      daemon,
+      `/v1/cron-jobs?limit=10&dueBefore=${dueBefore}`,
+    );
     expect(body.jobs.map((j) => j.id)).toEqual([sooner.id, soon.id]);
     expect(body).toMatchObject({ total: 2, next: null });
   });
@@ -144,19 +200,39 @@ describe(`the ledger's read API: ranges, pages, latest runs, timeline (${backend
       { jobId: c.id, scheduledFor: at("2030-01-01T01:00:00Z"), status: "Skipped" },
     ]);
     await daemon.cron.remove(c.id);
-    type Timeline = { bucketMs: number; buckets: number; lanes: { jobId: string; name: string; removed: boolean; total: number; cells: [number, string, number][] }[]; next: string | null };
+    type Timeline = {
+      bucketMs: number;
+      buckets: number;
+      lanes: { jobId: string; name: string; removed: boolean; total: number; cells: [number, string, number][] }[];
+      next: string | null;
+    };
     const range = "from=2030-01-01T00:00:00Z&to=2030-01-01T06:00:00Z&buckets=6";
     const first = await get<Timeline>(daemon, `/v1/run-timeline?${range}&limit=2`);
     expect(first.status).toBe(200);
     expect(first.body).toMatchObject({ bucketMs: 3_600_000, buckets: 6, next: b.id });
     expect(first.body.lanes).toEqual([
-      { jobId: a.id, name: "a", removed: false, total: 4, cells: [[0, "Cancelled", 1], [0, "Succeeded", 2], [5, "Failed", 1]] },
+      {
+        jobId: a.id,
+        name: "a",
+        removed: false,
+        total: 4,
+        cells: [
+          [0, "Cancelled", 1],
+          [0, "Succeeded", 2],
+          [5, "Failed", 1],
+        ],
+      },
       { jobId: b.id, name: "b", removed: false, total: 1, cells: [[3, "Missed", 1]] },
     ]);
     const second = await get<Timeline>(daemon, `/v1/run-timeline?${range}&limit=2&after=${first.body.next}`);
-    expect(second.body).toMatchObject({ next: null, lanes: [{ jobId: c.id, name: "c", removed: true, total: 1, cells: [[1, "Skipped", 1]] }] });
+    expect(second.body).toMatchObject({
+      next: null,
+      lanes: [{ jobId: c.id, name: "c", removed: true, total: 1, cells: [[1, "Skipped", 1]] }],
+    });
     const cancelledOnly = await get<Timeline>(daemon, `/v1/run-timeline?${range}&status=Cancelled`);
-    expect(cancelledOnly.body.lanes).toEqual([{ jobId: a.id, name: "a", removed: false, total: 1, cells: [[0, "Cancelled", 1]] }]);
+    expect(cancelledOnly.body.lanes).toEqual([
+      { jobId: a.id, name: "a", removed: false, total: 1, cells: [[0, "Cancelled", 1]] },
+    ]);
     const oneJob = await get<Timeline>(daemon, `/v1/run-timeline?${range}&jobId=${b.id}`);
     expect(oneJob.body.lanes.map((l) => l.jobId)).toEqual([b.id]);
   });

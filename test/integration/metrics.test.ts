@@ -30,7 +30,10 @@ describe(`/metrics (${backendName})`, () => {
     const daemon = await t.start({ pluginDirs: [examplePlugin("cron-sentinel")] });
     const ok = await daemon.cron.add({ name: "ok", agentId: "a1", cron: "* * * * * *", prompt: "p" });
     await daemon.cron.add({ name: "held", agentId: "a1", cron: "* * * * * *", prompt: "HOLD" });
-    await waitFor(async () => (await daemon.cron.runs({ jobId: ok.id, limit: 5 })).some((r) => r.status === "Succeeded"), "a Succeeded run");
+    await waitFor(
+      async () => (await daemon.cron.runs({ jobId: ok.id, limit: 5 })).some((r) => r.status === "Succeeded"),
+      "a Succeeded run",
+    );
 
     const { type, text } = await scrape(daemon);
     expect(type).toMatch(/^text\/plain; version=0\.0\.4/);
@@ -38,8 +41,18 @@ describe(`/metrics (${backendName})`, () => {
     expect(value(text, 'missiond_runs_total{status="Succeeded"}')).toBeGreaterThanOrEqual(1);
     expect(value(text, 'missiond_runs_total{status="Cancelled"}')).toBeGreaterThanOrEqual(1);
     expect(value(text, "missiond_fire_lateness_seconds_count")).toBeGreaterThanOrEqual(2);
-    expect(value(text, 'missiond_hook_handler_outcomes_total{plugin="cron-sentinel",hook="cronJobFiring",outcome="cancelled"}')).toBeGreaterThanOrEqual(1);
-    expect(value(text, 'missiond_hook_handler_outcomes_total{plugin="cron-sentinel",hook="cronJobFiring",outcome="changed"}')).toBeGreaterThanOrEqual(1);
+    expect(
+      value(
+        text,
+        'missiond_hook_handler_outcomes_total{plugin="cron-sentinel",hook="cronJobFiring",outcome="cancelled"}',
+      ),
+    ).toBeGreaterThanOrEqual(1);
+    expect(
+      value(
+        text,
+        'missiond_hook_handler_outcomes_total{plugin="cron-sentinel",hook="cronJobFiring",outcome="changed"}',
+      ),
+    ).toBeGreaterThanOrEqual(1);
     expect(value(text, 'missiond_hook_chain_duration_seconds_count{hook="cronJobFiring"}')).toBeGreaterThanOrEqual(2);
     expect(value(text, "missiond_jobs_overdue")).toBe(0);
     expect(text).toMatch(/^missiond_missions_queue_depth \d+$/m);

@@ -32,10 +32,17 @@ async function withSession(daemon: Daemon, id = "s1", agentId = "worker"): Promi
 }
 
 const timer = (daemon: Daemon, id: string) => daemon.notify.get(id);
-const closed = (daemon: Daemon, id: string) => waitFor(async () => ((await timer(daemon, id)).finishedAt ? timer(daemon, id) : null), `timer ${id} to close`, 20_000);
+const closed = (daemon: Daemon, id: string) =>
+  waitFor(
+    async () => ((await timer(daemon, id)).finishedAt ? timer(daemon, id) : null),
+    `timer ${id} to close`,
+    20_000,
+  );
 
 /** A webhook receiver that answers with the given statuses in turn (then 200), recording bodies. */
-async function receiver(statuses: number[] = []): Promise<{ url: string; bodies: Record<string, unknown>[]; server: Server }> {
+async function receiver(
+  statuses: number[] = [],
+): Promise<{ url: string; bodies: Record<string, unknown>[]; server: Server }> {
   const bodies: Record<string, unknown>[] = [];
   const server = createServer((req: IncomingMessage, res) => {
     let text = "";
@@ -60,11 +67,26 @@ describe(`notify timers (${backendName})`, () => {
   it("delivers a note to the session's agent at its due time, with the lateness recorded", async () => {
     const daemon = await t.start({ toml: commandAgent });
     const api = await withSession(daemon);
-    const created = await api.post<TimerView>("/v1/notify", { sessionId: "s1", message: "check the deploy", delaySeconds: 1 });
-    expect(created).toMatchObject({ status: "Pending", message: "check the deploy", delaySeconds: 1, agentId: "worker" });
+    const created = await api.post<TimerView>("/v1/notify", {
+      sessionId: "s1",
+      message: "check the deploy",
+      delaySeconds: 1,
+    });
+    expect(created).toMatchObject({
+      status: "Pending",
+      message: "check the deploy",
+      delaySeconds: 1,
+      agentId: "worker",
+    });
     expect(Date.parse(created.dueAt!) - Date.parse(created.createdAt!)).toBe(1_000);
     const done = await closed(daemon, created.id);
-    expect(done).toMatchObject({ status: "Delivered", messageDelivered: "check the deploy", executor: "command", exitCode: 0, attempts: 1 });
+    expect(done).toMatchObject({
+      status: "Delivered",
+      messageDelivered: "check the deploy",
+      executor: "command",
+      exitCode: 0,
+      attempts: 1,
+    });
     expect(done.output).toContain("did: check the deploy");
     // Claimed at or after its due time, and promptly (the same precise scheduler as cron slots).
     expect(Date.parse(done.claimedAt!)).toBeGreaterThanOrEqual(Date.parse(done.dueAt!));
@@ -77,7 +99,11 @@ describe(`notify timers (${backendName})`, () => {
     const api = await withSession(daemon);
     const bad = [
       [{ sessionId: "s1", message: "m", delaySeconds: -1 }, 400, /^delaySeconds: must not be negative/],
-      [{ sessionId: "s1", message: "m", delaySeconds: 3601 }, 400, /^delaySeconds: must be at most 3600 seconds \(notify\.max_delay\)/],
+      [
+        { sessionId: "s1", message: "m", delaySeconds: 3601 },
+        400,
+        /^delaySeconds: must be at most 3600 seconds \(notify\.max_delay\)/,
+      ],
       [{ sessionId: "s1", message: "m", delaySeconds: "10" }, 400, /^delaySeconds: must be a number of seconds/],
       [{ sessionId: "s1", message: "m" }, 400, /^delaySeconds:/],
       [{ sessionId: "s1", message: "", delaySeconds: 1 }, 400, /^message: must not be empty/],
@@ -85,7 +111,10 @@ describe(`notify timers (${backendName})`, () => {
       [{ sessionId: "nope", message: "m", delaySeconds: 1 }, 404, /^no session with id "nope"$/],
     ] as const;
     for (const [body, status, message] of bad) {
-      expect(await rejection(api.post("/v1/notify", body))).toMatchObject({ status, message: expect.stringMatching(message) });
+      expect(await rejection(api.post("/v1/notify", body))).toMatchObject({
+        status,
+        message: expect.stringMatching(message),
+      });
     }
     expect(await api.get<{ timers: unknown[] }>("/v1/notify")).toEqual({ timers: [] });
   });
@@ -93,19 +122,39 @@ describe(`notify timers (${backendName})`, () => {
   it("runs notifyScheduled the contract's way: a plugin clamps the delay to an hour", async () => {
     const daemon = await t.start({ toml: commandAgent, pluginDirs: [contract("notify-clamp")] });
     const api = await withSession(daemon);
-    const created = await api.post<TimerView>("/v1/notify", { sessionId: "s1", message: "tomorrow", delaySeconds: 86_400 });
+    const created = await api.post<TimerView>("/v1/notify", {
+      sessionId: "s1",
+      message: "tomorrow",
+      delaySeconds: 86_400,
+    });
     expect(created).toMatchObject({ status: "Pending", delaySeconds: 3600, requestedDelaySeconds: 86_400 });
     expect(Date.parse(created.dueAt!) - Date.parse(created.createdAt!)).toBe(3_600_000);
     // A short one is left alone.
-    expect(await api.post<TimerView>("/v1/notify", { sessionId: "s1", message: "soon", delaySeconds: 60 })).toMatchObject({ delaySeconds: 60 });
+    expect(
+      await api.post<TimerView>("/v1/notify", { sessionId: "s1", message: "soon", delaySeconds: 60 }),
+    ).toMatchObject({ delaySeconds: 60 });
   });
 
   it("records a timer notifyScheduled cancelled, with the plugin and its reason, and never delivers it", async () => {
     const daemon = await t.start({ toml: commandAgent, pluginDirs: [contract("no-night-notes")] });
     const api = await withSession(daemon);
-    const vetoed = await api.post<TimerView>("/v1/notify", { sessionId: "s1", message: "wake me at night", delaySeconds: 0 });
-    expect(vetoed).toMatchObject({ status: "Cancelled", decidedBy: "no-night-notes", reason: "no night-time wake-ups", dueAt: null, message: null });
-    const kept = await api.post<TimerView>("/v1/notify", { sessionId: "s1", message: "during the day", delaySeconds: 0 });
+    const vetoed = await api.post<TimerView>("/v1/notify", {
+      sessionId: "s1",
+      message: "wake me at night",
+      delaySeconds: 0,
+    });
+    expect(vetoed).toMatchObject({
+      status: "Cancelled",
+      decidedBy: "no-night-notes",
+      reason: "no night-time wake-ups",
+      dueAt: null,
+      message: null,
+    });
+    const kept = await api.post<TimerView>("/v1/notify", {
+      sessionId: "s1",
+      message: "during the day",
+      delaySeconds: 0,
+    });
     expect(await closed(daemon, kept.id)).toMatchObject({ status: "Delivered" });
     expect(await timer(daemon, vetoed.id)).toMatchObject({ status: "Cancelled", attempts: 0, claimedAt: null });
   });
@@ -121,31 +170,63 @@ describe(`notify timers (${backendName})`, () => {
   });
 
   it("drops notes during a window in notifyDelivered (maintenance-window), recorded with the plugin's reason", async () => {
-    const window = { from: new Date(Date.now() - 3_600_000).toISOString(), to: new Date(Date.now() + 3_600_000).toISOString(), label: "now" };
-    const daemon = await t.start({ toml: commandAgent, pluginDirs: [pluginCopy(examplePlugin("maintenance-window"), { config: { action: "cancel", windows: [window] } })] });
+    const window = {
+      from: new Date(Date.now() - 3_600_000).toISOString(),
+      to: new Date(Date.now() + 3_600_000).toISOString(),
+      label: "now",
+    };
+    const daemon = await t.start({
+      toml: commandAgent,
+      pluginDirs: [
+        pluginCopy(examplePlugin("maintenance-window"), { config: { action: "cancel", windows: [window] } }),
+      ],
+    });
     const api = await withSession(daemon);
     // maintenance-window drops notes at delivery (notifyDelivered), during its window.
     const created = await api.post<TimerView>("/v1/notify", { sessionId: "s1", message: "ping", delaySeconds: 0 });
     const done = await closed(daemon, created.id);
-    expect(done).toMatchObject({ status: "Dropped", decidedBy: "maintenance-window", reason: "dropped during maintenance window now", attempts: 0, executor: null });
+    expect(done).toMatchObject({
+      status: "Dropped",
+      decidedBy: "maintenance-window",
+      reason: "dropped during maintenance window now",
+      attempts: 0,
+      executor: null,
+    });
   });
 
   it("adds context to the wake-up note in notifyDelivered, as the contract's example does", async () => {
     const hook = await receiver();
     servers.push(hook.server);
-    const daemon = await t.start({ toml: `[agents.hooked]\nexecutor = "webhook"\nurl = "${hook.url}"\ntimeout = "2s"\n`, pluginDirs: [contract("wake-context")] });
+    const daemon = await t.start({
+      toml: `[agents.hooked]\nexecutor = "webhook"\nurl = "${hook.url}"\ntimeout = "2s"\n`,
+      pluginDirs: [contract("wake-context")],
+    });
     const api = await withSession(daemon, "s2", "hooked");
-    const created = await api.post<TimerView>("/v1/notify", { sessionId: "s2", message: "look at the queue", delaySeconds: 0 });
+    const created = await api.post<TimerView>("/v1/notify", {
+      sessionId: "s2",
+      message: "look at the queue",
+      delaySeconds: 0,
+    });
     const done = await closed(daemon, created.id);
     const expected = `look at the queue\n\n(reminder ${created.id}, set earlier in session s2)`;
     expect(done).toMatchObject({ status: "Delivered", message: "look at the queue", messageDelivered: expected });
-    expect(hook.bodies).toEqual([expect.objectContaining({ kind: "notify", notifyId: created.id, sessionId: "s2", agentId: "hooked", prompt: expected })]);
+    expect(hook.bodies).toEqual([
+      expect.objectContaining({
+        kind: "notify",
+        notifyId: created.id,
+        sessionId: "s2",
+        agentId: "hooked",
+        prompt: expected,
+      }),
+    ]);
   });
 
   it("retries a failed delivery through pg-boss and delivers it once", async () => {
     const hook = await receiver([503]);
     servers.push(hook.server);
-    const daemon = await t.start({ toml: `[agents.hooked]\nexecutor = "webhook"\nurl = "${hook.url}"\ntimeout = "2s"\n` });
+    const daemon = await t.start({
+      toml: `[agents.hooked]\nexecutor = "webhook"\nurl = "${hook.url}"\ntimeout = "2s"\n`,
+    });
     const api = await withSession(daemon, "s3", "hooked");
     const created = await api.post<TimerView>("/v1/notify", { sessionId: "s3", message: "retry me", delaySeconds: 0 });
     const done = await closed(daemon, created.id);
@@ -157,16 +238,29 @@ describe(`notify timers (${backendName})`, () => {
     const daemon = await t.start({ toml: commandAgent });
     const api = await withSession(daemon);
     const later = await api.post<TimerView>("/v1/notify", { sessionId: "s1", message: "later", delaySeconds: 600 });
-    expect(await api.post(`/v1/notify/${later.id}/cancel`, {})).toMatchObject({ status: "Cancelled", reason: "cancelled over the API" });
-    expect(await rejection(api.post(`/v1/notify/${later.id}/cancel`, {}))).toMatchObject({ status: 409, message: `notify timer ${later.id} is Cancelled; only a Pending timer can be cancelled` });
+    expect(await api.post(`/v1/notify/${later.id}/cancel`, {})).toMatchObject({
+      status: "Cancelled",
+      reason: "cancelled over the API",
+    });
+    expect(await rejection(api.post(`/v1/notify/${later.id}/cancel`, {}))).toMatchObject({
+      status: 409,
+      message: `notify timer ${later.id} is Cancelled; only a Pending timer can be cancelled`,
+    });
     expect(await rejection(api.post("/v1/notify/999999/cancel", {}))).toMatchObject({ status: 404 });
-    expect(await rejection(api.get("/v1/notify/abc"))).toMatchObject({ status: 404, message: 'no notify timer with id "abc"' });
+    expect(await rejection(api.get("/v1/notify/abc"))).toMatchObject({
+      status: 404,
+      message: 'no notify timer with id "abc"',
+    });
   });
 
   it("survives a restart: a timer that came due while the daemon was down is delivered late, lateness recorded", async () => {
     const first = await t.start({ toml: commandAgent, instanceName: "before" });
     const api = await withSession(first);
-    const created = await api.post<TimerView>("/v1/notify", { sessionId: "s1", message: "while you were out", delaySeconds: 1 });
+    const created = await api.post<TimerView>("/v1/notify", {
+      sessionId: "s1",
+      message: "while you were out",
+      delaySeconds: 1,
+    });
     await first.stop();
     await sleep(3_000);
     const second = await t.start({ toml: commandAgent, instanceName: "after" });
@@ -180,11 +274,12 @@ describe(`notify timers (${backendName})`, () => {
     servers.push(hook.server);
     const toml = `[agents.hooked]\nexecutor = "webhook"\nurl = "${hook.url}"\ntimeout = "5s"\n`;
     const a = await t.start({ toml, instanceName: "a" });
-    const b = await t.start({ toml, instanceName: "b" });
+    await t.start({ toml, instanceName: "b" });
     await withSession(a, "burst", "hooked");
     // All due in the same instant, about a second from now.
     const ids: string[] = [];
-    for (let i = 0; i < 100; i++) ids.push((await a.notify.schedule({ sessionId: "burst", message: `n${i}`, delaySeconds: 1.5 - i * 0.0005 })).id);
+    for (let i = 0; i < 100; i++)
+      ids.push((await a.notify.schedule({ sessionId: "burst", message: `n${i}`, delaySeconds: 1.5 - i * 0.0005 })).id);
     await waitFor(() => hook.bodies.length >= 100 || null, "100 deliveries", 30_000);
     await sleep(500);
     const delivered = hook.bodies.map((body) => body.notifyId as string);
@@ -197,6 +292,8 @@ describe(`notify timers (${backendName})`, () => {
   it("keeps the hop count a runtime reports (loop protection for work plugins cause)", async () => {
     const daemon = await t.start({ toml: commandAgent });
     await withSession(daemon);
-    expect(await daemon.notify.schedule({ sessionId: "s1", message: "m", delaySeconds: 600 }, { hop: 3 })).toMatchObject({ hop: 3 });
+    expect(
+      await daemon.notify.schedule({ sessionId: "s1", message: "m", delaySeconds: 600 }, { hop: 3 }),
+    ).toMatchObject({ hop: 3 });
   });
 });

@@ -27,36 +27,56 @@ interface DecisionView {
   durationMs: number;
 }
 const decisionsOf = async (api: ReturnType<typeof apiClient>, query: Record<string, string> = {}) =>
-  (await api.get<{ decisions: DecisionView[]; counts: Record<string, number> }>("/v1/hook-decisions", query));
+  await api.get<{ decisions: DecisionView[]; counts: Record<string, number> }>("/v1/hook-decisions", query);
 const runsOf = (d: Daemon, jobId: string) => d.cron.runs({ jobId, limit: 1000 });
 
 describe(`the plugin runtime inside the daemon (${backendName})`, () => {
   it("handles a slot within about 5 s when one plugin spins in while (true) {}, applies the other plugin's change, logs the stuck one, and fires the next slot on time", async () => {
     const { daemon, api } = await start([fixturePlugin("spins"), fixturePlugin("appends")]);
     const job = await daemon.cron.add({ name: "stuck", agentId: "a1", every: "6s", prompt: "p" });
-    const first = await waitFor(async () => (await runsOf(daemon, job.id)).find((r) => r.status === "Succeeded"), "the first slot's outcome", 20_000);
+    const first = await waitFor(
+      async () => (await runsOf(daemon, job.id)).find((r) => r.status === "Succeeded"),
+      "the first slot's outcome",
+      20_000,
+    );
     expect(first.promptFired).toBe("p [appended]");
     // The chain was held by the spinning plugin for its 5 s budget, not longer.
     expect(Date.parse(first.startedAt!) - Date.parse(first.scheduledFor!)).toBeLessThan(7_000);
     expect(Date.parse(first.startedAt!) - Date.parse(first.scheduledFor!)).toBeGreaterThanOrEqual(4_900);
 
     const { decisions } = await decisionsOf(api, { plugin: "spins" });
-    expect(decisions[0]).toMatchObject({ plugin: "spins", hook: "cronJobFiring", subjectId: job.id, outcome: "skipped", reason: "timeout" });
+    expect(decisions[0]).toMatchObject({
+      plugin: "spins",
+      hook: "cronJobFiring",
+      subjectId: job.id,
+      outcome: "skipped",
+      reason: "timeout",
+    });
     expect(decisions[0]!.durationMs).toBeGreaterThanOrEqual(4_900);
     expect(daemon.plugins.list().find((p) => p.name === "spins")!.restarts).toBe(0);
 
     // The next slot is claimed on time (the spinning worker was terminated and is restarted).
-    const second = await waitFor(async () => (await runsOf(daemon, job.id)).find((r) => r.scheduledFor !== first.scheduledFor), "the second slot", 20_000);
+    const second = await waitFor(
+      async () => (await runsOf(daemon, job.id)).find((r) => r.scheduledFor !== first.scheduledFor),
+      "the second slot",
+      20_000,
+    );
     expect(second.latenessMs).toBeLessThan(1_000);
   }, 40_000);
 
   it("fails closed when a required gate times out: the slot is Cancelled with a reason saying so", async () => {
     // never-resolves has no manifest; a copy with one makes it a required gate.
-    const { daemon: d2 } = await start([pluginCopy(fixturePlugin("never-resolves"), { name: "gate", required: true })], {
-      toml: `[plugins]\nhandler_timeout = "300ms"\n`,
-    });
+    const { daemon: d2 } = await start(
+      [pluginCopy(fixturePlugin("never-resolves"), { name: "gate", required: true })],
+      {
+        toml: `[plugins]\nhandler_timeout = "300ms"\n`,
+      },
+    );
     const job = await d2.cron.add({ name: "gated", agentId: "a1", cron: "* * * * * *", prompt: "p" });
-    const run = await waitFor(async () => (await runsOf(d2, job.id)).find((r) => r.status === "Cancelled"), "a Cancelled run");
+    const run = await waitFor(
+      async () => (await runsOf(d2, job.id)).find((r) => r.status === "Cancelled"),
+      "a Cancelled run",
+    );
     expect(run).toMatchObject({ decidedBy: "gate", reason: "required plugin gate failed (timeout); failing closed" });
   });
 
@@ -64,12 +84,18 @@ describe(`the plugin runtime inside the daemon (${backendName})`, () => {
     const { daemon, api } = await start([fixturePlugin("defers-once")]);
     // A yearly job whose next slot is moved to half a second from now: one slot to watch.
     const live = await daemon.cron.add({ name: "held", agentId: "a1", cron: "0 0 1 1 *", prompt: "p" });
-    await daemon.database.db.execute(sql`update cron_jobs set next_fire_at = ${new Date(Date.now() + 500).toISOString()}::timestamptz where id = ${BigInt(live.id)}`);
+    await daemon.database.db.execute(
+      sql`update cron_jobs set next_fire_at = ${new Date(Date.now() + 500).toISOString()}::timestamptz where id = ${BigInt(live.id)}`,
+    );
     daemon.scheduler.poke();
-    const runs = await waitFor(async () => {
-      const all = await runsOf(daemon, live.id);
-      return all.some((r) => r.status === "Succeeded") ? all : null;
-    }, "the deferred slot to run", 15_000);
+    const runs = await waitFor(
+      async () => {
+        const all = await runsOf(daemon, live.id);
+        return all.some((r) => r.status === "Succeeded") ? all : null;
+      },
+      "the deferred slot to run",
+      15_000,
+    );
     const deferred = runs.find((r) => r.status === "Deferred")!;
     const refired = runs.find((r) => r.status === "Succeeded")!;
     expect(deferred).toMatchObject({ decidedBy: "defers-once", reason: "holding the first slot", trigger: "schedule" });
@@ -84,21 +110,33 @@ describe(`the plugin runtime inside the daemon (${backendName})`, () => {
     const job = await daemon.cron.add({ name: "watched", agentId: "a1", cron: "* * * * * *", prompt: "p" });
     await waitFor(async () => (await runsOf(daemon, job.id)).some((r) => r.status === "Succeeded"), "a Succeeded run");
     const { decisions, counts } = await decisionsOf(api, { hook: "cronJobFiring" });
-    expect(decisions[0]).toMatchObject({ plugin: "shadow-veto", outcome: "cancelled", reason: "would have vetoed this", shadow: true });
+    expect(decisions[0]).toMatchObject({
+      plugin: "shadow-veto",
+      outcome: "cancelled",
+      reason: "would have vetoed this",
+      shadow: true,
+    });
     expect(counts.cancelled).toBeGreaterThanOrEqual(1);
     expect((await runsOf(daemon, job.id)).filter((r) => r.status === "Cancelled")).toEqual([]);
   });
 
   it("suspends a plugin after consecutive failures and says why in plugins ls", async () => {
-    const { daemon, api } = await start([fixturePlugin("throws"), fixturePlugin("appends")], { toml: `[plugins]\nbreaker_failures = 2\nbreaker_cooldown = "1h"\n` });
+    const { daemon, api } = await start([fixturePlugin("throws"), fixturePlugin("appends")], {
+      toml: `[plugins]\nbreaker_failures = 2\nbreaker_cooldown = "1h"\n`,
+    });
     const job = await daemon.cron.add({ name: "breaker", agentId: "a1", cron: "* * * * * *", prompt: "p" });
     const listed = await waitFor(async () => {
-      const { plugins } = await api.get<{ plugins: { name: string; state: string; error: string | null; suspendedUntil: string | null }[] }>("/v1/plugins");
+      const { plugins } = await api.get<{
+        plugins: { name: string; state: string; error: string | null; suspendedUntil: string | null }[];
+      }>("/v1/plugins");
       return plugins.find((p) => p.name === "throws" && p.state === "suspended");
     }, "the breaker to open");
     expect(listed.error).toBe("suspended after repeated failures (last: threw: plugin bug)");
     // Suspended handlers do not run, so they leave no decisions; slots keep firing with the others.
-    await waitFor(async () => (await runsOf(daemon, job.id)).filter((r) => r.status === "Succeeded").length >= 4, "more runs");
+    await waitFor(
+      async () => (await runsOf(daemon, job.id)).filter((r) => r.status === "Succeeded").length >= 4,
+      "more runs",
+    );
     const { decisions } = await decisionsOf(api, { plugin: "throws" });
     expect(decisions.length).toBe(2);
   });
@@ -107,28 +145,65 @@ describe(`the plugin runtime inside the daemon (${backendName})`, () => {
     const { daemon, api } = await start([fixturePlugin("cmd-gate")]);
     const ok = await daemon.cron.add({ name: "ok", agentId: "a1", cron: "* * * * * *", prompt: "go" });
     const blocked = await daemon.cron.add({ name: "blocked", agentId: "a1", cron: "* * * * * *", prompt: "BLOCK me" });
-    const fine = await waitFor(async () => (await runsOf(daemon, ok.id)).find((r) => r.status === "Succeeded"), "a Succeeded run");
+    const fine = await waitFor(
+      async () => (await runsOf(daemon, ok.id)).find((r) => r.status === "Succeeded"),
+      "a Succeeded run",
+    );
     expect(fine.promptFired).toBe("go [cmd-gate]");
-    const no = await waitFor(async () => (await runsOf(daemon, blocked.id)).find((r) => r.status === "Cancelled"), "a Cancelled run");
+    const no = await waitFor(
+      async () => (await runsOf(daemon, blocked.id)).find((r) => r.status === "Cancelled"),
+      "a Cancelled run",
+    );
     expect(no).toMatchObject({ decidedBy: "cmd-gate", reason: "blocked by cmd-gate: prompt says BLOCK" });
 
-    const context = { sessionId: "s", agentId: "a", sshHostId: "h", hostDisplayName: "web", kind: "command", command: "curl evil.example", path: null, content: null };
-    expect(await api.post("/v1/hooks/sshCommandSending", context)).toMatchObject({ cancelled: true, plugin: "cmd-gate", reason: "no curl from agents" });
-    expect(await api.post("/v1/hooks/sshCommandSending", { ...context, command: "ls" })).toMatchObject({ cancelled: false, value: { command: "ls" } });
+    const context = {
+      sessionId: "s",
+      agentId: "a",
+      sshHostId: "h",
+      hostDisplayName: "web",
+      kind: "command",
+      command: "curl evil.example",
+      path: null,
+      content: null,
+    };
+    expect(await api.post("/v1/hooks/sshCommandSending", context)).toMatchObject({
+      cancelled: true,
+      plugin: "cmd-gate",
+      reason: "no curl from agents",
+    });
+    expect(await api.post("/v1/hooks/sshCommandSending", { ...context, command: "ls" })).toMatchObject({
+      cancelled: false,
+      value: { command: "ls" },
+    });
     const { plugins } = await api.get<{ plugins: { name: string; kind: string; hooks: string[] }[] }>("/v1/plugins");
-    expect(plugins[0]).toMatchObject({ name: "cmd-gate", kind: "command", hooks: ["sshCommandSending", "cronJobFiring"] });
+    expect(plugins[0]).toMatchObject({
+      name: "cmd-gate",
+      kind: "command",
+      hooks: ["sshCommandSending", "cronJobFiring"],
+    });
   });
 
   it("fails open on a command hook that crashes, prints garbage or overruns its timeout", async () => {
     const { daemon, api } = await start([fixturePlugin("cmd-gate")]);
-    for (const word of ["CRASH", "GARBAGE", "SLEEP"]) await daemon.cron.add({ name: word, agentId: "a1", every: "1h", prompt: word });
-    await daemon.database.db.execute(sql`update cron_jobs set next_fire_at = ${new Date(Date.now() + 300).toISOString()}::timestamptz`);
+    for (const word of ["CRASH", "GARBAGE", "SLEEP"])
+      await daemon.cron.add({ name: word, agentId: "a1", every: "1h", prompt: word });
+    await daemon.database.db.execute(
+      sql`update cron_jobs set next_fire_at = ${new Date(Date.now() + 300).toISOString()}::timestamptz`,
+    );
     daemon.scheduler.poke();
-    const { decisions } = await waitFor(async () => {
-      const result = await decisionsOf(api, { plugin: "cmd-gate" });
-      return result.decisions.length >= 3 ? result : null;
-    }, "three decisions", 15_000);
-    expect(decisions.map((d) => d.reason).sort()).toEqual(["malformed: stdout is not JSON: this is not json", "threw: exited with code 1", "timeout"]);
+    const { decisions } = await waitFor(
+      async () => {
+        const result = await decisionsOf(api, { plugin: "cmd-gate" });
+        return result.decisions.length >= 3 ? result : null;
+      },
+      "three decisions",
+      15_000,
+    );
+    expect(decisions.map((d) => d.reason).sort()).toEqual([
+      "malformed: stdout is not JSON: this is not json",
+      "threw: exited with code 1",
+      "timeout",
+    ]);
     // Each slot still ran, with its prompt unchanged.
     const runs = await waitFor(async () => {
       const all = await daemon.cron.runs({ limit: 10 });
@@ -148,13 +223,22 @@ describe(`the plugin runtime inside the daemon (${backendName})`, () => {
     try {
       const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/gate`;
       const { daemon } = await start([pluginCopy(fixturePlugin("fetches"), { config: { url } })]);
-      const job = await daemon.cron.add({ name: "fetched", agentId: "a1", cron: "* * * * * *", prompt: "p", overlapPolicy: "allow" });
+      const job = await daemon.cron.add({
+        name: "fetched",
+        agentId: "a1",
+        cron: "* * * * * *",
+        prompt: "p",
+        overlapPolicy: "allow",
+      });
       const runs = await waitFor(async () => {
         const all = await runsOf(daemon, job.id);
         return all.some((r) => r.status === "Cancelled") && all.some((r) => r.status === "Succeeded") ? all : null;
       }, "an allowed and a refused slot");
       expect(runs.find((r) => r.status === "Succeeded")!.promptFired).toBe("p [allowed, call 1]");
-      expect(runs.find((r) => r.status === "Cancelled")).toMatchObject({ decidedBy: "fetches", reason: "gate said no (HTTP 200)" });
+      expect(runs.find((r) => r.status === "Cancelled")).toMatchObject({
+        decidedBy: "fetches",
+        reason: "gate said no (HTTP 200)",
+      });
       expect(asked[0]).toBe(`/gate?job=${job.id}`);
     } finally {
       server.close();

@@ -82,6 +82,8 @@ describe("plugins in worker threads", () => {
     expect(list.find((p) => p.name === "appends")).toMatchObject({ state: "active" });
     expect(list.find((p) => p.name === "bad-manifest")).toMatchObject({ state: "failed" });
     expect(list.find((p) => p.name === "bad-manifest")!.error).toMatch(/plugin "bad-manifest".*order.*permissions/);
-    expect(list.find((p) => p.name === "unknown-hook")!.error).toMatch(/plugin "unknown-hook".*unknown hook name: cronJobFired/);
+    expect(list.find((p) => p.name === "unknown-hook")!.error).toMatch(
+      /plugin "unknown-hook".*unknown hook name: cronJobFired/,
+    );
   });
 });

@@ -45,14 +45,22 @@ async function seed(daemon: Daemon): Promise<ApiClient> {
   return api;
 }
 
-const completed = (daemon: Daemon, id: string) => waitFor(async () => ((await daemon.clears.get(id)).status === "Completed" ? daemon.clears.get(id) : null), `clear ${id} to complete`, 20_000);
+const completed = (daemon: Daemon, id: string) =>
+  waitFor(
+    async () => ((await daemon.clears.get(id)).status === "Completed" ? daemon.clears.get(id) : null),
+    `clear ${id} to complete`,
+    20_000,
+  );
 
 async function clearedEvents(daemon: Daemon): Promise<EventView[]> {
   return (await daemon.sessions.events({ kind: "sessionCleared" })).events;
 }
 
 async function openClearId(daemon: Daemon): Promise<string> {
-  const [row] = await rows<{ id: string }>(daemon.database.db, sql`select id::text as id from session_clears order by id desc limit 1`);
+  const [row] = await rows<{ id: string }>(
+    daemon.database.db,
+    sql`select id::text as id from session_clears order by id desc limit 1`,
+  );
   return row!.id;
 }
 
@@ -61,7 +69,15 @@ describe(`session clears (${backendName})`, () => {
     const daemon = await t.start({ pluginDirs: PLUGINS });
     const api = await seed(daemon);
     const clear = await api.post<ClearView>("/v1/sessions/s1/clear", { trailingText: "start over" });
-    expect(clear).toMatchObject({ sessionId: "s1", agentId: "a1", trailingText: "start over", deletedMessageCount: 3, deletedSubagentCount: 2, deletedPeerThreadCount: 1, clearingRuns: 1 });
+    expect(clear).toMatchObject({
+      sessionId: "s1",
+      agentId: "a1",
+      trailingText: "start over",
+      deletedMessageCount: 3,
+      deletedSubagentCount: 2,
+      deletedPeerThreadCount: 1,
+      clearingRuns: 1,
+    });
     expect(await api.get("/v1/sessions/s1")).toMatchObject({ messageCount: 0, subagentCount: 0, peerThreadCount: 0 });
     const done = await completed(daemon, clear.id);
     expect(done).toMatchObject({ clearingRuns: 1, completedRuns: 1, completedAt: expect.any(String) });
@@ -80,9 +96,15 @@ describe(`session clears (${backendName})`, () => {
       { sessionId: "s1", agentId: "a1", deletedMessageCount: 3, deletedSubagentCount: 2, deletedPeerThreadCount: 1 },
     ]);
 
-    const { events, next } = await api.get<{ events: EventView[]; next: string }>("/v1/events", { kind: "sessionCleared" });
+    const { events, next } = await api.get<{ events: EventView[]; next: string }>("/v1/events", {
+      kind: "sessionCleared",
+    });
     expect(events).toEqual([
-      expect.objectContaining({ kind: "sessionCleared", sessionId: "s1", data: expect.objectContaining({ clearId: clear.id, deletedMessageCount: 3, trailingText: "start over" }) }),
+      expect.objectContaining({
+        kind: "sessionCleared",
+        sessionId: "s1",
+        data: expect.objectContaining({ clearId: clear.id, deletedMessageCount: 3, trailingText: "start over" }),
+      }),
     ]);
     // Reading after the cursor: nothing new.
     expect(await api.get("/v1/events", { after: next })).toEqual({ events: [], next });
@@ -98,7 +120,8 @@ describe(`session clears (${backendName})`, () => {
       faults: {
         clears: {
           reached: async (step) => {
-            if (step === "requested") await api!.post("/v1/sessions/s1/messages", { messages: [{ role: "user", text: "arrived mid-clear" }] });
+            if (step === "requested")
+              await api!.post("/v1/sessions/s1/messages", { messages: [{ role: "user", text: "arrived mid-clear" }] });
           },
         },
       },
@@ -109,7 +132,10 @@ describe(`session clears (${backendName})`, () => {
     expect((await daemon.sessions.messages("s1")).map((m) => m.text)).toEqual(["arrived mid-clear"]);
     const second = await api.post<ClearView>("/v1/sessions/s1/clear", {});
     expect(second.deletedMessageCount).toBe(1);
-    expect((await clearedEvents(daemon)).map((e) => e.data)).toEqual([expect.objectContaining({ clearId: clear.id }), expect.objectContaining({ clearId: second.id })]);
+    expect((await clearedEvents(daemon)).map((e) => e.data)).toEqual([
+      expect.objectContaining({ clearId: clear.id }),
+      expect.objectContaining({ clearId: second.id }),
+    ]);
   });
 
   it("joins a second /new that arrives while a clear is under way, instead of starting another", async () => {
@@ -118,7 +144,8 @@ describe(`session clears (${backendName})`, () => {
       faults: {
         clears: {
           reached: async (step) => {
-            if (step === "requested" && joined === null) joined = await daemon.clears.request("s1", { trailingText: "again" });
+            if (step === "requested" && joined === null)
+              joined = await daemon.clears.request("s1", { trailingText: "again" });
           },
         },
       },
@@ -132,10 +159,19 @@ describe(`session clears (${backendName})`, () => {
   it("refuses an unknown session and bad input, naming the problem, and changes nothing", async () => {
     const daemon = await t.start();
     const api = await seed(daemon);
-    await expect(api.post("/v1/sessions/nope/clear", {})).rejects.toMatchObject({ status: 404, message: 'no session with id "nope"' });
-    await expect(api.post("/v1/sessions/s1/clear", { trailingText: 5 })).rejects.toMatchObject({ status: 400, message: expect.stringMatching(/^trailingText:/) });
+    await expect(api.post("/v1/sessions/nope/clear", {})).rejects.toMatchObject({
+      status: 404,
+      message: 'no session with id "nope"',
+    });
+    await expect(api.post("/v1/sessions/s1/clear", { trailingText: 5 })).rejects.toMatchObject({
+      status: 400,
+      message: expect.stringMatching(/^trailingText:/),
+    });
     await expect(api.post("/v1/sessions/s1/clear", { text: "x" })).rejects.toMatchObject({ status: 400 });
-    await expect(api.get("/v1/events", { after: "x" })).rejects.toMatchObject({ status: 400, message: expect.stringMatching(/^query\.after: must be an event id/) });
+    await expect(api.get("/v1/events", { after: "x" })).rejects.toMatchObject({
+      status: 400,
+      message: expect.stringMatching(/^query\.after: must be an event id/),
+    });
     expect(await api.get("/v1/sessions/s1")).toMatchObject({ messageCount: 3, subagentCount: 2, peerThreadCount: 1 });
     expect(await clearedEvents(daemon)).toEqual([]);
   });
@@ -163,22 +199,38 @@ describe(`session clears (${backendName})`, () => {
 
       const second = await t.start({ pluginDirs: PLUGINS });
       const done = await completed(second, id);
-      expect(done).toMatchObject({ status: "Completed", deletedMessageCount: 3, deletedSubagentCount: 2, deletedPeerThreadCount: 1, ...runs });
+      expect(done).toMatchObject({
+        status: "Completed",
+        deletedMessageCount: 3,
+        deletedSubagentCount: 2,
+        deletedPeerThreadCount: 1,
+        ...runs,
+      });
       expect(await second.sessions.get("s1")).toMatchObject({ messageCount: 0, subagentCount: 0, peerThreadCount: 0 });
       const events = await clearedEvents(second);
       expect(events).toHaveLength(1);
-      expect(events[0]!.data).toMatchObject({ clearId: id, deletedMessageCount: 3, deletedSubagentCount: 2, deletedPeerThreadCount: 1 });
+      expect(events[0]!.data).toMatchObject({
+        clearId: id,
+        deletedMessageCount: 3,
+        deletedSubagentCount: 2,
+        deletedPeerThreadCount: 1,
+      });
       // sessionClearCompleted saw the deleted counts each time it fired.
       const seen = (await storeGet(second.database.db, "clear-observer", "completed:s1")) as unknown[];
       expect(seen).toHaveLength(runs.completedRuns);
-      for (const context of seen) expect(context).toMatchObject({ deletedMessageCount: 3, deletedSubagentCount: 2, deletedPeerThreadCount: 1 });
+      for (const context of seen)
+        expect(context).toMatchObject({ deletedMessageCount: 3, deletedSubagentCount: 2, deletedPeerThreadCount: 1 });
       // The summary was taken from the full transcript, even when sessionClearing ran twice.
       expect(await storeGet(second.database.db, "transcript-summary", "summary:s1")).toMatchObject({ messageCount: 3 });
     });
   }
 
   it("lets another instance take over a clear whose lease ran out", async () => {
-    const first = await t.start({ pluginDirs: PLUGINS, instanceName: "one", faults: { clears: killOnceAt("clearing") } });
+    const first = await t.start({
+      pluginDirs: PLUGINS,
+      instanceName: "one",
+      faults: { clears: killOnceAt("clearing") },
+    });
     await seed(first);
     await expect(first.clears.request("s1", {})).rejects.toBeInstanceOf(Crash);
     const id = await openClearId(first);
@@ -188,7 +240,9 @@ describe(`session clears (${backendName})`, () => {
     expect(await second.clears.resumeAbandoned()).toBe(0);
     expect((await second.clears.get(id)).status).toBe("Requested");
     // ...until it runs out.
-    await second.database.db.execute(sql`update session_clears set lease_until = now() - interval '1 second' where id = ${id}`);
+    await second.database.db.execute(
+      sql`update session_clears set lease_until = now() - interval '1 second' where id = ${id}`,
+    );
     expect(await second.clears.resumeAbandoned()).toBe(1);
     expect(await completed(second, id)).toMatchObject({ clearingRuns: 2, deletedMessageCount: 3 });
     expect(await clearedEvents(second)).toHaveLength(1);

@@ -30,23 +30,49 @@ describe(`sessions and host.session (${backendName})`, () => {
   });
 
   it("registers a session, appends its transcript and reads it back in order", async () => {
-    expect(await api.post("/v1/sessions", { id: "s-1", agentId: "a1", kind: "direct" })).toMatchObject({ id: "s-1", agentId: "a1", kind: "direct" });
-    expect(await api.post("/v1/sessions/s-1/messages", { messages: [{ role: "user", text: "hello" }, { role: "assistant", text: "hi!" }] })).toEqual({ appended: 2 });
+    expect(await api.post("/v1/sessions", { id: "s-1", agentId: "a1", kind: "direct" })).toMatchObject({
+      id: "s-1",
+      agentId: "a1",
+      kind: "direct",
+    });
+    expect(
+      await api.post("/v1/sessions/s-1/messages", {
+        messages: [
+          { role: "user", text: "hello" },
+          { role: "assistant", text: "hi!" },
+        ],
+      }),
+    ).toEqual({ appended: 2 });
     const { messages } = await api.get<{ messages: { role: string; text: string }[] }>("/v1/sessions/s-1/messages");
-    expect(messages.map((m) => [m.role, m.text])).toEqual([["user", "hello"], ["assistant", "hi!"]]);
+    expect(messages.map((m) => [m.role, m.text])).toEqual([
+      ["user", "hello"],
+      ["assistant", "hi!"],
+    ]);
     await api.post("/v1/sessions/s-1/subagents", { sessionId: "s-1-child" });
     await api.post("/v1/sessions/s-1/peer-threads", { sessionId: "s-9" });
     expect(await api.get("/v1/sessions/s-1")).toMatchObject({ messageCount: 2, subagentCount: 1, peerThreadCount: 1 });
   });
 
   it("refuses a duplicate id, an unknown session and a bad role, naming the problem", async () => {
-    expect(await rejection(api.post("/v1/sessions", { id: "s-1", agentId: "a1" }))).toMatchObject({ status: 409, message: 'a session with id "s-1" already exists' });
-    expect(await rejection(api.post("/v1/sessions/nope/messages", { messages: [{ role: "user", text: "x" }] }))).toMatchObject({ status: 404, message: 'no session with id "nope"' });
-    expect(await rejection(api.post("/v1/sessions/s-1/messages", { messages: [{ role: "robot", text: "x" }] }))).toMatchObject({ status: 400, message: expect.stringMatching(/^messages\.0\.role:/) });
+    expect(await rejection(api.post("/v1/sessions", { id: "s-1", agentId: "a1" }))).toMatchObject({
+      status: 409,
+      message: 'a session with id "s-1" already exists',
+    });
+    expect(
+      await rejection(api.post("/v1/sessions/nope/messages", { messages: [{ role: "user", text: "x" }] })),
+    ).toMatchObject({ status: 404, message: 'no session with id "nope"' });
+    expect(
+      await rejection(api.post("/v1/sessions/s-1/messages", { messages: [{ role: "robot", text: "x" }] })),
+    ).toMatchObject({ status: 400, message: expect.stringMatching(/^messages\.0\.role:/) });
   });
 
   it("gives a plugin host.session for the session its hook fired for, with the transcript", async () => {
-    const result = await api.post<{ value: string }>("/v1/hooks/userMessageInbound", { sessionId: "s-1", channelId: null, text: "next", mediaIds: [] });
+    const result = await api.post<{ value: string }>("/v1/hooks/userMessageInbound", {
+      sessionId: "s-1",
+      channelId: null,
+      text: "next",
+      mediaIds: [],
+    });
     expect(result.value).toBe('next [s-1: 2 messages, last "hi!", agent a1]');
   });
 
@@ -55,7 +81,12 @@ describe(`sessions and host.session (${backendName})`, () => {
       new Promise<{ value: string }>((resolve, reject) => {
         const body = JSON.stringify({ sessionId: "s-1", channelId: null, text: "echo", mediaIds: [] });
         const req = request(
-          { socketPath: daemon.config.socketPath, path: "/v1/hooks/userMessageInbound", method: "POST", headers: { "content-type": "application/json", "x-missiond-hop": String(hop) } },
+          {
+            socketPath: daemon.config.socketPath,
+            path: "/v1/hooks/userMessageInbound",
+            method: "POST",
+            headers: { "content-type": "application/json", "x-missiond-hop": String(hop) },
+          },
           (res) => {
             let text = "";
             res.on("data", (d) => (text += d));
@@ -71,7 +102,10 @@ describe(`sessions and host.session (${backendName})`, () => {
 
   it("has no host.session on a hook that carries no session", async () => {
     const job = await daemon.cron.add({ name: "j", agentId: "a1", cron: "* * * * * *", prompt: "p" });
-    const run = await waitFor(async () => (await daemon.cron.runs({ jobId: job.id, limit: 5 })).find((r) => r.promptFired), "a run");
+    const run = await waitFor(
+      async () => (await daemon.cron.runs({ jobId: job.id, limit: 5 })).find((r) => r.promptFired),
+      "a run",
+    );
     expect(run.promptFired).toBe("p [session absent]");
   });
 });

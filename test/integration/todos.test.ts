@@ -34,9 +34,14 @@ describe(`todos through todoAdded (${backendName})`, () => {
     await db.drop();
   });
 
-  it("splits \"a; b\" into two todos, as a plugin written the contract's way asks", async () => {
+  it('splits "a; b" into two todos, as a plugin written the contract\'s way asks', async () => {
     const added = await api.post<Added>("/v1/sessions/s1/todos", { texts: ["write tests; run them", "ship"] });
-    expect(added.batch).toMatchObject({ status: "Added", addedCount: 3, requestedTexts: ["write tests; run them", "ship"], reason: null });
+    expect(added.batch).toMatchObject({
+      status: "Added",
+      addedCount: 3,
+      requestedTexts: ["write tests; run them", "ship"],
+      reason: null,
+    });
     expect(added.todos.map((t) => [t.text, t.status])).toEqual([
       ["write tests", "open"],
       ["run them", "open"],
@@ -47,24 +52,48 @@ describe(`todos through todoAdded (${backendName})`, () => {
   it("records a batch a plugin cancelled, with the plugin and its reason, and adds nothing", async () => {
     const before = await api.get<{ todos: TodoView[] }>("/v1/sessions/s1/todos");
     const vetoed = await api.post<Added>("/v1/sessions/s1/todos", { texts: ["deploy to production; celebrate"] });
-    expect(vetoed).toEqual({ batch: expect.objectContaining({ status: "Cancelled", decidedBy: "todo-veto", reason: "no todos that touch production", addedCount: 0 }), todos: [] });
+    expect(vetoed).toEqual({
+      batch: expect.objectContaining({
+        status: "Cancelled",
+        decidedBy: "todo-veto",
+        reason: "no todos that touch production",
+        addedCount: 0,
+      }),
+      todos: [],
+    });
     expect(await api.get<{ todos: TodoView[] }>("/v1/sessions/s1/todos")).toEqual(before);
   });
 
   it("records a batch the chain emptied as Filtered", async () => {
     const filtered = await api.post<Added>("/v1/sessions/s1/todos", { texts: [" ; ;"] });
-    expect(filtered).toEqual({ batch: expect.objectContaining({ status: "Filtered", addedCount: 0, decidedBy: "todo-splitter", reason: "todoAdded left no todos" }), todos: [] });
+    expect(filtered).toEqual({
+      batch: expect.objectContaining({
+        status: "Filtered",
+        addedCount: 0,
+        decidedBy: "todo-splitter",
+        reason: "todoAdded left no todos",
+      }),
+      todos: [],
+    });
   });
 
   it("lists open todos, marks one done and cancels another; closing twice is idempotent or a conflict", async () => {
     const open = (await api.get<{ todos: TodoView[] }>("/v1/sessions/s1/todos")).todos;
     expect(open.map((t) => t.text)).toEqual(["write tests", "run them", "ship"]);
-    expect(await api.post<TodoView>(`/v1/todos/${open[0]!.id}/done`, {})).toMatchObject({ status: "done", closedAt: expect.any(String) });
+    expect(await api.post<TodoView>(`/v1/todos/${open[0]!.id}/done`, {})).toMatchObject({
+      status: "done",
+      closedAt: expect.any(String),
+    });
     expect(await api.post<TodoView>(`/v1/todos/${open[0]!.id}/done`, {})).toMatchObject({ status: "done" });
     expect(await api.post<TodoView>(`/v1/todos/${open[1]!.id}/cancel`, {})).toMatchObject({ status: "cancelled" });
-    expect(await rejection(api.post(`/v1/todos/${open[1]!.id}/done`, {}))).toMatchObject({ status: 409, message: `todo ${open[1]!.id} is already cancelled` });
+    expect(await rejection(api.post(`/v1/todos/${open[1]!.id}/done`, {}))).toMatchObject({
+      status: 409,
+      message: `todo ${open[1]!.id} is already cancelled`,
+    });
     expect((await api.get<{ todos: TodoView[] }>("/v1/sessions/s1/todos")).todos.map((t) => t.text)).toEqual(["ship"]);
-    expect((await api.get<{ todos: TodoView[] }>("/v1/sessions/s1/todos", { status: "all" })).todos.map((t) => t.status)).toEqual(["done", "cancelled", "open"]);
+    expect(
+      (await api.get<{ todos: TodoView[] }>("/v1/sessions/s1/todos", { status: "all" })).todos.map((t) => t.status),
+    ).toEqual(["done", "cancelled", "open"]);
     expect(await daemon.todos.openCounts(["s1", "nobody"])).toEqual(new Map([["s1", 1]]));
   });
 
@@ -81,6 +110,9 @@ describe(`todos through todoAdded (${backendName})`, () => {
     for (const [path, body, status, message] of cases) {
       expect(await rejection(api.post(path, body))).toMatchObject({ status, message: expect.stringMatching(message) });
     }
-    expect(await rejection(api.get("/v1/sessions/s1/todos", { status: "later" }))).toMatchObject({ status: 400, message: expect.stringMatching(/^query\.status:/) });
+    expect(await rejection(api.get("/v1/sessions/s1/todos", { status: "later" }))).toMatchObject({
+      status: 400,
+      message: expect.stringMatching(/^query\.status:/),
+    });
   });
 });

@@ -3,7 +3,10 @@ import { planCatchup } from "../../src/cron/catchup.ts";
 
 const now = Date.parse("2026-01-01T01:00:00Z");
 const minutesAgo = (...mins: number[]) => mins.map((m) => new Date(now - m * 60_000));
-const job = (catchupPolicy: "skip" | "latest" | "all", extra: Partial<{ catchupMax: number; catchupWindowMs: number | null }> = {}) => ({
+const job = (
+  catchupPolicy: "skip" | "latest" | "all",
+  extra: Partial<{ catchupMax: number; catchupWindowMs: number | null }> = {},
+) => ({
   catchupPolicy,
   catchupMax: extra.catchupMax ?? 10,
   catchupWindowMs: extra.catchupWindowMs ?? null,

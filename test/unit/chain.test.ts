@@ -6,7 +6,11 @@ import { createLogger } from "../../src/log.ts";
 
 type Handler = (context: Record<string, unknown>) => RawOutcome | Promise<RawOutcome>;
 
-const plugin = (name: string, handler: Handler, options: { required?: boolean; shadow?: boolean; hooks?: HookName[] } = {}): ChainPlugin & { calls: Record<string, unknown>[] } => {
+const plugin = (
+  name: string,
+  handler: Handler,
+  options: { required?: boolean; shadow?: boolean; hooks?: HookName[] } = {},
+): ChainPlugin & { calls: Record<string, unknown>[] } => {
   const calls: Record<string, unknown>[] = [];
   return {
     name,
@@ -21,14 +25,23 @@ const plugin = (name: string, handler: Handler, options: { required?: boolean; s
   };
 };
 const value = (v: unknown): RawOutcome => ({ outcome: "value", value: v });
-const appending = (suffix: string): Handler => (ctx) => value(`${ctx.prompt as string}${suffix}`);
+const appending =
+  (suffix: string): Handler =>
+  (ctx) =>
+    value(`${ctx.prompt as string}${suffix}`);
 
 const firing = { cronJobId: "42", agentId: "a1", kind: "cron_job", name: "nightly", prompt: "check" };
 
 function chainOf(plugins: ChainPlugin[]) {
   const decisions: Decision[] = [];
   let t = 0;
-  const chain = new PluginChain({ plugins, handlerTimeoutMs: 5_000, log: createLogger("silent"), now: () => (t += 1), onDecision: (d) => decisions.push(d) });
+  const chain = new PluginChain({
+    plugins,
+    handlerTimeoutMs: 5_000,
+    log: createLogger("silent"),
+    now: () => (t += 1),
+    onDecision: (d) => decisions.push(d),
+  });
   return { chain, decisions };
 }
 
@@ -46,7 +59,11 @@ describe("the plugin chain", () => {
     const a = plugin("a", () => ({ outcome: "cancel", reason: "maintenance window" }));
     const b = plugin("b", appending("+b"));
     const { chain } = chainOf([a, b]);
-    expect(await chain.run("cronJobFiring", firing)).toMatchObject({ kind: "cancelled", reason: "maintenance window", plugin: "a" });
+    expect(await chain.run("cronJobFiring", firing)).toMatchObject({
+      kind: "cancelled",
+      reason: "maintenance window",
+      plugin: "a",
+    });
     expect(b.calls).toHaveLength(0);
   });
 
@@ -75,10 +92,15 @@ describe("the plugin chain", () => {
   }
 
   it("fails closed for a required plugin on a hook that can cancel", async () => {
-    const { chain } = chainOf([plugin("gate", () => ({ outcome: "timeout" }), { required: true }), plugin("good", appending("+good"))]);
+    const { chain } = chainOf([
+      plugin("gate", () => ({ outcome: "timeout" }), { required: true }),
+      plugin("good", appending("+good")),
+    ]);
     const result = await chain.run("cronJobFiring", firing);
     expect(result).toMatchObject({ kind: "cancelled", plugin: "gate" });
-    expect(result.kind === "cancelled" && result.reason).toMatch(/required plugin gate failed \(timeout\); failing closed/);
+    expect(result.kind === "cancelled" && result.reason).toMatch(
+      /required plugin gate failed \(timeout\); failing closed/,
+    );
   });
 
   it("records passed when a handler returns the value unchanged, and only handlers that ran", async () => {
@@ -120,31 +142,73 @@ describe("the plugin chain", () => {
       return value(`${ctx.prompt as string}+slow`);
     });
     const late = plugin("late", appending("+late"));
-    const chain = new PluginChain({ plugins: [slow, late], handlerTimeoutMs: 5_000, chainDeadlineMs: 500, log: createLogger("silent"), now: () => t });
-    expect(await chain.run("cronJobFiring", firing)).toMatchObject({ kind: "passed", context: { prompt: "check+slow" } });
+    const chain = new PluginChain({
+      plugins: [slow, late],
+      handlerTimeoutMs: 5_000,
+      chainDeadlineMs: 500,
+      log: createLogger("silent"),
+      now: () => t,
+    });
+    expect(await chain.run("cronJobFiring", firing)).toMatchObject({
+      kind: "passed",
+      context: { prompt: "check+slow" },
+    });
     expect(late.calls).toHaveLength(0);
 
     const gate = plugin("gate", appending("+gate"), { required: true });
-    const closing = new PluginChain({ plugins: [slow, gate], handlerTimeoutMs: 5_000, chainDeadlineMs: 500, log: createLogger("silent"), now: () => t });
+    const closing = new PluginChain({
+      plugins: [slow, gate],
+      handlerTimeoutMs: 5_000,
+      chainDeadlineMs: 500,
+      log: createLogger("silent"),
+      now: () => t,
+    });
     const result = await closing.run("cronJobFiring", firing);
     expect(result).toMatchObject({ kind: "cancelled", plugin: "gate" });
-    expect(result.kind === "cancelled" && result.reason).toBe("required plugin gate failed (chain deadline passed); failing closed");
+    expect(result.kind === "cancelled" && result.reason).toBe(
+      "required plugin gate failed (chain deadline passed); failing closed",
+    );
   });
 
   it("gives each handler at most what is left of the chain deadline as its timeout", async () => {
     const budgets: number[] = [];
-    const spy: ChainPlugin = { name: "spy", required: false, shadow: false, hooks: new Set(["cronJobFiring"]), invoke: async (_h, ctx, timeoutMs) => (budgets.push(timeoutMs), value(ctx.prompt)) };
-    const chain = new PluginChain({ plugins: [spy], handlerTimeoutMs: 5_000, chainDeadlineMs: 1_200, log: createLogger("silent"), now: () => 0 });
+    const spy: ChainPlugin = {
+      name: "spy",
+      required: false,
+      shadow: false,
+      hooks: new Set(["cronJobFiring"]),
+      invoke: async (_h, ctx, timeoutMs) => (budgets.push(timeoutMs), value(ctx.prompt)),
+    };
+    const chain = new PluginChain({
+      plugins: [spy],
+      handlerTimeoutMs: 5_000,
+      chainDeadlineMs: 1_200,
+      log: createLogger("silent"),
+      now: () => 0,
+    });
     await chain.run("cronJobFiring", firing);
     expect(budgets).toEqual([1_200]);
   });
 
   it("passes the session a hook fired for, and the hop count, with each invocation", async () => {
     const metas: unknown[] = [];
-    const spy: ChainPlugin = { name: "spy", required: false, shadow: false, hooks: new Set(["interAgentMessage", "cronJobFiring"]), invoke: async (_h, ctx, _t, meta) => (metas.push(meta), value(ctx.text ?? ctx.prompt)) };
+    const spy: ChainPlugin = {
+      name: "spy",
+      required: false,
+      shadow: false,
+      hooks: new Set(["interAgentMessage", "cronJobFiring"]),
+      invoke: async (_h, ctx, _t, meta) => (metas.push(meta), value(ctx.text ?? ctx.prompt)),
+    };
     const { chain } = chainOf([spy]);
-    await chain.run("interAgentMessage", { senderSessionId: "sender", senderAgentId: "a", targetSessionId: "target", isSubagentReport: false, text: "hi" }, { hop: 3 });
+    await chain.run(
+      "interAgentMessage",
+      { senderSessionId: "sender", senderAgentId: "a", targetSessionId: "target", isSubagentReport: false, text: "hi" },
+      { hop: 3 },
+    );
     await chain.run("cronJobFiring", firing);
-    expect(metas).toEqual([{ sessionId: "sender", hop: 3 }, { sessionId: null, hop: 0 }]);
+    expect(metas).toEqual([
+      { sessionId: "sender", hop: 3 },
+      { sessionId: null, hop: 0 },
+    ]);
   });
 });

@@ -40,7 +40,9 @@ const running = { id: 9n, status: "Running", scheduledFor: new Date(t0 - 1000) }
 describe("claiming a slot", () => {
   it("claims an on-time slot and advances to the next one", () => {
     const plan = planSlotClaim(job(), new Date(t0), t0 + 5, "i1")!;
-    expect(plan.rows).toMatchObject([{ status: "Claimed", scheduledFor: new Date(t0), latenessMs: 5, backfilled: false, claimedBy: "i1" }]);
+    expect(plan.rows).toMatchObject([
+      { status: "Claimed", scheduledFor: new Date(t0), latenessMs: 5, backfilled: false, claimedBy: "i1" },
+    ]);
     expect(plan.nextFireAt).toEqual(new Date(t0 + 1000));
     expect(plan.runCount).toBe(1);
   });
@@ -53,26 +55,39 @@ describe("claiming a slot", () => {
 
   it("writes a Skipped row naming the run still going, under the skip overlap policy", () => {
     const plan = planSlotClaim(job(), new Date(t0), t0 + 5, "i1", { active: running })!;
-    expect(plan.rows).toMatchObject([{ status: "Skipped", reason: "overlap: run 9 (slot 2025-12-31T23:59:59.000Z) is still Running" }]);
+    expect(plan.rows).toMatchObject([
+      { status: "Skipped", reason: "overlap: run 9 (slot 2025-12-31T23:59:59.000Z) is still Running" },
+    ]);
     expect(plan.runCount).toBe(0);
   });
 
   it("buffers one slot behind a running run under buffer_one, and skips further ones", () => {
     const first = planSlotClaim(job({ overlapPolicy: "buffer_one" }), new Date(t0), t0 + 5, "i1", { active: running })!;
-    expect(first.rows).toMatchObject([{ status: "Deferred", reason: "buffer_one: waits for run 9 to end", deferredUntil: null }]);
+    expect(first.rows).toMatchObject([
+      { status: "Deferred", reason: "buffer_one: waits for run 9 to end", deferredUntil: null },
+    ]);
     expect(first.runCount).toBe(0);
-    const second = planSlotClaim(job({ overlapPolicy: "buffer_one" }), new Date(t0), t0 + 5, "i1", { active: running, buffered: true })!;
-    expect(second.rows).toMatchObject([{ status: "Skipped", reason: expect.stringMatching(/a slot is already buffered behind it$/) }]);
+    const second = planSlotClaim(job({ overlapPolicy: "buffer_one" }), new Date(t0), t0 + 5, "i1", {
+      active: running,
+      buffered: true,
+    })!;
+    expect(second.rows).toMatchObject([
+      { status: "Skipped", reason: expect.stringMatching(/a slot is already buffered behind it$/) },
+    ]);
   });
 
   it("claims the new slot and names the run to cancel under cancel_previous", () => {
-    const plan = planSlotClaim(job({ overlapPolicy: "cancel_previous" }), new Date(t0), t0 + 5, "i1", { active: running })!;
+    const plan = planSlotClaim(job({ overlapPolicy: "cancel_previous" }), new Date(t0), t0 + 5, "i1", {
+      active: running,
+    })!;
     expect(plan.rows).toMatchObject([{ status: "Claimed" }]);
     expect(plan.cancel).toBe(running);
   });
 
   it("claims despite a run still going under the allow policy", () => {
-    expect(planSlotClaim(job({ overlapPolicy: "allow" }), new Date(t0), t0 + 5, "i1", { active: running })!.rows[0]!.status).toBe("Claimed");
+    expect(
+      planSlotClaim(job({ overlapPolicy: "allow" }), new Date(t0), t0 + 5, "i1", { active: running })!.rows[0]!.status,
+    ).toBe("Claimed");
   });
 
   it("writes Missed rows for the slots of an outage and runs the latest, marked backfilled", () => {
@@ -95,16 +110,32 @@ describe("claiming a slot", () => {
   it("bounds the scan of a very long outage, says so on the last Missed row, and still runs the newest slot", () => {
     const plan = planSlotClaim(job(), new Date(t0), t0 + 86_400_000, "i1")!;
     expect(plan.rows.length).toBe(10_001);
-    expect(plan.rows.at(-2)!.reason).toMatch(/the scan stopped after 10000 slots: the slots between this one and 2026-01-02T00:00:00.000Z were missed too/);
-    expect(plan.rows.at(-1)).toMatchObject({ status: "Claimed", scheduledFor: new Date(t0 + 86_400_000), backfilled: false });
+    expect(plan.rows.at(-2)!.reason).toMatch(
+      /the scan stopped after 10000 slots: the slots between this one and 2026-01-02T00:00:00.000Z were missed too/,
+    );
+    expect(plan.rows.at(-1)).toMatchObject({
+      status: "Claimed",
+      scheduledFor: new Date(t0 + 86_400_000),
+      backfilled: false,
+    });
     expect(plan.nextFireAt).toEqual(new Date(t0 + 86_401_000));
   });
 
   it("skips a beat outside its active hours, in the job's time zone", () => {
     // t0 is 01:00 in Berlin: outside 09:00-18:00, inside 22:00-06:00.
-    const day = planSlotClaim(job({ kind: "heartbeat", activeHoursStart: "09:00", activeHoursEnd: "18:00", timezone: "Europe/Berlin" }), new Date(t0), t0 + 5, "i1")!;
+    const day = planSlotClaim(
+      job({ kind: "heartbeat", activeHoursStart: "09:00", activeHoursEnd: "18:00", timezone: "Europe/Berlin" }),
+      new Date(t0),
+      t0 + 5,
+      "i1",
+    )!;
     expect(day.rows).toMatchObject([{ status: "Skipped", reason: "outside active hours 09:00-18:00 (Europe/Berlin)" }]);
-    const night = planSlotClaim(job({ kind: "heartbeat", activeHoursStart: "22:00", activeHoursEnd: "06:00", timezone: "Europe/Berlin" }), new Date(t0), t0 + 5, "i1")!;
+    const night = planSlotClaim(
+      job({ kind: "heartbeat", activeHoursStart: "22:00", activeHoursEnd: "06:00", timezone: "Europe/Berlin" }),
+      new Date(t0),
+      t0 + 5,
+      "i1",
+    )!;
     expect(night.rows).toMatchObject([{ status: "Claimed" }]);
   });
 
@@ -113,7 +144,9 @@ describe("claiming a slot", () => {
     expect(planSlotClaim(job({ skipIfBusy: true }), new Date(t0), t0 + 5, "i1", { busy })!.rows).toMatchObject([
       { status: "Skipped", reason: "busy: the agent's session s-1 is running run 7" },
     ]);
-    expect(planSlotClaim(job({ skipIfBusy: false }), new Date(t0), t0 + 5, "i1", { busy })!.rows).toMatchObject([{ status: "Claimed" }]);
+    expect(planSlotClaim(job({ skipIfBusy: false }), new Date(t0), t0 + 5, "i1", { busy })!.rows).toMatchObject([
+      { status: "Claimed" },
+    ]);
   });
 
   it("jitters a job by a fixed offset below its jitter, the same every time, and measures lateness from it", () => {
@@ -124,6 +157,8 @@ describe("claiming a slot", () => {
     expect(jitterOffset({ id: 3n, jitterMs: 0 })).toBe(0);
     const j = job({ id: 3n, jitterMs: 30_000 });
     expect(planSlotClaim(j, new Date(t0), t0 + offsets[2]! - 1, "i1")).toBeNull(); // not yet: the jittered moment is later
-    expect(planSlotClaim(j, new Date(t0), t0 + offsets[2]! + 4, "i1")!.rows).toMatchObject([{ status: "Claimed", latenessMs: 4 }]);
+    expect(planSlotClaim(j, new Date(t0), t0 + offsets[2]! + 4, "i1")!.rows).toMatchObject([
+      { status: "Claimed", latenessMs: 4 },
+    ]);
   });
 });

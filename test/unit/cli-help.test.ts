@@ -37,7 +37,10 @@ describe("CLI help", () => {
       for (const example of EXAMPLES[path]!) {
         expect(text).toContain(`  ${example}`);
         // "missiond cron add …" under "cron add", or the program's own examples under "".
-        if (path) expect(example.replace(/^\S+=\S+ /, ""), path).toMatch(new RegExp(`^missiond (--\\S+ \\S+ )*${path.split(" ")[0]}\\b`));
+        if (path)
+          expect(example.replace(/^\S+=\S+ /, ""), path).toMatch(
+            new RegExp(`^missiond (--\\S+ \\S+ )*${path.split(" ")[0]}\\b`),
+          );
       }
     }
   });

@@ -53,7 +53,10 @@ env = { AGENT_TOKEN = "agent-credential" }
 
 describe("missiond config check", () => {
   it("prints the effective configuration, paths resolved against the file, secrets redacted, exit 0", () => {
-    const { code, stdout, stderr, cwd } = check({ file: FILE, env: { DATABASE_URL: "postgres://missiond:db-password@db.internal:5432/missiond" } });
+    const { code, stdout, stderr, cwd } = check({
+      file: FILE,
+      env: { DATABASE_URL: "postgres://missiond:db-password@db.internal:5432/missiond" },
+    });
     expect(stderr).toBe("");
     expect(code).toBe(EXIT.OK);
     expect(stdout).toMatch(/^configuration is valid\n/);
@@ -69,17 +72,27 @@ describe("missiond config check", () => {
     expect(stdout).toMatch(/^ {2}apiToken\s+\[redacted\]$/m);
     expect(stdout).toMatch(/^ {2}agents\.ops-bot\.secret\s+\[redacted\]$/m);
     expect(stdout).toMatch(/^ {2}agents\.worker\.env\.AGENT_TOKEN\s+\[redacted\]$/m);
-    for (const secret of ["a-token-of-at-least-16-chars", "db-password", "webhook-secret", "agent-credential"]) expect(stdout).not.toContain(secret);
+    for (const secret of ["a-token-of-at-least-16-chars", "db-password", "webhook-secret", "agent-credential"])
+      expect(stdout).not.toContain(secret);
   });
 
   it("--json: the same for scripts, and which variables took effect", () => {
-    const { code, stdout } = check({ file: FILE, json: true, env: { MISSIOND_LOG_LEVEL: "warn", MISSIOND_LOGLEVEL: "trace", MISSIOND_INSTANCE_NAME: "", PATH: "/usr/bin" } });
+    const { code, stdout } = check({
+      file: FILE,
+      json: true,
+      env: { MISSIOND_LOG_LEVEL: "warn", MISSIOND_LOGLEVEL: "trace", MISSIOND_INSTANCE_NAME: "", PATH: "/usr/bin" },
+    });
     expect(code).toBe(EXIT.OK);
     const report = JSON.parse(stdout);
     expect(report).toMatchObject({
       valid: true,
       environment: { applied: ["MISSIOND_LOG_LEVEL"], noEffect: ["MISSIOND_LOGLEVEL"] },
-      config: { logLevel: "warn", apiToken: "[redacted]", instanceName: "host-a:4242", shutdown: { drainBudgetMs: 5000 } },
+      config: {
+        logLevel: "warn",
+        apiToken: "[redacted]",
+        instanceName: "host-a:4242",
+        shutdown: { drainBudgetMs: 5000 },
+      },
     });
     expect(report.configFile).toMatch(/config\.toml$/);
   });
@@ -114,7 +127,10 @@ describe("missiond config check", () => {
   it("--json reports the error as JSON too; a missing --config file is an error", () => {
     const { code, stdout, stderr } = check({ configPath: "/nonexistent/missiond.toml", json: true });
     expect(code).toBe(EXIT.ERROR);
-    expect(JSON.parse(stdout)).toEqual({ valid: false, error: "config file /nonexistent/missiond.toml does not exist" });
+    expect(JSON.parse(stdout)).toEqual({
+      valid: false,
+      error: "config file /nonexistent/missiond.toml does not exist",
+    });
     expect(stderr).toBe("missiond: config file /nonexistent/missiond.toml does not exist\n");
   });
 });

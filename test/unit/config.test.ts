@@ -24,14 +24,21 @@ describe("configuration", () => {
   });
 
   it("uses systemd's StateDirectory and RuntimeDirectory", () => {
-    const config = loadConfig({ ...base, env: { STATE_DIRECTORY: "/var/lib/missiond", RUNTIME_DIRECTORY: "/run/missiond" } });
+    const config = loadConfig({
+      ...base,
+      env: { STATE_DIRECTORY: "/var/lib/missiond", RUNTIME_DIRECTORY: "/run/missiond" },
+    });
     expect(config.dataDir).toBe("/var/lib/missiond/pgdata");
     expect(config.socketPath).toBe("/run/missiond/missiond.sock");
   });
 
   it("reads the file, compiles durations to milliseconds and lets the environment override", () => {
     const path = withFile(`log_level = "debug"\nplugin_dirs = ["plugins"]\n[scheduler]\nhorizon = "2m"\n`);
-    const config = loadConfig({ ...base, configPath: path, env: { MISSIOND_LOG_LEVEL: "warn", DATABASE_URL: "postgres://u@h/db" } });
+    const config = loadConfig({
+      ...base,
+      configPath: path,
+      env: { MISSIOND_LOG_LEVEL: "warn", DATABASE_URL: "postgres://u@h/db" },
+    });
     expect(config.logLevel).toBe("warn");
     expect(config.scheduler.horizonMs).toBe(120_000);
     expect(config.pluginDirs).toEqual([join(path, "..", "plugins")]);
@@ -50,7 +57,9 @@ describe("configuration", () => {
 
   it("names the key of a bad value", () => {
     const path = withFile(`[scheduler]\nhorizon = "soon"\n`);
-    expect(() => loadConfig({ ...base, configPath: path, env: {} })).toThrow(/scheduler\.horizon: not a duration: "soon"/);
+    expect(() => loadConfig({ ...base, configPath: path, env: {} })).toThrow(
+      /scheduler\.horizon: not a duration: "soon"/,
+    );
     expect(() => loadConfig({ ...base, env: { MISSIOND_LOG_LEVEL: "loud" } })).toThrow(/log_level/);
   });
 
@@ -60,11 +69,15 @@ describe("configuration", () => {
   });
 
   it("refuses a TCP listener without a token", () => {
-    expect(() => loadConfig({ ...base, env: { MISSIOND_LISTEN: "127.0.0.1:7070" } })).toThrow(/api_token: required when listen is set/);
+    expect(() => loadConfig({ ...base, env: { MISSIOND_LISTEN: "127.0.0.1:7070" } })).toThrow(
+      /api_token: required when listen is set/,
+    );
   });
 
   it("says so when an explicit config file does not exist or is not TOML", () => {
-    expect(() => loadConfig({ ...base, configPath: "/nope/missiond.toml", env: {} })).toThrow(/\/nope\/missiond.toml does not exist/);
+    expect(() => loadConfig({ ...base, configPath: "/nope/missiond.toml", env: {} })).toThrow(
+      /\/nope\/missiond.toml does not exist/,
+    );
     expect(() => loadConfig({ ...base, configPath: withFile("= broken"), env: {} })).toThrow(/is not valid TOML/);
   });
 });

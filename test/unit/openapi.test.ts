@@ -15,7 +15,16 @@ const MAX_DELAY = 4321;
 const BODY_LIMIT = 1024 * 1024;
 
 type Doc = {
-  paths: Record<string, Record<string, { parameters?: { name: string; in: string; required: boolean; schema: object }[]; requestBody?: { content: Record<string, { schema: object }> } }>>;
+  paths: Record<
+    string,
+    Record<
+      string,
+      {
+        parameters?: { name: string; in: string; required: boolean; schema: object }[];
+        requestBody?: { content: Record<string, { schema: object }> };
+      }
+    >
+  >;
   components: { schemas: Record<string, object> };
 };
 
@@ -41,13 +50,22 @@ function registeredRoutes(app: FastifyInstance): { method: string; path: string 
 
 /** A daemon's API with services that are never called: enough to read its routes and its document. */
 function apiForDocs(): FastifyInstance {
-  return buildApi({ notifyMaxDelaySeconds: MAX_DELAY } as unknown as ApiServices, { log: createLogger("silent"), token: null, bodyLimit: BODY_LIMIT });
+  return buildApi({ notifyMaxDelaySeconds: MAX_DELAY } as unknown as ApiServices, {
+    log: createLogger("silent"),
+    token: null,
+    bodyLimit: BODY_LIMIT,
+  });
 }
 
 /** The OpenAPI 3.1 meta-schema; ajv resolves `$dynamicRef: "#meta"` wrongly, so schemas are checked against 2020-12 directly. */
 function oasValidator(): ValidateFunction {
   const ajv = new Ajv2020({ strict: false, allErrors: true, validateFormats: false });
-  const schema = JSON.parse(JSON.stringify(oasSchemas.v31).replaceAll('{"$dynamicRef":"#meta"}', '{"$ref":"https://json-schema.org/draft/2020-12/schema"}'));
+  const schema = JSON.parse(
+    JSON.stringify(oasSchemas.v31).replaceAll(
+      '{"$dynamicRef":"#meta"}',
+      '{"$ref":"https://json-schema.org/draft/2020-12/schema"}',
+    ),
+  );
   return ajv.compile(schema);
 }
 
@@ -80,29 +98,46 @@ describe("the OpenAPI document at /v1/openapi.json", () => {
   it("documents every route fastify registered, and nothing else", () => {
     const registered = registeredRoutes(app);
     expect(registered.length).toBeGreaterThan(30);
-    for (const route of registered) expect(app.hasRoute({ method: route.method as "GET", url: route.path }), `${route.method} ${route.path}`).toBe(true);
+    for (const route of registered)
+      expect(app.hasRoute({ method: route.method as "GET", url: route.path }), `${route.method} ${route.path}`).toBe(
+        true,
+      );
     const documented = Object.entries(doc.paths).flatMap(([path, ops]) =>
       Object.keys(ops).map((method) => `${method.toUpperCase()} ${path.replace(/\{(\w+)\}/g, ":$1")}`),
     );
     expect(documented.sort()).toEqual(registered.map((r) => `${r.method} ${r.path}`).sort());
-    for (const route of apiRoutes({ maxDelaySeconds: MAX_DELAY })) expect(app.hasRoute({ method: route.method, url: route.path })).toBe(true);
+    for (const route of apiRoutes({ maxDelaySeconds: MAX_DELAY }))
+      expect(app.hasRoute({ method: route.method, url: route.path })).toBe(true);
   });
 
   it("declares every path parameter of every route", () => {
     for (const [path, ops] of Object.entries(doc.paths)) {
       const names = [...path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]);
       for (const op of Object.values(ops)) {
-        expect((op.parameters ?? []).filter((p) => p.in === "path").map((p) => p.name), path).toEqual(names);
+        expect(
+          (op.parameters ?? []).filter((p) => p.in === "path").map((p) => p.name),
+          path,
+        ).toEqual(names);
       }
     }
   });
 
   it("states the configured notify.max_delay and body limit", () => {
-    const body = doc.paths["/v1/notify"]!.post!.requestBody!.content["application/json"]!.schema as { properties: { delaySeconds: { maximum: number } } };
+    const body = doc.paths["/v1/notify"]!.post!.requestBody!.content["application/json"]!.schema as {
+      properties: { delaySeconds: { maximum: number } };
+    };
     expect(body.properties.delaySeconds.maximum).toBe(MAX_DELAY);
     expect(JSON.stringify(doc.paths["/v1/notify"]!.post)).toContain(String(BODY_LIMIT));
     expect(openApiDocument({ maxDelaySeconds: 60, bodyLimit: 10 })).toMatchObject({
-      paths: { "/v1/notify": { post: { requestBody: { content: { "application/json": { schema: { properties: { delaySeconds: { maximum: 60 } } } } } } } } },
+      paths: {
+        "/v1/notify": {
+          post: {
+            requestBody: {
+              content: { "application/json": { schema: { properties: { delaySeconds: { maximum: 60 } } } } },
+            },
+          },
+        },
+      },
     });
   });
 
@@ -160,8 +195,18 @@ describe("the document's schemas accept and refuse what the daemon does", () => 
   const queries = queryExamples();
 
   it("has examples for every route that takes a body or a query", () => {
-    expect(Object.keys(bodies).sort()).toEqual(routes.filter((r) => r.body).map((r) => `${r.method} ${r.path}`).sort());
-    expect(Object.keys(queries).sort()).toEqual(routes.filter((r) => r.query).map((r) => `${r.method} ${r.path}`).sort());
+    expect(Object.keys(bodies).sort()).toEqual(
+      routes
+        .filter((r) => r.body)
+        .map((r) => `${r.method} ${r.path}`)
+        .sort(),
+    );
+    expect(Object.keys(queries).sort()).toEqual(
+      routes
+        .filter((r) => r.query)
+        .map((r) => `${r.method} ${r.path}`)
+        .sort(),
+    );
   });
 
   for (const [key, examples] of Object.entries(bodies)) {
@@ -175,8 +220,16 @@ describe("the document's schemas accept and refuse what the daemon does", () => 
         if (expected !== "any") expect(verdict, label).toBe(expected);
         if (verdict === "structural") refused++;
         const accepted = validate(value);
-        if (verdict === "ok" || verdict === "refinement") expect(accepted, `${label}: the document refuses what zod ${verdict === "ok" ? "accepts" : "refuses only by refinement"}: ${JSON.stringify(validate.errors)}`).toBe(true);
-        else expect(accepted, `${label}: zod refuses it (${JSON.stringify(zodSchema.safeParse(value).error?.issues.map((i) => i.message))}) but the document accepts it`).toBe(false);
+        if (verdict === "ok" || verdict === "refinement")
+          expect(
+            accepted,
+            `${label}: the document refuses what zod ${verdict === "ok" ? "accepts" : "refuses only by refinement"}: ${JSON.stringify(validate.errors)}`,
+          ).toBe(true);
+        else
+          expect(
+            accepted,
+            `${label}: zod refuses it (${JSON.stringify(zodSchema.safeParse(value).error?.issues.map((i) => i.message))}) but the document accepts it`,
+          ).toBe(false);
       };
       for (const value of examples.valid) {
         check(value, "ok", `valid ${JSON.stringify(value)}`);
@@ -184,7 +237,8 @@ describe("the document's schemas accept and refuse what the daemon does", () => 
       }
       expect(refused, "the mutations include refused bodies").toBeGreaterThan(examples.valid.length);
       for (const value of examples.invalid ?? []) check(value, "structural", `invalid ${JSON.stringify(value)}`);
-      for (const value of examples.refinementOnly ?? []) check(value, "refinement", `refinement ${JSON.stringify(value)}`);
+      for (const value of examples.refinementOnly ?? [])
+        check(value, "refinement", `refinement ${JSON.stringify(value)}`);
     });
   }
 
@@ -193,19 +247,27 @@ describe("the document's schemas accept and refuse what the daemon does", () => 
       const route = find(key);
       const zodSchema = route.query!;
       const validate = queryValidator(route);
-      const check = (value: Record<string, string>, expected: "ok" | "refinement" | "structural" | "any", label: string) => {
+      const check = (
+        value: Record<string, string>,
+        expected: "ok" | "refinement" | "structural" | "any",
+        label: string,
+      ) => {
         const verdict = zodVerdict(zodSchema, value);
         if (expected !== "any") expect(verdict, label).toBe(expected);
         const accepted = validate({ ...value });
-        if (verdict === "structural") expect(accepted, `${label}: zod refuses it but the document accepts it`).toBe(false);
+        if (verdict === "structural")
+          expect(accepted, `${label}: zod refuses it but the document accepts it`).toBe(false);
         else expect(accepted, `${label}: the document refuses it: ${JSON.stringify(validate.errors)}`).toBe(true);
       };
       for (const value of examples.valid) {
         check(value, "ok", `valid ${JSON.stringify(value)}`);
-        for (const m of mutations(value, true)) check(m.value as Record<string, string>, "any", `${JSON.stringify(value)} ${m.label}`);
+        for (const m of mutations(value, true))
+          check(m.value as Record<string, string>, "any", `${JSON.stringify(value)} ${m.label}`);
       }
-      for (const value of examples.invalid ?? []) check(value as Record<string, string>, "structural", `invalid ${JSON.stringify(value)}`);
-      for (const value of examples.refinementOnly ?? []) check(value as Record<string, string>, "refinement", `refinement ${JSON.stringify(value)}`);
+      for (const value of examples.invalid ?? [])
+        check(value as Record<string, string>, "structural", `invalid ${JSON.stringify(value)}`);
+      for (const value of examples.refinementOnly ?? [])
+        check(value as Record<string, string>, "refinement", `refinement ${JSON.stringify(value)}`);
     });
   }
 
@@ -213,7 +275,21 @@ describe("the document's schemas accept and refuse what the daemon does", () => 
     const header = opOf(find("POST /v1/notify")).parameters!.find((p) => p.in === "header")!;
     expect(header.name.toLowerCase()).toBe("x-missiond-hop");
     const validate = new Ajv2020({ strict: false }).compile(header.schema);
-    for (const [value, ok] of [["0", true], ["4", true], ["1000", true], ["-1", false], ["1001", false], ["x", false], ["1.5", false], ["", false], [" ", false], ["0x5", false], ["1e3", false], ["04", false], ["1, 2", false]] as const) {
+    for (const [value, ok] of [
+      ["0", true],
+      ["4", true],
+      ["1000", true],
+      ["-1", false],
+      ["1001", false],
+      ["x", false],
+      ["1.5", false],
+      ["", false],
+      [" ", false],
+      ["0x5", false],
+      ["1e3", false],
+      ["04", false],
+      ["1, 2", false],
+    ] as const) {
       expect(hopHeader.safeParse({ "x-missiond-hop": value }).success, value).toBe(ok);
       expect(validate(value), value).toBe(ok);
     }

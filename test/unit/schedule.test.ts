@@ -1,5 +1,12 @@
 import { describe, expect, it } from "vitest";
-import { assertCron, nextSlot, parseEvery, previewSlots, slotsBetween, type Schedule } from "../../src/cron/schedule.ts";
+import {
+  assertCron,
+  nextSlot,
+  parseEvery,
+  previewSlots,
+  slotsBetween,
+  type Schedule,
+} from "../../src/cron/schedule.ts";
 
 const cron = (expr: string, timezone = "UTC"): Schedule => ({ kind: "cron", expr, timezone });
 const at = (iso: string) => new Date(iso);
@@ -7,8 +14,12 @@ const isoList = (dates: Date[]) => dates.map((d) => d.toISOString());
 
 describe("cron schedules", () => {
   it("honours a seconds field: */5 fires on every fifth second, strictly after the given instant", () => {
-    expect(nextSlot(cron("*/5 * * * * *"), at("2026-01-01T00:00:00.000Z"))!.toISOString()).toBe("2026-01-01T00:00:05.000Z");
-    expect(nextSlot(cron("*/5 * * * * *"), at("2026-01-01T00:00:03.200Z"))!.toISOString()).toBe("2026-01-01T00:00:05.000Z");
+    expect(nextSlot(cron("*/5 * * * * *"), at("2026-01-01T00:00:00.000Z"))!.toISOString()).toBe(
+      "2026-01-01T00:00:05.000Z",
+    );
+    expect(nextSlot(cron("*/5 * * * * *"), at("2026-01-01T00:00:03.200Z"))!.toISOString()).toBe(
+      "2026-01-01T00:00:05.000Z",
+    );
   });
 
   it("reads a five-field expression as minutes (second 0)", () => {
@@ -17,29 +28,57 @@ describe("cron schedules", () => {
 
   it("evaluates the expression in the job's IANA time zone", () => {
     // 03:00 in Berlin is 02:00 UTC in winter and 01:00 UTC in summer.
-    expect(nextSlot(cron("0 3 * * *", "Europe/Berlin"), at("2026-01-10T12:00:00Z"))!.toISOString()).toBe("2026-01-11T02:00:00.000Z");
-    expect(nextSlot(cron("0 3 * * *", "Europe/Berlin"), at("2026-07-10T12:00:00Z"))!.toISOString()).toBe("2026-07-11T01:00:00.000Z");
+    expect(nextSlot(cron("0 3 * * *", "Europe/Berlin"), at("2026-01-10T12:00:00Z"))!.toISOString()).toBe(
+      "2026-01-11T02:00:00.000Z",
+    );
+    expect(nextSlot(cron("0 3 * * *", "Europe/Berlin"), at("2026-07-10T12:00:00Z"))!.toISOString()).toBe(
+      "2026-07-11T01:00:00.000Z",
+    );
   });
 
   describe("DST (Europe/Berlin: 2026-03-29 02:00→03:00, 2026-10-25 03:00→02:00)", () => {
     it("a fixed-time job whose time falls in the spring gap fires once, at the first instant after it", () => {
-      const slots = slotsBetween(cron("30 2 * * *", "Europe/Berlin"), at("2026-03-28T00:00:00Z"), at("2026-03-30T23:00:00Z"), 10);
+      const slots = slotsBetween(
+        cron("30 2 * * *", "Europe/Berlin"),
+        at("2026-03-28T00:00:00Z"),
+        at("2026-03-30T23:00:00Z"),
+        10,
+      );
       // 28th 02:30 CET, 29th 03:00 CEST (the gap's end), 30th 02:30 CEST
-      expect(isoList(slots)).toEqual(["2026-03-28T01:30:00.000Z", "2026-03-29T01:00:00.000Z", "2026-03-30T00:30:00.000Z"]);
+      expect(isoList(slots)).toEqual([
+        "2026-03-28T01:30:00.000Z",
+        "2026-03-29T01:00:00.000Z",
+        "2026-03-30T00:30:00.000Z",
+      ]);
     });
 
     it("a fixed-time job whose time occurs twice in autumn fires once, on the first occurrence", () => {
-      const slots = slotsBetween(cron("30 2 * * *", "Europe/Berlin"), at("2026-10-25T00:00:00Z"), at("2026-10-25T03:00:00Z"), 10);
+      const slots = slotsBetween(
+        cron("30 2 * * *", "Europe/Berlin"),
+        at("2026-10-25T00:00:00Z"),
+        at("2026-10-25T03:00:00Z"),
+        10,
+      );
       expect(isoList(slots)).toEqual(["2026-10-25T00:30:00.000Z"]);
     });
 
     it("an interval job skips local times that do not exist in the spring gap", () => {
-      const slots = slotsBetween(cron("*/30 2 * * *", "Europe/Berlin"), at("2026-03-28T22:00:00Z"), at("2026-03-29T03:00:00Z"), 10);
+      const slots = slotsBetween(
+        cron("*/30 2 * * *", "Europe/Berlin"),
+        at("2026-03-28T22:00:00Z"),
+        at("2026-03-29T03:00:00Z"),
+        10,
+      );
       expect(slots).toEqual([]);
     });
 
     it("an interval job fires on both occurrences of the repeated autumn hour", () => {
-      const slots = slotsBetween(cron("*/30 2 * * *", "Europe/Berlin"), at("2026-10-24T22:00:00Z"), at("2026-10-25T03:00:00Z"), 10);
+      const slots = slotsBetween(
+        cron("*/30 2 * * *", "Europe/Berlin"),
+        at("2026-10-24T22:00:00Z"),
+        at("2026-10-25T03:00:00Z"),
+        10,
+      );
       expect(isoList(slots)).toEqual([
         "2026-10-25T00:00:00.000Z", // 02:00 CEST
         "2026-10-25T00:30:00.000Z", // 02:30 CEST
@@ -70,7 +109,9 @@ describe("cron schedules", () => {
   });
 
   it("bounds a slot list by count, so a long outage cannot produce an unbounded list", () => {
-    expect(slotsBetween(cron("* * * * * *"), at("2026-01-01T00:00:00Z"), at("2026-01-02T00:00:00Z"), 100)).toHaveLength(100);
+    expect(slotsBetween(cron("* * * * * *"), at("2026-01-01T00:00:00Z"), at("2026-01-02T00:00:00Z"), 100)).toHaveLength(
+      100,
+    );
   });
 });
 
@@ -86,7 +127,11 @@ describe("interval schedules", () => {
 
   it("ignore local time: every 1h across the autumn change is 1 h of real time apart", () => {
     const slots = previewSlots(every(3_600_000, "2026-10-24T23:00:00Z"), at("2026-10-24T23:00:00Z"), 3);
-    expect(isoList(slots)).toEqual(["2026-10-25T00:00:00.000Z", "2026-10-25T01:00:00.000Z", "2026-10-25T02:00:00.000Z"]);
+    expect(isoList(slots)).toEqual([
+      "2026-10-25T00:00:00.000Z",
+      "2026-10-25T01:00:00.000Z",
+      "2026-10-25T02:00:00.000Z",
+    ]);
   });
 
   it("parse 'every 30m' and refuse nonsense or sub-second intervals", () => {

@@ -20,7 +20,14 @@ describe("the scheduler while its database is unreachable", () => {
       },
       fire: async () => new Map(),
     };
-    const scheduler = new Scheduler({ clock: systemClock, log: createLogger("silent"), sources: [source], horizonMs: 120_000, maxSleepMs: 30_000, pollIntervalMs: 10_000 });
+    const scheduler = new Scheduler({
+      clock: systemClock,
+      log: createLogger("silent"),
+      sources: [source],
+      horizonMs: 120_000,
+      maxSleepMs: 30_000,
+      pollIntervalMs: 10_000,
+    });
     await scheduler.start();
     await sleep(2_000);
     // 100, 200, 400, 800, then one a second: about five tries in two seconds (it was thousands).

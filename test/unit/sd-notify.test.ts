@@ -18,9 +18,15 @@ describe("watchdogPeriod (sd_watchdog_enabled)", () => {
 
   it("is off when unset, malformed, zero, or meant for another process", () => {
     expect(watchdogPeriod({}, 42)).toMatchObject({ periodMs: null, reason: "WATCHDOG_USEC is not set" });
-    expect(watchdogPeriod({ WATCHDOG_USEC: "30s" }, 42)).toMatchObject({ periodMs: null, reason: expect.stringContaining("not a positive number") });
+    expect(watchdogPeriod({ WATCHDOG_USEC: "30s" }, 42)).toMatchObject({
+      periodMs: null,
+      reason: expect.stringContaining("not a positive number"),
+    });
     expect(watchdogPeriod({ WATCHDOG_USEC: "0" }, 42)).toMatchObject({ periodMs: null });
-    expect(watchdogPeriod({ WATCHDOG_USEC: "1000000", WATCHDOG_PID: "7" }, 42)).toMatchObject({ periodMs: null, reason: "WATCHDOG_PID=7 is another process" });
+    expect(watchdogPeriod({ WATCHDOG_USEC: "1000000", WATCHDOG_PID: "7" }, 42)).toMatchObject({
+      periodMs: null,
+      reason: "WATCHDOG_PID=7 is another process",
+    });
   });
 });
 
@@ -33,7 +39,9 @@ describe("formatNotify", () => {
 
 describe("unixAddress (struct sockaddr_un of the exact length)", () => {
   it("encodes a path NUL-terminated and an @name abstract without terminator", () => {
-    expect(unixAddress("/run/systemd/notify")).toEqual(Buffer.concat([Buffer.from([1, 0]), Buffer.from("/run/systemd/notify\0")]));
+    expect(unixAddress("/run/systemd/notify")).toEqual(
+      Buffer.concat([Buffer.from([1, 0]), Buffer.from("/run/systemd/notify\0")]),
+    );
     expect(unixAddress("@sd-notify")).toEqual(Buffer.concat([Buffer.from([1, 0, 0]), Buffer.from("sd-notify")]));
   });
 
@@ -53,7 +61,12 @@ describe("SdNotify", () => {
     vi.useFakeTimers();
     const sent: string[] = [];
     let closed = 0;
-    const notify = new SdNotify({ send: (m) => void sent.push(m), close: () => void closed++, watchdogMs: 500, log: createLogger("silent") });
+    const notify = new SdNotify({
+      send: (m) => void sent.push(m),
+      close: () => void closed++,
+      watchdogMs: 500,
+      log: createLogger("silent"),
+    });
     notify.onState("starting", "starting");
     notify.onState("starting", "migrating");
     expect(sent).toEqual(["WATCHDOG=1", "STATUS=starting", "STATUS=migrating"]);
@@ -119,12 +132,18 @@ describe("openSdNotify", () => {
   it("logs an unusable NOTIFY_SOCKET and carries on without it", async () => {
     const { log, lines } = capture();
     expect(await openSdNotify({ NOTIFY_SOCKET: "relative/notify" }, 42, log)).toBeNull();
-    expect(lines).toMatchObject([{ level: 50, notifySocket: "relative/notify", msg: expect.stringContaining("cannot be used") }]);
+    expect(lines).toMatchObject([
+      { level: 50, notifySocket: "relative/notify", msg: expect.stringContaining("cannot be used") },
+    ]);
   });
 
   it("opens a sender whose failures (no one listening) are logged, not thrown", async () => {
     const { log, lines } = capture();
-    const notify = await openSdNotify({ NOTIFY_SOCKET: "/nonexistent/missiond-test/notify", WATCHDOG_USEC: "2000000" }, 42, log);
+    const notify = await openSdNotify(
+      { NOTIFY_SOCKET: "/nonexistent/missiond-test/notify", WATCHDOG_USEC: "2000000" },
+      42,
+      log,
+    );
     expect(notify?.watchdogMs).toBe(1_000);
     expect(notify!.notify({ READY: 1 })).toBe(false);
     notify!.close();

@@ -6,7 +6,12 @@ import { buildApi, type ApiServices } from "../../src/api/app.ts";
 import { createLogger } from "../../src/log.ts";
 
 // The routes under test touch no service.
-const api = (uiDir: string) => buildApi({ notifyMaxDelaySeconds: 60 } as unknown as ApiServices, { log: createLogger("silent"), token: "a-token-of-sixteen-chars", uiDir });
+const api = (uiDir: string) =>
+  buildApi({ notifyMaxDelaySeconds: 60 } as unknown as ApiServices, {
+    log: createLogger("silent"),
+    token: "a-token-of-sixteen-chars",
+    uiDir,
+  });
 
 describe("the dashboard's route", () => {
   it("says how to build the dashboard when it was never built, without asking for the token", async () => {

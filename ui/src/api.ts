@@ -5,7 +5,18 @@
 // sessionStorage (gone when the tab closes; never a cookie, so no other site can make the browser
 // send it) and adds the header to each fetch.
 
-export const RUN_STATUSES = ["Claimed", "Running", "Succeeded", "Failed", "TimedOut", "Cancelled", "Skipped", "Missed", "Deferred", "Unknown"] as const;
+export const RUN_STATUSES = [
+  "Claimed",
+  "Running",
+  "Succeeded",
+  "Failed",
+  "TimedOut",
+  "Cancelled",
+  "Skipped",
+  "Missed",
+  "Deferred",
+  "Unknown",
+] as const;
 export type RunStatus = (typeof RUN_STATUSES)[number];
 
 export interface LastRun {
@@ -183,7 +194,8 @@ export type Query = Record<string, string | number | undefined | null>;
 
 export function url(path: string, query: Query = {}): string {
   const target = new URL(path.replace(/^\//, ""), apiBase());
-  for (const [key, value] of Object.entries(query)) if (value !== undefined && value !== null && value !== "") target.searchParams.set(key, String(value));
+  for (const [key, value] of Object.entries(query))
+    if (value !== undefined && value !== null && value !== "") target.searchParams.set(key, String(value));
   return target.toString();
 }
 
@@ -192,11 +204,21 @@ async function call<T>(method: "GET" | "POST", path: string, query: Query, body?
   const bearer = token.get();
   if (bearer) headers.authorization = `Bearer ${bearer}`;
   if (body !== undefined) headers["content-type"] = "application/json";
-  const response = await fetch(url(path, query), { method, headers, body: body === undefined ? undefined : JSON.stringify(body), cache: "no-store" });
+  const response = await fetch(url(path, query), {
+    method,
+    headers,
+    body: body === undefined ? undefined : JSON.stringify(body),
+    cache: "no-store",
+  });
   if (response.status === 401) throw new AuthRequired("the API wants the bearer token of this listener");
   if (response.status === 204) return undefined as T;
   const payload = (await response.json().catch(() => null)) as { error?: { code: string; message: string } } | null;
-  if (!response.ok) throw new ApiError(response.status, payload?.error?.code ?? "HTTP", payload?.error?.message ?? `${response.status} ${response.statusText}`);
+  if (!response.ok)
+    throw new ApiError(
+      response.status,
+      payload?.error?.code ?? "HTTP",
+      payload?.error?.message ?? `${response.status} ${response.statusText}`,
+    );
   return payload as T;
 }
 

@@ -37,7 +37,9 @@ let loggedOut = false;
 const live = h("span", { class: "live", "data-testid": "live" }, "connecting…");
 
 const query = (params: Record<string, string | undefined>) => {
-  const search = new URLSearchParams(Object.entries(params).filter((e): e is [string, string] => e[1] !== undefined && e[1] !== ""));
+  const search = new URLSearchParams(
+    Object.entries(params).filter((e): e is [string, string] => e[1] !== undefined && e[1] !== ""),
+  );
   const text = search.toString();
   return text ? `?${text}` : "";
 };
@@ -66,17 +68,37 @@ function shell(): HTMLElement {
   const nav = h(
     "nav",
     { class: "tabs" },
-    ...Object.entries(VIEWS).map(([key, v]) => h("a", { href: `#/${key}`, class: key === name ? "active" : "", "data-view": key }, v.title)),
+    ...Object.entries(VIEWS).map(([key, v]) =>
+      h("a", { href: `#/${key}`, class: key === name ? "active" : "", "data-view": key }, v.title),
+    ),
   );
   const signOut = token.get()
-    ? h("button", { type: "button", class: "link", onclick: () => {
-        token.clear();
-        loggedOut = true;
-        showLogin(null);
-      } }, "Sign out")
+    ? h(
+        "button",
+        {
+          type: "button",
+          class: "link",
+          onclick: () => {
+            token.clear();
+            loggedOut = true;
+            showLogin(null);
+          },
+        },
+        "Sign out",
+      )
     : null;
   const main = h("main", { id: "view" });
-  fill(app, h("header", { class: "top" }, h("a", { class: "brand", href: "#/now" }, "missiond"), nav, h("div", { class: "right" }, live, signOut)), main);
+  fill(
+    app,
+    h(
+      "header",
+      { class: "top" },
+      h("a", { class: "brand", href: "#/now" }, "missiond"),
+      nav,
+      h("div", { class: "right" }, live, signOut),
+    ),
+    main,
+  );
   return main;
 }
 
@@ -113,31 +135,55 @@ async function tick(force = false): Promise<void> {
 
 function showLogin(problem: string | null): void {
   current = null;
-  const input = h("input", { type: "password", name: "token", autocomplete: "current-password", required: true, placeholder: "api_token", "aria-label": "API token" });
+  const input = h("input", {
+    type: "password",
+    name: "token",
+    autocomplete: "current-password",
+    required: true,
+    placeholder: "api_token",
+    "aria-label": "API token",
+  });
   const message = h("p", { class: "problem", role: "alert" }, problem ?? "");
+  const signInWith = async () => {
+    token.set(input.value.trim());
+    try {
+      await api.get("/v1/plugins");
+      loggedOut = false;
+      route();
+    } catch (err) {
+      token.clear();
+      message.textContent =
+        err instanceof AuthRequired ? "That token was refused." : `Cannot reach the daemon: ${(err as Error).message}`;
+    }
+  };
   const form = h(
     "form",
     {
       class: "login",
-      onsubmit: async (event: Event) => {
+      // The DOM does not await a handler: the sign-in runs detached and reports its own errors.
+      onsubmit: (event: Event) => {
         event.preventDefault();
-        token.set(input.value.trim());
-        try {
-          await api.get("/v1/plugins");
-          loggedOut = false;
-          route();
-        } catch (err) {
-          token.clear();
-          message.textContent = err instanceof AuthRequired ? "That token was refused." : `Cannot reach the daemon: ${(err as Error).message}`;
-        }
+        void signInWith();
       },
     },
     h("h1", null, "missiond"),
-    h("p", null, "This listener needs the daemon's API token (", h("code", null, "api_token"), " in the configuration, or ", h("code", null, "MISSIOND_API_TOKEN"), ")."),
+    h(
+      "p",
+      null,
+      "This listener needs the daemon's API token (",
+      h("code", null, "api_token"),
+      " in the configuration, or ",
+      h("code", null, "MISSIOND_API_TOKEN"),
+      ").",
+    ),
     h("label", null, "API token", input),
     h("button", { type: "submit", class: "primary" }, "Sign in"),
     message,
-    h("p", { class: "hint" }, "The token stays in this tab (sessionStorage) and is sent as an Authorization header with each request; closing the tab forgets it."),
+    h(
+      "p",
+      { class: "hint" },
+      "The token stays in this tab (sessionStorage) and is sent as an Authorization header with each request; closing the tab forgets it.",
+    ),
   );
   fill(app, form);
   input.focus();

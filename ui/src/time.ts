@@ -27,10 +27,12 @@ function formatter(timeZone: string | undefined, withDate: boolean): Intl.DateTi
 }
 
 /** "Tue 3 Dec, 02:30:00 CET" in the given zone (the job's), or the viewer's own. */
-export const dateTime = (iso: string | null, timeZone?: string): string => (iso ? formatter(timeZone, true).format(new Date(iso)) : "—");
+export const dateTime = (iso: string | null, timeZone?: string): string =>
+  iso ? formatter(timeZone, true).format(new Date(iso)) : "—";
 
 /** "02:30:00" in the viewer's zone. */
-export const clock = (iso: string | number | null): string => (iso === null ? "—" : formatter(undefined, false).format(new Date(iso)));
+export const clock = (iso: string | number | null): string =>
+  iso === null ? "—" : formatter(undefined, false).format(new Date(iso));
 
 /** "3m 20s", "2h 5m", "4d 1h". */
 export function span(ms: number): string {
@@ -52,11 +54,19 @@ export function relative(iso: string | null, now = Date.now()): string {
   return ms > 0 ? `in ${span(ms)}` : `${span(ms)} ago`;
 }
 
-const UNITS: Record<string, [string, string]> = { ms: ["millisecond", "milliseconds"], s: ["second", "seconds"], m: ["minute", "minutes"], h: ["hour", "hours"], d: ["day", "days"] };
+const UNITS: Record<string, [string, string]> = {
+  ms: ["millisecond", "milliseconds"],
+  s: ["second", "seconds"],
+  m: ["minute", "minutes"],
+  h: ["hour", "hours"],
+  d: ["day", "days"],
+};
 
 /** "30m" → "Every 30 minutes"; "1h30m" → "Every 1 hour 30 minutes". */
 export function everyInWords(every: string): string {
-  const parts = [...every.matchAll(/(\d+)(ms|s|m|h|d)/g)].map(([, n, unit]) => `${n} ${UNITS[unit!]![Number(n) === 1 ? 0 : 1]}`);
+  const parts = [...every.matchAll(/(\d+)(ms|s|m|h|d)/g)].map(
+    ([, n, unit]) => `${n} ${UNITS[unit!]![Number(n) === 1 ? 0 : 1]}`,
+  );
   return parts.length ? `Every ${parts.join(" ")}` : `Every ${every}`;
 }
 
@@ -81,7 +91,10 @@ export function scheduleInWords(job: Pick<Job, "cron" | "every" | "activeHours">
 
 /** The next `count` slots of an interval job, from its next fire time (intervals are absolute time). */
 export function nextIntervalSlots(nextFireAt: string, every: string, count: number): string[] {
-  const ms = [...every.matchAll(/(\d+)(ms|s|m|h|d)/g)].reduce((sum, [, n, unit]) => sum + Number(n) * { ms: 1, s: 1e3, m: 6e4, h: 3.6e6, d: 8.64e7 }[unit as "s"], 0);
+  const ms = [...every.matchAll(/(\d+)(ms|s|m|h|d)/g)].reduce(
+    (sum, [, n, unit]) => sum + Number(n) * { ms: 1, s: 1e3, m: 6e4, h: 3.6e6, d: 8.64e7 }[unit as "s"],
+    0,
+  );
   const first = Date.parse(nextFireAt);
   return Array.from({ length: ms > 0 ? count : 1 }, (_, i) => new Date(first + i * ms).toISOString());
 }

@@ -9,26 +9,53 @@ export const badge = (text: string, kind = "") => h("span", { class: `badge ${ki
 
 /** A section with a heading and an optional line under it. */
 export const panel = (title: string, sub: Child, ...body: Child[]) =>
-  h("section", { class: "panel" }, h("header", null, h("h2", null, title), sub ? h("span", { class: "sub" }, sub) : null), ...body);
+  h(
+    "section",
+    { class: "panel" },
+    h("header", null, h("h2", null, title), sub ? h("span", { class: "sub" }, sub) : null),
+    ...body,
+  );
 
 export const empty = (text: string) => h("p", { class: "empty" }, text);
 
 /** Previous / next buttons and where we are, for keyset pages. */
-export function pager(options: { label: string; hasPrevious: boolean; hasNext: boolean; onPrevious: () => void; onNext: () => void; onFirst?: () => void; testid: string }) {
+export function pager(options: {
+  label: string;
+  hasPrevious: boolean;
+  hasNext: boolean;
+  onPrevious: () => void;
+  onNext: () => void;
+  onFirst?: () => void;
+  testid: string;
+}) {
   return h(
     "nav",
     { class: "pager", "data-testid": options.testid },
-    options.onFirst ? h("button", { type: "button", disabled: !options.hasPrevious, onclick: options.onFirst }, "« Newest") : null,
-    h("button", { type: "button", class: "previous", disabled: !options.hasPrevious, onclick: options.onPrevious }, "‹ Previous"),
+    options.onFirst
+      ? h("button", { type: "button", disabled: !options.hasPrevious, onclick: options.onFirst }, "« Newest")
+      : null,
+    h(
+      "button",
+      { type: "button", class: "previous", disabled: !options.hasPrevious, onclick: options.onPrevious },
+      "‹ Previous",
+    ),
     h("span", { class: "where" }, options.label),
     h("button", { type: "button", class: "next", disabled: !options.hasNext, onclick: options.onNext }, "Next ›"),
   );
 }
 
 /** A modal asking to confirm an action, with an optional text field; resolves to the text, or null if dismissed. */
-export function ask(options: { title: string; text: string; confirm: string; field?: { label: string; placeholder?: string }; danger?: boolean }): Promise<string | null> {
+export function ask(options: {
+  title: string;
+  text: string;
+  confirm: string;
+  field?: { label: string; placeholder?: string };
+  danger?: boolean;
+}): Promise<string | null> {
   return new Promise((resolve) => {
-    const input = options.field ? h("textarea", { name: "note", rows: 3, maxlength: 1000, placeholder: options.field.placeholder ?? "" }) : null;
+    const input = options.field
+      ? h("textarea", { name: "note", rows: 3, maxlength: 1000, placeholder: options.field.placeholder ?? "" })
+      : null;
     const dialog = h(
       "dialog",
       { class: "ask" },
@@ -38,7 +65,16 @@ export function ask(options: { title: string; text: string; confirm: string; fie
         h("h3", null, options.title),
         h("p", null, options.text),
         input ? h("label", null, options.field!.label, input) : null,
-        h("menu", null, h("button", { value: "cancel", type: "submit", formnovalidate: true }, "Cancel"), h("button", { value: "ok", type: "submit", class: options.danger ? "primary danger" : "primary" }, options.confirm)),
+        h(
+          "menu",
+          null,
+          h("button", { value: "cancel", type: "submit", formnovalidate: true }, "Cancel"),
+          h(
+            "button",
+            { value: "ok", type: "submit", class: options.danger ? "primary danger" : "primary" },
+            options.confirm,
+          ),
+        ),
       ),
     );
     dialog.addEventListener("close", () => {
@@ -65,7 +101,14 @@ export function toast(text: string, kind: "ok" | "error" = "ok"): void {
 
 /** A label: value list. */
 export const facts = (rows: [string, Child][]) =>
-  h("dl", { class: "facts" }, ...rows.filter(([, v]) => v !== null && v !== undefined && v !== "").map(([k, v]) => [h("dt", null, k), h("dd", null, v)]));
+  h(
+    "dl",
+    { class: "facts" },
+    ...rows
+      .filter(([, v]) => v !== null && v !== undefined && v !== "")
+      .map(([k, v]) => [h("dt", null, k), h("dd", null, v)]),
+  );
 
 /** Preformatted text that may be long (a prompt, an output). */
-export const block = (text: string | null, what: string) => (text ? h("pre", { class: "block" }, text) : h("p", { class: "empty" }, `no ${what}`));
+export const block = (text: string | null, what: string) =>
+  text ? h("pre", { class: "block" }, text) : h("p", { class: "empty" }, `no ${what}`);

@@ -18,9 +18,13 @@ export function cronRoutes(app: FastifyInstance, cron: CronService): void {
     await cron.remove(validate(idParams, request.params, "params").id);
     return reply.status(204).send();
   });
-  app.post("/v1/cron-jobs/:id/pause", async (request) => cron.pause(validate(idParams, request.params, "params").id, request.body ?? {}));
+  app.post("/v1/cron-jobs/:id/pause", async (request) =>
+    cron.pause(validate(idParams, request.params, "params").id, request.body ?? {}),
+  );
   app.post("/v1/cron-jobs/:id/resume", async (request) => cron.resume(validate(idParams, request.params, "params").id));
-  app.post("/v1/cron-jobs/:id/trigger", async (request, reply) => reply.status(201).send(await cron.trigger(validate(idParams, request.params, "params").id)));
+  app.post("/v1/cron-jobs/:id/trigger", async (request, reply) =>
+    reply.status(201).send(await cron.trigger(validate(idParams, request.params, "params").id)),
+  );
   app.get("/v1/cron-jobs/:id/runs", async (request) => {
     const { id } = validate(idParams, request.params, "params");
     const query = validate(jobRunsQuery, request.query, "query");
@@ -28,5 +32,7 @@ export function cronRoutes(app: FastifyInstance, cron: CronService): void {
   });
   app.get("/v1/runs", async (request) => ({ runs: await cron.runs(validate(runsQuery, request.query, "query")) }));
   app.get("/v1/run-timeline", async (request) => cron.timeline(request.query));
-  app.get("/v1/cron-preview", async (request) => ({ fireTimes: cron.preview(validate(previewQuery, request.query, "query")) }));
+  app.get("/v1/cron-preview", async (request) => ({
+    fireTimes: cron.preview(validate(previewQuery, request.query, "query")),
+  }));
 }

@@ -56,8 +56,10 @@ export function pluginRoutes(app: FastifyInstance, plugins: Plugins, db: Db): vo
   // An agent runtime runs the account's chain for the hooks the daemon does not fire itself.
   app.post("/v1/hooks/:hook", async (request) => {
     const { hook } = request.params as { hook: string };
-    if (!isHookName(hook)) throw new MissiondError("NOT_FOUND", `unknown hook "${hook}"; hooks are ${HOOK_NAMES.join(", ")}`);
-    if (!isRuntimeHook(hook)) throw new MissiondError("BAD_REQUEST", `${hook} is fired by the daemon itself, not over the API`);
+    if (!isHookName(hook))
+      throw new MissiondError("NOT_FOUND", `unknown hook "${hook}"; hooks are ${HOOK_NAMES.join(", ")}`);
+    if (!isRuntimeHook(hook))
+      throw new MissiondError("BAD_REQUEST", `${hook} is fired by the daemon itself, not over the API`);
     const context = validate(RUNTIME_HOOK_CONTEXTS[hook], request.body, "body") as Record<string, unknown>;
     const result = await plugins.chain.run(hook, context, { hop: hopOf(request) });
     if (result.kind === "cancelled") return { cancelled: true, reason: result.reason, plugin: result.plugin };
@@ -65,7 +67,12 @@ export function pluginRoutes(app: FastifyInstance, plugins: Plugins, db: Db): vo
     if (result.kind === "deferred") throw new MissiondError("INTERNAL", `${hook} cannot be deferred`);
     const fields = Object.keys(HOOKS[hook].fields);
     const final = result.context as Record<string, unknown>;
-    const value = fields.length === 0 ? null : fields.length === 1 ? final[fields[0]!] : Object.fromEntries(fields.map((f) => [f, final[f]]));
+    const value =
+      fields.length === 0
+        ? null
+        : fields.length === 1
+          ? final[fields[0]!]
+          : Object.fromEntries(fields.map((f) => [f, final[f]]));
     return { cancelled: false, value, changedBy: result.changedBy, context: final };
   });
 }

@@ -11,7 +11,12 @@ const idOf = (params: unknown) => validate(idParams, params, "params").id;
 /** Open todos per session (the todos domain answers; sessions without any are absent). */
 export type OpenTodoCounts = (sessionIds: readonly string[]) => Promise<Map<string, number>>;
 
-export function sessionRoutes(app: FastifyInstance, sessions: SessionService, clears: ClearService, openTodos: OpenTodoCounts): void {
+export function sessionRoutes(
+  app: FastifyInstance,
+  sessions: SessionService,
+  clears: ClearService,
+  openTodos: OpenTodoCounts,
+): void {
   app.post("/v1/sessions", async (request, reply) => reply.status(201).send(await sessions.create(request.body)));
   app.get("/v1/sessions", async () => {
     const list = await sessions.list();
@@ -19,8 +24,12 @@ export function sessionRoutes(app: FastifyInstance, sessions: SessionService, cl
     return { sessions: list.map((s) => ({ ...s, openTodos: open.get(s.id) ?? 0 })) };
   });
   app.get("/v1/sessions/:id", async (request) => sessions.get(idOf(request.params)));
-  app.post("/v1/sessions/:id/messages", async (request, reply) => reply.status(201).send(await sessions.append(idOf(request.params), request.body)));
-  app.get("/v1/sessions/:id/messages", async (request) => ({ messages: await sessions.messages(idOf(request.params), request.query) }));
+  app.post("/v1/sessions/:id/messages", async (request, reply) =>
+    reply.status(201).send(await sessions.append(idOf(request.params), request.body)),
+  );
+  app.get("/v1/sessions/:id/messages", async (request) => ({
+    messages: await sessions.messages(idOf(request.params), request.query),
+  }));
   app.post("/v1/sessions/:id/subagents", async (request, reply) => {
     await sessions.addSubagent(idOf(request.params), request.body);
     return reply.status(204).send();

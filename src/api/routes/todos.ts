@@ -9,8 +9,12 @@ const idParams = z.object({ id: z.string() });
 const idOf = (params: unknown) => validate(idParams, params, "params").id;
 
 export function todoRoutes(app: FastifyInstance, todos: TodoService): void {
-  app.post("/v1/sessions/:id/todos", async (request, reply) => reply.status(201).send(await todos.add(idOf(request.params), request.body, { hop: hopOf(request) })));
-  app.get("/v1/sessions/:id/todos", async (request) => ({ todos: await todos.list(idOf(request.params), request.query) }));
+  app.post("/v1/sessions/:id/todos", async (request, reply) =>
+    reply.status(201).send(await todos.add(idOf(request.params), request.body, { hop: hopOf(request) })),
+  );
+  app.get("/v1/sessions/:id/todos", async (request) => ({
+    todos: await todos.list(idOf(request.params), request.query),
+  }));
   app.post("/v1/todos/:id/done", async (request) => todos.done(idOf(request.params)));
   app.post("/v1/todos/:id/cancel", async (request) => todos.cancel(idOf(request.params)));
 }

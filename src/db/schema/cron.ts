@@ -1,15 +1,5 @@
 import { sql } from "drizzle-orm";
-import {
-  bigint,
-  boolean,
-  check,
-  index,
-  integer,
-  pgTable,
-  text,
-  timestamp,
-  uniqueIndex,
-} from "drizzle-orm/pg-core";
+import { bigint, boolean, check, index, integer, pgTable, text, timestamp, uniqueIndex } from "drizzle-orm/pg-core";
 
 const tstz = (name: string) => timestamp(name, { withTimezone: true, mode: "date", precision: 3 });
 
@@ -57,7 +47,9 @@ export const cronJobs = pgTable(
     deletedAt: tstz("deleted_at"),
   },
   (t) => [
-    uniqueIndex("cron_jobs_name_live_uq").on(t.name).where(sql`${t.deletedAt} is null`),
+    uniqueIndex("cron_jobs_name_live_uq")
+      .on(t.name)
+      .where(sql`${t.deletedAt} is null`),
     index("cron_jobs_next_fire_idx")
       .on(t.nextFireAt)
       .where(sql`${t.deletedAt} is null and not ${t.paused} and ${t.nextFireAt} is not null`),
@@ -111,10 +103,14 @@ export const cronJobRuns = pgTable(
     // The ledger across jobs: lists newest slot first (a backward scan) and slot ranges.
     index("cron_job_runs_scheduled_idx").on(t.scheduledFor, t.id),
     // The recovery pass: Claimed rows whose chain never finished.
-    index("cron_job_runs_claimed_open_idx").on(t.claimedAt).where(sql`${t.status} = 'Claimed'`),
+    index("cron_job_runs_claimed_open_idx")
+      .on(t.claimedAt)
+      .where(sql`${t.status} = 'Claimed'`),
     index("cron_job_runs_claimed_idx").on(t.claimedAt),
     // The scheduler's second source: deferred slots waiting for their time.
-    index("cron_job_runs_deferred_idx").on(t.deferredUntil).where(sql`${t.status} = 'Deferred'`),
+    index("cron_job_runs_deferred_idx")
+      .on(t.deferredUntil)
+      .where(sql`${t.status} = 'Deferred'`),
     uniqueIndex("cron_job_runs_deferred_from_uq").on(t.deferredFrom),
     check("cron_job_runs_status_ck", inList("status", RUN_STATUSES)),
     check("cron_job_runs_trigger_ck", inList("trigger", RUN_TRIGGERS)),

@@ -32,7 +32,16 @@ export const MESSAGE_ROLES = ["user", "assistant", "system", "tool", "agent"] as
  * executor, then Delivered / Failed / Unknown; the non-deliveries are Cancelled (notifyScheduled
  * vetoed it, or it was cancelled over the API) and Dropped (notifyDelivered vetoed it).
  */
-export const NOTIFY_STATUSES = ["Pending", "Claimed", "Delivering", "Delivered", "Failed", "Unknown", "Cancelled", "Dropped"] as const;
+export const NOTIFY_STATUSES = [
+  "Pending",
+  "Claimed",
+  "Delivering",
+  "Delivered",
+  "Failed",
+  "Unknown",
+  "Cancelled",
+  "Dropped",
+] as const;
 export type NotifyStatus = (typeof NOTIFY_STATUSES)[number];
 
 /** A todo batch as todoAdded left it: some todos added, none (an empty result), or vetoed. */

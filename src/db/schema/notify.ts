@@ -46,8 +46,12 @@ export const notifyTimers = pgTable(
   },
   (t) => [
     // The scheduler's source: pending timers by due time (only those due soon are loaded).
-    index("notify_timers_due_idx").on(t.dueAt).where(sql`${t.status} = 'Pending'`),
-    index("notify_timers_claimed_idx").on(t.claimedAt).where(sql`${t.status} = 'Claimed'`),
+    index("notify_timers_due_idx")
+      .on(t.dueAt)
+      .where(sql`${t.status} = 'Pending'`),
+    index("notify_timers_claimed_idx")
+      .on(t.claimedAt)
+      .where(sql`${t.status} = 'Claimed'`),
     index("notify_timers_session_idx").on(t.sessionId, t.id),
     check("notify_timers_status_ck", sql.raw(`status in (${NOTIFY_STATUSES.map((s) => `'${s}'`).join(", ")})`)),
     check("notify_timers_pending_due_ck", sql`status <> 'Pending' or due_at is not null`),

@@ -14,7 +14,10 @@ export const sessions = pgTable(
     createdAt: tstz("created_at").notNull().defaultNow(),
     updatedAt: tstz("updated_at").notNull().defaultNow(),
   },
-  (t) => [index("sessions_agent_idx").on(t.agentId), check("sessions_id_len_ck", sql`char_length(id) between 1 and 200`)],
+  (t) => [
+    index("sessions_agent_idx").on(t.agentId),
+    check("sessions_id_len_ck", sql`char_length(id) between 1 and 200`),
+  ],
 );
 
 export const sessionMessages = pgTable(
@@ -94,8 +97,12 @@ export const sessionClears = pgTable(
   },
   (t) => [
     // One clear at a time per session: a second /new while one is under way joins it.
-    uniqueIndex("session_clears_open_uq").on(t.sessionId).where(sql`${t.status} <> 'Completed'`),
-    index("session_clears_lease_idx").on(t.leaseUntil).where(sql`${t.status} <> 'Completed'`),
+    uniqueIndex("session_clears_open_uq")
+      .on(t.sessionId)
+      .where(sql`${t.status} <> 'Completed'`),
+    index("session_clears_lease_idx")
+      .on(t.leaseUntil)
+      .where(sql`${t.status} <> 'Completed'`),
     check("session_clears_status_ck", sql.raw(`status in (${CLEAR_STATUSES.map((s) => `'${s}'`).join(", ")})`)),
   ],
 );

@@ -4,7 +4,8 @@ import { TODO_BATCH_STATUSES, TODO_STATUSES } from "./enums.ts";
 import { sessions } from "./sessions.ts";
 
 const tstz = (name: string) => timestamp(name, { withTimezone: true, mode: "date", precision: 3 });
-const inList = (column: string, values: readonly string[]) => sql.raw(`${column} in (${values.map((v) => `'${v}'`).join(", ")})`);
+const inList = (column: string, values: readonly string[]) =>
+  sql.raw(`${column} in (${values.map((v) => `'${v}'`).join(", ")})`);
 
 /** Every batch an agent wrote, including those todoAdded emptied or vetoed. */
 export const todoBatches = pgTable(
@@ -21,7 +22,10 @@ export const todoBatches = pgTable(
     decidedBy: text("decided_by"),
     createdAt: tstz("created_at").notNull(),
   },
-  (t) => [index("todo_batches_session_idx").on(t.sessionId, t.id), check("todo_batches_status_ck", inList("status", TODO_BATCH_STATUSES))],
+  (t) => [
+    index("todo_batches_session_idx").on(t.sessionId, t.id),
+    check("todo_batches_status_ck", inList("status", TODO_BATCH_STATUSES)),
+  ],
 );
 
 export const todos = pgTable(
@@ -41,7 +45,9 @@ export const todos = pgTable(
   },
   (t) => [
     // Open todos per session: what keeps an agent working.
-    index("todos_open_idx").on(t.sessionId, t.id).where(sql`${t.status} = 'open'`),
+    index("todos_open_idx")
+      .on(t.sessionId, t.id)
+      .where(sql`${t.status} = 'open'`),
     index("todos_session_idx").on(t.sessionId, t.id),
     check("todos_status_ck", inList("status", TODO_STATUSES)),
   ],

@@ -15,7 +15,11 @@ async function nextSlots(job: Job, count: number): Promise<string[]> {
   const key = `${job.cron}|${job.timezone}`;
   const cached = previews.get(key);
   if (cached && Date.now() - cached.at < 30_000 && Date.parse(cached.times[0] ?? "") > Date.now()) return cached.times;
-  const { fireTimes } = await api.get<{ fireTimes: string[] }>("/v1/cron-preview", { cron: job.cron, timezone: job.timezone, count });
+  const { fireTimes } = await api.get<{ fireTimes: string[] }>("/v1/cron-preview", {
+    cron: job.cron,
+    timezone: job.timezone,
+    count,
+  });
   previews.set(key, { at: Date.now(), times: fireTimes });
   return fireTimes;
 }
@@ -72,7 +76,9 @@ export function jobsView(ctx: Ctx): View {
         if (ok === null) return;
         const run = await api.post<Run>(`/v1/cron-jobs/${job.id}/trigger`);
         // The answer comes once the slot is claimed; the chain and the mission follow (the ledger shows them).
-        toast(`Triggered “${job.name}”: run ${run.id}, ${run.status === "Claimed" ? "claimed, going through the plugin chain" : run.status}`);
+        toast(
+          `Triggered “${job.name}”: run ${run.id}, ${run.status === "Claimed" ? "claimed, going through the plugin chain" : run.status}`,
+        );
       }
       await refresh();
     } catch (err) {
@@ -84,7 +90,10 @@ export function jobsView(ctx: Ctx): View {
   function row(job: Job) {
     return h(
       "tr",
-      { "data-job-id": job.id, class: [job.paused ? "paused" : "", job.id === selected ? "selected" : ""].join(" ").trim() },
+      {
+        "data-job-id": job.id,
+        class: [job.paused ? "paused" : "", job.id === selected ? "selected" : ""].join(" ").trim(),
+      },
       h(
         "td",
         null,
@@ -92,21 +101,46 @@ export function jobsView(ctx: Ctx): View {
         job.kind === "heartbeat" ? badge("heartbeat", "kind") : null,
         h("div", { class: "muted small" }, `agent ${job.agentId}`),
       ),
-      h("td", null, h("div", null, scheduleInWords(job)), h("div", { class: "muted small" }, h("code", null, job.cron ?? `every ${job.every}`), ` · ${job.timezone}`)),
       h(
         "td",
         null,
-        job.paused ? h("span", { class: "muted" }, "—") : job.nextFireAt ? [h("div", null, dateTime(job.nextFireAt, job.timezone)), h("div", { class: "muted small" }, relative(job.nextFireAt))] : h("span", { class: "muted" }, "no further slots"),
+        h("div", null, scheduleInWords(job)),
+        h("div", { class: "muted small" }, h("code", null, job.cron ?? `every ${job.every}`), ` · ${job.timezone}`),
+      ),
+      h(
+        "td",
+        null,
+        job.paused
+          ? h("span", { class: "muted" }, "—")
+          : job.nextFireAt
+            ? [
+                h("div", null, dateTime(job.nextFireAt, job.timezone)),
+                h("div", { class: "muted small" }, relative(job.nextFireAt)),
+              ]
+            : h("span", { class: "muted" }, "no further slots"),
       ),
       h("td", null, lastRunCell(job)),
-      h("td", { class: "state" }, job.paused ? [badge("paused", "paused"), job.pausedNote ? h("div", { class: "note", "data-testid": "paused-note" }, job.pausedNote) : null] : badge("active", "active")),
+      h(
+        "td",
+        { class: "state" },
+        job.paused
+          ? [
+              badge("paused", "paused"),
+              job.pausedNote ? h("div", { class: "note", "data-testid": "paused-note" }, job.pausedNote) : null,
+            ]
+          : badge("active", "active"),
+      ),
       h(
         "td",
         { class: "actions" },
         job.paused
           ? h("button", { type: "button", "data-action": "resume", onclick: () => void act(job, "resume") }, "Resume")
           : h("button", { type: "button", "data-action": "pause", onclick: () => void act(job, "pause") }, "Pause"),
-        h("button", { type: "button", "data-action": "trigger", onclick: () => void act(job, "trigger") }, "Trigger now"),
+        h(
+          "button",
+          { type: "button", "data-action": "trigger", onclick: () => void act(job, "trigger") },
+          "Trigger now",
+        ),
       ),
     );
   }
@@ -122,7 +156,12 @@ export function jobsView(ctx: Ctx): View {
     if (!job) return fill(detail);
     fill(
       detail,
-      h("header", null, h("h2", null, job.name), h("button", { type: "button", class: "link", onclick: () => select(undefined), "aria-label": "Close" }, "✕")),
+      h(
+        "header",
+        null,
+        h("h2", null, job.name),
+        h("button", { type: "button", class: "link", onclick: () => select(undefined), "aria-label": "Close" }, "✕"),
+      ),
       facts([
         ["Kind", job.kind === "heartbeat" ? "heartbeat" : "cron job"],
         ["Agent", job.agentId],
@@ -133,20 +172,53 @@ export function jobsView(ctx: Ctx): View {
         ["Jitter", job.jitter],
         ["Skip if busy", job.skipIfBusy ? "yes" : null],
         ["Session", job.sessionMode === "fixed" ? `fixed: ${job.sessionId}` : "a fresh session per run"],
-        ["Window", job.startsAt || job.endsAt ? `${job.startsAt ? dateTime(job.startsAt, job.timezone) : "…"} → ${job.endsAt ? dateTime(job.endsAt, job.timezone) : "…"}` : null],
+        [
+          "Window",
+          job.startsAt || job.endsAt
+            ? `${job.startsAt ? dateTime(job.startsAt, job.timezone) : "…"} → ${job.endsAt ? dateTime(job.endsAt, job.timezone) : "…"}`
+            : null,
+        ],
         ["Max runs", job.maxRuns ? `${job.runCount} of ${job.maxRuns} used` : null],
       ]),
       h("h3", null, "Next fire times"),
       job.paused
         ? empty("none while paused")
         : slots.length
-          ? h("ol", { class: "slots", "data-testid": "next-fires" }, ...slots.map((s) => h("li", null, dateTime(s, job.timezone), h("span", { class: "muted" }, ` ${relative(s)}`))))
+          ? h(
+              "ol",
+              { class: "slots", "data-testid": "next-fires" },
+              ...slots.map((s) =>
+                h("li", null, dateTime(s, job.timezone), h("span", { class: "muted" }, ` ${relative(s)}`)),
+              ),
+            )
           : empty("no further slots"),
       h("h3", null, "Prompt"),
       block(job.prompt, "prompt"),
-      h("h3", null, "Latest runs ", h("button", { type: "button", class: "link", onclick: () => ctx.go("ledger", { job: job.id }) }, "open in the ledger →")),
+      h(
+        "h3",
+        null,
+        "Latest runs ",
+        h(
+          "button",
+          { type: "button", class: "link", onclick: () => ctx.go("ledger", { job: job.id }) },
+          "open in the ledger →",
+        ),
+      ),
       runs.length
-        ? h("ul", { class: "mini-runs" }, ...runs.map((r) => h("li", { title: r.reason ?? "" }, statusChip(r.status), " ", dateTime(r.scheduledFor, job.timezone), r.decidedBy ? h("span", { class: "by" }, ` by ${r.decidedBy}`) : null)))
+        ? h(
+            "ul",
+            { class: "mini-runs" },
+            ...runs.map((r) =>
+              h(
+                "li",
+                { title: r.reason ?? "" },
+                statusChip(r.status),
+                " ",
+                dateTime(r.scheduledFor, job.timezone),
+                r.decidedBy ? h("span", { class: "by" }, ` by ${r.decidedBy}`) : null,
+              ),
+            ),
+          )
         : empty("no runs yet"),
     );
   }
@@ -158,7 +230,10 @@ export function jobsView(ctx: Ctx): View {
     let job = selected ? next.jobs.find((j) => j.id === selected) : undefined;
     if (selected && !job) job = await api.get<Job>(`/v1/cron-jobs/${selected}`).catch(() => undefined);
     const [runs, slots] = job
-      ? await Promise.all([api.get<{ runs: Run[] }>(`/v1/cron-jobs/${job.id}/runs`, { limit: 10 }).then((r) => r.runs), nextSlots(job, 5).catch(() => [])])
+      ? await Promise.all([
+          api.get<{ runs: Run[] }>(`/v1/cron-jobs/${job.id}/runs`, { limit: 10 }).then((r) => r.runs),
+          nextSlots(job, 5).catch(() => []),
+        ])
       : [[], []];
     if (mine !== seq) return;
     page = next;
@@ -170,7 +245,15 @@ export function jobsView(ctx: Ctx): View {
         ? h(
             "table",
             { class: "jobs", "data-testid": "jobs-table" },
-            h("thead", null, h("tr", null, ...["Job", "Schedule", "Next fire (job's zone)", "Last run", "State", ""].map((t) => h("th", null, t)))),
+            h(
+              "thead",
+              null,
+              h(
+                "tr",
+                null,
+                ...["Job", "Schedule", "Next fire (job's zone)", "Last run", "State", ""].map((t) => h("th", null, t)),
+              ),
+            ),
             h("tbody", null, ...page.jobs.map(row)),
           )
         : empty(q ? "No job matches." : "No jobs yet. Add one with `missiond cron add` or POST /v1/cron-jobs."),
@@ -180,7 +263,9 @@ export function jobsView(ctx: Ctx): View {
       pagerBox,
       pager({
         testid: "jobs-pager",
-        label: page.jobs.length ? `${start + 1}–${start + page.jobs.length} of ${page.total.toLocaleString("en-US")}` : "",
+        label: page.jobs.length
+          ? `${start + 1}–${start + page.jobs.length} of ${page.total.toLocaleString("en-US")}`
+          : "",
         hasPrevious: !first,
         hasNext: page.next !== null,
         onPrevious: () => {
@@ -216,7 +301,15 @@ export function jobsView(ctx: Ctx): View {
           void refresh().catch(ctx.fail);
         }, 250),
       });
-      fill(root, panel("Jobs", count, h("div", { class: "toolbar" }, search, pagerBox), h("div", { class: "split" }, table, detail)));
+      fill(
+        root,
+        panel(
+          "Jobs",
+          count,
+          h("div", { class: "toolbar" }, search, pagerBox),
+          h("div", { class: "split" }, table, detail),
+        ),
+      );
     },
     refresh,
   };

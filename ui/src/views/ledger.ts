@@ -9,7 +9,16 @@ export const LANES_PAGE = 20;
 const BUCKETS = 60;
 
 const RANGES: Record<string, number> = { "15m": 9e5, "1h": 3.6e6, "6h": 2.16e7, "24h": 8.64e7, "7d": 6.048e8 };
-const CLOSED: RunStatus[] = ["Succeeded", "Failed", "TimedOut", "Cancelled", "Skipped", "Missed", "Deferred", "Unknown"];
+const CLOSED: RunStatus[] = [
+  "Succeeded",
+  "Failed",
+  "TimedOut",
+  "Cancelled",
+  "Skipped",
+  "Missed",
+  "Deferred",
+  "Unknown",
+];
 
 interface Filter {
   job?: string | undefined;
@@ -22,7 +31,8 @@ interface Filter {
 
 /** [from, to) of the filter now. A preset's end is rounded up to a bucket, so cells stay put as it slides. */
 function window(filter: Filter, now = Date.now()): { from: string; to: string; sliding: boolean } {
-  if (filter.range === "custom" && filter.from && filter.to) return { from: filter.from, to: filter.to, sliding: false };
+  if (filter.range === "custom" && filter.from && filter.to)
+    return { from: filter.from, to: filter.to, sliding: false };
   const length = RANGES[filter.range] ?? RANGES["1h"]!;
   const bucket = length / BUCKETS;
   const end = Math.ceil((now + 1) / bucket) * bucket;
@@ -44,9 +54,20 @@ export function ledgerView(ctx: Ctx): View {
   const runsPager = h("div");
   const detail = h("aside", { class: "detail", hidden: true, "data-testid": "run-detail" });
   const rangeNote = h("span", { class: "sub" });
-  const jobInput = h("input", { type: "search", list: "job-options", placeholder: "All jobs", "aria-label": "Job", name: "job" });
+  const jobInput = h("input", {
+    type: "search",
+    list: "job-options",
+    placeholder: "All jobs",
+    "aria-label": "Job",
+    name: "job",
+  });
   const jobOptions = h("datalist", { id: "job-options" });
-  const statusSelect = h("select", { "aria-label": "Status", name: "status" }, h("option", { value: "" }, "All statuses"), ...RUN_STATUSES.map((s) => h("option", { value: s }, s)));
+  const statusSelect = h(
+    "select",
+    { "aria-label": "Status", name: "status" },
+    h("option", { value: "" }, "All statuses"),
+    ...RUN_STATUSES.map((s) => h("option", { value: s }, s)),
+  );
   const rangeSelect = h(
     "select",
     { "aria-label": "Time range", name: "range" },
@@ -59,7 +80,13 @@ export function ledgerView(ctx: Ctx): View {
   const knownJobs = new Map<string, string>(); // name → id, from the suggestions
 
   function remember() {
-    ctx.remember({ job: filter.job, status: filter.status, range: filter.range === "1h" ? undefined : filter.range, from: filter.range === "custom" ? filter.from : undefined, to: filter.range === "custom" ? filter.to : undefined });
+    ctx.remember({
+      job: filter.job,
+      status: filter.status,
+      range: filter.range === "1h" ? undefined : filter.range,
+      from: filter.range === "custom" ? filter.from : undefined,
+      to: filter.range === "custom" ? filter.to : undefined,
+    });
   }
 
   function changed() {
@@ -89,7 +116,11 @@ export function ledgerView(ctx: Ctx): View {
     const totals = new Map<number, Map<RunStatus, number>>();
     for (const [i, status, n] of l.cells) (totals.get(i) ?? totals.set(i, new Map()).get(i)!).set(status, n);
     let max = 1;
-    for (const m of totals.values()) max = Math.max(max, [...m.values()].reduce((a, b) => a + b, 0));
+    for (const m of totals.values())
+      max = Math.max(
+        max,
+        [...m.values()].reduce((a, b) => a + b, 0),
+      );
     const from = Date.parse(t.from);
     const columns = Array.from({ length: t.buckets }, (_, i) => {
       const counts = totals.get(i);
@@ -117,7 +148,9 @@ export function ledgerView(ctx: Ctx): View {
         h(
           "span",
           { class: "stack", style: { height: `${Math.max(12, (sum / max) * 100)}%` } },
-          ...RUN_STATUSES.filter((s) => counts.has(s)).map((s) => h("span", { class: `seg status-${s}`, style: { height: `${(counts.get(s)! / sum) * 100}%` } })),
+          ...RUN_STATUSES.filter((s) => counts.has(s)).map((s) =>
+            h("span", { class: `seg status-${s}`, style: { height: `${(counts.get(s)! / sum) * 100}%` } }),
+          ),
         ),
       );
     });
@@ -126,7 +159,12 @@ export function ledgerView(ctx: Ctx): View {
       { class: "lane", "data-job-id": l.jobId },
       h(
         "button",
-        { type: "button", class: "link lane-name", title: `${l.name}: ${plural(l.total, "run")} in range`, onclick: () => setJob(l.jobId, l.name) },
+        {
+          type: "button",
+          class: "link lane-name",
+          title: `${l.name}: ${plural(l.total, "run")} in range`,
+          onclick: () => setJob(l.jobId, l.name),
+        },
         l.name,
         l.removed ? h("span", { class: "muted" }, " (removed)") : null,
       ),
@@ -143,10 +181,21 @@ export function ledgerView(ctx: Ctx): View {
       t.lanes.length
         ? [
             ...t.lanes.map((l) => lane(l, t)),
-            h("div", { class: "axis" }, h("span", null, dateTime(t.from)), h("span", null, clock((from + to) / 2)), h("span", null, dateTime(t.to))),
+            h(
+              "div",
+              { class: "axis" },
+              h("span", null, dateTime(t.from)),
+              h("span", null, clock((from + to) / 2)),
+              h("span", null, dateTime(t.to)),
+            ),
           ]
         : empty("No runs in this range."),
-      h("div", { class: "legend" }, ...CLOSED.map((s) => statusChip(s)), h("span", { class: "muted small" }, ` · one column = ${span(t.bucketMs)}`)),
+      h(
+        "div",
+        { class: "legend" },
+        ...CLOSED.map((s) => statusChip(s)),
+        h("span", { class: "muted small" }, ` · one column = ${span(t.bucketMs)}`),
+      ),
     );
     const start = (laneCursors.length - 1) * LANES_PAGE;
     fill(
@@ -185,9 +234,21 @@ export function ledgerView(ctx: Ctx): View {
       },
       h("td", null, dateTime(run.scheduledFor)),
       h("td", null, run.jobName ?? `job ${run.cronJobId}`),
-      h("td", null, statusChip(run.status), run.trigger !== "schedule" ? badge(run.trigger) : null, run.backfilled ? badge("backfilled") : null),
+      h(
+        "td",
+        null,
+        statusChip(run.status),
+        run.trigger !== "schedule" ? badge(run.trigger) : null,
+        run.backfilled ? badge("backfilled") : null,
+      ),
       h("td", { class: "num" }, run.latenessMs === null ? "—" : `${run.latenessMs} ms`),
-      h("td", { class: "why" }, run.decidedBy ? h("strong", { class: "by" }, run.decidedBy) : null, run.decidedBy && run.reason ? ": " : null, run.reason ?? (run.decidedBy ? "" : h("span", { class: "muted" }, "—"))),
+      h(
+        "td",
+        { class: "why" },
+        run.decidedBy ? h("strong", { class: "by" }, run.decidedBy) : null,
+        run.decidedBy && run.reason ? ": " : null,
+        run.reason ?? (run.decidedBy ? "" : h("span", { class: "muted" }, "—")),
+      ),
       h("td", { class: "muted small" }, run.claimedBy),
     );
   }
@@ -195,7 +256,8 @@ export function ledgerView(ctx: Ctx): View {
   function select(run: Run | null) {
     selected = run;
     remember();
-    for (const tr of runsBox.querySelectorAll("tr[data-run-id]")) tr.classList.toggle("selected", tr.getAttribute("data-run-id") === run?.id);
+    for (const tr of runsBox.querySelectorAll("tr[data-run-id]"))
+      tr.classList.toggle("selected", tr.getAttribute("data-run-id") === run?.id);
     renderDetail();
   }
 
@@ -205,7 +267,12 @@ export function ledgerView(ctx: Ctx): View {
     if (!run) return fill(detail);
     fill(
       detail,
-      h("header", null, h("h2", null, `Run ${run.id}`), h("button", { type: "button", class: "link", onclick: () => select(null), "aria-label": "Close" }, "✕")),
+      h(
+        "header",
+        null,
+        h("h2", null, `Run ${run.id}`),
+        h("button", { type: "button", class: "link", onclick: () => select(null), "aria-label": "Close" }, "✕"),
+      ),
       facts([
         ["Status", statusChip(run.status)],
         ["Job", `${run.jobName ?? ""} (${run.cronJobId})`],
@@ -213,7 +280,12 @@ export function ledgerView(ctx: Ctx): View {
         ["Trigger", run.trigger],
         ["Decided by", run.decidedBy],
         ["Reason", run.reason],
-        ["Lateness", run.latenessMs === null ? null : `${run.latenessMs} ms after the slot${run.backfilled ? " (backfilled)" : ""}`],
+        [
+          "Lateness",
+          run.latenessMs === null
+            ? null
+            : `${run.latenessMs} ms after the slot${run.backfilled ? " (backfilled)" : ""}`,
+        ],
         ["Claimed", run.claimedAt ? `${dateTime(run.claimedAt)} by ${run.claimedBy}` : run.claimedBy],
         ["Started", run.startedAt ? dateTime(run.startedAt) : null],
         ["Finished", run.finishedAt ? dateTime(run.finishedAt) : null],
@@ -221,7 +293,10 @@ export function ledgerView(ctx: Ctx): View {
         ["Executor", run.executor ? `${run.executor}${run.exitCode !== null ? `, exit ${run.exitCode}` : ""}` : null],
       ]),
       h("h3", null, "Prompt as fired"),
-      block(run.promptFired, run.status === "Cancelled" ? "prompt: the chain cancelled the slot before it fired" : "prompt fired"),
+      block(
+        run.promptFired,
+        run.status === "Cancelled" ? "prompt: the chain cancelled the slot before it fired" : "prompt fired",
+      ),
       h("h3", null, "Executor output"),
       block(run.output, "output"),
     );
@@ -241,9 +316,22 @@ export function ledgerView(ctx: Ctx): View {
     const onNewest = runCursors.length === 1;
     const common = { jobId: filter.job, status: filter.status };
     const [timeline, page] = await Promise.all([
-      api.get<Timeline>("/v1/run-timeline", { ...common, from: range.from, to: range.to, buckets: BUCKETS, limit: LANES_PAGE, after: laneCursors.at(-1) }),
+      api.get<Timeline>("/v1/run-timeline", {
+        ...common,
+        from: range.from,
+        to: range.to,
+        buckets: BUCKETS,
+        limit: LANES_PAGE,
+        after: laneCursors.at(-1),
+      }),
       // A preset range has no end for the list, so runs claimed since appear on the newest page.
-      api.get<{ runs: Run[] }>("/v1/runs", { ...common, from: range.from, to: range.sliding ? undefined : range.to, limit: RUNS_PAGE, before: runCursors.at(-1) }),
+      api.get<{ runs: Run[] }>("/v1/runs", {
+        ...common,
+        from: range.from,
+        to: range.sliding ? undefined : range.to,
+        limit: RUNS_PAGE,
+        before: runCursors.at(-1),
+      }),
     ]);
     if (mine !== seq) return;
     rangeNote.textContent = `${dateTime(range.from)} → ${range.sliding ? "now" : dateTime(range.to)}${onNewest && range.sliding ? " · live" : ""}`;
@@ -257,7 +345,15 @@ export function ledgerView(ctx: Ctx): View {
         ? h(
             "table",
             { class: "runs", "data-testid": "runs-table" },
-            h("thead", null, h("tr", null, ...["Slot", "Job", "Status", "Late", "Decided by / reason", "Claimed by"].map((t) => h("th", null, t)))),
+            h(
+              "thead",
+              null,
+              h(
+                "tr",
+                null,
+                ...["Slot", "Job", "Status", "Late", "Decided by / reason", "Claimed by"].map((t) => h("th", null, t)),
+              ),
+            ),
             h("tbody", null, ...runs.map(runRow)),
           )
         : empty("No runs match."),
@@ -299,7 +395,10 @@ export function ledgerView(ctx: Ctx): View {
       syncControls();
       if (filter.job) {
         jobInput.value = `job ${filter.job}`;
-        void api.get<Job>(`/v1/cron-jobs/${filter.job}`).then((j) => (jobInput.value = j.name)).catch(() => {});
+        void api
+          .get<Job>(`/v1/cron-jobs/${filter.job}`)
+          .then((j) => (jobInput.value = j.name))
+          .catch(() => {});
       }
 
       jobInput.addEventListener("input", () => {

@@ -25,7 +25,8 @@ const HOOKS = [
   "sshCommandCompleted",
 ];
 
-const quantile = (sorted: number[], q: number) => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]! : 0);
+const quantile = (sorted: number[], q: number) =>
+  sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]! : 0;
 
 export const outcomeChip = (outcome: string) => h("span", { class: `chip outcome-${outcome}` }, outcome);
 
@@ -43,9 +44,20 @@ function card(p: Plugin, stats: Decisions | null, onLog: () => void) {
   return h(
     "article",
     { class: `plugin state-${p.state}`, "data-plugin": p.name },
-    h("header", null, h("h3", null, p.name), p.version ? h("span", { class: "muted small" }, ` v${p.version}`) : null, h("div", { class: "badges" }, ...stateBadges(p))),
+    h(
+      "header",
+      null,
+      h("h3", null, p.name),
+      p.version ? h("span", { class: "muted small" }, ` v${p.version}`) : null,
+      h("div", { class: "badges" }, ...stateBadges(p)),
+    ),
     facts([
-      ["Hooks", p.hooks.length ? h("span", { class: "hooks" }, ...p.hooks.map((hook) => h("code", null, hook))) : h("span", { class: "muted" }, "none")],
+      [
+        "Hooks",
+        p.hooks.length
+          ? h("span", { class: "hooks" }, ...p.hooks.map((hook) => h("code", null, hook)))
+          : h("span", { class: "muted" }, "none"),
+      ],
       ["Kind", p.kind === "command" ? "command hooks" : p.kind === "worker" ? "worker thread" : null],
       ["Order", p.order === null ? null : String(p.order)],
       ["Permissions", p.permissions.join(", ")],
@@ -57,15 +69,31 @@ function card(p: Plugin, stats: Decisions | null, onLog: () => void) {
     h(
       "div",
       { class: "stats", "data-testid": `stats-${p.name}` },
-      h("div", { class: "muted small" }, seen === STATS_WINDOW ? `last ${seen} decisions` : seen ? `${plural(seen, "decision")} so far` : "no decisions yet"),
+      h(
+        "div",
+        { class: "muted small" },
+        seen === STATS_WINDOW
+          ? `last ${seen} decisions`
+          : seen
+            ? `${plural(seen, "decision")} so far`
+            : "no decisions yet",
+      ),
       seen
         ? h(
             "div",
             { class: "counts" },
-            ...DECISION_OUTCOMES.filter((o) => stats!.counts[o]).map((o) => h("span", { class: "count-of", "data-outcome": o }, outcomeChip(o), ` ${stats!.counts[o]}`)),
+            ...DECISION_OUTCOMES.filter((o) => stats!.counts[o]).map((o) =>
+              h("span", { class: "count-of", "data-outcome": o }, outcomeChip(o), ` ${stats!.counts[o]}`),
+            ),
           )
         : null,
-      seen ? h("div", { class: "durations" }, `duration p50 ${quantile(durations, 0.5)} ms · p95 ${quantile(durations, 0.95)} ms · max ${durations.at(-1)} ms`) : null,
+      seen
+        ? h(
+            "div",
+            { class: "durations" },
+            `duration p50 ${quantile(durations, 0.5)} ms · p95 ${quantile(durations, 0.95)} ms · max ${durations.at(-1)} ms`,
+          )
+        : null,
       seen ? h("div", { class: "muted small" }, `latest ${relative(stats!.decisions[0]!.at)}`) : null,
     ),
     h("button", { type: "button", class: "link", onclick: onLog }, "decision log →"),
@@ -81,8 +109,17 @@ export function pluginsView(ctx: Ctx): View {
   const cards = h("div", { class: "cards", "data-testid": "plugin-cards" });
   const log = h("div", { class: "table-wrap" });
   const logPager = h("div");
-  const pluginSelect = h("select", { "aria-label": "Plugin", name: "plugin" }, h("option", { value: "" }, "All plugins"));
-  const hookSelect = h("select", { "aria-label": "Hook", name: "hook" }, h("option", { value: "" }, "All hooks"), ...HOOKS.map((x) => h("option", { value: x }, x)));
+  const pluginSelect = h(
+    "select",
+    { "aria-label": "Plugin", name: "plugin" },
+    h("option", { value: "" }, "All plugins"),
+  );
+  const hookSelect = h(
+    "select",
+    { "aria-label": "Hook", name: "hook" },
+    h("option", { value: "" }, "All hooks"),
+    ...HOOKS.map((x) => h("option", { value: x }, x)),
+  );
 
   function changed() {
     cursors = [undefined];
@@ -110,7 +147,13 @@ export function pluginsView(ctx: Ctx): View {
     // The chain's order: manifest order, then name (plugins that failed to load last).
     plugins.sort((a, b) => (a.order ?? Infinity) - (b.order ?? Infinity) || a.name.localeCompare(b.name));
     const [stats, page] = await Promise.all([
-      Promise.all(plugins.map((p) => (p.state === "failed" ? Promise.resolve(null) : api.get<Decisions>("/v1/hook-decisions", { plugin: p.name, limit: STATS_WINDOW })))),
+      Promise.all(
+        plugins.map((p) =>
+          p.state === "failed"
+            ? Promise.resolve(null)
+            : api.get<Decisions>("/v1/hook-decisions", { plugin: p.name, limit: STATS_WINDOW }),
+        ),
+      ),
       api.get<Decisions>("/v1/hook-decisions", { plugin, hook, limit: DECISIONS_PAGE, before: cursors.at(-1) }),
     ]);
     if (mine !== seq) return;
@@ -129,7 +172,9 @@ export function pluginsView(ctx: Ctx): View {
               changed();
             }),
           )
-        : empty("No plugins loaded. Point plugin_dirs (or MISSIOND_PLUGIN_DIRS) at plugin folders and restart the daemon."),
+        : empty(
+            "No plugins loaded. Point plugin_dirs (or MISSIOND_PLUGIN_DIRS) at plugin folders and restart the daemon.",
+          ),
     );
     fill(
       log,
@@ -137,7 +182,17 @@ export function pluginsView(ctx: Ctx): View {
         ? h(
             "table",
             { class: "decisions", "data-testid": "decisions-table" },
-            h("thead", null, h("tr", null, ...["At", "Plugin", "Hook", "Subject", "Outcome", "Duration", "Reason / fields"].map((t) => h("th", null, t)))),
+            h(
+              "thead",
+              null,
+              h(
+                "tr",
+                null,
+                ...["At", "Plugin", "Hook", "Subject", "Outcome", "Duration", "Reason / fields"].map((t) =>
+                  h("th", null, t),
+                ),
+              ),
+            ),
             h("tbody", null, ...page.decisions.map(decisionRow)),
           )
         : empty("No decisions match."),
@@ -180,7 +235,17 @@ export function pluginsView(ctx: Ctx): View {
       fill(
         root,
         panel("Plugins", "in chain order", cards),
-        panel("Decision log", h("span", { class: "filters inline" }, h("label", null, "Plugin ", pluginSelect), h("label", null, "Hook ", hookSelect)), log, logPager),
+        panel(
+          "Decision log",
+          h(
+            "span",
+            { class: "filters inline" },
+            h("label", null, "Plugin ", pluginSelect),
+            h("label", null, "Hook ", hookSelect),
+          ),
+          log,
+          logPager,
+        ),
       );
     },
     refresh,

@@ -1,0 +1,32 @@
+// Typed lint: the rules that catch a daemon's classic bugs (a promise nobody awaits or catches,
+// a promise passed where a callback's result is ignored, a switch that forgets a status).
+import js from "@eslint/js";
+import tseslint from "typescript-eslint";
+
+export default tseslint.config(
+  { ignores: ["node_modules/", "ui/dist/", "drizzle/", "coverage/", "test/fixtures/", "plugins/**/*.js"] },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  {
+    languageOptions: {
+      parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
+    },
+    rules: {
+      "@typescript-eslint/no-floating-promises": "error",
+      "@typescript-eslint/no-misused-promises": [
+        "error",
+        { checksVoidReturn: { arguments: false, attributes: false } },
+      ],
+      "@typescript-eslint/switch-exhaustiveness-check": ["error", { considerDefaultExhaustiveForUnions: true }],
+      "@typescript-eslint/await-thenable": "error",
+      "@typescript-eslint/no-unused-vars": [
+        "error",
+        { argsIgnorePattern: "^_", varsIgnorePattern: "^_", caughtErrors: "none" },
+      ],
+    },
+  },
+  { files: ["**/*.js"], ...tseslint.configs.disableTypeChecked },
+  { files: ["bin/**/*.js"], languageOptions: { globals: { process: "readonly", console: "readonly" } } },
+  // Declaring globals in a .d.ts needs `var`.
+  { files: ["**/*.d.ts"], rules: { "no-var": "off" } },
+);
