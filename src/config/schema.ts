@@ -53,11 +53,11 @@ export const fileSchema = z
         chain_deadline: durationMs.optional(),
         memory_limit_mb: z.number().int().min(8).max(4096).default(128),
         // Circuit breaker: this many consecutive failures suspend a plugin for the cooldown (0 = off).
-        breaker_failures: z.number().int().min(0).max(1000).default(5),
+        breaker_failures: z.number().int().min(0).max(1000).default(0),
         breaker_cooldown: durationMs.default(60_000),
       })
       .strict()
-      .default({ handler_timeout: 5_000, memory_limit_mb: 128, breaker_failures: 5, breaker_cooldown: 60_000 }),
+      .default({ handler_timeout: 5_000, memory_limit_mb: 128, breaker_failures: 0, breaker_cooldown: 60_000 }),
     shutdown: z
       .object({ drain_budget: durationMs.default(8_000) })
       .strict()

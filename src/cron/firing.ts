@@ -28,6 +28,7 @@ import {
   type NewRun,
 } from "./queries.ts";
 import { CANCEL_CHANNEL, SCHEDULE_CHANNEL } from "./channels.ts";
+import { promptText } from "./input.ts";
 
 export interface FiringDeps {
   db: Db;
@@ -311,13 +312,17 @@ export class CronFiring {
   private async runChain(job: CronJobRow, run: CronJobRunRow): Promise<void> {
     const { db, chain, clock } = this.deps;
     const log = this.log.child({ cronJobId: String(job.id), runId: String(run.id) });
-    const result = await chain.run("cronJobFiring", {
-      cronJobId: String(job.id),
-      agentId: job.agentId,
-      kind: job.kind,
-      name: job.name,
-      prompt: job.prompt,
-    });
+    const result = await chain.run(
+      "cronJobFiring",
+      {
+        cronJobId: String(job.id),
+        agentId: job.agentId,
+        kind: job.kind,
+        name: job.name,
+        prompt: job.prompt,
+      },
+      { accept: { prompt: promptText } },
+    );
     const now = new Date(clock.now());
 
     if (result.kind === "cancelled") {

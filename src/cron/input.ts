@@ -4,11 +4,14 @@ import { parseActiveHours } from "./active-hours.ts";
 import { CATCHUP_POLICIES, JOB_KINDS, OVERLAP_POLICIES, RUN_STATUSES, SESSION_MODES } from "../db/schema/enums.ts";
 import { idString } from "../validation.ts";
 
+/** A mission's prompt, as given and as a cronJobFiring handler may rewrite it. */
+export const promptText = z.string().min(1).max(100_000);
+
 export const addJobInput = z
   .object({
     name: z.string().trim().min(1).max(200),
     agentId: z.string().trim().min(1).max(200),
-    prompt: z.string().min(1).max(100_000),
+    prompt: promptText,
     cron: z.string().trim().min(1).max(200).optional(),
     every: z.string().trim().min(1).max(50).optional(),
     timezone: z.string().min(1).max(100).default("UTC"),

@@ -12,6 +12,7 @@ import type { Logger } from "../log.ts";
 import type { PluginChain } from "../plugins/chain.ts";
 import type { DueSource } from "../scheduler/scheduler.ts";
 import { claimTimers, releaseStaleClaims, startDeliveries, timersDueBy, transitionTimer } from "./queries.ts";
+import { noteMessage } from "./input.ts";
 
 // Enough for any horizon in practice; more due timers simply wait for the next refill.
 const MAX_LOADED = 50_000;
@@ -91,7 +92,7 @@ export class NotifyDelivery {
     const result = await chain.run(
       "notifyDelivered",
       { sessionId: timer.sessionId, notifyId, message: timer.message! },
-      { hop: timer.hop },
+      { hop: timer.hop, accept: { message: noteMessage } },
     );
     const now = new Date(clock.now());
     if (result.kind !== "passed") {

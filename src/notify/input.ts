@@ -11,12 +11,15 @@ export const delaySeconds = (maxSeconds: number) =>
     .min(0, "must not be negative")
     .max(maxSeconds, `must be at most ${maxSeconds} seconds (notify.max_delay)`);
 
+/** A note's text, as given and as a plugin may rewrite it. */
+export const noteMessage = z.string().min(1, "must not be empty").max(MAX_MESSAGE_CHARS);
+
 /** notify_session_in(sessionId, message, delaySeconds), as POST /v1/notify takes it. */
 export const scheduleInput = (maxSeconds: number) =>
   z
     .object({
       sessionId: z.string().trim().min(1).max(200),
-      message: z.string().min(1, "must not be empty").max(MAX_MESSAGE_CHARS),
+      message: noteMessage,
       delaySeconds: delaySeconds(maxSeconds),
     })
     .strict();

@@ -3,7 +3,7 @@ import type { Db } from "../db/client.ts";
 import { MissiondError } from "../errors.ts";
 import type { PluginChain } from "../plugins/chain.ts";
 import { parseId, validate } from "../validation.ts";
-import { delaySeconds, listTimersQuery, scheduleInput } from "./input.ts";
+import { delaySeconds, listTimersQuery, noteMessage, scheduleInput } from "./input.ts";
 import { findTimer, insertTimer, listTimers, transitionTimer } from "./queries.ts";
 import { timerView, type TimerView } from "./views.ts";
 
@@ -38,7 +38,9 @@ export class NotifyService {
     const result = await chain.run(
       "notifyScheduled",
       { sessionId: input.sessionId, message: input.message, delaySeconds: input.delaySeconds },
-      { hop },
+      // A delay or message a plugin sets that cannot be scheduled is that plugin's malformed
+      // result: skipped, and the value before it continues.
+      { hop, accept: { delaySeconds: delaySeconds(maxDelaySeconds), message: noteMessage } },
     );
     const now = new Date(clock.now());
     const base = {
@@ -61,22 +63,8 @@ export class NotifyService {
       return timerView(row);
     }
     const { message, delaySeconds: delay } = result.context;
-    // A plugin may have changed the delay: it must still be a valid one.
-    const checked = delaySeconds(maxDelaySeconds).safeParse(delay);
-    if (!checked.success) {
-      const by = result.changedBy.length ? ` (set by ${result.changedBy.join(", ")})` : "";
-      throw new MissiondError(
-        "BAD_REQUEST",
-        `delaySeconds after notifyScheduled is ${String(delay)}${by}: ${checked.error.issues[0]?.message}`,
-      );
-    }
-    if (message.length === 0)
-      throw new MissiondError(
-        "BAD_REQUEST",
-        `message after notifyScheduled is empty (set by ${result.changedBy.join(", ")})`,
-      );
-    const dueAt = new Date(now.getTime() + Math.round(checked.data * 1000));
-    const row = await insertTimer(db, { ...base, status: "Pending", message, delaySeconds: checked.data, dueAt });
+    const dueAt = new Date(now.getTime() + Math.round(delay * 1000));
+    const row = await insertTimer(db, { ...base, status: "Pending", message, delaySeconds: delay, dueAt });
     await this.deps.onScheduled(dueAt);
     return timerView(row);
   }

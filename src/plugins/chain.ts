@@ -1,6 +1,13 @@
 import type { Logger } from "../log.ts";
 import { HOOKS, sessionOf, type HookName, type InvocationMeta } from "./hooks.ts";
-import { cutReason, interpret, type Interpreted, type RawOutcome } from "./result.ts";
+import { checkPatch, cutReason, interpret, type FieldChecks, type Interpreted, type RawOutcome } from "./result.ts";
+
+export interface RunOptions {
+  /** Generations of work caused through host.* (loop protection); 0 for an original event. */
+  hop?: number;
+  /** Bounds the caller needs on changed fields; a change outside them is skipped (fail-open). */
+  accept?: FieldChecks;
+}
 
 /** The seam between the chain and how a plugin runs (worker thread, command, in-process). */
 export interface ChainPlugin {
@@ -101,8 +108,7 @@ export class PluginChain {
     };
   }
 
-  /** `hop` counts generations of work caused through host.* (loop protection); 0 for an original event. */
-  async run<C extends object>(hook: HookName, context: C, options: { hop?: number } = {}): Promise<ChainResult<C>> {
+  async run<C extends object>(hook: HookName, context: C, options: RunOptions = {}): Promise<ChainResult<C>> {
     const started = this.options.now();
     try {
       return await this.runHandlers(hook, context, options);
@@ -114,7 +120,7 @@ export class PluginChain {
   private async runHandlers<C extends object>(
     hook: HookName,
     context: C,
-    options: { hop?: number },
+    options: RunOptions,
   ): Promise<ChainResult<C>> {
     const { log, now, handlerTimeoutMs, onDecision } = this.options;
     const spec = HOOKS[hook];
@@ -155,7 +161,7 @@ export class PluginChain {
       const meta = { sessionId: sessionOf(hook, current), hop: options.hop ?? 0 };
       const raw = await plugin.invoke(hook, { ...current }, Math.min(handlerTimeoutMs, remaining), meta);
       const durationMs = now() - started;
-      const result = interpret(hook, current, raw, now());
+      const result = checkPatch(interpret(hook, current, raw, now()), options.accept);
       this.track(plugin.name, result);
       const record = (outcome: Decision["outcome"], fields: readonly string[] | null, reason: string | null) =>
         onDecision?.({

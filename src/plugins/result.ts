@@ -1,3 +1,4 @@
+import type { z } from "zod";
 import type { HandlerOutcome } from "./handler-runtime.ts";
 import { HOOKS, MAX_REASON_CHARS, type FieldType, type HookName, type HookSpec } from "./hooks.ts";
 
@@ -118,4 +119,33 @@ export function interpret(
   }
   const changed = Object.keys(patch);
   return changed.length === 0 ? { kind: "passed" } : { kind: "changed", fields: changed, patch };
+}
+
+/**
+ * What the caller of a chain can use, field by field (a delay it can schedule, a prompt it can
+ * store). A value of the right type outside these bounds is still that plugin's malformed result.
+ */
+export type FieldChecks = Readonly<Record<string, z.ZodType>>;
+
+const shown = (value: unknown): string => {
+  const text = JSON.stringify(value) ?? String(value);
+  return text.length > 60 ? `${text.slice(0, 57)}...` : text;
+};
+
+/**
+ * Fail-open for values: a change the caller cannot use is skipped like a wrong shape, so the
+ * value from before this handler continues and the blame falls on this plugin alone.
+ */
+export function checkPatch(result: Interpreted, checks: FieldChecks | undefined): Interpreted {
+  if (result.kind !== "changed" || !checks) return result;
+  for (const field of result.fields) {
+    const check = checks[field]?.safeParse(result.patch[field]);
+    if (check && !check.success) {
+      return {
+        kind: "skipped",
+        why: `malformed: ${field} ${shown(result.patch[field])} cannot be used: ${check.error.issues[0]?.message ?? "invalid"}`,
+      };
+    }
+  }
+  return result;
 }

@@ -13,6 +13,11 @@ export const addTodosInput = z
   })
   .strict();
 
+/** What a todoAdded handler may return: blanks are allowed (they filter), the bounds are not. */
+export const pluginTodoTexts = z
+  .array(z.string().max(MAX_TODO_CHARS, `a todo is at most ${MAX_TODO_CHARS} characters`))
+  .max(MAX_BATCH, `at most ${MAX_BATCH} todos in a batch`);
+
 export const listTodosQuery = z
   .object({
     status: z.enum([...TODO_STATUSES, "all"]).default("open"),

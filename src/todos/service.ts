@@ -4,7 +4,7 @@ import type { TodoBatchRow, TodoRow } from "../db/schema/index.ts";
 import { MissiondError } from "../errors.ts";
 import type { PluginChain } from "../plugins/chain.ts";
 import { parseId, validate } from "../validation.ts";
-import { addTodosInput, listTodosQuery, MAX_BATCH, MAX_TODO_CHARS } from "./input.ts";
+import { addTodosInput, listTodosQuery, pluginTodoTexts } from "./input.ts";
 import { closeTodo, findTodo, insertBatch, listTodos, openCounts } from "./queries.ts";
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
@@ -59,7 +59,11 @@ export class TodoService {
     const { db, chain, clock } = this.deps;
     await this.requireSession(sessionId);
     const input = validate(addTodosInput, raw);
-    const result = await chain.run("todoAdded", { sessionId, texts: input.texts }, { hop: options.hop ?? 0 });
+    const result = await chain.run(
+      "todoAdded",
+      { sessionId, texts: input.texts },
+      { hop: options.hop ?? 0, accept: { texts: pluginTodoTexts } },
+    );
     const now = new Date(clock.now());
     const base = { sessionId, requestedTexts: input.texts, createdAt: now };
     if (result.kind !== "passed") {
@@ -70,13 +74,8 @@ export class TodoService {
       );
       return { batch: batchView(batch), todos: [] };
     }
-    // What plugins returned is kept within the same bounds as what an agent may send: blanks are
-    // dropped (a filter), over-long todos cut, the batch capped.
-    const texts = result.context.texts
-      .map((t) => t.trim())
-      .filter((t) => t.length > 0)
-      .map((t) => t.slice(0, MAX_TODO_CHARS))
-      .slice(0, MAX_BATCH);
+    // Blanks a plugin left are dropped (a filter); lengths and counts were bounded in the chain.
+    const texts = result.context.texts.map((t) => t.trim()).filter((t) => t.length > 0);
     const filtered = texts.length === 0;
     const { batch, todos } = await insertBatch(
       db,

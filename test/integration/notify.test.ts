@@ -5,6 +5,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { apiClient, type ApiClient } from "../../src/cli/client.ts";
 import type { Daemon } from "../../src/daemon.ts";
 import type { TimerView } from "../../src/notify/views.ts";
+import type { Decision } from "../../src/plugins/chain.ts";
 import { backendName } from "../helpers/db.ts";
 import { daemonPerTest } from "../helpers/daemon.ts";
 import { examplePlugin, fixturePlugin, pluginCopy } from "../helpers/plugins.ts";
@@ -159,14 +160,46 @@ describe(`notify timers (${backendName})`, () => {
     expect(await timer(daemon, vetoed.id)).toMatchObject({ status: "Cancelled", attempts: 0, claimedAt: null });
   });
 
-  it("refuses a delay a plugin made invalid, naming the plugin, and stores nothing", async () => {
-    const daemon = await t.start({ toml: commandAgent, pluginDirs: [fixturePlugin("negative-delay")] });
-    const api = await withSession(daemon);
-    expect(await rejection(api.post("/v1/notify", { sessionId: "s1", message: "m", delaySeconds: 5 }))).toMatchObject({
-      status: 400,
-      message: "delaySeconds after notifyScheduled is -5 (set by negative-delay): must not be negative",
+  it("skips a plugin that sets a delay the daemon cannot use, blames it alone, and lets the chain go on", async () => {
+    const decisions: Decision[] = [];
+    const daemon = await t.start({
+      toml: commandAgent,
+      // Alphabetical: negative-delay (-5 seconds) runs first, then notify-clamp (an hour at most).
+      pluginDirs: [fixturePlugin("negative-delay"), contract("notify-clamp")],
+      onDecision: (d) => decisions.push(d),
     });
-    expect((await api.get<{ timers: unknown[] }>("/v1/notify")).timers).toHaveLength(0);
+    const api = await withSession(daemon);
+    const created = await api.post<TimerView>("/v1/notify", { sessionId: "s1", message: "m", delaySeconds: 86_400 });
+    expect(created).toMatchObject({ status: "Pending", delaySeconds: 3600, requestedDelaySeconds: 86_400 });
+    const skipped = decisions.filter((d) => d.outcome === "skipped");
+    expect(skipped).toEqual([
+      expect.objectContaining({
+        plugin: "negative-delay",
+        hook: "notifyScheduled",
+        reason: "malformed: delaySeconds -5 cannot be used: must not be negative",
+      }),
+    ]);
+    expect(decisions.find((d) => d.plugin === "notify-clamp")).toMatchObject({ outcome: "changed" });
+  });
+
+  it("keeps the requested delay when the only plugin sets one past notify.max_delay", async () => {
+    const decisions: Decision[] = [];
+    const daemon = await t.start({
+      toml: commandAgent,
+      pluginDirs: [fixturePlugin("huge-delay")],
+      onDecision: (d) => decisions.push(d),
+    });
+    const api = await withSession(daemon);
+    const created = await api.post<TimerView>("/v1/notify", { sessionId: "s1", message: "m", delaySeconds: 5 });
+    expect(created).toMatchObject({ status: "Pending", delaySeconds: 5 });
+    expect(decisions).toEqual([
+      expect.objectContaining({
+        plugin: "huge-delay",
+        outcome: "skipped",
+        reason:
+          "malformed: delaySeconds 1000000000000 cannot be used: must be at most 2592000 seconds (notify.max_delay)",
+      }),
+    ]);
   });
 
   it("drops notes during a window in notifyDelivered (maintenance-window), recorded with the plugin's reason", async () => {

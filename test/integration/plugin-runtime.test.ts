@@ -120,6 +120,41 @@ describe(`the plugin runtime inside the daemon (${backendName})`, () => {
     expect((await runsOf(daemon, job.id)).filter((r) => r.status === "Cancelled")).toEqual([]);
   });
 
+  it("by default runs a plugin on every call however often it fails (no circuit breaker), skipping each failure", async () => {
+    const { daemon, api } = await start([fixturePlugin("throws"), fixturePlugin("appends")]);
+    const job = await daemon.cron.add({ name: "always", agentId: "a1", cron: "* * * * * *", prompt: "p" });
+    await waitFor(
+      async () => (await runsOf(daemon, job.id)).filter((r) => r.status === "Succeeded").length >= 7,
+      "seven runs",
+    );
+    const { plugins } = await api.get<{ plugins: { name: string; state: string }[] }>("/v1/plugins");
+    expect(plugins.find((p) => p.name === "throws")?.state).toBe("active");
+    const { decisions } = await decisionsOf(api, { plugin: "throws" });
+    expect(decisions.length).toBeGreaterThanOrEqual(7);
+    expect(new Set(decisions.map((d) => d.reason))).toEqual(new Set(["threw: plugin bug"]));
+  });
+
+  it("skips a prompt a plugin emptied and a todo batch over the cap as that plugin's malformed results", async () => {
+    const { daemon, api } = await start([fixturePlugin("blank-prompt"), fixturePlugin("appends")]);
+    const job = await daemon.cron.add({ name: "blank", agentId: "a1", cron: "* * * * * *", prompt: "p" });
+    const run = await waitFor(
+      async () => (await runsOf(daemon, job.id)).find((r) => r.status === "Succeeded"),
+      "a run",
+    );
+    // blank-prompt's "" is skipped; appends still sees and changes the original prompt.
+    expect(run.promptFired).toBe("p [appended]");
+    await api.post("/v1/sessions", { id: "s1", agentId: "a1" });
+    const added = await api.post<{ todos: unknown[] }>("/v1/sessions/s1/todos", { texts: ["one"] });
+    expect(added.todos).toHaveLength(1);
+    const { decisions } = await decisionsOf(api, { plugin: "blank-prompt" });
+    expect(decisions.map((d) => d.reason)).toEqual(
+      expect.arrayContaining([
+        'malformed: prompt "" cannot be used: Too small: expected string to have >=1 characters',
+        expect.stringMatching(/^malformed: texts \["todo 0",.* cannot be used: at most 200 todos in a batch$/),
+      ]),
+    );
+  });
+
   it("suspends a plugin after consecutive failures and says why in plugins ls", async () => {
     const { daemon, api } = await start([fixturePlugin("throws"), fixturePlugin("appends")], {
       toml: `[plugins]\nbreaker_failures = 2\nbreaker_cooldown = "1h"\n`,
