@@ -14,3 +14,9 @@ export function table(headers: readonly string[], rows: readonly (readonly unkno
 
 export const shorten = (text: string | null, max: number): string | null =>
   text === null ? null : text.length <= max ? text : `${text.slice(0, max - 1)}…`;
+
+/** One record as "key value" lines, the keys padded to `width`. */
+export const fields = (record: object, width: number): string =>
+  Object.entries(record)
+    .map(([k, v]) => `${k.padEnd(width)} ${v ?? "-"}`)
+    .join("\n");

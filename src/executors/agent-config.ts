@@ -36,6 +36,9 @@ export const agentSchema = z.discriminatedUnion("executor", [
     .strict(),
 ]);
 
+/** The executor kinds, read off the schema so a new kind reaches `agent set --executor` by itself. */
+export const EXECUTOR_KINDS = agentSchema.options.map((o) => o.shape.executor.value);
+
 export type AgentConfig =
   | { readonly executor: "log" }
   | { readonly executor: "webhook"; readonly url: string; readonly secret: string | null; readonly timeoutMs: number }

@@ -1,0 +1,192 @@
+import { Option, type Command } from "commander";
+import { previewSlots, assertCron, parseEvery, type Schedule } from "../../cron/schedule.ts";
+import type { JobView, RunView } from "../../cron/views.ts";
+import { CATCHUP_POLICIES, JOB_KINDS, OVERLAP_POLICIES } from "../../db/schema/enums.ts";
+import { positiveInt, UsageError, type CliContext } from "../context.ts";
+import { fields, table } from "../format.ts";
+
+/** `missiond cron …`: cron jobs and heartbeats. */
+export function registerCron(program: Command, ctx: CliContext): void {
+  const cron = program.command("cron").description("cron jobs and heartbeats");
+  add(cron, ctx);
+  list(cron, ctx);
+  show(cron, ctx);
+  pause(cron, ctx);
+  resume(cron, ctx);
+  trigger(cron, ctx);
+  remove(cron, ctx);
+  preview(cron, ctx);
+}
+
+interface AddOptions {
+  name: string;
+  agent: string;
+  prompt: string;
+  cron?: string;
+  every?: string;
+  tz: string;
+  kind: string;
+  overlap: string;
+  catchup: string;
+  session?: string;
+  activeHours?: string;
+  skipIfBusy?: boolean;
+  jitter?: string;
+  startsAt?: string;
+  endsAt?: string;
+  maxRuns?: number;
+  paused?: boolean;
+}
+
+function add(cron: Command, ctx: CliContext): void {
+  cron
+    .command("add")
+    .description("add a cron job or heartbeat")
+    .requiredOption("--name <name>", "unique name")
+    .requiredOption("--agent <id>", "target agent")
+    .requiredOption("--prompt <text>", "the mission's prompt")
+    .option("--cron <expr>", 'cron expression, 5 or 6 fields (seconds first), e.g. "*/5 * * * * *"')
+    .option("--every <duration>", "interval, e.g. 30m")
+    .option("--tz <zone>", "IANA time zone for --cron", "UTC")
+    .addOption(new Option("--kind <kind>", "job kind").choices(JOB_KINDS).default("cron_job"))
+    .addOption(
+      new Option("--overlap <policy>", "when the previous run is still going")
+        .choices(OVERLAP_POLICIES)
+        .default("skip"),
+    )
+    .addOption(new Option("--catchup <policy>", "after downtime").choices(CATCHUP_POLICIES).default("latest"))
+    .option("--session <id>", "run every mission in this fixed session (default: a fresh session per run)")
+    .option("--active-hours <from-to>", 'only fire within these local hours, e.g. "09:00-18:00" (in --tz)')
+    .option("--skip-if-busy", "skip a slot while the agent's session already has a mission running")
+    .option("--jitter <duration>", "spread this job's slots by a fixed offset up to this, e.g. 30s")
+    .option("--starts-at <iso>", "no slot before this instant (ISO 8601 with offset)")
+    .option("--ends-at <iso>", "no slot after this instant")
+    .option("--max-runs <n>", "stop after this many runs", positiveInt)
+    .option("--paused", "create it paused")
+    .action(async (opts: AddOptions) => {
+      const job = await ctx.client().post<JobView>("/v1/cron-jobs", addBody(opts));
+      ctx.print(job, () => `added cron job ${job.id} "${job.name}"; next fire ${job.nextFireAt ?? "never"}`);
+    });
+}
+
+/** The API's field names; options left out stay out so the daemon applies its defaults. */
+function addBody(opts: AddOptions): Record<string, unknown> {
+  return {
+    name: opts.name,
+    agentId: opts.agent,
+    prompt: opts.prompt,
+    cron: opts.cron,
+    every: opts.every,
+    timezone: opts.tz,
+    kind: opts.kind,
+    overlapPolicy: opts.overlap,
+    catchupPolicy: opts.catchup,
+    ...(opts.session ? { sessionMode: "fixed", sessionId: opts.session } : {}),
+    ...(opts.activeHours ? { activeHours: opts.activeHours } : {}),
+    ...(opts.skipIfBusy ? { skipIfBusy: true } : {}),
+    ...(opts.jitter ? { jitter: opts.jitter } : {}),
+    ...(opts.startsAt ? { startsAt: opts.startsAt } : {}),
+    ...(opts.endsAt ? { endsAt: opts.endsAt } : {}),
+    ...(opts.maxRuns !== undefined ? { maxRuns: opts.maxRuns } : {}),
+    paused: Boolean(opts.paused),
+  };
+}
+
+function list(cron: Command, ctx: CliContext): void {
+  cron
+    .command("ls")
+    .description("list cron jobs")
+    .action(async () => {
+      const { jobs } = await ctx.client().get<{ jobs: JobView[] }>("/v1/cron-jobs");
+      ctx.print(jobs, () =>
+        table(
+          ["ID", "NAME", "KIND", "AGENT", "SCHEDULE", "TZ", "NEXT FIRE", "STATE"],
+          jobs.map((j) => [
+            j.id,
+            j.name,
+            j.kind,
+            j.agentId,
+            j.cron ?? `every ${j.every}`,
+            j.timezone,
+            j.nextFireAt,
+            j.paused ? `paused${j.pausedNote ? `: ${j.pausedNote}` : ""}` : "active",
+          ]),
+        ),
+      );
+    });
+}
+
+const jobPath = (id: string, action = "") => `/v1/cron-jobs/${encodeURIComponent(id)}${action}`;
+
+function show(cron: Command, ctx: CliContext): void {
+  cron
+    .command("show <id>")
+    .description("show one cron job")
+    .action(async (id: string) => {
+      const job = await ctx.client().get<JobView>(jobPath(id));
+      ctx.print(job, () => fields(job, 14));
+    });
+}
+
+function pause(cron: Command, ctx: CliContext): void {
+  cron
+    .command("pause <id>")
+    .description("stop claiming a job's slots until it is resumed")
+    .option("--note <text>", "why (shown in cron ls)")
+    .action(async (id: string, opts: { note?: string }) => {
+      const job = await ctx.client().post<JobView>(jobPath(id, "/pause"), opts.note ? { note: opts.note } : {});
+      ctx.print(job, () => `paused cron job ${job.id} "${job.name}"${job.pausedNote ? `: ${job.pausedNote}` : ""}`);
+    });
+}
+
+function resume(cron: Command, ctx: CliContext): void {
+  cron
+    .command("resume <id>")
+    .description("resume a paused job from its next slot")
+    .action(async (id: string) => {
+      const job = await ctx.client().post<JobView>(jobPath(id, "/resume"), {});
+      ctx.print(job, () => `resumed cron job ${job.id} "${job.name}"; next fire ${job.nextFireAt ?? "never"}`);
+    });
+}
+
+function trigger(cron: Command, ctx: CliContext): void {
+  cron
+    .command("trigger <id>")
+    .description("run a job now, outside its schedule (a run of its own, through the plugin chain)")
+    .action(async (id: string) => {
+      const run = await ctx.client().post<RunView>(jobPath(id, "/trigger"), {});
+      ctx.print(run, () => `triggered run ${run.id} of cron job ${run.cronJobId}`);
+    });
+}
+
+function remove(cron: Command, ctx: CliContext): void {
+  cron
+    .command("rm <id>")
+    .description("remove a cron job (its run history is kept)")
+    .action(async (id: string) => {
+      await ctx.client().delete(jobPath(id));
+      ctx.print({ removed: id }, () => `removed cron job ${id}`);
+    });
+}
+
+function preview(cron: Command, ctx: CliContext): void {
+  cron
+    .command("preview <schedule>")
+    .description('next fire times of a cron expression or "every 30m" (computed locally, no daemon needed)')
+    .option("--tz <zone>", "IANA time zone", "UTC")
+    .option("-n, --count <n>", "how many", "10")
+    .action(async (expr: string, opts: { tz: string; count: string }) => {
+      const count = Number(opts.count);
+      if (!Number.isInteger(count) || count < 1 || count > 1000)
+        throw new UsageError("--count must be an integer from 1 to 1000");
+      const now = new Date();
+      let schedule: Schedule;
+      if (/^every\s/i.test(expr)) schedule = { kind: "every", everyMs: parseEvery(expr), anchor: now };
+      else {
+        assertCron(expr, opts.tz);
+        schedule = { kind: "cron", expr, timezone: opts.tz };
+      }
+      const times = previewSlots(schedule, now, count).map((d) => d.toISOString());
+      ctx.print(times, () => times.join("\n"));
+    });
+}

@@ -1,0 +1,67 @@
+import type { Command } from "commander";
+import type { CliContext } from "../context.ts";
+import { EXIT } from "../io.ts";
+
+/** What GET /v1/doctor reports. */
+interface Diagnosis {
+  ok: boolean;
+  overdueJobs: { id: string; name: string; nextFireAt: string; lateBySeconds: number }[];
+  stuckRuns: { id: string; cronJobId: string; status: string; since: string; claimedBy: string }[];
+  overdueTimers: { id: string; sessionId: string; dueAt: string }[];
+  failingAgents: { agentId: string; failures: number; lastFailureAt: string; lastStatus: string }[];
+  plugins: { name: string; state: string; error: string | null }[];
+  clockSkewMs: number;
+  schedulerArmed: boolean;
+}
+
+/** `missiond doctor`: exits 1 when anything needs attention, so scripts can alert on it. */
+export function registerDoctor(program: Command, ctx: CliContext): void {
+  program
+    .command("doctor")
+    .description("what is late, stuck, failing or misconfigured; exits 1 when it finds anything")
+    .action(async () => {
+      const report = await ctx.client().get<Diagnosis>("/v1/doctor");
+      ctx.print(report, () => describe(report));
+      if (!report.ok) ctx.setExit(EXIT.ERROR);
+    });
+}
+
+function describe(report: Diagnosis): string {
+  const sections: [string, unknown[], (item: never) => string][] = [
+    [
+      "jobs that should have fired but did not",
+      report.overdueJobs,
+      (j: Diagnosis["overdueJobs"][number]) =>
+        `job ${j.id} "${j.name}": next slot ${j.nextFireAt}, ${j.lateBySeconds}s ago`,
+    ],
+    [
+      "stuck runs",
+      report.stuckRuns,
+      (r: Diagnosis["stuckRuns"][number]) =>
+        `run ${r.id} of job ${r.cronJobId}: ${r.status} since ${r.since} (${r.claimedBy})`,
+    ],
+    [
+      "notify timers that should have been delivered",
+      report.overdueTimers,
+      (t: Diagnosis["overdueTimers"][number]) => `timer ${t.id} for session ${t.sessionId}: due ${t.dueAt}`,
+    ],
+    [
+      "agents whose missions failed in the last 24 h",
+      report.failingAgents,
+      (a: Diagnosis["failingAgents"][number]) =>
+        `${a.agentId}: ${a.failures} failed, last ${a.lastStatus} at ${a.lastFailureAt}`,
+    ],
+    [
+      "plugins not active",
+      report.plugins,
+      (p: Diagnosis["plugins"][number]) => `${p.name}: ${p.state}${p.error ? ` (${p.error})` : ""}`,
+    ],
+  ];
+  const lines = sections.flatMap(([title, items, line]) =>
+    items.length ? [`${title}:`, ...items.map((i) => `  ${line(i as never)}`)] : [],
+  );
+  if (Math.abs(report.clockSkewMs) > 1_000)
+    lines.push(`clock: the local clock is ${report.clockSkewMs} ms off the database's`);
+  if (!report.schedulerArmed) lines.push("scheduler: not armed");
+  return lines.length ? lines.join("\n") : "all good: nothing late, stuck, failing or misconfigured";
+}

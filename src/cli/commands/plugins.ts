@@ -1,0 +1,89 @@
+import { Option, type Command } from "commander";
+import { HOOK_NAMES } from "../../plugins/hooks.ts";
+import type { PluginInfo } from "../../plugins/service.ts";
+import type { CliContext } from "../context.ts";
+import { shorten, table } from "../format.ts";
+
+/** `missiond plugins …`: the plugin chain and its decision log. */
+export function registerPlugins(program: Command, ctx: CliContext): void {
+  const plugins = program.command("plugins").description("the plugin chain");
+  list(plugins, ctx);
+  decisions(plugins, ctx);
+}
+
+function list(plugins: Command, ctx: CliContext): void {
+  plugins
+    .command("ls")
+    .description("list plugins in chain order, with their hooks and state")
+    .action(async () => {
+      const { plugins: list } = await ctx.client().get<{ plugins: PluginInfo[] }>("/v1/plugins");
+      ctx.print(list, () =>
+        table(
+          ["NAME", "KIND", "ORDER", "STATE", "HOOKS", "FLAGS", "ERROR"],
+          list.map((p) => [
+            p.name,
+            p.kind,
+            p.order,
+            p.state,
+            p.hooks.join(",") || "-",
+            [p.required && "required", p.shadow && "shadow"].filter(Boolean).join(",") || "-",
+            shorten(p.error, 80),
+          ]),
+        ),
+      );
+    });
+}
+
+interface DecisionView {
+  id: string;
+  at: string;
+  plugin: string;
+  hook: string;
+  subjectId: string | null;
+  durationMs: number;
+  outcome: string;
+  fields: string[] | null;
+  reason: string | null;
+  shadow: boolean;
+}
+
+function decisions(plugins: Command, ctx: CliContext): void {
+  plugins
+    .command("decisions")
+    .description("the decision log: what each handler that ran decided, newest first")
+    .addOption(new Option("--hook <hook>", "only this hook").choices(HOOK_NAMES))
+    .option("--plugin <name>", "only this plugin")
+    .option("--subject <id>", "only decisions about this run, timer or session")
+    .option("--limit <n>", "at most this many", "50")
+    .action(async (opts: { hook?: string; plugin?: string; subject?: string; limit: string }) => {
+      const result = await ctx
+        .client()
+        .get<{ decisions: DecisionView[]; counts: Record<string, number> }>("/v1/hook-decisions", {
+          hook: opts.hook,
+          plugin: opts.plugin,
+          subject: opts.subject,
+          limit: opts.limit,
+        });
+      ctx.print(result, () =>
+        [
+          table(
+            ["ID", "AT", "PLUGIN", "HOOK", "SUBJECT", "MS", "OUTCOME", "DETAIL"],
+            result.decisions.map((d) => [
+              d.id,
+              d.at,
+              d.plugin,
+              d.hook,
+              d.subjectId,
+              d.durationMs,
+              d.shadow ? `${d.outcome} (shadow)` : d.outcome,
+              shorten(d.fields?.join(",") ?? d.reason, 70),
+            ]),
+          ),
+          "",
+          Object.entries(result.counts)
+            .map(([k, v]) => `${k} ${v}`)
+            .join(" · "),
+        ].join("\n"),
+      );
+    });
+}

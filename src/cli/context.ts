@@ -1,0 +1,97 @@
+import { existsSync } from "node:fs";
+import { Command, CommanderError, InvalidArgumentError } from "commander";
+import { loadConfig, type Config } from "../config/load.ts";
+import { isMissiondError } from "../errors.ts";
+import { apiClient, ApiError, UnreachableError, type ApiClient, type Target } from "./client.ts";
+import { EXIT, type CliIo } from "./io.ts";
+
+const SYSTEMD_SOCKET = "/run/missiond/missiond.sock";
+
+/** The options every command accepts, declared on the program itself. */
+export interface GlobalOptions {
+  config?: string;
+  socket?: string;
+  url?: string;
+  token?: string;
+  json?: boolean;
+}
+
+/** What each command's action needs: the options, the configuration, the daemon, the output. */
+export interface CliContext {
+  readonly io: CliIo;
+  globals(): GlobalOptions;
+  config(): Config;
+  client(): ApiClient;
+  /** JSON with --json, otherwise the human rendering. */
+  print(value: unknown, human: () => string): void;
+  setExit(code: number): void;
+}
+
+/** Declares the global options on `program` and the context its commands read them through. */
+export function createContext(program: Command, io: CliIo, setExit: (code: number) => void): CliContext {
+  program
+    .option("--config <path>", "configuration file (default /etc/missiond/config.toml if present)")
+    .option("--socket <path>", "the daemon's Unix socket")
+    .option("--url <url>", "reach the daemon over TCP instead (needs --token or MISSIOND_API_TOKEN)")
+    .option("--token <token>", "bearer token for --url")
+    .option("--json", "print JSON instead of tables");
+  // Read at action time: commander fills the options in while it parses.
+  const globals = (): GlobalOptions => program.opts<GlobalOptions>();
+  const config = (): Config =>
+    loadConfig({ configPath: globals().config, env: io.env, cwd: io.cwd, hostname: io.hostname, pid: io.probe.pid });
+  return {
+    io,
+    globals,
+    config,
+    client: () => apiClient(target(globals(), io, config)),
+    print: (value, human) => io.stdout(`${globals().json ? JSON.stringify(value, null, 2) : human()}\n`),
+    setExit,
+  };
+}
+
+/** --url / --socket / MISSIOND_SOCKET / the configured socket / systemd's runtime directory. */
+function target(globals: GlobalOptions, io: CliIo, config: () => Config): Target {
+  if (globals.url) return { url: globals.url, token: globals.token ?? io.env.MISSIOND_API_TOKEN ?? null };
+  if (globals.socket) return { socketPath: globals.socket };
+  const configured = config().socketPath;
+  if (!existsSync(configured) && existsSync(SYSTEMD_SOCKET)) return { socketPath: SYSTEMD_SOCKET };
+  return { socketPath: configured };
+}
+
+/** Bad input an action finds itself (after commander's own checks): printed, exit 2. */
+export class UsageError extends CommanderError {
+  constructor(message: string) {
+    super(EXIT.USAGE, "missiond.usage", message);
+  }
+}
+
+/** Commander argument parser for counts. */
+export function positiveInt(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError("must be a positive integer");
+  return n;
+}
+
+/** Prints what ended an invocation and maps it to the exit code scripts rely on. */
+export function reportError(err: unknown, io: CliIo): number {
+  // Commander prints its own parse errors; ours (thrown from an action) are printed here.
+  if (err instanceof UsageError) {
+    io.stderr(`missiond: ${err.message}\n`);
+    return EXIT.USAGE;
+  }
+  if (err instanceof CommanderError) return err.exitCode === 0 ? EXIT.OK : EXIT.USAGE;
+  if (err instanceof UnreachableError) {
+    io.stderr(`missiond: ${err.message}\n`);
+    return EXIT.UNREACHABLE;
+  }
+  if (err instanceof ApiError) {
+    io.stderr(`missiond: ${err.message} (${err.code})\n`);
+    return err.status === 404 ? EXIT.NOT_FOUND : err.status === 400 ? EXIT.USAGE : EXIT.ERROR;
+  }
+  if (isMissiondError(err)) {
+    io.stderr(`missiond: ${err.message}\n`);
+    return err.code === "NOT_FOUND" ? EXIT.NOT_FOUND : err.status === 400 ? EXIT.USAGE : EXIT.ERROR;
+  }
+  io.stderr(`missiond: ${(err as Error).message ?? String(err)}\n`);
+  return EXIT.ERROR;
+}
