@@ -41,8 +41,9 @@ export interface ApiRoute<P extends Schema = Schema, Q extends Schema = Schema, 
   body?: B;
   bodyOptional?: boolean;
   /**
-   * The body's schema depends on a path parameter: the handler validates it (and answers 404 for
-   * an unknown parameter first) and receives it as sent; `body` documents the union it accepts.
+   * The handler (or its service) validates the body itself and receives it as sent: when its schema
+   * depends on a path parameter (hooks), or when the path is answered first (an agent's malformed
+   * id, or one of the config file). `body` still documents what it accepts.
    */
   bodyCheckedByHandler?: boolean;
   /** Takes the X-Missiond-Hop header (loop protection for work a plugin's reaction caused). */

@@ -19,6 +19,8 @@ export const agentRoutes = [
     summary: "Set how an agent's missions are delivered (log, webhook or command executor)",
     params: agentParams,
     body: agentSchema,
+    // The id and the config file are answered first; the service words body errors as `body.<field>`.
+    bodyCheckedByHandler: true,
     ok: { 200: "The agent (secret shown as [set])" },
     errors: [409],
     handler: async ({ services, params, body }) => services.agents.put(params.id, body),
