@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { buildApi, type ApiServices } from "../../src/api/app.ts";
 import { jsonSchemaOf, openApiDocument } from "../../src/api/openapi.ts";
-import type { ApiRoute } from "../../src/api/route.ts";
+import { registerRoutes, type ApiRoute } from "../../src/api/route.ts";
 import { apiRoutes } from "../../src/api/routes/index.ts";
 import { createLogger } from "../../src/log.ts";
 import { hopHeader } from "../../src/api/hop.ts";
@@ -116,12 +116,28 @@ describe("the OpenAPI document at /v1/openapi.json", () => {
     for (const [path, ops] of Object.entries(doc.paths)) {
       const names = [...path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]);
       for (const op of Object.values(ops)) {
+        const declared = (op.parameters ?? []).filter((p) => p.in === "path");
         expect(
-          (op.parameters ?? []).filter((p) => p.in === "path").map((p) => p.name),
+          declared.map((p) => p.name),
           path,
         ).toEqual(names);
+        for (const p of declared as { description?: string; schema: Record<string, unknown> }[]) {
+          expect(p.description, path).toMatch(/\S/);
+          expect(p.schema, path).not.toHaveProperty("description");
+        }
       }
     }
+  });
+
+  it("refuses to register a route whose success status it does not document", () => {
+    const broken = buildApi({ notifyMaxDelaySeconds: MAX_DELAY } as unknown as ApiServices, {
+      log: createLogger("silent"),
+      token: null,
+    });
+    const undocumented = { ...apiRoutes({ maxDelaySeconds: MAX_DELAY })[0]!, url: "/x", status: 201 as const };
+    expect(() => registerRoutes(broken, [undocumented], {} as ApiServices, () => ({}))).toThrow(
+      /GET \/x: status 201 is not documented/,
+    );
   });
 
   it("states the configured notify.max_delay and body limit", () => {
