@@ -6,16 +6,13 @@ import type { Logger } from "../log.ts";
 import type { Plugins } from "../plugins/service.ts";
 import { errorHandler } from "./errors.ts";
 import { openApiDocument } from "./openapi.ts";
+import { registerRoutes } from "./route.ts";
+import { apiRoutes } from "./routes/index.ts";
 import { isUiAsset, uiRoutes } from "./ui.ts";
-import { cronRoutes } from "./routes/cron.ts";
-import { pluginRoutes } from "./routes/plugins.ts";
-import { sessionRoutes } from "./routes/sessions.ts";
 import type { SessionService } from "../sessions/service.ts";
 import type { ClearService } from "../sessions/clears.ts";
 import type { NotifyService } from "../notify/service.ts";
 import type { TodoService } from "../todos/service.ts";
-import { notifyRoutes } from "./routes/notify.ts";
-import { todoRoutes } from "./routes/todos.ts";
 import type { Metrics } from "../metrics.ts";
 import type { AgentService } from "../executors/agents.ts";
 
@@ -79,33 +76,11 @@ export function buildApi(services: ApiServices, options: ApiOptions): FastifyIns
     });
   }
 
-  app.get("/healthz", async () => ({ ok: true }));
-  app.get("/metrics", async (_request, reply) =>
-    reply.type(services.metrics.registry.contentType).send(await services.metrics.registry.metrics()),
-  );
-  app.get("/readyz", async (_request, reply) => {
-    const result = await services.readiness();
-    return reply.status(result.ready ? 200 : 503).send(result);
-  });
-  cronRoutes(app, services.cron);
-  sessionRoutes(app, services.sessions, services.clears, (ids) => services.todos.openCounts(ids));
-  notifyRoutes(app, services.notify);
-  todoRoutes(app, services.todos);
-  pluginRoutes(app, services.plugins, services.db);
+  const routes = apiRoutes({ maxDelaySeconds: services.notifyMaxDelaySeconds });
   let openapi: Record<string, unknown> | undefined;
-  app.get(
-    "/v1/openapi.json",
-    async () => (openapi ??= openApiDocument({ maxDelaySeconds: services.notifyMaxDelaySeconds, bodyLimit })),
-  );
-  app.get("/v1/doctor", async () => services.doctor());
+  const document = () =>
+    (openapi ??= openApiDocument({ maxDelaySeconds: services.notifyMaxDelaySeconds, bodyLimit }, routes));
+  registerRoutes(app, routes, services, document);
   if (options.uiDir) uiRoutes(app, options.uiDir);
-  app.get("/v1/agents", async () => ({ agents: await services.agents.list() }));
-  app.put("/v1/agents/:id", async (request) =>
-    services.agents.put((request.params as { id: string }).id, request.body),
-  );
-  app.delete("/v1/agents/:id", async (request, reply) => {
-    await services.agents.remove((request.params as { id: string }).id);
-    return reply.status(204).send();
-  });
   return app;
 }

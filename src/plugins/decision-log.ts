@@ -1,7 +1,8 @@
 import type { Db } from "../db/client.ts";
 import type { Logger } from "../log.ts";
 import type { Decision } from "./chain.ts";
-import { insertDecisions, type NewDecision } from "./queries.ts";
+import type { DecisionsQuery } from "./input.ts";
+import { decisionPage, insertDecisions, type DecisionView, type NewDecision } from "./queries.ts";
 
 const FLUSH_EVERY_MS = 500;
 // A pending flush must not keep a stopping process alive.
@@ -90,6 +91,12 @@ export class DecisionLog {
       this.log.warn({ dropped: this.dropped }, "hook decisions dropped while the database was unavailable");
       this.dropped = 0;
     }
+  }
+
+  /** A page of the log, newest first; what is still buffered is written first, so it is included. */
+  async page(query: DecisionsQuery): Promise<{ decisions: DecisionView[]; counts: Record<string, number> }> {
+    await this.flush();
+    return decisionPage(this.db, query);
   }
 
   async close(): Promise<void> {

@@ -1,6 +1,8 @@
 import { and, desc, eq, like, lt, asc } from "drizzle-orm";
 import type { Executor } from "../db/client.ts";
+import { DECISION_OUTCOMES } from "../db/schema/enums.ts";
 import { hookDecisions, pluginStore, type HookDecisionRow } from "../db/schema/index.ts";
+import type { DecisionsQuery } from "./input.ts";
 
 export type NewDecision = typeof hookDecisions.$inferInsert;
 
@@ -30,6 +32,56 @@ export async function listDecisions(db: Executor, filter: DecisionFilter): Promi
     .where(conditions.length ? and(...conditions) : undefined)
     .orderBy(desc(hookDecisions.id))
     .limit(filter.limit);
+}
+
+/** A decision as the API shows it: ids as decimal strings, times in ISO 8601. */
+export interface DecisionView {
+  id: string;
+  plugin: string;
+  hook: string;
+  subjectId: string | null;
+  at: string;
+  durationMs: number;
+  outcome: string;
+  fields: string[] | null;
+  reason: string | null;
+  shadow: boolean;
+  instance: string;
+}
+
+/** A page of the decision log, newest first, with how many of it had each outcome. */
+export async function decisionPage(
+  db: Executor,
+  query: DecisionsQuery,
+): Promise<{ decisions: DecisionView[]; counts: Record<string, number> }> {
+  const found = await listDecisions(db, {
+    hook: query.hook,
+    plugin: query.plugin,
+    subjectId: query.subject,
+    limit: query.limit,
+    beforeId: query.before !== undefined ? BigInt(query.before) : undefined,
+  });
+  const decisions = found.map((d) => ({
+    id: String(d.id),
+    plugin: d.plugin,
+    hook: d.hook,
+    subjectId: d.subjectId,
+    at: d.at.toISOString(),
+    durationMs: d.durationMs,
+    outcome: d.outcome,
+    fields: d.fields,
+    reason: d.reason,
+    shadow: d.shadow,
+    instance: d.instance,
+  }));
+  return { decisions, counts: outcomeCounts(found) };
+}
+
+/** How many decisions had each outcome (every outcome present, zero included). */
+export function outcomeCounts(decisions: readonly { outcome: string }[]): Record<string, number> {
+  const counts: Record<string, number> = Object.fromEntries(DECISION_OUTCOMES.map((o) => [o, 0]));
+  for (const d of decisions) counts[d.outcome] = (counts[d.outcome] ?? 0) + 1;
+  return counts;
 }
 
 export async function storeGet(db: Executor, plugin: string, key: string): Promise<unknown> {

@@ -4,6 +4,8 @@ import { PluginChain, type BreakerOptions, type ChainPlugin, type Decision } fro
 import { DecisionLog } from "./decision-log.ts";
 import { HOOKS, HOOK_NAMES, type HookName } from "./hooks.ts";
 import { hostCalls, type SessionReader } from "./host.ts";
+import type { DecisionsQuery } from "./input.ts";
+import { outcomeCounts, type DecisionView } from "./queries.ts";
 import { loadPlugins, type FailedPlugin, type LoadedPlugin } from "./loader.ts";
 
 export interface PluginInfo {
@@ -162,6 +164,12 @@ export class Plugins {
   /** Writes buffered decisions now (tests and the decisions endpoint read after this). */
   async flushDecisions(): Promise<void> {
     await this.decisions?.flush();
+  }
+
+  /** The decision log (GET /v1/hook-decisions); empty for a chain with no database. */
+  async decisionPage(query: DecisionsQuery): Promise<{ decisions: DecisionView[]; counts: Record<string, number> }> {
+    if (this.decisions) return this.decisions.page(query);
+    return { decisions: [], counts: outcomeCounts([]) };
   }
 
   async stop(): Promise<void> {

@@ -1,13 +1,14 @@
 /**
  * Malformed requests for every route of the API, generated from the route table that the OpenAPI
- * document is built from (apiRoutes) and the example inputs of api-examples.ts. Deterministic: the
+ * document is built from (apiRoutes in src/api/routes/index.ts) and the example inputs of api-examples.ts. Deterministic: the
  * few random choices come from a seeded generator, so every run sends the same requests.
  *
  * Every case is meant to be refused with a 4xx. Where a case mutates a valid input, zod (the
  * daemon's own schema) confirms the mutation is invalid, so a case never asks for a change.
  */
 import { z } from "zod";
-import { apiRoutes, type RouteDoc } from "../../src/api/openapi.ts";
+import type { ApiRoute } from "../../src/api/route.ts";
+import { apiRoutes } from "../../src/api/routes/index.ts";
 import { RUNTIME_HOOK_CONTEXTS, type RuntimeHook } from "../../src/plugins/contexts.ts";
 import { bodyExamples, hookExamples, mutations, queryExamples } from "./api-examples.ts";
 
@@ -50,20 +51,20 @@ export function seeded(seed: number): () => number {
 }
 
 const JSON_TYPE = { "content-type": "application/json" };
-const key = (route: RouteDoc) => `${route.method} ${route.path}`;
+const key = (route: ApiRoute) => `${route.method} ${route.url}`;
 const esc = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 
 /** What each bigint-id route calls its object in "no X with id". */
-function idKind(route: RouteDoc): string | null {
-  if (route.path.startsWith("/v1/cron-jobs/:id")) return "cron job";
-  if (route.path.startsWith("/v1/session-clears/")) return "session clear";
-  if (route.path.startsWith("/v1/notify/:id")) return "notify timer";
-  if (route.path.startsWith("/v1/todos/:id")) return "todo";
+function idKind(route: ApiRoute): string | null {
+  if (route.url.startsWith("/v1/cron-jobs/:id")) return "cron job";
+  if (route.url.startsWith("/v1/session-clears/")) return "session clear";
+  if (route.url.startsWith("/v1/notify/:id")) return "notify timer";
+  if (route.url.startsWith("/v1/todos/:id")) return "todo";
   return null;
 }
 
-function fill(route: RouteDoc, params: Record<string, string>): string {
-  return route.path.replace(/:(\w+)/g, (_, name: string) => params[name] ?? `:${name}`);
+function fill(route: ApiRoute, params: Record<string, string>): string {
+  return route.url.replace(/:(\w+)/g, (_, name: string) => params[name] ?? `:${name}`);
 }
 
 /** Paths of every string inside a value, for planting NUL characters. */
@@ -128,7 +129,7 @@ export function fuzzCases(options: {
   const json = (value: unknown) => Buffer.from(JSON.stringify(value));
 
   /** Path parameters that exist, so the input under test is what the request gets wrong. */
-  const goodParams = (route: RouteDoc, hook: RuntimeHook = "systemPrompt"): Record<string, string> => {
+  const goodParams = (route: ApiRoute, hook: RuntimeHook = "systemPrompt"): Record<string, string> => {
     const kind = idKind(route);
     const id =
       kind === "cron job"
@@ -139,14 +140,14 @@ export function fuzzCases(options: {
             ? ids.timer
             : kind === "todo"
               ? ids.todo
-              : route.path.startsWith("/v1/agents")
+              : route.url.startsWith("/v1/agents")
                 ? ids.apiAgent
                 : ids.session;
     return { id: encodeURIComponent(id), hook };
   };
   /** Whether the daemon's own schema refuses a body for the route (so sending it must change nothing). */
-  const refused = (route: RouteDoc, value: unknown, hook?: RuntimeHook) => {
-    const schema = route.path === "/v1/hooks/:hook" ? RUNTIME_HOOK_CONTEXTS[hook ?? "systemPrompt"] : route.body!;
+  const refused = (route: ApiRoute, value: unknown, hook?: RuntimeHook) => {
+    const schema = route.url === "/v1/hooks/:hook" ? RUNTIME_HOOK_CONTEXTS[hook ?? "systemPrompt"] : route.body!;
     return !(schema as z.ZodType).safeParse(value).success;
   };
   const hookOf = (value: Record<string, unknown>): RuntimeHook =>
@@ -156,9 +157,9 @@ export function fuzzCases(options: {
   // 1. Methods a path does not have.
   const byPath = new Map<string, Set<string>>();
   for (const route of routes)
-    (byPath.get(route.path) ?? byPath.set(route.path, new Set()).get(route.path)!).add(route.method);
+    (byPath.get(route.url) ?? byPath.set(route.url, new Set()).get(route.url)!).add(route.method);
   for (const [path, methods] of byPath) {
-    const route = routes.find((r) => r.path === path)!;
+    const route = routes.find((r) => r.url === path)!;
     const url = fill(route, goodParams(route));
     for (const method of ["PATCH", "PUT", "DELETE", "POST", "GET"].filter((m) => !methods.has(m)).slice(0, 2)) {
       add({
@@ -212,7 +213,7 @@ export function fuzzCases(options: {
           message: new RegExp(`no ${kind} with id${nul ? "|params.id: contains a NUL character" : ""}`),
         });
       }
-    } else if (route.params?.id && !route.path.startsWith("/v1/agents")) {
+    } else if (route.url.includes("/:id") && !route.url.startsWith("/v1/agents")) {
       // Session ids: unknown ones, with a valid body where the route takes one.
       const body = bodies[key(route)]?.valid[0];
       for (const id of [
@@ -240,7 +241,7 @@ export function fuzzCases(options: {
         });
       }
     }
-    if (route.path === "/v1/agents/:id") {
+    if (route.url === "/v1/agents/:id") {
       const put = route.method === "PUT";
       const body = put ? { body: json({ executor: "log" }), headers: JSON_TYPE } : {};
       add({
@@ -273,7 +274,7 @@ export function fuzzCases(options: {
           });
       }
     }
-    if (route.path === "/v1/hooks/:hook") {
+    if (route.url === "/v1/hooks/:hook") {
       const body = { body: json(hooks.systemPrompt), headers: JSON_TYPE };
       for (const hook of ["noSuchHook", "__proto__", "constructor", "toString", "%00", "SYSTEMPROMPT"]) {
         add({
@@ -451,7 +452,7 @@ export function fuzzCases(options: {
       });
 
       for (const base of examples.valid) {
-        const hook = route.path === "/v1/hooks/:hook" ? hookOf(base) : undefined;
+        const hook = route.url === "/v1/hooks/:hook" ? hookOf(base) : undefined;
         const path = fill(route, goodParams(route, hook));
         for (const m of mutations(base, false)) {
           if (!refused(route, m.value, hook)) continue; // still valid (an optional field left out)
@@ -492,7 +493,7 @@ export function fuzzCases(options: {
         }
       }
       for (const value of [...(examples.invalid ?? []), ...(examples.refinementOnly ?? [])]) {
-        const hook = route.path === "/v1/hooks/:hook" ? "systemPrompt" : undefined;
+        const hook = route.url === "/v1/hooks/:hook" ? "systemPrompt" : undefined;
         if (value === null && route.bodyOptional) continue;
         if (!refused(route, value, hook))
           throw new Error(`fuzz: ${key(route)} example ${JSON.stringify(value)} is valid`);
@@ -576,7 +577,7 @@ export function fuzzCases(options: {
 
     // 5. Hop headers, with an otherwise valid request: only the header is wrong.
     if (route.hop) {
-      const body = route.path === "/v1/hooks/:hook" ? hooks.systemPrompt : bodies[key(route)]!.valid[0];
+      const body = route.url === "/v1/hooks/:hook" ? hooks.systemPrompt : bodies[key(route)]!.valid[0];
       for (const hop of [
         "-1",
         "abc",

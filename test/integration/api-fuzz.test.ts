@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { apiClient, type ApiClient } from "../../src/cli/client.ts";
 import type { Daemon } from "../../src/daemon.ts";
 import { rows } from "../../src/db/client.ts";
-import { apiRoutes } from "../../src/api/openapi.ts";
+import { apiRoutes } from "../../src/api/routes/index.ts";
 import { fuzzCases, type FuzzCase, type FuzzIds } from "../helpers/api-fuzz.ts";
 import { startTestDaemon } from "../helpers/daemon.ts";
 import { backendName, freshDatabase, type TestDatabase } from "../helpers/db.ts";
@@ -211,12 +211,12 @@ describe(`the API refuses malformed requests with a 4xx and changes nothing (${b
     expect(cases.filter((c) => c.bigBody && c.bigBody.bytes >= 10 * 1024 * 1024).length).toBeGreaterThan(0);
     // Every path is exercised, and every route that takes any input (or is not a plain GET) with its own method.
     for (const route of apiRoutes({ maxDelaySeconds: MAX_DELAY_SECONDS })) {
-      const pattern = new RegExp(`^${route.path.replace(/:\w+/g, "[^/?]*")}(\\?|$)`);
+      const pattern = new RegExp(`^${route.url.replace(/:\w+/g, "[^/?]*")}(\\?|$)`);
       const onPath = cases.filter((c) => pattern.test(c.path));
-      expect(onPath.length, route.path).toBeGreaterThan(0);
+      expect(onPath.length, route.url).toBeGreaterThan(0);
       const hasInput = route.params || route.query || route.body || route.hop || route.method !== "GET";
       if (hasInput)
-        expect(onPath.filter((c) => c.method === route.method).length, `${route.method} ${route.path}`).toBeGreaterThan(
+        expect(onPath.filter((c) => c.method === route.method).length, `${route.method} ${route.url}`).toBeGreaterThan(
           0,
         );
     }

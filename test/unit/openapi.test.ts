@@ -5,7 +5,9 @@ import type { FastifyInstance } from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { buildApi, type ApiServices } from "../../src/api/app.ts";
-import { apiRoutes, jsonSchemaOf, openApiDocument, type RouteDoc } from "../../src/api/openapi.ts";
+import { jsonSchemaOf, openApiDocument } from "../../src/api/openapi.ts";
+import { registerRoutes, type ApiRoute } from "../../src/api/route.ts";
+import { apiRoutes } from "../../src/api/routes/index.ts";
 import { createLogger } from "../../src/log.ts";
 import { hopHeader } from "../../src/api/hop.ts";
 import { bodyExamples, mutations, queryExamples } from "../helpers/api-examples.ts";
@@ -107,19 +109,35 @@ describe("the OpenAPI document at /v1/openapi.json", () => {
     );
     expect(documented.sort()).toEqual(registered.map((r) => `${r.method} ${r.path}`).sort());
     for (const route of apiRoutes({ maxDelaySeconds: MAX_DELAY }))
-      expect(app.hasRoute({ method: route.method, url: route.path })).toBe(true);
+      expect(app.hasRoute({ method: route.method, url: route.url })).toBe(true);
   });
 
   it("declares every path parameter of every route", () => {
     for (const [path, ops] of Object.entries(doc.paths)) {
       const names = [...path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]);
       for (const op of Object.values(ops)) {
+        const declared = (op.parameters ?? []).filter((p) => p.in === "path");
         expect(
-          (op.parameters ?? []).filter((p) => p.in === "path").map((p) => p.name),
+          declared.map((p) => p.name),
           path,
         ).toEqual(names);
+        for (const p of declared as { description?: string; schema: Record<string, unknown> }[]) {
+          expect(p.description, path).toMatch(/\S/);
+          expect(p.schema, path).not.toHaveProperty("description");
+        }
       }
     }
+  });
+
+  it("refuses to register a route whose success status it does not document", () => {
+    const broken = buildApi({ notifyMaxDelaySeconds: MAX_DELAY } as unknown as ApiServices, {
+      log: createLogger("silent"),
+      token: null,
+    });
+    const undocumented = { ...apiRoutes({ maxDelaySeconds: MAX_DELAY })[0]!, url: "/x", status: 201 as const };
+    expect(() => registerRoutes(broken, [undocumented], {} as ApiServices, () => ({}))).toThrow(
+      /GET \/x: status 201 is not documented/,
+    );
   });
 
   it("states the configured notify.max_delay and body limit", () => {
@@ -158,23 +176,23 @@ describe("the OpenAPI document at /v1/openapi.json", () => {
 describe("the document's schemas accept and refuse what the daemon does", () => {
   const doc = openApiDocument({ maxDelaySeconds: MAX_DELAY, bodyLimit: BODY_LIMIT }) as unknown as Doc;
   const routes = apiRoutes({ maxDelaySeconds: MAX_DELAY });
-  const find = (key: string): RouteDoc => {
-    const route = routes.find((r) => `${r.method} ${r.path}` === key);
+  const find = (key: string): ApiRoute => {
+    const route = routes.find((r) => `${r.method} ${r.url}` === key);
     if (!route) throw new Error(`no route ${key}`);
     return route;
   };
-  const opOf = (route: RouteDoc) => doc.paths[route.path.replace(/:(\w+)/g, "{$1}")]![route.method.toLowerCase()]!;
+  const opOf = (route: ApiRoute) => doc.paths[route.url.replace(/:(\w+)/g, "{$1}")]![route.method.toLowerCase()]!;
 
   const bodyAjv = addFormats(new Ajv2020({ strict: false, allErrors: true }));
   // Query strings arrive as strings; OpenAPI tooling coerces them to the parameter's type, as zod's coerce does.
   const queryAjv = addFormats(new Ajv2020({ strict: false, allErrors: true, coerceTypes: true }));
 
-  const bodyValidator = (route: RouteDoc) => {
+  const bodyValidator = (route: ApiRoute) => {
     // The document's components travel along, so its $refs resolve as they do in the document.
     const schema = opOf(route).requestBody!.content["application/json"]!.schema;
     return bodyAjv.compile({ ...schema, components: doc.components });
   };
-  const queryValidator = (route: RouteDoc) => {
+  const queryValidator = (route: ApiRoute) => {
     const params = (opOf(route).parameters ?? []).filter((p) => p.in === "query");
     return queryAjv.compile({
       type: "object",
@@ -198,13 +216,13 @@ describe("the document's schemas accept and refuse what the daemon does", () => 
     expect(Object.keys(bodies).sort()).toEqual(
       routes
         .filter((r) => r.body)
-        .map((r) => `${r.method} ${r.path}`)
+        .map((r) => `${r.method} ${r.url}`)
         .sort(),
     );
     expect(Object.keys(queries).sort()).toEqual(
       routes
         .filter((r) => r.query)
-        .map((r) => `${r.method} ${r.path}`)
+        .map((r) => `${r.method} ${r.url}`)
         .sort(),
     );
   });
@@ -271,7 +289,7 @@ describe("the document's schemas accept and refuse what the daemon does", () => 
     });
   }
 
-  it("the X-Missiond-Hop header parameter accepts what hopOf does", () => {
+  it("the X-Missiond-Hop header parameter accepts what the route validates", () => {
     const header = opOf(find("POST /v1/notify")).parameters!.find((p) => p.in === "header")!;
     expect(header.name.toLowerCase()).toBe("x-missiond-hop");
     const validate = new Ajv2020({ strict: false }).compile(header.schema);

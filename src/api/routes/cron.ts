@@ -1,38 +1,137 @@
-import type { FastifyInstance } from "fastify";
-import { z } from "zod";
-import { jobRunsQuery, previewQuery, runsQuery, type AddJobInput } from "../../cron/input.ts";
-import type { CronService } from "../../cron/service.ts";
-import { validate } from "../../validation.ts";
+import {
+  addJobInput,
+  jobRunsQuery,
+  jobsQuery,
+  pauseInput,
+  previewQuery,
+  runsQuery,
+  timelineQuery,
+} from "../../cron/input.ts";
+import { idParams } from "../params.ts";
+import { route } from "../route.ts";
 
-const idParams = z.object({ id: z.string() });
+const jobParams = idParams("cron job");
 
-export function cronRoutes(app: FastifyInstance, cron: CronService): void {
-  app.post("/v1/cron-jobs", async (request, reply) => {
-    // The service validates (it is the same check for every caller); errors name the field.
-    const job = await cron.add(request.body as AddJobInput);
-    return reply.status(201).send(job);
-  });
-  app.get("/v1/cron-jobs", async (request) => cron.page(request.query));
-  app.get("/v1/cron-jobs/:id", async (request) => cron.get(validate(idParams, request.params, "params").id));
-  app.delete("/v1/cron-jobs/:id", async (request, reply) => {
-    await cron.remove(validate(idParams, request.params, "params").id);
-    return reply.status(204).send();
-  });
-  app.post("/v1/cron-jobs/:id/pause", async (request) =>
-    cron.pause(validate(idParams, request.params, "params").id, request.body ?? {}),
-  );
-  app.post("/v1/cron-jobs/:id/resume", async (request) => cron.resume(validate(idParams, request.params, "params").id));
-  app.post("/v1/cron-jobs/:id/trigger", async (request, reply) =>
-    reply.status(201).send(await cron.trigger(validate(idParams, request.params, "params").id)),
-  );
-  app.get("/v1/cron-jobs/:id/runs", async (request) => {
-    const { id } = validate(idParams, request.params, "params");
-    const query = validate(jobRunsQuery, request.query, "query");
-    return { runs: await cron.runs({ ...query, jobId: id }) };
-  });
-  app.get("/v1/runs", async (request) => ({ runs: await cron.runs(validate(runsQuery, request.query, "query")) }));
-  app.get("/v1/run-timeline", async (request) => cron.timeline(request.query));
-  app.get("/v1/cron-preview", async (request) => ({
-    fireTimes: cron.preview(validate(previewQuery, request.query, "query")),
-  }));
-}
+/** Cron jobs, heartbeats and their runs. The service validates bodies too (in-process callers). */
+export const cronRoutes = [
+  route({
+    method: "POST",
+    url: "/v1/cron-jobs",
+    tag: "cron",
+    summary: "Add a cron job or heartbeat",
+    description:
+      "Give exactly one of `cron` (5 or 6 fields) or `every` (e.g. `30m`); `timezone` is an IANA zone; `sessionId` is required when `sessionMode` is `fixed`; `endsAt` must be after `startsAt`.",
+    body: addJobInput,
+    status: 201,
+    ok: { 201: "The job" },
+    handler: async ({ services, body }) => services.cron.add(body),
+  }),
+  route({
+    method: "GET",
+    url: "/v1/cron-jobs",
+    tag: "cron",
+    summary: "List cron jobs, each with its latest run",
+    description:
+      "Without `limit`, every job by id. With `limit`, a page: pass the answer's `next` as `after` for the following one. `q` keeps jobs whose name contains it (case-insensitive); `dueBefore` keeps unpaused jobs whose next slot is at or before it, earliest first, in one page (it does not combine with `after`).",
+    query: jobsQuery,
+    ok: {
+      200: "`{ jobs, total, next }`: each job with `lastRun` (`{ id, status, scheduledFor, finishedAt, reason, decidedBy }` or null); `total` counts every match; `next` is null on the last page",
+    },
+    handler: async ({ services, query }) => services.cron.page(query),
+  }),
+  route({
+    method: "GET",
+    url: "/v1/cron-jobs/:id",
+    tag: "cron",
+    summary: "Show a cron job",
+    params: jobParams,
+    ok: { 200: "The job" },
+    handler: async ({ services, params }) => services.cron.get(params.id),
+  }),
+  route({
+    method: "DELETE",
+    url: "/v1/cron-jobs/:id",
+    tag: "cron",
+    summary: "Remove a cron job (its run history stays)",
+    params: jobParams,
+    status: 204,
+    ok: { 204: "Removed" },
+    handler: async ({ services, params }) => {
+      await services.cron.remove(params.id);
+    },
+  }),
+  route({
+    method: "POST",
+    url: "/v1/cron-jobs/:id/pause",
+    tag: "cron",
+    summary: "Pause a job, with an optional note",
+    params: jobParams,
+    body: pauseInput,
+    bodyOptional: true,
+    ok: { 200: "The job" },
+    handler: async ({ services, params, body }) => services.cron.pause(params.id, body),
+  }),
+  route({
+    method: "POST",
+    url: "/v1/cron-jobs/:id/resume",
+    tag: "cron",
+    summary: "Resume a paused job",
+    params: jobParams,
+    ok: { 200: "The job" },
+    handler: async ({ services, params }) => services.cron.resume(params.id),
+  }),
+  route({
+    method: "POST",
+    url: "/v1/cron-jobs/:id/trigger",
+    tag: "cron",
+    summary: "Fire a job now (a manual run through the cronJobFiring chain)",
+    params: jobParams,
+    status: 201,
+    ok: { 201: "The run" },
+    handler: async ({ services, params }) => services.cron.trigger(params.id),
+  }),
+  route({
+    method: "GET",
+    url: "/v1/cron-jobs/:id/runs",
+    tag: "cron",
+    summary: "A job's runs, newest first",
+    params: jobParams,
+    query: jobRunsQuery,
+    ok: { 200: "`{ runs }`" },
+    handler: async ({ services, params, query }) => ({
+      runs: await services.cron.runs({ ...query, jobId: params.id }),
+    }),
+  }),
+  route({
+    method: "GET",
+    url: "/v1/runs",
+    tag: "cron",
+    summary: "Runs of every job, newest slot first",
+    description:
+      "`from` and `to` keep slots with from ≤ scheduledFor < to. `before` is a run id: the runs that follow it in this order (pass the last run of a page to get the next one).",
+    query: runsQuery,
+    ok: { 200: "`{ runs }`, each with its job's `jobName`" },
+    handler: async ({ services, query }) => ({ runs: await services.cron.runs(query) }),
+  }),
+  route({
+    method: "GET",
+    url: "/v1/run-timeline",
+    tag: "cron",
+    summary: "Run counts per job, time bucket and status over [from, to)",
+    description:
+      "The range is cut into `buckets` equal buckets of `bucketMs`. A page of `limit` jobs that have runs in the range, by id; pass `next` as `after` for the following page. Each lane lists its non-empty cells as `[bucket index, status, count]`.",
+    query: timelineQuery,
+    ok: { 200: "`{ from, to, buckets, bucketMs, lanes: [{ jobId, name, removed, total, cells }], next }`" },
+    handler: async ({ services, query }) => services.cron.timeline(query),
+  }),
+  route({
+    method: "GET",
+    url: "/v1/cron-preview",
+    tag: "cron",
+    summary: "The next fire times of a schedule",
+    description: "Give exactly one of `cron` or `every`.",
+    query: previewQuery,
+    ok: { 200: "`{ fireTimes }` (ISO 8601)" },
+    handler: async ({ services, query }) => ({ fireTimes: services.cron.preview(query) }),
+  }),
+];

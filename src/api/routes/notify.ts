@@ -1,15 +1,50 @@
-import type { FastifyInstance } from "fastify";
-import type { NotifyService } from "../../notify/service.ts";
-import { hopOf } from "../hop.ts";
+import { listTimersQuery, scheduleInput } from "../../notify/input.ts";
+import { idParams } from "../params.ts";
+import { route } from "../route.ts";
 
-const idOf = (params: unknown) => (params as { id: string }).id;
+const timerParams = idParams("notify timer");
 
-export function notifyRoutes(app: FastifyInstance, notify: NotifyService): void {
-  // 201 with the timer whatever notifyScheduled decided: a Cancelled timer is a recorded outcome.
-  app.post("/v1/notify", async (request, reply) =>
-    reply.status(201).send(await notify.schedule(request.body, { hop: hopOf(request) })),
-  );
-  app.get("/v1/notify", async (request) => ({ timers: await notify.list(request.query) }));
-  app.get("/v1/notify/:id", async (request) => notify.get(idOf(request.params)));
-  app.post("/v1/notify/:id/cancel", async (request) => notify.cancel(idOf(request.params)));
-}
+/** Notify timers (notify_session_in); the bound on the delay is the configured notify.max_delay. */
+export const notifyRoutes = (maxDelaySeconds: number) => [
+  route({
+    method: "POST",
+    url: "/v1/notify",
+    tag: "notify",
+    summary: "notify_session_in: wake a session after a delay",
+    description: `Runs the notifyScheduled chain, then records a durable timer. \`delaySeconds\` is finite, at least 0 and at most ${maxDelaySeconds} (notify.max_delay), before and after the chain.`,
+    body: scheduleInput(maxDelaySeconds),
+    hop: true,
+    // 201 with the timer whatever notifyScheduled decided: a Cancelled timer is a recorded outcome.
+    status: 201,
+    ok: { 201: "The timer (status Pending, or Cancelled when a plugin vetoed it)" },
+    handler: async ({ services, body, hop }) => services.notify.schedule(body, { hop }),
+  }),
+  route({
+    method: "GET",
+    url: "/v1/notify",
+    tag: "notify",
+    summary: "List notify timers, newest first",
+    query: listTimersQuery,
+    ok: { 200: "`{ timers }`" },
+    handler: async ({ services, query }) => ({ timers: await services.notify.list(query) }),
+  }),
+  route({
+    method: "GET",
+    url: "/v1/notify/:id",
+    tag: "notify",
+    summary: "Show a notify timer",
+    params: timerParams,
+    ok: { 200: "The timer" },
+    handler: async ({ services, params }) => services.notify.get(params.id),
+  }),
+  route({
+    method: "POST",
+    url: "/v1/notify/:id/cancel",
+    tag: "notify",
+    summary: "Cancel a pending notify timer",
+    params: timerParams,
+    ok: { 200: "The timer" },
+    errors: [409],
+    handler: async ({ services, params }) => services.notify.cancel(params.id),
+  }),
+];

@@ -1,78 +1,77 @@
-import type { FastifyInstance } from "fastify";
 import { z } from "zod";
-import { DECISION_OUTCOMES } from "../../db/schema/enums.ts";
 import { MissiondError } from "../../errors.ts";
 import { RUNTIME_HOOK_CONTEXTS, isRuntimeHook } from "../../plugins/contexts.ts";
 import { HOOKS, HOOK_NAMES, isHookName } from "../../plugins/hooks.ts";
-import { listDecisions } from "../../plugins/queries.ts";
-import type { Plugins } from "../../plugins/service.ts";
-import type { Db } from "../../db/client.ts";
-import { idString, validate } from "../../validation.ts";
-import { hopOf } from "../hop.ts";
+import { decisionsQuery } from "../../plugins/input.ts";
+import { validate } from "../../validation.ts";
+import { hookParams } from "../params.ts";
+import { route } from "../route.ts";
 
-export const decisionsQuery = z
-  .object({
-    hook: z.enum(HOOK_NAMES as [string, ...string[]]).optional(),
-    plugin: z.string().min(1).max(64).optional(),
-    subject: z.string().min(1).max(200).optional(),
-    limit: z.coerce.number().int().min(1).max(1000).default(50),
-    before: idString("decision").optional(),
-  })
-  .strict();
+/** What the hook route returns for each runtime hook. */
+const HOOK_RESULT =
+  "The chain's result: `{ cancelled: true, reason, plugin }` when a plugin cancelled, otherwise `{ cancelled: false, value, changedBy, context }` with `value` the hook's mutable field(s) after the chain.";
 
-export function pluginRoutes(app: FastifyInstance, plugins: Plugins, db: Db): void {
-  app.get("/v1/plugins", async () => ({ plugins: plugins.list() }));
+/** The name of a runtime hook's context schema in the document's components. */
+export const hookSchemaName = (hook: string): string => `${hook[0]!.toUpperCase()}${hook.slice(1)}Context`;
 
-  app.get("/v1/hook-decisions", async (request) => {
-    const query = validate(decisionsQuery, request.query, "query");
-    await plugins.flushDecisions();
-    const found = await listDecisions(db, {
-      hook: query.hook,
-      plugin: query.plugin,
-      subjectId: query.subject,
-      limit: query.limit,
-      beforeId: query.before !== undefined ? BigInt(query.before) : undefined,
-    });
-    const counts: Record<string, number> = Object.fromEntries(DECISION_OUTCOMES.map((o) => [o, 0]));
-    for (const d of found) counts[d.outcome] = (counts[d.outcome] ?? 0) + 1;
-    return {
-      decisions: found.map((d) => ({
-        id: String(d.id),
-        plugin: d.plugin,
-        hook: d.hook,
-        subjectId: d.subjectId,
-        at: d.at.toISOString(),
-        durationMs: d.durationMs,
-        outcome: d.outcome,
-        fields: d.fields,
-        reason: d.reason,
-        shadow: d.shadow,
-        instance: d.instance,
-      })),
-      counts,
-    };
-  });
+/** Any runtime hook's context (the document lists each as a component). */
+export const runtimeHookContext = z.union(
+  Object.values(RUNTIME_HOOK_CONTEXTS) as unknown as [z.ZodType, z.ZodType, ...z.ZodType[]],
+);
 
-  // An agent runtime runs the account's chain for the hooks the daemon does not fire itself.
-  app.post("/v1/hooks/:hook", async (request) => {
-    const { hook } = request.params as { hook: string };
-    if (!isHookName(hook))
-      throw new MissiondError("NOT_FOUND", `unknown hook "${hook}"; hooks are ${HOOK_NAMES.join(", ")}`);
-    if (!isRuntimeHook(hook))
-      throw new MissiondError("BAD_REQUEST", `${hook} is fired by the daemon itself, not over the API`);
-    const context = validate(RUNTIME_HOOK_CONTEXTS[hook], request.body, "body") as Record<string, unknown>;
-    const result = await plugins.chain.run(hook, context, { hop: hopOf(request) });
-    if (result.kind === "cancelled") return { cancelled: true, reason: result.reason, plugin: result.plugin };
-    // Only cronJobFiring accepts a defer, and it is not a runtime hook: interpret() rejects it.
-    if (result.kind === "deferred") throw new MissiondError("INTERNAL", `${hook} cannot be deferred`);
-    const fields = Object.keys(HOOKS[hook].fields);
-    const final = result.context as Record<string, unknown>;
-    const value =
-      fields.length === 0
-        ? null
-        : fields.length === 1
-          ? final[fields[0]!]
-          : Object.fromEntries(fields.map((f) => [f, final[f]]));
-    return { cancelled: false, value, changedBy: result.changedBy, context: final };
-  });
+/** The value of a hook's mutable field(s) after the chain: one field bare, several as an object. */
+function valueOf(hook: keyof typeof HOOKS, context: Record<string, unknown>): unknown {
+  const fields = Object.keys(HOOKS[hook].fields);
+  if (fields.length === 0) return null;
+  if (fields.length === 1) return context[fields[0]!];
+  return Object.fromEntries(fields.map((f) => [f, context[f]]));
 }
+
+/** Loaded plugins, their decision log, and the chains an agent runtime runs itself. */
+export const pluginRoutes = [
+  route({
+    method: "GET",
+    url: "/v1/plugins",
+    tag: "plugins",
+    summary: "Loaded plugins, their hooks and state",
+    ok: { 200: "`{ plugins }`" },
+    handler: async ({ services }) => ({ plugins: services.plugins.list() }),
+  }),
+  route({
+    method: "GET",
+    url: "/v1/hook-decisions",
+    tag: "plugins",
+    summary: "The decision log: what each handler did, newest first",
+    query: decisionsQuery,
+    ok: { 200: "`{ decisions, counts }`" },
+    handler: async ({ services, query }) => services.plugins.decisionPage(query),
+  }),
+  // An agent runtime runs the account's chain for the hooks the daemon does not fire itself.
+  route({
+    method: "POST",
+    url: "/v1/hooks/:hook",
+    tag: "plugins",
+    summary: "Run the chain of a hook the daemon does not fire itself",
+    description: `The body is the hook's context, exactly as the contract gives it: ${Object.keys(RUNTIME_HOOK_CONTEXTS)
+      .map((h) => `\`${h}\` takes \`${hookSchemaName(h)}\``)
+      .join(", ")}. An unknown hook answers 404; a hook the daemon fires itself answers 400.`,
+    params: hookParams,
+    body: runtimeHookContext,
+    bodyCheckedByHandler: true,
+    hop: true,
+    ok: { 200: HOOK_RESULT },
+    handler: async ({ services, params: { hook }, body, hop }) => {
+      if (!isHookName(hook))
+        throw new MissiondError("NOT_FOUND", `unknown hook "${hook}"; hooks are ${HOOK_NAMES.join(", ")}`);
+      if (!isRuntimeHook(hook))
+        throw new MissiondError("BAD_REQUEST", `${hook} is fired by the daemon itself, not over the API`);
+      const context = validate(RUNTIME_HOOK_CONTEXTS[hook], body, "body") as Record<string, unknown>;
+      const result = await services.plugins.chain.run(hook, context, { hop });
+      if (result.kind === "cancelled") return { cancelled: true, reason: result.reason, plugin: result.plugin };
+      // Only cronJobFiring accepts a defer, and it is not a runtime hook: interpret() rejects it.
+      if (result.kind === "deferred") throw new MissiondError("INTERNAL", `${hook} cannot be deferred`);
+      const final = result.context as Record<string, unknown>;
+      return { cancelled: false, value: valueOf(hook, final), changedBy: result.changedBy, context: final };
+    },
+  }),
+];

@@ -1,48 +1,134 @@
-import type { FastifyInstance } from "fastify";
-import { z } from "zod";
-import { validate } from "../../validation.ts";
-import type { ClearService } from "../../sessions/clears.ts";
-import type { SessionService } from "../../sessions/service.ts";
+import {
+  appendMessagesInput,
+  clearInput,
+  createSessionInput,
+  eventsQuery,
+  readMessagesQuery,
+  relationInput,
+} from "../../sessions/input.ts";
+import { idParams, sessionParams } from "../params.ts";
+import { route } from "../route.ts";
 
-// validate() refuses a NUL character (Postgres text cannot hold one) before the id reaches a query.
-const idParams = z.object({ id: z.string() });
-const idOf = (params: unknown) => validate(idParams, params, "params").id;
-
-/** Open todos per session (the todos domain answers; sessions without any are absent). */
-export type OpenTodoCounts = (sessionIds: readonly string[]) => Promise<Map<string, number>>;
-
-export function sessionRoutes(
-  app: FastifyInstance,
-  sessions: SessionService,
-  clears: ClearService,
-  openTodos: OpenTodoCounts,
-): void {
-  app.post("/v1/sessions", async (request, reply) => reply.status(201).send(await sessions.create(request.body)));
-  app.get("/v1/sessions", async () => {
-    const list = await sessions.list();
-    const open = await openTodos(list.map((s) => s.id));
-    return { sessions: list.map((s) => ({ ...s, openTodos: open.get(s.id) ?? 0 })) };
-  });
-  app.get("/v1/sessions/:id", async (request) => sessions.get(idOf(request.params)));
-  app.post("/v1/sessions/:id/messages", async (request, reply) =>
-    reply.status(201).send(await sessions.append(idOf(request.params), request.body)),
-  );
-  app.get("/v1/sessions/:id/messages", async (request) => ({
-    messages: await sessions.messages(idOf(request.params), request.query),
-  }));
-  app.post("/v1/sessions/:id/subagents", async (request, reply) => {
-    await sessions.addSubagent(idOf(request.params), request.body);
-    return reply.status(204).send();
-  });
-  app.post("/v1/sessions/:id/peer-threads", async (request, reply) => {
-    await sessions.addPeerThread(idOf(request.params), request.body);
-    return reply.status(204).send();
-  });
-  // `/new`: answers once the transcript is deleted (200 when it joined a clear already under way).
-  app.post("/v1/sessions/:id/clear", async (request, reply) => {
-    const { clear, joined } = await clears.request(idOf(request.params), request.body ?? {});
-    return reply.status(joined ? 200 : 201).send(clear);
-  });
-  app.get("/v1/session-clears/:id", async (request) => clears.get(idOf(request.params)));
-  app.get("/v1/events", async (request) => sessions.events(request.query));
-}
+/** Sessions, their transcripts and relations, their clears (`/new`) and the durable event feed. */
+export const sessionRoutes = [
+  route({
+    method: "POST",
+    url: "/v1/sessions",
+    tag: "sessions",
+    summary: "Create a session",
+    body: createSessionInput,
+    status: 201,
+    ok: { 201: "The session" },
+    errors: [409],
+    handler: async ({ services, body }) => services.sessions.create(body),
+  }),
+  route({
+    method: "GET",
+    url: "/v1/sessions",
+    tag: "sessions",
+    summary: "List sessions with their counts",
+    description:
+      "The 100 most recently active sessions, each with its message, subagent, peer-thread and open-todo (`openTodos`) counts.",
+    ok: { 200: "`{ sessions }`" },
+    handler: async ({ services }) => {
+      const list = await services.sessions.list();
+      // The todos domain answers; sessions without open todos are absent from its map.
+      const open = await services.todos.openCounts(list.map((s) => s.id));
+      return { sessions: list.map((s) => ({ ...s, openTodos: open.get(s.id) ?? 0 })) };
+    },
+  }),
+  route({
+    method: "GET",
+    url: "/v1/sessions/:id",
+    tag: "sessions",
+    summary: "Show a session with its counts",
+    params: sessionParams,
+    ok: { 200: "The session" },
+    handler: async ({ services, params }) => services.sessions.get(params.id),
+  }),
+  route({
+    method: "POST",
+    url: "/v1/sessions/:id/messages",
+    tag: "sessions",
+    summary: "Append to a session's transcript",
+    params: sessionParams,
+    body: appendMessagesInput,
+    status: 201,
+    ok: { 201: "`{ appended }`" },
+    handler: async ({ services, params, body }) => services.sessions.append(params.id, body),
+  }),
+  route({
+    method: "GET",
+    url: "/v1/sessions/:id/messages",
+    tag: "sessions",
+    summary: "Read a session's transcript, oldest first",
+    params: sessionParams,
+    query: readMessagesQuery,
+    ok: { 200: "`{ messages }`" },
+    handler: async ({ services, params, query }) => ({ messages: await services.sessions.messages(params.id, query) }),
+  }),
+  route({
+    method: "POST",
+    url: "/v1/sessions/:id/subagents",
+    tag: "sessions",
+    summary: "Record a direct subagent of the session",
+    params: sessionParams,
+    body: relationInput,
+    status: 204,
+    ok: { 204: "Recorded" },
+    handler: async ({ services, params, body }) => {
+      await services.sessions.addSubagent(params.id, body);
+    },
+  }),
+  route({
+    method: "POST",
+    url: "/v1/sessions/:id/peer-threads",
+    tag: "sessions",
+    summary: "Record a peer thread of the session",
+    params: sessionParams,
+    body: relationInput,
+    status: 204,
+    ok: { 204: "Recorded" },
+    handler: async ({ services, params, body }) => {
+      await services.sessions.addPeerThread(params.id, body);
+    },
+  }),
+  route({
+    method: "POST",
+    url: "/v1/sessions/:id/clear",
+    tag: "sessions",
+    summary: "`/new`: clear the session (sessionClearing, delete, sessionCleared event, sessionClearCompleted)",
+    params: sessionParams,
+    body: clearInput,
+    bodyOptional: true,
+    status: 201,
+    ok: {
+      201: "The clear, once the transcript is deleted",
+      200: "The clear already under way, which this request joined",
+    },
+    // Answers once the transcript is deleted (200 when it joined a clear already under way).
+    handler: async ({ services, params, body, reply }) => {
+      const { clear, joined } = await services.clears.request(params.id, body);
+      if (joined) void reply.status(200);
+      return clear;
+    },
+  }),
+  route({
+    method: "GET",
+    url: "/v1/session-clears/:id",
+    tag: "sessions",
+    summary: "Show a session clear",
+    params: idParams("session clear"),
+    ok: { 200: "The clear" },
+    handler: async ({ services, params }) => services.clears.get(params.id),
+  }),
+  route({
+    method: "GET",
+    url: "/v1/events",
+    tag: "sessions",
+    summary: "Durable events after a cursor (sessionCleared), oldest first",
+    query: eventsQuery,
+    ok: { 200: "`{ events, next }` (`next` is the cursor to pass on)" },
+    handler: async ({ services, query }) => services.sessions.events(query),
+  }),
+];

@@ -1,20 +1,51 @@
-import type { FastifyInstance } from "fastify";
-import { z } from "zod";
-import { validate } from "../../validation.ts";
-import type { TodoService } from "../../todos/service.ts";
-import { hopOf } from "../hop.ts";
+import { addTodosInput, listTodosQuery } from "../../todos/input.ts";
+import { idParams, sessionParams } from "../params.ts";
+import { route } from "../route.ts";
 
-// validate() refuses a NUL character (Postgres text cannot hold one) before the id reaches a query.
-const idParams = z.object({ id: z.string() });
-const idOf = (params: unknown) => validate(idParams, params, "params").id;
+const todoParams = idParams("todo");
 
-export function todoRoutes(app: FastifyInstance, todos: TodoService): void {
-  app.post("/v1/sessions/:id/todos", async (request, reply) =>
-    reply.status(201).send(await todos.add(idOf(request.params), request.body, { hop: hopOf(request) })),
-  );
-  app.get("/v1/sessions/:id/todos", async (request) => ({
-    todos: await todos.list(idOf(request.params), request.query),
-  }));
-  app.post("/v1/todos/:id/done", async (request) => todos.done(idOf(request.params)));
-  app.post("/v1/todos/:id/cancel", async (request) => todos.cancel(idOf(request.params)));
-}
+/** A session's todos, added in batches through the todoAdded chain. */
+export const todoRoutes = [
+  route({
+    method: "POST",
+    url: "/v1/sessions/:id/todos",
+    tag: "todos",
+    summary: "Add a batch of todos (through the todoAdded chain)",
+    params: sessionParams,
+    body: addTodosInput,
+    hop: true,
+    status: 201,
+    ok: { 201: "`{ batch, todos }`" },
+    handler: async ({ services, params, body, hop }) => services.todos.add(params.id, body, { hop }),
+  }),
+  route({
+    method: "GET",
+    url: "/v1/sessions/:id/todos",
+    tag: "todos",
+    summary: "A session's todos (open by default)",
+    params: sessionParams,
+    query: listTodosQuery,
+    ok: { 200: "`{ todos }`" },
+    handler: async ({ services, params, query }) => ({ todos: await services.todos.list(params.id, query) }),
+  }),
+  route({
+    method: "POST",
+    url: "/v1/todos/:id/done",
+    tag: "todos",
+    summary: "Mark a todo done",
+    params: todoParams,
+    ok: { 200: "The todo" },
+    errors: [409],
+    handler: async ({ services, params }) => services.todos.done(params.id),
+  }),
+  route({
+    method: "POST",
+    url: "/v1/todos/:id/cancel",
+    tag: "todos",
+    summary: "Cancel a todo",
+    params: todoParams,
+    ok: { 200: "The todo" },
+    errors: [409],
+    handler: async ({ services, params }) => services.todos.cancel(params.id),
+  }),
+];

@@ -1,0 +1,151 @@
+import type { FastifyInstance, FastifyReply, FastifySchema, FastifySchemaCompiler } from "fastify";
+import { z } from "zod";
+import { MissiondError } from "../errors.ts";
+import { describeIssues, validate } from "../validation.ts";
+import type { ApiServices } from "./app.ts";
+import { hopHeader } from "./hop.ts";
+
+/**
+ * A route of the API, declared once: fastify registers it and validates its inputs with these
+ * schemas, and the OpenAPI document is built from the same declaration, so a route cannot exist
+ * without its documentation nor be documented with a schema it does not check.
+ */
+
+export type Method = "GET" | "POST" | "PUT" | "DELETE";
+type Schema = z.ZodType | undefined;
+type Parsed<S> = S extends z.ZodType ? z.output<S> : undefined;
+
+export interface RouteCall<P extends Schema, Q extends Schema, B extends Schema> {
+  params: Parsed<P>;
+  query: Parsed<Q>;
+  body: Parsed<B>;
+  /** X-Missiond-Hop: how many generations of plugin-caused work deep the request is (0 when absent). */
+  hop: number;
+  services: ApiServices;
+  reply: FastifyReply;
+  /** The OpenAPI document (built once, on first use). */
+  document(): Record<string, unknown>;
+}
+
+export interface ApiRoute<P extends Schema = Schema, Q extends Schema = Schema, B extends Schema = Schema> {
+  method: Method;
+  /** As registered with fastify (`/v1/cron-jobs/:id`). */
+  url: string;
+  tag: string;
+  summary: string;
+  description?: string;
+  /** An object of path parameters; each field's `description` meta documents it (see params.ts). */
+  params?: P;
+  query?: Q;
+  /** A JSON body. Optional when `bodyOptional` (an absent or null body counts as `{}`). */
+  body?: B;
+  bodyOptional?: boolean;
+  /**
+   * The handler (or its service) validates the body itself and receives it as sent: when its schema
+   * depends on a path parameter (hooks), or when the path is answered first (an agent's malformed
+   * id, or one of the config file). `body` still documents what it accepts.
+   */
+  bodyCheckedByHandler?: boolean;
+  /** Takes the X-Missiond-Hop header (loop protection for work a plugin's reaction caused). */
+  hop?: boolean;
+  /** The status of a success unless the handler sets another (default 200). */
+  status?: 200 | 201 | 204;
+  /** Success answers: status → description (and a content type other than JSON). */
+  ok: Record<number, string | { description: string; contentType: string }>;
+  /** Error statuses beyond those implied by the inputs (400 for inputs, 404 for ids, 413 for bodies). */
+  errors?: number[];
+  /** Answers the request; returning nothing sends an empty body (a 204). */
+  handler(call: RouteCall<P, Q, B>): Promise<unknown>;
+}
+
+/** Declares a route with its handler typed by its schemas. */
+export const route = <P extends Schema = undefined, Q extends Schema = undefined, B extends Schema = undefined>(
+  declared: ApiRoute<P, Q, B>,
+): ApiRoute => declared as ApiRoute;
+
+const WHERE: Record<string, string | undefined> = {
+  params: "params",
+  querystring: "query",
+  headers: "headers",
+  // Body messages name the field alone (`delaySeconds: must not be negative`), as the services do.
+  body: undefined,
+};
+
+/**
+ * Validates each part of a request with the route's zod schema; a failure is a BAD_REQUEST naming
+ * the field, exactly as the services' own validate() words it. Path parameters skip the generic
+ * NUL check: a path that names nothing answers 404 from the service, and each parameter schema
+ * says itself what it refuses (params.ts).
+ */
+export const zodValidatorCompiler: FastifySchemaCompiler<z.ZodType> = ({ schema, httpPart }) => {
+  const where = WHERE[httpPart ?? "body"];
+  if (httpPart === "params")
+    return (data) => {
+      const result = schema.safeParse(data);
+      return result.success
+        ? { value: result.data }
+        : { error: new MissiondError("BAD_REQUEST", describeIssues(result.error, where)) };
+    };
+  return (data) => {
+    try {
+      return { value: validate(schema, data, where) };
+    } catch (err) {
+      return { error: err as Error };
+    }
+  };
+};
+
+// Validated, but only its own field is kept (the rest of the headers stay as they came).
+const hopOnly = hopHeader.partial();
+
+function schemaOf(declared: ApiRoute): FastifySchema {
+  const schema: FastifySchema = {};
+  if (declared.params) schema.params = declared.params;
+  if (declared.query) schema.querystring = declared.query;
+  if (declared.body && !declared.bodyCheckedByHandler) schema.body = declared.body;
+  if (declared.hop) schema.headers = hopOnly;
+  return schema;
+}
+
+/** Registers each route with fastify: its schemas validate, its handler answers. */
+export function registerRoutes(
+  app: FastifyInstance,
+  routes: readonly ApiRoute[],
+  services: ApiServices,
+  document: () => Record<string, unknown>,
+): void {
+  app.setValidatorCompiler(zodValidatorCompiler);
+  for (const declared of routes) {
+    const status = declared.status ?? 200;
+    if (!(status in declared.ok))
+      throw new Error(`route ${declared.method} ${declared.url}: status ${status} is not documented`);
+    app.route({
+      method: declared.method,
+      url: declared.url,
+      schema: schemaOf(declared),
+      // No body at all is an empty object (its fields are then named as missing); a JSON null is
+      // refused as what it is, unless the body is optional.
+      ...(declared.body
+        ? {
+            preValidation: async (request) => {
+              if (request.body === undefined || (declared.bodyOptional && request.body === null)) request.body = {};
+            },
+          }
+        : {}),
+      handler: async (request, reply) => {
+        void reply.status(status);
+        const hop = declared.hop ? (request.headers as { "x-missiond-hop"?: number })["x-missiond-hop"] : undefined;
+        const result = await declared.handler({
+          params: request.params,
+          query: request.query,
+          body: request.body,
+          hop: hop ?? 0,
+          services,
+          reply,
+          document,
+        });
+        return result === undefined ? reply.send() : result;
+      },
+    });
+  }
+}

@@ -1,0 +1,41 @@
+import { agentSchema } from "../../executors/agent-config.ts";
+import { agentParams } from "../params.ts";
+import { route } from "../route.ts";
+
+/** Agents: how each one's missions are delivered. Those of the config file are read-only here. */
+export const agentRoutes = [
+  route({
+    method: "GET",
+    url: "/v1/agents",
+    tag: "agents",
+    summary: "Agents of the config file and those set over the API (secrets shown as [set])",
+    ok: { 200: "`{ agents }`" },
+    handler: async ({ services }) => ({ agents: await services.agents.list() }),
+  }),
+  route({
+    method: "PUT",
+    url: "/v1/agents/:id",
+    tag: "agents",
+    summary: "Set how an agent's missions are delivered (log, webhook or command executor)",
+    params: agentParams,
+    body: agentSchema,
+    // The id and the config file are answered first; the service words body errors as `body.<field>`.
+    bodyCheckedByHandler: true,
+    ok: { 200: "The agent (secret shown as [set])" },
+    errors: [409],
+    handler: async ({ services, params, body }) => services.agents.put(params.id, body),
+  }),
+  route({
+    method: "DELETE",
+    url: "/v1/agents/:id",
+    tag: "agents",
+    summary: "Remove an agent set over the API",
+    params: agentParams,
+    status: 204,
+    ok: { 204: "Removed" },
+    errors: [409],
+    handler: async ({ services, params }) => {
+      await services.agents.remove(params.id);
+    },
+  }),
+];

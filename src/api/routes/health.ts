@@ -1,0 +1,49 @@
+import { route } from "../route.ts";
+
+/** Liveness, readiness, metrics, the document itself and the doctor's report. */
+export const healthRoutes = [
+  route({
+    method: "GET",
+    url: "/healthz",
+    tag: "health",
+    summary: "Liveness: the process is up",
+    ok: { 200: "`{ ok: true }`" },
+    handler: async () => ({ ok: true }),
+  }),
+  route({
+    method: "GET",
+    url: "/readyz",
+    tag: "health",
+    summary: "Readiness: database reachable, pg-boss started, scheduler armed",
+    ok: { 200: "`{ ready: true, checks }`", 503: "`{ ready: false, checks }` naming the check that failed" },
+    handler: async ({ services, reply }) => {
+      const result = await services.readiness();
+      return reply.status(result.ready ? 200 : 503).send(result);
+    },
+  }),
+  route({
+    method: "GET",
+    url: "/metrics",
+    tag: "health",
+    summary: "Prometheus metrics",
+    ok: { 200: { description: "Prometheus text exposition format", contentType: "text/plain; version=0.0.4" } },
+    handler: async ({ services: { metrics }, reply }) =>
+      reply.type(metrics.registry.contentType).send(await metrics.registry.metrics()),
+  }),
+  route({
+    method: "GET",
+    url: "/v1/openapi.json",
+    tag: "health",
+    summary: "This document",
+    ok: { 200: "The OpenAPI 3.1 document" },
+    handler: async ({ document }) => document(),
+  }),
+  route({
+    method: "GET",
+    url: "/v1/doctor",
+    tag: "health",
+    summary: "What is late, stuck, failing or misconfigured",
+    ok: { 200: "`{ ok, overdueJobs, stuckRuns, failingAgents, plugins, clockSkewMs, schedulerArmed }`" },
+    handler: async ({ services }) => services.doctor(),
+  }),
+];

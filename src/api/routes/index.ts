@@ -1,0 +1,21 @@
+import type { ApiRoute } from "../route.ts";
+import { agentRoutes } from "./agents.ts";
+import { cronRoutes } from "./cron.ts";
+import { healthRoutes } from "./health.ts";
+import { notifyRoutes } from "./notify.ts";
+import { pluginRoutes } from "./plugins.ts";
+import { sessionRoutes } from "./sessions.ts";
+import { todoRoutes } from "./todos.ts";
+
+/** Every route of the API, in the document's order: what buildApi registers and openapi.json lists. */
+export function apiRoutes(limits: { maxDelaySeconds: number }): ApiRoute[] {
+  return [
+    ...healthRoutes,
+    ...cronRoutes,
+    ...sessionRoutes,
+    ...notifyRoutes(limits.maxDelaySeconds),
+    ...todoRoutes,
+    ...pluginRoutes,
+    ...agentRoutes,
+  ];
+}
