@@ -88,6 +88,11 @@ async function openPostgres(url: string, max: number): Promise<Database> {
   };
 }
 
+// The embedded server's buffer cache lives in its WebAssembly memory, all of it resident and never
+// given back: Postgres's 128 MB default was over half of an idle daemon's RSS. 32 MB was Postgres's
+// own default until 9.3; pages beyond it are read again, through the OS's file cache.
+const EMBEDDED_SHARED_BUFFERS = "32MB";
+
 async function openPglite(options: OpenOptions): Promise<Database> {
   const [{ PGlite }, { drizzle: drizzlePglite }] = await Promise.all([
     import("@electric-sql/pglite"),
@@ -98,7 +103,9 @@ async function openPglite(options: OpenOptions): Promise<Database> {
   if (!pglite) {
     if (options.dataDir) mkdirSync(options.dataDir, { recursive: true, mode: 0o700 });
     try {
-      pglite = await PGlite.create(options.dataDir ?? undefined);
+      pglite = await PGlite.create(options.dataDir ?? undefined, {
+        startParams: [...PGlite.defaultStartParams, "-c", `shared_buffers=${EMBEDDED_SHARED_BUFFERS}`],
+      });
     } catch (err) {
       throw new MissiondError(
         "DATABASE",
