@@ -1,10 +1,7 @@
 import { mkdirSync } from "node:fs";
-import { PGlite } from "@electric-sql/pglite";
+import type { PGlite } from "@electric-sql/pglite";
 import type { SQL } from "drizzle-orm";
 import type { PgDatabase, PgQueryResultHKT } from "drizzle-orm/pg-core";
-import { drizzle as drizzlePglite } from "drizzle-orm/pglite";
-import { drizzle as drizzlePostgres } from "drizzle-orm/postgres-js";
-import postgres from "postgres";
 import { MissiondError } from "../errors.ts";
 import * as schema from "./schema/index.ts";
 
@@ -40,6 +37,8 @@ export async function rows<T>(db: Executor, query: SQL): Promise<T[]> {
   return ((result as { rows?: T[] }).rows ?? []) as T[];
 }
 
+// Each backend's driver is imported only when that backend is opened: PGlite alone is half a
+// megabyte of JavaScript (and its WebAssembly) that a daemon on Postgres never runs.
 export async function openDatabase(options: OpenOptions): Promise<Database> {
   if (options.databaseUrl) return openPostgres(options.databaseUrl, options.poolSize ?? 10);
   return openPglite(options);
@@ -57,6 +56,10 @@ export function reconnectBackoffSeconds(retries: number): number {
 }
 
 async function openPostgres(url: string, max: number): Promise<Database> {
+  const [{ default: postgres }, { drizzle: drizzlePostgres }] = await Promise.all([
+    import("postgres"),
+    import("drizzle-orm/postgres-js"),
+  ]);
   const client = postgres(url, {
     max,
     onnotice: () => {},
@@ -85,13 +88,24 @@ async function openPostgres(url: string, max: number): Promise<Database> {
   };
 }
 
+// The embedded server's buffer cache lives in its WebAssembly memory, all of it resident and never
+// given back: Postgres's 128 MB default was over half of an idle daemon's RSS. 32 MB was Postgres's
+// own default until 9.3; pages beyond it are read again, through the OS's file cache.
+const EMBEDDED_SHARED_BUFFERS = "32MB";
+
 async function openPglite(options: OpenOptions): Promise<Database> {
+  const [{ PGlite }, { drizzle: drizzlePglite }] = await Promise.all([
+    import("@electric-sql/pglite"),
+    import("drizzle-orm/pglite"),
+  ]);
   const owned = !options.pglite;
   let pglite = options.pglite;
   if (!pglite) {
     if (options.dataDir) mkdirSync(options.dataDir, { recursive: true, mode: 0o700 });
     try {
-      pglite = await PGlite.create(options.dataDir ?? undefined);
+      pglite = await PGlite.create(options.dataDir ?? undefined, {
+        startParams: [...PGlite.defaultStartParams, "-c", `shared_buffers=${EMBEDDED_SHARED_BUFFERS}`],
+      });
     } catch (err) {
       throw new MissiondError(
         "DATABASE",

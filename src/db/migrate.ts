@@ -1,7 +1,5 @@
 import { fileURLToPath } from "node:url";
 import { sql } from "drizzle-orm";
-import { migrate as migratePglite } from "drizzle-orm/pglite/migrator";
-import { migrate as migratePostgres } from "drizzle-orm/postgres-js/migrator";
 import type { PgliteDatabase } from "drizzle-orm/pglite";
 import type { PostgresJsDatabase } from "drizzle-orm/postgres-js";
 import type { Database } from "./client.ts";
@@ -18,11 +16,14 @@ export async function migrate(database: Database): Promise<void> {
   const { db } = database;
   if (database.kind === "pglite") {
     // One process owns an embedded database (the data-dir lock), so there is nobody to wait for.
+    // Each backend's migrator is imported when used (it pulls in that backend's driver).
+    const { migrate: migratePglite } = await import("drizzle-orm/pglite/migrator");
     await migratePglite(db as unknown as PgliteDatabase, { migrationsFolder: MIGRATIONS_FOLDER });
     return;
   }
   // A transaction-scoped lock holds one connection for the whole migration; drizzle's own
   // migration transaction runs on another, which is fine: the lock is only a mutex between daemons.
+  const { migrate: migratePostgres } = await import("drizzle-orm/postgres-js/migrator");
   await db.transaction(async (tx) => {
     await tx.execute(sql`select pg_advisory_xact_lock(${MIGRATION_LOCK_KEY})`);
     await migratePostgres(db as unknown as PostgresJsDatabase, { migrationsFolder: MIGRATIONS_FOLDER });

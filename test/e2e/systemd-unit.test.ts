@@ -68,7 +68,7 @@ describe("systemd/missiond.service agrees with the daemon and the other files in
     expect(one("NotifyAccess")).toBe("main");
     expect(one("WatchdogSec")).toMatch(/^\d+s$/);
     // The main PID must be the daemon itself (no wrapper shell), or NotifyAccess=main drops READY=1.
-    expect(one("ExecStart")).toMatch(/^\/\S+\/node \S+\/src\/main\.ts serve$/);
+    expect(one("ExecStart")).toMatch(/^\/\S+\/node (--\S+ )*\S+\/src\/main\.ts serve$/);
   });
 
   it("gives a drain that runs to its budget (and the 2 s serve allows past it) time before SIGKILL", () => {

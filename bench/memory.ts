@@ -1,0 +1,136 @@
+/**
+ * Idle footprint: a real `missiond serve` (no plugins, no jobs) on each backend; time from spawn to
+ * ready (/readyz) on a migrated database, then RSS and the V8 heap (from /metrics) after it has sat idle. Run on its own:
+ * `node bench/memory.ts`. MEM_IDLE_S (10) is the idle wait, MEM_RUNS (3) the starts per backend
+ * (the median is shown), MEM_NODE_FLAGS extra Node flags for the daemon, MEM_ENTRY another entry
+ * (a bundled main.js, say) instead of src/main.ts, MEM_BACKENDS=pglite,postgres a subset.
+ */
+import { spawn, spawnSync } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { get } from "node:http";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { apiClient } from "../src/cli/client.ts";
+import { serverReachable, freshBenchDatabase } from "./databases.ts";
+import { printTable } from "./stats.ts";
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const MB = 1024 * 1024;
+const idleS = Number(process.env.MEM_IDLE_S ?? 10);
+const runs = Number(process.env.MEM_RUNS ?? 3);
+const nodeFlags = (process.env.MEM_NODE_FLAGS ?? "").split(" ").filter(Boolean);
+const entry = process.env.MEM_ENTRY ?? fileURLToPath(new URL("../src/main.ts", import.meta.url));
+
+interface Sample {
+  readyMs: number;
+  cpuReadyMs: number;
+  rssReadyMb: number;
+  rssIdleMb: number;
+  heapUsedMb: number;
+  heapTotalMb: number;
+  externalMb: number;
+}
+
+const rssMb = (pid: number) => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))![1]) / 1024;
+
+// CPU time (user + system) the process has used: the start's cost on a busy machine, where the
+// time to ready also counts waiting for a core. /proc counts in ticks of 10 ms.
+const cpuMs = (pid: number) => {
+  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+};
+
+function gauge(metrics: string, name: string): number {
+  const line = metrics.split("\n").find((l) => l.startsWith(`missiond_${name} `));
+  return line ? Number(line.split(" ")[1]) / MB : NaN;
+}
+
+function metricsText(socketPath: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    get({ socketPath, path: "/metrics" }, (res) => {
+      let body = "";
+      res.on("data", (chunk: Buffer) => (body += chunk.toString()));
+      res.on("end", () => resolve(body));
+    }).on("error", reject);
+  });
+}
+
+async function once(backend: "pglite" | "postgres"): Promise<Sample> {
+  const dir = mkdtempSync(join(tmpdir(), "missiond-memory-"));
+  const db = backend === "postgres" ? await freshBenchDatabase("postgres") : null;
+  const env = {
+    ...process.env,
+    DATABASE_URL: db?.url ?? "",
+    MISSIOND_STATE_DIR: dir,
+    MISSIOND_LOG_LEVEL: "warn",
+    MISSIOND_INSTANCE_NAME: "memory",
+  };
+  // Migrated first, as a restart finds it: what is timed is the start, not creating the schema.
+  const migrated = spawnSync(process.execPath, [...nodeFlags, entry, "migrate"], { cwd: dir, env, encoding: "utf8" });
+  if (migrated.status !== 0) throw new Error(`migrate failed: ${migrated.stderr}`);
+  const started = Date.now();
+  const serve = spawn(process.execPath, [...nodeFlags, entry, "serve"], { cwd: dir, env, stdio: "inherit" });
+  const exited = new Promise((resolve) => serve.on("exit", resolve));
+  const api = apiClient({ socketPath: join(dir, "missiond.sock") });
+  try {
+    let readyMs = NaN;
+    while (Date.now() - started < 60_000 && serve.exitCode === null) {
+      if ((await api.get<{ ready: boolean }>("/readyz").catch(() => null))?.ready) {
+        readyMs = Date.now() - started;
+        break;
+      }
+      await sleep(10);
+    }
+    const rssReadyMb = rssMb(serve.pid!);
+    const cpuReadyMs = cpuMs(serve.pid!);
+    await sleep(idleS * 1000);
+    const rssIdleMb = rssMb(serve.pid!);
+    const text = await metricsText(join(dir, "missiond.sock"));
+    return {
+      readyMs,
+      cpuReadyMs,
+      rssReadyMb,
+      rssIdleMb,
+      heapUsedMb: gauge(text, "nodejs_heap_size_used_bytes"),
+      heapTotalMb: gauge(text, "nodejs_heap_size_total_bytes"),
+      externalMb: gauge(text, "nodejs_external_memory_bytes"),
+    };
+  } finally {
+    serve.kill("SIGTERM");
+    await exited;
+    await db?.drop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+
+const backends = (process.env.MEM_BACKENDS ?? "pglite,postgres").split(",") as ("pglite" | "postgres")[];
+const rows: (string | number)[][] = [];
+for (const backend of backends) {
+  if (backend === "postgres" && !(await serverReachable())) {
+    console.log("(no Postgres server reachable: Postgres row skipped)");
+    continue;
+  }
+  const samples: Sample[] = [];
+  for (let i = 0; i < runs; i++) samples.push(await once(backend));
+  const m = (key: keyof Sample) => Math.round(median(samples.map((s) => s[key])) * 10) / 10;
+  rows.push([
+    backend,
+    m("readyMs"),
+    m("cpuReadyMs"),
+    m("rssReadyMb"),
+    m("rssIdleMb"),
+    m("heapUsedMb"),
+    m("heapTotalMb"),
+    m("externalMb"),
+  ]);
+}
+console.log(
+  `\nIdle serve, median of ${runs}, ${idleS} s idle; flags: ${nodeFlags.join(" ") || "-"}; entry: ${entry}\n`,
+);
+printTable(
+  ["db", "ready ms", "CPU ms to ready", "RSS ready MB", "RSS idle MB", "heap used MB", "heap total MB", "external MB"],
+  rows,
+);
