@@ -2,7 +2,7 @@ import { existsSync, mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { chromium, type Browser, type Page } from "playwright-core";
-import type { Daemon } from "../../src/daemon.ts";
+import type { Daemon } from "../../src/daemon/daemon.ts";
 import { buildUi } from "../../ui/build.ts";
 import { startTestDaemon, type TestDaemonOptions } from "./daemon.ts";
 import type { TestDatabase } from "./db.ts";

@@ -2,7 +2,7 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { loadConfig } from "../../src/config/load.ts";
-import { createDaemon, type Daemon, type DaemonDeps } from "../../src/daemon.ts";
+import { createDaemon, type Daemon, type DaemonDeps } from "../../src/daemon/daemon.ts";
 import type { Decision } from "../../src/plugins/chain.ts";
 import { createLogger } from "../../src/log.ts";
 import { afterEach, beforeEach } from "vitest";
