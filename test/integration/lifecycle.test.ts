@@ -1,6 +1,3 @@
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config/load.ts";
 import { createDaemon } from "../../src/daemon/daemon.ts";
@@ -8,6 +5,7 @@ import { createLogger } from "../../src/log.ts";
 import { testProbe } from "../helpers/daemon.ts";
 import { freshDatabase, type TestDatabase } from "../helpers/db.ts";
 import { freePort } from "../helpers/net.ts";
+import { removeTempDir, tempDir } from "../helpers/tmp.ts";
 
 // The order shutdown releases things in is what makes it safe: listeners first, then no new
 // claims, claimed work to its outcome, missions drained while cancels still arrive, detached hooks
@@ -35,12 +33,12 @@ describe("daemon lifecycle", () => {
   afterEach(async () => {
     await db?.drop();
     db = null;
-    if (stateDir) rmSync(stateDir, { recursive: true, force: true });
+    if (stateDir) removeTempDir(stateDir);
     stateDir = null;
   });
 
   it("stops its steps in the reverse of their start, listeners first and the database last", async () => {
-    stateDir = mkdtempSync(join(tmpdir(), "missiond-lifecycle-"));
+    stateDir = tempDir("lifecycle");
     // On the server backend the daemon connects to a database of the test's; on the embedded one
     // it opens its own in the state dir, and so takes the data-dir lock.
     db = process.env.DATABASE_URL ? await freshDatabase() : null;
@@ -75,7 +73,7 @@ describe("daemon lifecycle", () => {
   });
 
   it("hands out its services only once started", async () => {
-    stateDir = mkdtempSync(join(tmpdir(), "missiond-lifecycle-"));
+    stateDir = tempDir("lifecycle");
     const config = loadConfig({ env: { MISSIOND_STATE_DIR: stateDir }, cwd: stateDir, hostname: "t", pid: 1 });
     const daemon = createDaemon(config, { probe: testProbe, log: createLogger("silent") });
     expect(() => daemon.services).toThrow(/daemon is idle; its services are not available/);
