@@ -5,6 +5,8 @@ export default defineConfig({
   test: {
     include: ["test/**/*.test.ts", "plugins/**/*.test.ts"],
     pool: "forks",
+    // Kills the children and removes the directories a file left behind.
+    setupFiles: ["test/setup.ts"],
     maxWorkers: 2,
     testTimeout: 30_000,
     hookTimeout: 60_000,

@@ -50,22 +50,22 @@ export async function missiondBurst(backend: "pglite" | "postgres", jobs: number
   try {
     await daemon.start();
     const due = new Date(Math.ceil(Date.now() / 1000) * 1000 + 3_000);
-    await insertDueJobs((q) => daemon.database.db.execute(q), jobs, due);
-    daemon.scheduler.poke();
+    await insertDueJobs((q) => daemon.services.database.db.execute(q), jobs, due);
+    daemon.services.scheduler.poke();
     // Until every slot is closed (or a generous limit: the table then shows what was missing).
     const limit = due.getTime() + 300_000;
     let closed = 0;
     while (Date.now() < limit) {
       await sleep(500);
       const [row] = await rows<{ n: number }>(
-        daemon.database.db,
+        daemon.services.database.db,
         sql`select count(*)::int as n from cron_job_runs where status = 'Succeeded'`,
       );
       closed = row!.n;
       if (closed >= jobs) break;
     }
     const ledger = await rows<{ job: string; claim_ms: number; handoff_ms: number | null; done_ms: number | null }>(
-      daemon.database.db,
+      daemon.services.database.db,
       sql`select cron_job_id::text as job,
                  (extract(epoch from claimed_at - scheduled_for) * 1000)::float8 as claim_ms,
                  (extract(epoch from started_at - scheduled_for) * 1000)::float8 as handoff_ms,

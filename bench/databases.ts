@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { fromPglite, PgBoss } from "pg-boss";
 import postgres from "postgres";
 import { loadConfig } from "../src/config/load.ts";
-import { createDaemon, type Daemon } from "../src/daemon.ts";
+import { createDaemon, type Daemon } from "../src/daemon/daemon.ts";
 import { createLogger } from "../src/log.ts";
 import { createFreshDatabase, type TestDatabase } from "../test/helpers/db.ts";
 

@@ -37,7 +37,7 @@ export async function missiondLateness(
     await daemon.start();
     // Spread across the second: each job fires at its own fixed offset (jitter below 1 s).
     for (let i = 0; i < jobs; i++)
-      await daemon.cron.add({
+      await daemon.services.cron.add({
         name: `job-${i}`,
         agentId: "bench",
         cron: "* * * * * *",
@@ -56,7 +56,7 @@ export async function missiondLateness(
       started: number | null;
       finished: number | null;
     }>(
-      daemon.database.db,
+      daemon.services.database.db,
       sql`select status, cron_job_id::text as job, (extract(epoch from scheduled_for) * 1000)::float8 as slot,
                  (extract(epoch from claimed_at) * 1000)::float8 as claimed,
                  (extract(epoch from started_at) * 1000)::float8 as started,

@@ -42,32 +42,38 @@ export async function missiondNotify(
   const mem: MemoryRow[] = [];
   const snapshot = (stage: string) => {
     globalThis.gc?.();
-    mem.push({ system: "missiond", backend, stage, ...memory(), inMemory: `${daemon.scheduler.pending} moments` });
+    mem.push({
+      system: "missiond",
+      backend,
+      stage,
+      ...memory(),
+      inMemory: `${daemon.services.scheduler.pending} moments`,
+    });
   };
   try {
     await daemon.start();
-    await daemon.sessions.create({ id: "bench", agentId: "bench" });
+    await daemon.services.sessions.create({ id: "bench", agentId: "bench" });
     snapshot("started, 0 timers pending");
     // The pending timers: set through the service would spend minutes on 100k chain runs, which is
     // not what this measures; they are written as the service writes them.
     const farFrom = Date.now() + 3_600_000;
-    await daemon.database.db.execute(sql`
+    await daemon.services.database.db.execute(sql`
       insert into notify_timers (session_id, agent_id, status, requested_message, requested_delay_seconds, message, delay_seconds, due_at, created_at)
       select 'bench', 'bench', 'Pending', 'later ' || g, 3600, 'later ' || g, 3600, ${new Date(farFrom).toISOString()}::timestamptz + g * interval '10 milliseconds', now()
       from generate_series(1, ${pending}) as g`);
     // The wave: `rate` timers due at the same instant of each second.
     const from = Math.ceil(Date.now() / 1000) * 1000 + 5_000;
-    await daemon.database.db.execute(sql`
+    await daemon.services.database.db.execute(sql`
       insert into notify_timers (session_id, agent_id, status, requested_message, requested_delay_seconds, message, delay_seconds, due_at, created_at)
       select 'bench', 'bench', 'Pending', 'now ' || g, 1, 'now ' || g, 1, ${new Date(from).toISOString()}::timestamptz + (g % ${seconds}) * interval '1 second', now()
       from generate_series(0, ${rate * seconds - 1}) as g`);
-    daemon.scheduler.poke();
+    daemon.services.scheduler.poke();
     await sleepUntil(from - 1_000);
     snapshot(`${pending + rate * seconds} pending, before the wave`);
     let peak = 0;
     let peakRss = 0;
     const sampler = setInterval(() => {
-      peak = Math.max(peak, daemon.scheduler.pending);
+      peak = Math.max(peak, daemon.services.scheduler.pending);
       peakRss = Math.max(peakRss, process.memoryUsage().rss / MB);
     }, 50);
     await sleepUntil(from + seconds * 1000 + 5_000);
@@ -81,7 +87,7 @@ export async function missiondNotify(
       inMemory: `≤ ${peak} moments`,
     });
     const ledger = await rows<{ id: string; status: string; claim_ms: number | null; done_ms: number | null }>(
-      daemon.database.db,
+      daemon.services.database.db,
       sql`select id::text as id, status,
                  (extract(epoch from claimed_at - due_at) * 1000)::float8 as claim_ms,
                  case when status = 'Delivered' then (extract(epoch from finished_at - due_at) * 1000)::float8 end as done_ms
@@ -90,7 +96,7 @@ export async function missiondNotify(
     const claimed = ledger.filter((r) => r.claim_ms !== null);
     const delivered = ledger.filter((r) => r.done_ms !== null);
     const stillPending = await rows<{ n: number }>(
-      daemon.database.db,
+      daemon.services.database.db,
       sql`select count(*)::int as n from notify_timers where status = 'Pending'`,
     );
     snapshot(`after the wave (${stillPending[0]!.n} still pending)`);

@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { chromium, type Page } from "playwright-core";
 import { loadConfig } from "../src/config/load.ts";
-import { createDaemon } from "../src/daemon.ts";
+import { createDaemon } from "../src/daemon/daemon.ts";
 import { createLogger } from "../src/log.ts";
 import { freePort } from "../test/helpers/net.ts";
 import { buildUi } from "./build.ts";
@@ -82,7 +82,7 @@ const call = async (method: "GET" | "POST", path: string, body?: unknown) => {
 
 const browser = await chromium.launch({ executablePath: "/usr/bin/chromium" });
 try {
-  await seedDemo(call, daemon.database.db);
+  await seedDemo(call, daemon.services.database.db);
   // A few manual runs through the chain, and time for the per-10 s probe and the held job to fire live.
   const { jobs } = (await call("GET", "/v1/cron-jobs")) as { jobs: { id: string; name: string; paused: boolean }[] };
   for (const job of jobs.filter((j) => !j.paused).slice(0, 6))

@@ -1,4 +1,4 @@
-import { createDaemon, type Daemon } from "../daemon.ts";
+import { createDaemon, type Daemon } from "../daemon/daemon.ts";
 import type { Config } from "../config/load.ts";
 import { openDatabase } from "../db/client.ts";
 import { lockDataDir } from "../db/lock.ts";

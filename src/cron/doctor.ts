@@ -1,15 +1,11 @@
-import { and, count, desc, eq, gt, inArray, isNull, lt, max, or, sql } from "drizzle-orm";
 import type { Db } from "../db/client.ts";
-import { cronJobRuns, cronJobs } from "../db/schema/index.ts";
-import { overdueBefore } from "./queries.ts";
+import { failingAgents, lastFailureStatus, overdueJobs, stuckRuns } from "./ledger-reads.ts";
 
 export interface CronDiagnosis {
   overdueJobs: { id: string; name: string; nextFireAt: string; lateBySeconds: number }[];
   stuckRuns: { id: string; cronJobId: string; status: string; since: string; claimedBy: string }[];
   failingAgents: { agentId: string; failures: number; lastFailureAt: string; lastStatus: string }[];
 }
-
-const FAILURES: ("Failed" | "TimedOut" | "Unknown")[] = ["Failed", "TimedOut", "Unknown"];
 
 /**
  * What is late, stuck or failing in the ledger: jobs that should have fired but did not, runs
@@ -20,43 +16,13 @@ export async function diagnoseCron(
   now: number,
   thresholds: { overdueMs: number; claimedMs: number; runningMs: number },
 ): Promise<CronDiagnosis> {
-  const overdue = await db
-    .select({ id: cronJobs.id, name: cronJobs.name, nextFireAt: cronJobs.nextFireAt })
-    .from(cronJobs)
-    .where(
-      and(isNull(cronJobs.deletedAt), eq(cronJobs.paused, false), overdueBefore(new Date(now - thresholds.overdueMs))),
-    )
-    .orderBy(cronJobs.nextFireAt)
-    .limit(100);
-  const stuck = await db
-    .select()
-    .from(cronJobRuns)
-    .where(
-      or(
-        and(eq(cronJobRuns.status, "Claimed"), lt(cronJobRuns.claimedAt, new Date(now - thresholds.claimedMs))),
-        and(eq(cronJobRuns.status, "Running"), lt(cronJobRuns.startedAt, new Date(now - thresholds.runningMs))),
-      ),
-    )
-    .orderBy(cronJobRuns.claimedAt)
-    .limit(100);
-  const failing = await db
-    .select({ agentId: cronJobs.agentId, failures: count(), lastFailureAt: max(cronJobRuns.finishedAt) })
-    .from(cronJobRuns)
-    .innerJoin(cronJobs, eq(cronJobs.id, cronJobRuns.cronJobId))
-    .where(and(inArray(cronJobRuns.status, FAILURES), gt(cronJobRuns.finishedAt, new Date(now - 86_400_000))))
-    .groupBy(cronJobs.agentId)
-    .orderBy(desc(sql`count(*)`))
-    .limit(100);
-  const lastStatus = async (agentId: string) => {
-    const [row] = await db
-      .select({ status: cronJobRuns.status })
-      .from(cronJobRuns)
-      .innerJoin(cronJobs, eq(cronJobs.id, cronJobRuns.cronJobId))
-      .where(and(eq(cronJobs.agentId, agentId), inArray(cronJobRuns.status, FAILURES)))
-      .orderBy(desc(cronJobRuns.finishedAt))
-      .limit(1);
-    return row?.status ?? "Failed";
-  };
+  const overdue = await overdueJobs(db, new Date(now - thresholds.overdueMs), 100);
+  const stuck = await stuckRuns(
+    db,
+    { claimedBefore: new Date(now - thresholds.claimedMs), startedBefore: new Date(now - thresholds.runningMs) },
+    100,
+  );
+  const failing = await failingAgents(db, new Date(now - 86_400_000), 100);
   return {
     overdueJobs: overdue.map((j) => ({
       id: String(j.id),
@@ -76,7 +42,7 @@ export async function diagnoseCron(
         agentId: f.agentId,
         failures: Number(f.failures),
         lastFailureAt: new Date(f.lastFailureAt as unknown as string).toISOString(),
-        lastStatus: await lastStatus(f.agentId),
+        lastStatus: await lastFailureStatus(db, f.agentId),
       })),
     ),
   };

@@ -29,6 +29,7 @@ import {
 } from "./queries.ts";
 import { CANCEL_CHANNEL, SCHEDULE_CHANNEL } from "./channels.ts";
 import { promptText } from "./input.ts";
+import { announce } from "../scheduler/announce.ts";
 
 export interface FiringDeps {
   db: Db;
@@ -118,7 +119,7 @@ export class CronFiring {
   readonly releaseBuffered = coalescing<bigint>(async (jobIds) => {
     const { db, clock } = this.deps;
     if (await releaseBuffered(db, jobIds, new Date(clock.now()))) {
-      await db.execute(sql`select pg_notify(${SCHEDULE_CHANNEL}, 'buffer_one')`);
+      await announce(db, SCHEDULE_CHANNEL, "buffer_one");
     }
   });
 
@@ -202,7 +203,7 @@ export class CronFiring {
             new Date(now),
           )
         ) {
-          await tx.execute(sql`select pg_notify(${CANCEL_CHANNEL}, ${String(run.id)})`);
+          await announce(tx, CANCEL_CHANNEL, String(run.id));
           this.deps.onRun?.("Cancelled", null);
         }
       }

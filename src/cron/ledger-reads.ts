@@ -1,6 +1,24 @@
-import { and, asc, count, desc, eq, gt, gte, ilike, inArray, isNull, lt, lte, sql, type SQL } from "drizzle-orm";
+import {
+  and,
+  asc,
+  count,
+  desc,
+  eq,
+  gt,
+  gte,
+  ilike,
+  inArray,
+  isNull,
+  lt,
+  lte,
+  max,
+  or,
+  sql,
+  type SQL,
+} from "drizzle-orm";
 import { rows, type Executor } from "../db/client.ts";
 import { cronJobRuns, cronJobs, type CronJobRow, type CronJobRunRow, type RunStatus } from "../db/schema/index.ts";
+import { overdueBefore } from "./queries.ts";
 
 /**
  * Read-side queries that page through jobs and the run ledger (the API's lists and the dashboard).
@@ -217,4 +235,60 @@ export async function runTimeline(
   const laneOf = new Map(lanes.map((l) => [l.jobId, l]));
   for (const c of cells) laneOf.get(String(c.id))?.cells.push([Number(c.bucket), c.status, Number(c.n)]);
   return { bucketMs, lanes, more: jobsFound.length > filter.limit };
+}
+
+// Statuses `missiond doctor` counts as an agent's failures.
+const FAILURES: ("Failed" | "TimedOut" | "Unknown")[] = ["Failed", "TimedOut", "Unknown"];
+
+/** Live, unpaused jobs whose next slot is older than `before` (with jitter), oldest first. */
+export function overdueJobs(db: Executor, before: Date, limit: number) {
+  return db
+    .select({ id: cronJobs.id, name: cronJobs.name, nextFireAt: cronJobs.nextFireAt })
+    .from(cronJobs)
+    .where(and(live, eq(cronJobs.paused, false), overdueBefore(before)))
+    .orderBy(cronJobs.nextFireAt)
+    .limit(limit);
+}
+
+/** Runs Claimed since before `claimedBefore` or Running since before `startedBefore`. */
+export function stuckRuns(
+  db: Executor,
+  cutoffs: { claimedBefore: Date; startedBefore: Date },
+  limit: number,
+): Promise<CronJobRunRow[]> {
+  return db
+    .select()
+    .from(cronJobRuns)
+    .where(
+      or(
+        and(eq(cronJobRuns.status, "Claimed"), lt(cronJobRuns.claimedAt, cutoffs.claimedBefore)),
+        and(eq(cronJobRuns.status, "Running"), lt(cronJobRuns.startedAt, cutoffs.startedBefore)),
+      ),
+    )
+    .orderBy(cronJobRuns.claimedAt)
+    .limit(limit);
+}
+
+/** Agents whose runs failed after `since`, most failures first. */
+export function failingAgents(db: Executor, since: Date, limit: number) {
+  return db
+    .select({ agentId: cronJobs.agentId, failures: count(), lastFailureAt: max(cronJobRuns.finishedAt) })
+    .from(cronJobRuns)
+    .innerJoin(cronJobs, eq(cronJobs.id, cronJobRuns.cronJobId))
+    .where(and(inArray(cronJobRuns.status, FAILURES), gt(cronJobRuns.finishedAt, since)))
+    .groupBy(cronJobs.agentId)
+    .orderBy(desc(sql`count(*)`))
+    .limit(limit);
+}
+
+/** The status of the agent's latest failed run ("Failed" when it has none). */
+export async function lastFailureStatus(db: Executor, agentId: string): Promise<string> {
+  const [row] = await db
+    .select({ status: cronJobRuns.status })
+    .from(cronJobRuns)
+    .innerJoin(cronJobs, eq(cronJobs.id, cronJobRuns.cronJobId))
+    .where(and(eq(cronJobs.agentId, agentId), inArray(cronJobRuns.status, FAILURES)))
+    .orderBy(desc(cronJobRuns.finishedAt))
+    .limit(1);
+  return row?.status ?? "Failed";
 }

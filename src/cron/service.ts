@@ -1,4 +1,3 @@
-import { sql } from "drizzle-orm";
 import type { Clock } from "../clock.ts";
 import type { Db } from "../db/client.ts";
 import type { CronJobRunRow, RunStatus } from "../db/schema/index.ts";
@@ -7,6 +6,7 @@ import { parseId, validate } from "../validation.ts";
 import { parseDuration } from "../duration.ts";
 import { parseActiveHours } from "./active-hours.ts";
 import { SCHEDULE_CHANNEL } from "./channels.ts";
+import { announce } from "../scheduler/announce.ts";
 import { addJobInput, jobsQuery, pauseInput, timelineQuery, type AddJobInput } from "./input.ts";
 import { findJob, findJobByName, insertJob, jobEverExisted, softDeleteJob, updateJob } from "./queries.ts";
 import { lastRuns, listRuns, pageJobs, runTimeline, type LastRun, type TimelineLane } from "./ledger-reads.ts";
@@ -257,6 +257,6 @@ export class CronService {
 
   private async changed(id: bigint): Promise<void> {
     this.deps.onChange();
-    await this.deps.db.execute(sql`select pg_notify(${SCHEDULE_CHANNEL}, ${String(id)})`);
+    await announce(this.deps.db, SCHEDULE_CHANNEL, String(id));
   }
 }

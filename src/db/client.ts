@@ -1,6 +1,6 @@
 import { mkdirSync } from "node:fs";
 import type { PGlite } from "@electric-sql/pglite";
-import type { SQL } from "drizzle-orm";
+import { sql, type SQL } from "drizzle-orm";
 import type { PgDatabase, PgQueryResultHKT } from "drizzle-orm/pg-core";
 import { MissiondError } from "../errors.ts";
 import * as schema from "./schema/index.ts";
@@ -35,6 +35,11 @@ export async function rows<T>(db: Executor, query: SQL): Promise<T[]> {
   const result = (await db.execute(query)) as unknown;
   if (Array.isArray(result)) return result as T[];
   return ((result as { rows?: T[] }).rows ?? []) as T[];
+}
+
+/** Resolves once the database answers a trivial query (readiness); rejects when it cannot. */
+export async function ping(db: Executor): Promise<void> {
+  await db.execute(sql`select 1`);
 }
 
 // Each backend's driver is imported only when that backend is opened: PGlite alone is half a

@@ -1,9 +1,8 @@
-import { eq, asc } from "drizzle-orm";
 import type { Db } from "../db/client.ts";
-import { agents } from "../db/schema/index.ts";
 import { MissiondError } from "../errors.ts";
 import { validate } from "../validation.ts";
 import { agentSchema, compileAgent, type AgentConfig } from "./agent-config.ts";
+import { deleteAgent, findAgent, listAgents, upsertAgent } from "./agent-queries.ts";
 
 export interface AgentView {
   id: string;
@@ -44,15 +43,12 @@ export class AgentService {
       throw new MissiondError("CONFLICT", `agent "${id}" is configured in the config file; change it there`);
     const settings = validate(agentSchema, raw, "body");
     const at = new Date(this.now());
-    await this.db
-      .insert(agents)
-      .values({ id, executor: settings, updatedAt: at })
-      .onConflictDoUpdate({ target: agents.id, set: { executor: settings, updatedAt: at } });
+    await upsertAgent(this.db, id, settings, at);
     return { id, source: "api", executor: settings.executor, settings: redact(settings) };
   }
 
   async list(): Promise<AgentView[]> {
-    const stored = await this.db.select().from(agents).orderBy(asc(agents.id));
+    const stored = await listAgents(this.db);
     const configured = Object.entries(this.fromConfig).map(([id, a]): AgentView => ({
       id,
       source: "config",
@@ -73,15 +69,14 @@ export class AgentService {
     if (!agentIdPattern.test(id)) throw new MissiondError("NOT_FOUND", `no agent "${id}" set over the API`);
     if (Object.hasOwn(this.fromConfig, id))
       throw new MissiondError("CONFLICT", `agent "${id}" is configured in the config file; remove it there`);
-    const deleted = await this.db.delete(agents).where(eq(agents.id, id)).returning({ id: agents.id });
-    if (deleted.length === 0) throw new MissiondError("NOT_FOUND", `no agent "${id}" set over the API`);
+    if (!(await deleteAgent(this.db, id))) throw new MissiondError("NOT_FOUND", `no agent "${id}" set over the API`);
   }
 
   /** The agent's executor settings, or null for an agent nobody configured (the log executor). */
   async resolve(id: string): Promise<{ config: AgentConfig; version: string } | null> {
     const configured = this.fromConfig[id];
     if (configured) return { config: configured, version: "config" };
-    const [row] = await this.db.select().from(agents).where(eq(agents.id, id));
+    const row = await findAgent(this.db, id);
     if (!row) return null;
     return { config: compileAgent(agentSchema.parse(row.executor), this.base), version: row.updatedAt.toISOString() };
   }

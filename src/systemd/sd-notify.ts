@@ -23,7 +23,7 @@
  *    unit's hardening: AF_UNIX is an allowed family and socket/sendto are in @network-io, part of
  *    @system-service. Sending is synchronous and blocking, like sd_notify.
  */
-import type { DaemonState } from "../daemon.ts";
+import type { DaemonState } from "../daemon/daemon.ts";
 import type { Logger } from "../log.ts";
 
 export interface NotifyEnv {

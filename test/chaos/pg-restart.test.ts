@@ -7,8 +7,7 @@
  * or run late as its job's catch-up policy says, and each timer due meanwhile is delivered once
  * afterwards with its lateness recorded.
  */
-import { mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import postgres from "postgres";
 import { afterAll, describe, expect, it } from "vitest";
@@ -18,6 +17,7 @@ import { coverage, countBy, countingReceiver, sleep } from "../helpers/chaos.ts"
 import { privatePostgresUnavailable, startPrivatePostgres, type PrivatePostgres } from "../helpers/private-postgres.ts";
 import { spawnServe } from "../helpers/process.ts";
 import { waitFor } from "../helpers/wait.ts";
+import { tempDir } from "../helpers/tmp.ts";
 
 const OUTAGE_MS = Number(process.env.CHAOS_PG_OUTAGE_MS ?? 5_000);
 // Slots claimed more than this late count as backfilled (src/cron/catchup.ts MISFIRE_GRACE_MS).
@@ -61,7 +61,7 @@ describe.skipIf(skipReason !== null)(
       cluster = await startPrivatePostgres();
       receiver = await countingReceiver();
       for (const name of ["r1", "r2"]) {
-        const dir = mkdtempSync(join(tmpdir(), `missiond-pgrestart-${name}-`));
+        const dir = tempDir(`pgrestart-${name}`);
         writeFileSync(
           join(dir, "config.toml"),
           `[scheduler]\npoll_interval = "2s"\n\n[agents.hook]\nexecutor = "webhook"\nurl = "${receiver.url}"\ntimeout = "10s"\n`,

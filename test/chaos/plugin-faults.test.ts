@@ -72,7 +72,7 @@ describe(`plugin faults under load (${backendName})`, () => {
     });
     const api = apiClient({ socketPath: daemon.config.socketPath });
     expect(
-      daemon.plugins
+      daemon.services.plugins
         .list()
         .map((p) => p.name)
         .sort(),
@@ -80,11 +80,16 @@ describe(`plugin faults under load (${backendName})`, () => {
 
     const jobs = new Map<string, string>(); // id → name
     for (const fault of FAULTS) {
-      const job = await daemon.cron.add({ name: `victim-${fault}`, agentId: "a1", cron: "* * * * * *", prompt: "p" });
+      const job = await daemon.services.cron.add({
+        name: `victim-${fault}`,
+        agentId: "a1",
+        cron: "* * * * * *",
+        prompt: "p",
+      });
       jobs.set(job.id, job.name);
     }
     for (let i = 1; i <= STEADY_JOBS; i++) {
-      const job = await daemon.cron.add({
+      const job = await daemon.services.cron.add({
         name: `steady-${i}`,
         agentId: "a1",
         cron: "* * * * * *",
@@ -96,12 +101,12 @@ describe(`plugin faults under load (${backendName})`, () => {
     const from = Math.ceil(Date.now() / 1000) * 1000 + 1_000;
     await sleep(LOAD_MS);
     const to = Math.floor(Date.now() / 1000) * 1000 - 1_000;
-    for (const id of jobs.keys()) await daemon.cron.pause(id);
+    for (const id of jobs.keys()) await daemon.services.cron.pause(id);
     // Chains still under way (a victim's handler timing out) reach their outcome.
     const settled = await waitFor(
       async () => {
         const [open] = await rows<{ n: number }>(
-          daemon.database.db,
+          daemon.services.database.db,
           sql`select count(*)::int as n from cron_job_runs where status in ('Claimed', 'Running')`,
         );
         return open!.n === 0;
@@ -114,7 +119,7 @@ describe(`plugin faults under load (${backendName})`, () => {
 
     const all = (
       await rows<Row>(
-        daemon.database.db,
+        daemon.services.database.db,
         sql`select j.name as job, (extract(epoch from r.scheduled_for) * 1000)::float8 as slot, r.status,
                    (extract(epoch from r.claimed_at - r.scheduled_for) * 1000)::float8 as claim_ms,
                    (extract(epoch from r.started_at - r.scheduled_for) * 1000)::float8 as handoff_ms, r.prompt_fired
@@ -193,7 +198,7 @@ describe(`plugin faults under load (${backendName})`, () => {
     }
     process.off("warning", onWarning);
     expect(warnings).toEqual([]);
-    const restarts = Object.fromEntries(daemon.plugins.list().map((p) => [p.name, p.restarts]));
+    const restarts = Object.fromEntries(daemon.services.plugins.list().map((p) => [p.name, p.restarts]));
     expect(restarts["faulty-spin"]).toBeGreaterThan(0);
     expect(restarts["faulty-exit"]).toBeGreaterThan(0);
 

@@ -15,8 +15,7 @@
  * - a timer a dead instance claimed goes back to Pending after the same 30 s and is delivered;
  *   one whose delivery it had started closes Unknown, like a mission.
  */
-import { mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import postgres from "postgres";
 import { afterAll, describe, expect, it } from "vitest";
@@ -25,6 +24,7 @@ import { SERVER_URL, freshDatabase, type TestDatabase } from "../helpers/db.ts";
 import { coverage, countBy, countingReceiver, sleep } from "../helpers/chaos.ts";
 import { spawnServe } from "../helpers/process.ts";
 import { waitFor } from "../helpers/wait.ts";
+import { tempDir } from "../helpers/tmp.ts";
 
 const LOAD_MS = Number(process.env.CHAOS_SIGKILL_LOAD_MS ?? 30_000);
 const KILL_EVERY_MS = Number(process.env.CHAOS_SIGKILL_EVERY_MS ?? 4_000);
@@ -68,7 +68,7 @@ describe.skipIf(!SERVER_URL)(
         let started = 0;
         const start = (): Daemon => {
           const name = `k${++started}`;
-          const dir = mkdtempSync(join(tmpdir(), `missiond-sigkill-${name}-`));
+          const dir = tempDir(`sigkill-${name}`);
           // Recovery passes every 2 s (the staleness thresholds above are what they are).
           writeFileSync(
             join(dir, "config.toml"),

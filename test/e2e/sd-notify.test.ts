@@ -1,13 +1,12 @@
-import { mkdtempSync } from "node:fs";
 import { request } from "node:http";
 import { randomBytes } from "node:crypto";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { SERVER_URL, backendName, freshDatabase, type TestDatabase } from "../helpers/db.ts";
 import { listenForNotifications, type NotifyListener, type NotifyMessage } from "../helpers/notify-socket.ts";
 import { spawnServe } from "../helpers/process.ts";
 import { waitFor } from "../helpers/wait.ts";
+import { tempDir } from "../helpers/tmp.ts";
 
 /** GET over the daemon's Unix socket. */
 function getOverSocket(socketPath: string, path: string): Promise<{ status: number; body: unknown }> {
@@ -31,7 +30,7 @@ describe(`missiond serve speaks systemd's notification protocol (${backendName})
   });
 
   async function start(notifySocket: string, extraEnv: Record<string, string>) {
-    const cwd = mkdtempSync(join(tmpdir(), "missiond-notify-"));
+    const cwd = tempDir("notify");
     const listener = listenForNotifications(notifySocket.replace("{cwd}", cwd));
     cleanups.push(() => listener.close());
     let db: TestDatabase | null = null;

@@ -1,11 +1,11 @@
-import { existsSync, mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SERVER_URL, backendName, freshDatabase, type TestDatabase } from "../helpers/db.ts";
 import { runMissiond, spawnServe } from "../helpers/process.ts";
 import { waitFor } from "../helpers/wait.ts";
+import { tempDir } from "../helpers/tmp.ts";
 
 const sentinel = fileURLToPath(new URL("../../plugins/cron-sentinel", import.meta.url));
 
@@ -17,7 +17,7 @@ describe(`missiond serve as a process, driven by the CLI over its socket (${back
   const cli = (...args: string[]) => runMissiond(args, { cwd, env });
 
   beforeAll(async () => {
-    cwd = mkdtempSync(join(tmpdir(), "missiond-e2e-"));
+    cwd = tempDir("e2e");
     env = { MISSIOND_PLUGIN_DIRS: sentinel, MISSIOND_LOG_LEVEL: "info", DATABASE_URL: "" };
     if (SERVER_URL) {
       db = await freshDatabase();

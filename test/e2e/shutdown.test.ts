@@ -1,5 +1,4 @@
-import { mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { PGlite } from "@electric-sql/pglite";
@@ -9,6 +8,7 @@ import { apiClient, type ApiClient } from "../../src/cli/client.ts";
 import { SERVER_URL, backendName, freshDatabase, type TestDatabase } from "../helpers/db.ts";
 import { spawnServe } from "../helpers/process.ts";
 import { waitFor } from "../helpers/wait.ts";
+import { tempDir } from "../helpers/tmp.ts";
 
 const agent = fileURLToPath(new URL("../fixtures/executors/agent.sh", import.meta.url));
 const DRAIN_BUDGET_MS = 5_000;
@@ -66,7 +66,7 @@ describe(`SIGTERM during a burst of fires and running command missions (${backen
   }
 
   beforeAll(async () => {
-    cwd = mkdtempSync(join(tmpdir(), "missiond-shutdown-"));
+    cwd = tempDir("shutdown");
     const config = join(cwd, "config.toml");
     writeFileSync(
       config,

@@ -4,22 +4,13 @@
  * snippets, the environment example and the daemon's configuration must agree.
  */
 import { spawnSync } from "node:child_process";
-import {
-  chmodSync,
-  cpSync,
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readFileSync,
-  rmSync,
-  statSync,
-  writeFileSync,
-} from "node:fs";
+import { chmodSync, cpSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config/load.ts";
+import { tempDir } from "../helpers/tmp.ts";
 
 const SYSTEMD_DIR = fileURLToPath(new URL("../../systemd/", import.meta.url));
 const UNIT = join(SYSTEMD_DIR, "missiond.service");
@@ -127,7 +118,7 @@ describe("systemd/missiond.service agrees with the daemon and the other files in
         "MISSIOND_PLUGIN_DIRS",
       ].sort(),
     );
-    const dir = mkdtempSync(join(tmpdir(), "missiond-env-"));
+    const dir = tempDir("env");
     const configFile = join(dir, "config.toml");
     writeFileSync(configFile, "");
     // Every line uncommented at once must be a valid configuration, and each must take effect.
@@ -153,7 +144,7 @@ describe.skipIf(!ANALYZE || !HOST_UNITS)(
       // A scratch root laid out as the README installs it, with the host's own unit directory for
       // those targets and a stand-in executable at /opt/missiond/node_modules/.bin/node, lets it
       // check the unit as installed, without installing anything on this machine.
-      root = mkdtempSync(join(tmpdir(), "missiond-unit-"));
+      root = tempDir("unit");
       cpSync(HOST_UNITS!, join(root, "usr/lib/systemd/system"), { recursive: true, verbatimSymlinks: true });
       mkdirSync(join(root, "etc/systemd/system"), { recursive: true });
       cpSync(UNIT, join(root, "etc/systemd/system/missiond.service"));
@@ -231,7 +222,7 @@ function lines(text: string): string[] {
 }
 
 function emptyConfigFile(): string {
-  const file = join(mkdtempSync(join(tmpdir(), "missiond-cfg-")), "config.toml");
+  const file = join(tempDir("cfg"), "config.toml");
   writeFileSync(file, "");
   return file;
 }

@@ -32,7 +32,7 @@ describe(`the dashboard at 1,000 jobs and 100,000 runs (${backendName})`, () => 
   beforeAll(async () => {
     db = await freshDatabase();
     dash = await startDashboardDaemon(db);
-    const database = dash.daemon.database.db;
+    const database = dash.daemon.services.database.db;
     // Raw SQL: a thousand jobs in one statement. Each one's next slot is next New Year, so none fires
     // during the test and the ledger holds exactly the rows written here.
     await database.execute(sql`insert into cron_jobs (name, agent_id, prompt, cron_expr, timezone, next_fire_at)

@@ -1,12 +1,12 @@
-import { existsSync, mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { chromium, type Browser, type Page } from "playwright-core";
-import type { Daemon } from "../../src/daemon.ts";
+import type { Daemon } from "../../src/daemon/daemon.ts";
 import { buildUi } from "../../ui/build.ts";
 import { startTestDaemon, type TestDaemonOptions } from "./daemon.ts";
 import type { TestDatabase } from "./db.ts";
 import { freePort } from "./net.ts";
+import { tempDir } from "./tmp.ts";
 
 /** Debian's chromium (.ci/run installs it). */
 export const CHROMIUM = "/usr/bin/chromium";
@@ -34,7 +34,7 @@ export async function startDashboardDaemon(
   db: TestDatabase,
   options: TestDaemonOptions = {},
 ): Promise<DashboardDaemon> {
-  const uiDir = join(mkdtempSync(join(tmpdir(), "missiond-ui-")), "dist");
+  const uiDir = join(tempDir("ui"), "dist");
   await buildUi(uiDir);
   const port = await freePort();
   const token = "test-token-0123456789abcdef";

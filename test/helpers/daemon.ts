@@ -1,12 +1,12 @@
-import { mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { loadConfig } from "../../src/config/load.ts";
-import { createDaemon, type Daemon, type DaemonDeps } from "../../src/daemon.ts";
+import { createDaemon, type Daemon, type DaemonDeps } from "../../src/daemon/daemon.ts";
 import type { Decision } from "../../src/plugins/chain.ts";
 import { createLogger } from "../../src/log.ts";
 import { afterEach, beforeEach } from "vitest";
 import { freshDatabase, type TestDatabase } from "./db.ts";
+import { removeTempDir, tempDir } from "./tmp.ts";
 
 export interface TestDaemonOptions {
   pluginDirs?: string[];
@@ -32,9 +32,9 @@ export const testProbe = {
   },
 };
 
-/** A daemon on the test's database, with its API on a socket in a temporary directory. */
+/** A daemon on the test's database, with its API on a socket in a temporary directory (removed after the file). */
 export async function startTestDaemon(db: TestDatabase, options: TestDaemonOptions = {}): Promise<Daemon> {
-  const stateDir = mkdtempSync(join(tmpdir(), "missiond-test-"));
+  const stateDir = tempDir("test");
   let configPath: string | undefined;
   if (options.toml) {
     configPath = join(stateDir, "config.toml");
@@ -85,9 +85,14 @@ export function daemonPerTest() {
     state.db = await freshDatabase();
   });
   afterEach(async () => {
-    await Promise.all(state.daemons.map((d) => d.stop()));
+    const daemons = state.daemons;
     state.daemons = [];
-    await state.db.drop();
+    try {
+      await Promise.all(daemons.map((d) => d.stop()));
+    } finally {
+      for (const d of daemons) removeTempDir(d.config.stateDir);
+      await state.db.drop();
+    }
   });
   return state;
 }

@@ -10,13 +10,38 @@ export interface Finished {
   stderr: string;
 }
 
+// Children this test file started; test/setup.ts kills those still running after the file.
+const children = new Set<ChildProcess>();
+
+function track<T extends ChildProcess>(child: T): T {
+  children.add(child);
+  child.on("exit", () => children.delete(child));
+  return child;
+}
+
+/** Kills every child still running (SIGKILL) and waits until each has exited. */
+export async function killChildren(): Promise<void> {
+  await Promise.all(
+    [...children].map(async (child) => {
+      // Not running: exited already, or never spawned (no pid, no exit event to wait for).
+      if (child.exitCode !== null || child.signalCode !== null || child.pid === undefined) return;
+      const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+      child.kill("SIGKILL");
+      await exited;
+    }),
+  );
+  children.clear();
+}
+
 /** Runs `missiond ARGS` to completion (a real child process on the project's Node). */
 export function runMissiond(args: string[], options: { cwd: string; env: Record<string, string> }): Promise<Finished> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [MAIN, ...args], {
-      cwd: options.cwd,
-      env: { ...process.env, ...options.env },
-    });
+    const child = track(
+      spawn(process.execPath, [MAIN, ...args], {
+        cwd: options.cwd,
+        env: { ...process.env, ...options.env },
+      }),
+    );
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (d) => (stdout += d));
@@ -31,7 +56,9 @@ export function spawnServe(options: {
   cwd: string;
   env: Record<string, string>;
 }): ChildProcess & { output: () => string; exited: Promise<number | null> } {
-  const child = spawn(process.execPath, [MAIN, "serve"], { cwd: options.cwd, env: { ...process.env, ...options.env } });
+  const child = track(
+    spawn(process.execPath, [MAIN, "serve"], { cwd: options.cwd, env: { ...process.env, ...options.env } }),
+  );
   let output = "";
   child.stdout!.on("data", (d) => (output += d));
   child.stderr!.on("data", (d) => (output += d));

@@ -2,7 +2,7 @@ import { request } from "node:http";
 import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { apiClient, type ApiClient } from "../../src/cli/client.ts";
-import type { Daemon } from "../../src/daemon.ts";
+import type { Daemon } from "../../src/daemon/daemon.ts";
 import { rows } from "../../src/db/client.ts";
 import { apiRoutes } from "../../src/api/routes/index.ts";
 import { fuzzCases, type FuzzCase, type FuzzIds } from "../helpers/api-fuzz.ts";
@@ -76,7 +76,7 @@ async function snapshot(daemon: Daemon): Promise<Record<string, { rows: number; 
   const out: Record<string, { rows: number; hash: string }> = {};
   for (const table of TABLES) {
     const [row] = await rows<{ n: number; h: string | null }>(
-      daemon.database.db,
+      daemon.services.database.db,
       sql.raw(`select count(*)::int as n, md5(string_agg(t::text, E'\\n' order by t::text)) as h from ${table} t`),
     );
     out[table] = { rows: Number(row!.n), hash: row!.h ?? "" };
@@ -148,7 +148,7 @@ describe(`the API refuses malformed requests with a 4xx and changes nothing (${b
     });
     await api.post(`/v1/todos/${added.todos[0]!.id}/done`, {});
     await api.put("/v1/agents/fuzz-agent", { executor: "command", argv: ["/bin/true"], timeout: "5s" });
-    await daemon.database.db.execute(
+    await daemon.services.database.db.execute(
       sql`insert into plugin_store (plugin, key, value) values ('fuzz', 'k', '{"v": 1}'::jsonb)`,
     );
     ids = {

@@ -1,7 +1,7 @@
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runCli } from "../../src/cli/program.ts";
-import type { Daemon } from "../../src/daemon.ts";
+import type { Daemon } from "../../src/daemon/daemon.ts";
 import { backendName, freshDatabase, type TestDatabase } from "../helpers/db.ts";
 import { startTestDaemon, testProbe } from "../helpers/daemon.ts";
 import { waitFor } from "../helpers/wait.ts";
@@ -96,7 +96,7 @@ describe(`CLI: session, notify, todo (${backendName})`, () => {
   });
 
   it("session clear deletes the transcript and prints what it deleted; events lists the sessionCleared event", async () => {
-    await daemon.sessions.append("s1", {
+    await daemon.services.sessions.append("s1", {
       messages: [
         { role: "user", text: "a" },
         { role: "assistant", text: "b" },

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { apiClient, type ApiClient } from "../../src/cli/client.ts";
-import type { Daemon } from "../../src/daemon.ts";
+import type { Daemon } from "../../src/daemon/daemon.ts";
 import { backendName, freshDatabase, type TestDatabase } from "../helpers/db.ts";
 import { startTestDaemon } from "../helpers/daemon.ts";
 import { examplePlugin } from "../helpers/plugins.ts";
@@ -32,7 +32,7 @@ describe(`the contract's examples, unchanged, through POST /v1/hooks (${backendN
     });
     api = apiClient({ socketPath: daemon.config.socketPath });
     // host.agents.list() returns the agents the daemon knows: here, the crew of one cron job.
-    await daemon.cron.add({ name: "crew", agentId: "crew-member", every: "1h", prompt: "p" });
+    await daemon.services.cron.add({ name: "crew", agentId: "crew-member", every: "1h", prompt: "p" });
   });
   afterAll(async () => {
     await daemon.stop();

@@ -1,7 +1,7 @@
 import { sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { rows } from "../../src/db/client.ts";
-import type { Daemon } from "../../src/daemon.ts";
+import type { Daemon } from "../../src/daemon/daemon.ts";
 import { backendName } from "../helpers/db.ts";
 import { daemonPerTest } from "../helpers/daemon.ts";
 import { waitFor } from "../helpers/wait.ts";
@@ -11,10 +11,10 @@ const t = daemonPerTest();
 describe(`crash truth (${backendName})`, () => {
   it("resumes a slot left Claimed by an instance that died before its chain finished", async () => {
     const first = await t.start({ instanceName: "survivor" });
-    const job = await first.cron.add({ name: "orphaned", agentId: "a1", cron: "0 0 1 1 *", prompt: "p" });
+    const job = await first.services.cron.add({ name: "orphaned", agentId: "a1", cron: "0 0 1 1 *", prompt: "p" });
     // What a dead instance leaves behind: a claimed slot, ten minutes old, with no outcome.
     const slot = new Date(Date.now() - 600_000).toISOString();
-    await first.database.db.execute(
+    await first.services.database.db.execute(
       sql`insert into cron_job_runs (cron_job_id, scheduled_for, status, claimed_by, claimed_at, lateness_ms)
           values (${BigInt(job.id)}, ${slot}::timestamptz, 'Claimed', 'dead-instance', ${slot}::timestamptz, 0)`,
     );
@@ -22,7 +22,7 @@ describe(`crash truth (${backendName})`, () => {
     await first.stop();
     const daemon = await t.start({ instanceName: "survivor" });
     const run = await waitFor(
-      async () => (await daemon.cron.runs({ jobId: job.id, limit: 5 })).find((r) => r.status === "Succeeded"),
+      async () => (await daemon.services.cron.runs({ jobId: job.id, limit: 5 })).find((r) => r.status === "Succeeded"),
       "the orphaned slot to finish",
     );
     expect(run).toMatchObject({ scheduledFor: slot, claimedBy: "survivor", promptFired: "p" });
@@ -30,19 +30,19 @@ describe(`crash truth (${backendName})`, () => {
 
   it("closes a run Unknown, without replaying it, when the attempt that was executing it vanished", async () => {
     const daemon = await t.start();
-    const job = await daemon.cron.add({ name: "interrupted", agentId: "a1", cron: "0 0 1 1 *", prompt: "p" });
+    const job = await daemon.services.cron.add({ name: "interrupted", agentId: "a1", cron: "0 0 1 1 *", prompt: "p" });
     const slot = new Date(Date.now() - 60_000).toISOString();
     // A Running run whose first attempt started (attempts = 1) and recorded no outcome, and the
     // mission job pg-boss hands out again after that instance's heartbeat stopped.
     const [run] = await rows<{ id: string }>(
-      daemon.database.db,
+      daemon.services.database.db,
       sql`insert into cron_job_runs (cron_job_id, scheduled_for, status, claimed_by, claimed_at, started_at, prompt_fired, attempts, session_id)
           values (${BigInt(job.id)}, ${slot}::timestamptz, 'Running', 'dead-instance', ${slot}::timestamptz, ${slot}::timestamptz, 'p', 1, 's')
           returning id::text as id`,
     );
     await sendMission(daemon, { runId: run!.id, cronJobId: job.id });
     const closed = await waitFor(
-      async () => (await daemon.cron.runs({ jobId: job.id, limit: 5 })).find((r) => r.status === "Unknown"),
+      async () => (await daemon.services.cron.runs({ jobId: job.id, limit: 5 })).find((r) => r.status === "Unknown"),
       "the run to close Unknown",
     );
     expect(closed.reason).toBe(
@@ -68,14 +68,14 @@ async function sendMission(daemon: Daemon, ids: { runId: string; cronJobId: stri
     backfilled: false,
   };
   // Straight onto pg-boss's queue, as the retry of the vanished attempt would arrive.
-  await daemon.boss.send("missions", mission);
+  await daemon.services.boss.send("missions", mission);
 }
 
 describe(`crash truth for notify timers (${backendName})`, () => {
   const insertTimer = async (daemon: Daemon, fields: string, values: ReturnType<typeof sql>) => {
-    await daemon.sessions.create({ id: "s", agentId: "a1" }).catch(() => {});
+    await daemon.services.sessions.create({ id: "s", agentId: "a1" }).catch(() => {});
     const [row] = await rows<{ id: string }>(
-      daemon.database.db,
+      daemon.services.database.db,
       sql`insert into notify_timers (session_id, agent_id, requested_message, requested_delay_seconds, message, delay_seconds, created_at, ${sql.raw(fields)})
           values ('s', 'a1', 'wake', 0, 'wake', 0, now() - interval '10 minutes', ${values}) returning id::text as id`,
     );
@@ -93,7 +93,7 @@ describe(`crash truth for notify timers (${backendName})`, () => {
     await daemon.stop();
     const next = await t.start({ instanceName: "survivor" });
     const done = await waitFor(
-      async () => ((await next.notify.get(id)).status === "Delivered" ? next.notify.get(id) : null),
+      async () => ((await next.services.notify.get(id)).status === "Delivered" ? next.services.notify.get(id) : null),
       "the orphaned timer to be delivered",
     );
     expect(done).toMatchObject({ claimedBy: "survivor", attempts: 1, messageDelivered: "wake" });
@@ -107,7 +107,7 @@ describe(`crash truth for notify timers (${backendName})`, () => {
       sql`'Delivering', now() - interval '1 minute', 'dead-instance', now() - interval '1 minute', 'wake', 1`,
     );
     const now = new Date().toISOString();
-    await daemon.boss.send("notify", {
+    await daemon.services.boss.send("notify", {
       kind: "notify",
       notifyId: id,
       agentId: "a1",
@@ -118,7 +118,7 @@ describe(`crash truth for notify timers (${backendName})`, () => {
       latenessMs: 0,
     });
     const closed = await waitFor(
-      async () => ((await daemon.notify.get(id)).status === "Unknown" ? daemon.notify.get(id) : null),
+      async () => ((await daemon.services.notify.get(id)).status === "Unknown" ? daemon.services.notify.get(id) : null),
       "the timer to close Unknown",
     );
     expect(closed).toMatchObject({

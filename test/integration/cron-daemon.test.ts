@@ -1,7 +1,7 @@
 import { sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { rows } from "../../src/db/client.ts";
-import type { Daemon } from "../../src/daemon.ts";
+import type { Daemon } from "../../src/daemon/daemon.ts";
 import { backendName } from "../helpers/db.ts";
 import { daemonPerTest } from "../helpers/daemon.ts";
 import { examplePlugin, fixturePlugin } from "../helpers/plugins.ts";
@@ -13,12 +13,12 @@ const fixture = fixturePlugin;
 const t = daemonPerTest();
 const start = (pluginDirs: string[] = [], instanceName = "test") => t.start({ pluginDirs, instanceName });
 
-const runsOf = async (daemon: Daemon, jobId: string) => daemon.cron.runs({ jobId, limit: 1000 });
+const runsOf = async (daemon: Daemon, jobId: string) => daemon.services.cron.runs({ jobId, limit: 1000 });
 
 describe(`cron jobs fire through the plugin chain (${backendName})`, () => {
   it("runs a slot Claimed → Running → Succeeded through the log executor, on the slot, with the prompt as fired", async () => {
     const daemon = await start([example("cron-sentinel")]);
-    const job = await daemon.cron.add({
+    const job = await daemon.services.cron.add({
       name: "nightly",
       agentId: "a1",
       cron: "* * * * * *",
@@ -40,7 +40,12 @@ describe(`cron jobs fire through the plugin chain (${backendName})`, () => {
 
   it("records a slot the contract's cron-sentinel cancels as a Cancelled row with the plugin and reason, and starts no mission", async () => {
     const daemon = await start([example("cron-sentinel")]);
-    const job = await daemon.cron.add({ name: "held", agentId: "a1", cron: "* * * * * *", prompt: "HOLD: do not run" });
+    const job = await daemon.services.cron.add({
+      name: "held",
+      agentId: "a1",
+      cron: "* * * * * *",
+      prompt: "HOLD: do not run",
+    });
     const [cancelled] = await waitFor(
       async () => (await runsOf(daemon, job.id)).filter((r) => r.status === "Cancelled"),
       "a Cancelled run",
@@ -53,7 +58,7 @@ describe(`cron jobs fire through the plugin chain (${backendName})`, () => {
 
     // The row is in the database itself, with exactly the ledger's status string.
     const stored = await rows<{ status: string; reason: string; decided_by: string; mission_job_id: string | null }>(
-      daemon.database.db,
+      daemon.services.database.db,
       sql`select status, reason, decided_by, mission_job_id from cron_job_runs where id = ${BigInt(cancelled!.id)}`,
     );
     expect(stored).toEqual([
@@ -65,7 +70,7 @@ describe(`cron jobs fire through the plugin chain (${backendName})`, () => {
       },
     ]);
     const missions = await rows<{ n: number }>(
-      daemon.database.db,
+      daemon.services.database.db,
       sql`select count(*)::int as n from pgboss.job where name = 'missions'`,
     );
     expect(missions[0]!.n).toBe(0);
@@ -73,7 +78,12 @@ describe(`cron jobs fire through the plugin chain (${backendName})`, () => {
 
   it("keeps firing with the prompt unchanged when plugins throw, return undefined or never resolve", async () => {
     const daemon = await start([fixture("throws"), fixture("returns-undefined"), fixture("never-resolves")]);
-    const job = await daemon.cron.add({ name: "resilient", agentId: "a1", cron: "* * * * * *", prompt: "carry on" });
+    const job = await daemon.services.cron.add({
+      name: "resilient",
+      agentId: "a1",
+      cron: "* * * * * *",
+      prompt: "carry on",
+    });
     // never-resolves holds each slot for the full 5 s handler budget.
     const [run] = await waitFor(
       async () => (await runsOf(daemon, job.id)).filter((r) => r.status === "Succeeded"),
@@ -89,7 +99,7 @@ describe(`cron jobs fire through the plugin chain (${backendName})`, () => {
 
   it("records Missed slots for downtime and runs the latest one (catch-up policy latest)", async () => {
     const daemon = await start();
-    const job = await daemon.cron.add({
+    const job = await daemon.services.cron.add({
       name: "catchup",
       agentId: "a1",
       cron: "* * * * * *",
@@ -98,10 +108,10 @@ describe(`cron jobs fire through the plugin chain (${backendName})`, () => {
     });
     // As if the daemon had been down: the job's next slot is 5 s in the past when it resumes.
     const past = new Date(Math.floor(Date.now() / 1000) * 1000 - 5_000);
-    await daemon.database.db.execute(
+    await daemon.services.database.db.execute(
       sql`update cron_jobs set next_fire_at = ${past.toISOString()}::timestamptz, paused = false where id = ${BigInt(job.id)}`,
     );
-    daemon.scheduler.poke();
+    daemon.services.scheduler.poke();
     const runs = await waitFor(async () => {
       const all = await runsOf(daemon, job.id);
       return all.some((r) => r.status === "Succeeded") ? all : null;
@@ -116,29 +126,29 @@ describe(`cron jobs fire through the plugin chain (${backendName})`, () => {
 
   it("rejects bad input with an error naming the problem and stores nothing", async () => {
     const daemon = await start();
-    await expect(daemon.cron.add({ name: "x", agentId: "a1", cron: "61 * * * *", prompt: "p" })).rejects.toThrow(
-      /invalid cron expression "61 \* \* \* \*"/,
-    );
     await expect(
-      daemon.cron.add({ name: "x", agentId: "a1", cron: "* * * * *", timezone: "Nowhere/City", prompt: "p" }),
+      daemon.services.cron.add({ name: "x", agentId: "a1", cron: "61 * * * *", prompt: "p" }),
+    ).rejects.toThrow(/invalid cron expression "61 \* \* \* \*"/);
+    await expect(
+      daemon.services.cron.add({ name: "x", agentId: "a1", cron: "* * * * *", timezone: "Nowhere/City", prompt: "p" }),
     ).rejects.toThrow(/unknown time zone/);
-    await expect(daemon.cron.add({ name: "x", agentId: "a1", prompt: "p" })).rejects.toThrow(
+    await expect(daemon.services.cron.add({ name: "x", agentId: "a1", prompt: "p" })).rejects.toThrow(
       /cron: give exactly one of cron or every/,
     );
-    await daemon.cron.add({ name: "dup", agentId: "a1", every: "1h", prompt: "p" });
-    await expect(daemon.cron.add({ name: "dup", agentId: "a1", every: "1h", prompt: "p" })).rejects.toThrow(
+    await daemon.services.cron.add({ name: "dup", agentId: "a1", every: "1h", prompt: "p" });
+    await expect(daemon.services.cron.add({ name: "dup", agentId: "a1", every: "1h", prompt: "p" })).rejects.toThrow(
       /already exists/,
     );
-    expect((await daemon.cron.list()).map((j) => j.name)).toEqual(["dup"]);
+    expect((await daemon.services.cron.list()).map((j) => j.name)).toEqual(["dup"]);
   });
 
   it("removes a job but keeps its run history readable", async () => {
     const daemon = await start();
-    const job = await daemon.cron.add({ name: "brief", agentId: "a1", cron: "* * * * * *", prompt: "p" });
+    const job = await daemon.services.cron.add({ name: "brief", agentId: "a1", cron: "* * * * * *", prompt: "p" });
     await waitFor(async () => (await runsOf(daemon, job.id)).length > 0, "a run");
-    await daemon.cron.remove(job.id);
-    expect(await daemon.cron.list()).toEqual([]);
-    await expect(daemon.cron.get(job.id)).rejects.toThrow(/no cron job with id/);
+    await daemon.services.cron.remove(job.id);
+    expect(await daemon.services.cron.list()).toEqual([]);
+    await expect(daemon.services.cron.get(job.id)).rejects.toThrow(/no cron job with id/);
     expect((await runsOf(daemon, job.id)).length).toBeGreaterThan(0);
   });
 });
@@ -148,9 +158,9 @@ describe(`several daemons on one database (${backendName})`, () => {
     const first = await start([], "first");
     const second = await start([], "second");
     const third = await start([], "third");
-    const job = await first.cron.add({ name: "shared", agentId: "a1", cron: "* * * * * *", prompt: "p" });
-    second.scheduler.poke();
-    third.scheduler.poke();
+    const job = await first.services.cron.add({ name: "shared", agentId: "a1", cron: "* * * * * *", prompt: "p" });
+    second.services.scheduler.poke();
+    third.services.scheduler.poke();
     const runs = await waitFor(async () => {
       const all = await runsOf(first, job.id);
       return all.filter((r) => r.status === "Succeeded").length >= 4 ? all : null;
@@ -158,7 +168,7 @@ describe(`several daemons on one database (${backendName})`, () => {
     const slots = runs.map((r) => r.scheduledFor);
     expect(new Set(slots).size).toBe(slots.length);
     const duplicates = await rows<{ n: number }>(
-      first.database.db,
+      first.services.database.db,
       sql`select count(*)::int as n from (select scheduled_for from cron_job_runs group by cron_job_id, scheduled_for having count(*) > 1) d`,
     );
     expect(duplicates[0]!.n).toBe(0);
@@ -171,15 +181,15 @@ describe(`several daemons on one database (${backendName})`, () => {
 describe(`pause, resume and trigger (${backendName})`, () => {
   it("pauses a job with a note (no slots claimed, none Missed), resumes it from the next slot", async () => {
     const daemon = await start();
-    const job = await daemon.cron.add({ name: "pausable", agentId: "a1", cron: "* * * * * *", prompt: "p" });
+    const job = await daemon.services.cron.add({ name: "pausable", agentId: "a1", cron: "* * * * * *", prompt: "p" });
     await waitFor(async () => (await runsOf(daemon, job.id)).length > 0, "a first run");
-    const paused = await daemon.cron.pause(job.id, { note: "migrating the backups host" });
+    const paused = await daemon.services.cron.pause(job.id, { note: "migrating the backups host" });
     expect(paused).toMatchObject({ paused: true, pausedNote: "migrating the backups host" });
     const before = (await runsOf(daemon, job.id)).length;
     await new Promise((resolve) => setTimeout(resolve, 2_500)); // two slots pass while paused
     const during = await runsOf(daemon, job.id);
     expect(during.length).toBeLessThanOrEqual(before + 1); // at most a slot already claimed at pause time
-    const resumed = await daemon.cron.resume(job.id);
+    const resumed = await daemon.services.cron.resume(job.id);
     expect(resumed).toMatchObject({ paused: false, pausedNote: null });
     expect(Date.parse(resumed.nextFireAt!)).toBeGreaterThan(Date.now() - 1_000);
     await waitFor(async () => (await runsOf(daemon, job.id)).length > during.length, "runs after resuming");
@@ -188,9 +198,9 @@ describe(`pause, resume and trigger (${backendName})`, () => {
 
   it("triggers a run now, outside the schedule, through the chain, with its own row", async () => {
     const daemon = await start([example("cron-sentinel")]);
-    const job = await daemon.cron.add({ name: "yearly", agentId: "a1", cron: "0 0 1 1 *", prompt: "report" });
-    const first = await daemon.cron.trigger(job.id);
-    const second = await daemon.cron.trigger(job.id);
+    const job = await daemon.services.cron.add({ name: "yearly", agentId: "a1", cron: "0 0 1 1 *", prompt: "report" });
+    const first = await daemon.services.cron.trigger(job.id);
+    const second = await daemon.services.cron.trigger(job.id);
     expect(first).toMatchObject({ trigger: "manual", status: "Claimed" });
     expect(second.id).not.toBe(first.id);
     const runs = await waitFor(async () => {
@@ -202,6 +212,6 @@ describe(`pause, resume and trigger (${backendName})`, () => {
         (r) => r.trigger === "manual" && r.promptFired === 'report\n\n[cron-sentinel] fired cron_job "yearly".',
       ),
     ).toBe(true);
-    await expect(daemon.cron.trigger("424242")).rejects.toThrow(/no cron job with id "424242"/);
+    await expect(daemon.services.cron.trigger("424242")).rejects.toThrow(/no cron job with id "424242"/);
   });
 });

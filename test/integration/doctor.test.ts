@@ -21,7 +21,7 @@ interface Report {
 describe(`doctor (${backendName})`, () => {
   it("says all is well on a healthy daemon", async () => {
     const daemon = await t.start();
-    await daemon.cron.add({ name: "fine", agentId: "a1", every: "1h", prompt: "p" });
+    await daemon.services.cron.add({ name: "fine", agentId: "a1", every: "1h", prompt: "p" });
     const report = await apiClient({ socketPath: daemon.config.socketPath }).get<Report>("/v1/doctor");
     expect(report).toMatchObject({
       ok: true,
@@ -35,14 +35,20 @@ describe(`doctor (${backendName})`, () => {
 
   it("finds a job that should have fired, a stuck run, a failing agent and a plugin that did not load", async () => {
     const daemon = await t.start({ pluginDirs: [fixturePlugin("bad-manifest")] });
-    const late = await daemon.cron.add({ name: "late", agentId: "a1", every: "1h", prompt: "p" });
-    const jittered = await daemon.cron.add({ name: "jittered", agentId: "a1", every: "1h", prompt: "p", jitter: "1h" });
-    const other = await daemon.cron.add({ name: "other", agentId: "a2", every: "1h", prompt: "p" });
-    const db = daemon.database.db;
+    const late = await daemon.services.cron.add({ name: "late", agentId: "a1", every: "1h", prompt: "p" });
+    const jittered = await daemon.services.cron.add({
+      name: "jittered",
+      agentId: "a1",
+      every: "1h",
+      prompt: "p",
+      jitter: "1h",
+    });
+    const other = await daemon.services.cron.add({ name: "other", agentId: "a2", every: "1h", prompt: "p" });
+    const db = daemon.services.database.db;
     // "Looks healthy but is not firing": the scheduler stops, and the ledger then shows what the
     // report must notice: a job whose next slot is two hours in the past, a run Running for two
     // hours, a Failed run of agent a2 (written straight into the tables).
-    await daemon.scheduler.stop();
+    await daemon.services.scheduler.stop();
     const longAgo = new Date(Date.now() - 7_200_000).toISOString();
     await db.execute(sql`update cron_jobs set next_fire_at = ${longAgo}::timestamptz where id = ${BigInt(late.id)}`);
     // A jittered job whose bare slot is over a minute old but whose jittered moment is not: not late.
@@ -55,7 +61,7 @@ describe(`doctor (${backendName})`, () => {
     await db.execute(sql`insert into cron_job_runs (cron_job_id, scheduled_for, status, claimed_by, claimed_at, finished_at)
       values (${BigInt(other.id)}, now() - interval '1 minute', 'Failed', 'x', now(), now())`);
     // A notify timer two hours past due and still Pending; one due 30 s ago is not late yet.
-    await daemon.sessions.create({ id: "s1", agentId: "a1" });
+    await daemon.services.sessions.create({ id: "s1", agentId: "a1" });
     for (const due of [longAgo, new Date(Date.now() - 30_000).toISOString()]) {
       await db.execute(sql`insert into notify_timers (session_id, agent_id, status, requested_message, requested_delay_seconds, message, delay_seconds, due_at, created_at)
         values ('s1', 'a1', 'Pending', 'm', 1, 'm', 1, ${due}::timestamptz, now())`);

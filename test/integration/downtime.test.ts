@@ -13,7 +13,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
  */
 async function outage(catchupPolicy: "skip" | "latest" | "all", catchupMax = 10) {
   const first = await t.start({ instanceName: "before" });
-  const job = await first.cron.add({
+  const job = await first.services.cron.add({
     name: `outage-${catchupPolicy}`,
     agentId: "a1",
     cron: "* * * * * *",
@@ -23,7 +23,7 @@ async function outage(catchupPolicy: "skip" | "latest" | "all", catchupMax = 10)
     overlapPolicy: "allow",
   });
   await waitFor(
-    async () => (await first.cron.runs({ jobId: job.id, limit: 10 })).some((r) => r.status === "Succeeded"),
+    async () => (await first.services.cron.runs({ jobId: job.id, limit: 10 })).some((r) => r.status === "Succeeded"),
     "a run before the outage",
   );
   await first.stop();
@@ -32,7 +32,7 @@ async function outage(catchupPolicy: "skip" | "latest" | "all", catchupMax = 10)
   const upAt = Date.now();
   const runs = await waitFor(
     async () => {
-      const all = (await second.cron.runs({ jobId: job.id, limit: 1000 })).reverse();
+      const all = (await second.services.cron.runs({ jobId: job.id, limit: 1000 })).reverse();
       return all.some((r) => Date.parse(r.scheduledFor!) > upAt + 1_000 && r.status === "Succeeded") ? all : null;
     },
     "runs after the restart",

@@ -3,7 +3,7 @@ import { createServer, type IncomingMessage, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import type { Daemon } from "../../src/daemon.ts";
+import type { Daemon } from "../../src/daemon/daemon.ts";
 import { apiClient } from "../../src/cli/client.ts";
 import { backendName } from "../helpers/db.ts";
 import { daemonPerTest } from "../helpers/daemon.ts";
@@ -16,7 +16,11 @@ const t = daemonPerTest();
 let daemon: Daemon | null = null;
 
 const runOf = (d: Daemon, jobId: string, done: (status: string) => boolean) =>
-  waitFor(async () => (await d.cron.runs({ jobId, limit: 5 })).find((r) => done(r.status)), "the run to close", 20_000);
+  waitFor(
+    async () => (await d.services.cron.runs({ jobId, limit: 5 })).find((r) => done(r.status)),
+    "the run to close",
+    20_000,
+  );
 const closed = (s: string) => !["Claimed", "Running"].includes(s);
 
 describe(`the command executor (${backendName})`, () => {
@@ -27,15 +31,25 @@ describe(`the command executor (${backendName})`, () => {
   });
 
   it("runs the argv with the prompt on stdin and the run's fields in the environment; exit 0 is Succeeded", async () => {
-    const job = await daemon!.cron.add({ name: "chores", agentId: "worker", every: "1h", prompt: "water the plants" });
-    const run = await runOf(daemon!, (await daemon!.cron.trigger(job.id)).cronJobId, closed);
+    const job = await daemon!.services.cron.add({
+      name: "chores",
+      agentId: "worker",
+      every: "1h",
+      prompt: "water the plants",
+    });
+    const run = await runOf(daemon!, (await daemon!.services.cron.trigger(job.id)).cronJobId, closed);
     expect(run).toMatchObject({ status: "Succeeded", executor: "command", exitCode: 0 });
     expect(run.output).toBe(`did: water the plants (run ${run.id} of job chores, agent worker, late 0ms, token t0k)\n`);
   });
 
   it("records a non-zero exit as Failed with its code and output", async () => {
-    const job = await daemon!.cron.add({ name: "broken", agentId: "worker", every: "1h", prompt: "FAIL please" });
-    await daemon!.cron.trigger(job.id);
+    const job = await daemon!.services.cron.add({
+      name: "broken",
+      agentId: "worker",
+      every: "1h",
+      prompt: "FAIL please",
+    });
+    await daemon!.services.cron.trigger(job.id);
     expect(await runOf(daemon!, job.id, closed)).toMatchObject({
       status: "Failed",
       exitCode: 3,
@@ -44,8 +58,8 @@ describe(`the command executor (${backendName})`, () => {
   });
 
   it("kills a command that outlives its timeout and records TimedOut", async () => {
-    const job = await daemon!.cron.add({ name: "slow", agentId: "worker", every: "1h", prompt: "SLOW" });
-    await daemon!.cron.trigger(job.id);
+    const job = await daemon!.services.cron.add({ name: "slow", agentId: "worker", every: "1h", prompt: "SLOW" });
+    await daemon!.services.cron.trigger(job.id);
     const run = await runOf(daemon!, job.id, closed);
     expect(run).toMatchObject({ status: "TimedOut" });
     expect(run.output).toMatch(/killed after 1000 ms/);
@@ -80,13 +94,13 @@ describe(`the webhook executor (${backendName})`, () => {
 
   it("POSTs the mission as signed JSON and records the answer", async () => {
     answer = () => [200, "accepted"];
-    const job = await daemon!.cron.add({
+    const job = await daemon!.services.cron.add({
       name: "hooked",
       agentId: "hooked",
       every: "1h",
       prompt: "summarise the night",
     });
-    await daemon!.cron.trigger(job.id);
+    await daemon!.services.cron.trigger(job.id);
     expect(await runOf(daemon!, job.id, closed)).toMatchObject({
       status: "Succeeded",
       executor: "webhook",
@@ -107,16 +121,16 @@ describe(`the webhook executor (${backendName})`, () => {
 
   it("retries a 503 through pg-boss and succeeds on the next attempt", async () => {
     answer = (n) => (n === 1 ? [503, "busy"] : [200, "second time lucky"]);
-    const job = await daemon!.cron.add({ name: "flaky", agentId: "hooked", every: "1h", prompt: "p" });
-    await daemon!.cron.trigger(job.id);
+    const job = await daemon!.services.cron.add({ name: "flaky", agentId: "hooked", every: "1h", prompt: "p" });
+    await daemon!.services.cron.trigger(job.id);
     expect(await runOf(daemon!, job.id, closed)).toMatchObject({ status: "Succeeded", output: "second time lucky" });
     expect(received).toHaveLength(2);
   });
 
   it("fails at once on a 4xx refusal, without retrying", async () => {
     answer = () => [422, "unknown agent"];
-    const job = await daemon!.cron.add({ name: "refused", agentId: "hooked", every: "1h", prompt: "p" });
-    await daemon!.cron.trigger(job.id);
+    const job = await daemon!.services.cron.add({ name: "refused", agentId: "hooked", every: "1h", prompt: "p" });
+    await daemon!.services.cron.trigger(job.id);
     expect(await runOf(daemon!, job.id, closed)).toMatchObject({ status: "Failed", output: "HTTP 422: unknown agent" });
     expect(received).toHaveLength(1);
   });
@@ -152,8 +166,8 @@ describe(`agents set over the API (${backendName})`, () => {
       ]);
       expect(JSON.stringify(agents)).not.toContain(SECRET);
 
-      const job = await daemon.cron.add({ name: "dyn", agentId: "dyn", every: "1h", prompt: "over the api" });
-      await daemon.cron.trigger(job.id);
+      const job = await daemon.services.cron.add({ name: "dyn", agentId: "dyn", every: "1h", prompt: "over the api" });
+      await daemon.services.cron.trigger(job.id);
       expect(await runOf(daemon, job.id, closed)).toMatchObject({
         status: "Succeeded",
         executor: "webhook",

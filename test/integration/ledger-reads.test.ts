@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { Daemon } from "../../src/daemon.ts";
+import type { Daemon } from "../../src/daemon/daemon.ts";
 import { backendName } from "../helpers/db.ts";
 import { daemonPerTest } from "../helpers/daemon.ts";
 import { insertRunRows } from "../helpers/ledger.ts";
@@ -8,7 +8,7 @@ const t = daemonPerTest();
 
 /** GET over the daemon's API (in-process), answering the JSON body and the status. */
 async function get<T = Record<string, unknown>>(daemon: Daemon, url: string): Promise<{ status: number; body: T }> {
-  const response = await daemon.api.inject({ method: "GET", url });
+  const response = await daemon.services.api.inject({ method: "GET", url });
   return { status: response.statusCode, body: response.json() as T };
 }
 
@@ -22,7 +22,7 @@ interface Run {
 
 // Jobs whose schedules never come due during a test: the ledger holds only the rows a test writes.
 const quietJob = (daemon: Daemon, name: string, extra: Record<string, unknown> = {}) =>
-  daemon.cron.add({ name, agentId: "a1", cron: "0 0 1 1 *", prompt: "p", ...extra });
+  daemon.services.cron.add({ name, agentId: "a1", cron: "0 0 1 1 *", prompt: "p", ...extra });
 
 const at = (iso: string) => new Date(iso);
 
@@ -30,7 +30,7 @@ describe(`the ledger's read API: ranges, pages, latest runs, timeline (${backend
   it("keeps runs whose slot is in [from, to) and names their job", async () => {
     const daemon = await t.start();
     const job = await quietJob(daemon, "ranged");
-    await insertRunRows(daemon.database.db, [
+    await insertRunRows(daemon.services.database.db, [
       { jobId: job.id, scheduledFor: at("2030-01-01T09:59:59.999Z"), status: "Succeeded" },
       { jobId: job.id, scheduledFor: at("2030-01-01T10:00:00.000Z"), status: "Failed" },
       {
@@ -83,7 +83,7 @@ describe(`the ledger's read API: ranges, pages, latest runs, timeline (${backend
       "10:00:05",
     ];
     await insertRunRows(
-      daemon.database.db,
+      daemon.services.database.db,
       slots.map((s, i) => ({
         jobId: i % 2 ? a.id : b.id,
         scheduledFor: at(`2030-01-01T${s}.000Z`),
@@ -111,7 +111,7 @@ describe(`the ledger's read API: ranges, pages, latest runs, timeline (${backend
     const daemon = await t.start();
     const ids: string[] = [];
     for (const name of ["alpha", "beta", "gamma", "delta", "epsilon"]) ids.push((await quietJob(daemon, name)).id);
-    await insertRunRows(daemon.database.db, [
+    await insertRunRows(daemon.services.database.db, [
       { jobId: ids[1]!, scheduledFor: at("2030-01-01T10:00:00Z"), status: "Succeeded" },
       {
         jobId: ids[1]!,
@@ -172,10 +172,10 @@ describe(`the ledger's read API: ranges, pages, latest runs, timeline (${backend
   it("lists the unpaused jobs due by a moment, earliest first", async () => {
     const daemon = await t.start();
     const now = Date.now();
-    const soon = await daemon.cron.add({ name: "soon", agentId: "a1", every: "2m", prompt: "p" });
-    const sooner = await daemon.cron.add({ name: "sooner", agentId: "a1", every: "1m", prompt: "p" });
-    await daemon.cron.add({ name: "later", agentId: "a1", every: "1h", prompt: "p" });
-    await daemon.cron.add({ name: "paused", agentId: "a1", every: "1m", prompt: "p", paused: true });
+    const soon = await daemon.services.cron.add({ name: "soon", agentId: "a1", every: "2m", prompt: "p" });
+    const sooner = await daemon.services.cron.add({ name: "sooner", agentId: "a1", every: "1m", prompt: "p" });
+    await daemon.services.cron.add({ name: "later", agentId: "a1", every: "1h", prompt: "p" });
+    await daemon.services.cron.add({ name: "paused", agentId: "a1", every: "1m", prompt: "p", paused: true });
     const dueBefore = new Date(now + 5 * 60_000).toISOString();
     const { body } = await get<{ jobs: { id: string }[]; total: number; next: string | null }>(
       daemon,
@@ -190,7 +190,7 @@ describe(`the ledger's read API: ranges, pages, latest runs, timeline (${backend
     const a = await quietJob(daemon, "a");
     const b = await quietJob(daemon, "b");
     const c = await quietJob(daemon, "c");
-    await insertRunRows(daemon.database.db, [
+    await insertRunRows(daemon.services.database.db, [
       { jobId: a.id, scheduledFor: at("2030-01-01T00:00:00Z"), status: "Succeeded" },
       { jobId: a.id, scheduledFor: at("2030-01-01T00:10:00Z"), status: "Succeeded" },
       { jobId: a.id, scheduledFor: at("2030-01-01T00:20:00Z"), status: "Cancelled" },
@@ -199,7 +199,7 @@ describe(`the ledger's read API: ranges, pages, latest runs, timeline (${backend
       { jobId: b.id, scheduledFor: at("2030-01-01T03:00:00Z"), status: "Missed" },
       { jobId: c.id, scheduledFor: at("2030-01-01T01:00:00Z"), status: "Skipped" },
     ]);
-    await daemon.cron.remove(c.id);
+    await daemon.services.cron.remove(c.id);
     type Timeline = {
       bucketMs: number;
       buckets: number;
@@ -239,10 +239,10 @@ describe(`the ledger's read API: ranges, pages, latest runs, timeline (${backend
 
   it("lists sessions with their open todo counts", async () => {
     const daemon = await t.start();
-    await daemon.sessions.create({ id: "busy", agentId: "a1" });
-    await daemon.sessions.create({ id: "idle", agentId: "a1" });
-    const { todos } = await daemon.todos.add("busy", { texts: ["one", "two", "three"] });
-    await daemon.todos.done(todos[0]!.id);
+    await daemon.services.sessions.create({ id: "busy", agentId: "a1" });
+    await daemon.services.sessions.create({ id: "idle", agentId: "a1" });
+    const { todos } = await daemon.services.todos.add("busy", { texts: ["one", "two", "three"] });
+    await daemon.services.todos.done(todos[0]!.id);
     const { body } = await get<{ sessions: { id: string; openTodos: number }[] }>(daemon, "/v1/sessions");
     expect(Object.fromEntries(body.sessions.map((s) => [s.id, s.openTodos]))).toEqual({ busy: 2, idle: 0 });
   });

@@ -1,6 +1,6 @@
 import { request } from "node:http";
 import { describe, expect, it } from "vitest";
-import type { Daemon } from "../../src/daemon.ts";
+import type { Daemon } from "../../src/daemon/daemon.ts";
 import { backendName } from "../helpers/db.ts";
 import { daemonPerTest } from "../helpers/daemon.ts";
 import { examplePlugin } from "../helpers/plugins.ts";
@@ -28,10 +28,10 @@ const value = (text: string, series: string) => {
 describe(`/metrics (${backendName})`, () => {
   it("exposes run outcomes, fire lateness, hook durations and outcomes, and overdue jobs in Prometheus format", async () => {
     const daemon = await t.start({ pluginDirs: [examplePlugin("cron-sentinel")] });
-    const ok = await daemon.cron.add({ name: "ok", agentId: "a1", cron: "* * * * * *", prompt: "p" });
-    await daemon.cron.add({ name: "held", agentId: "a1", cron: "* * * * * *", prompt: "HOLD" });
+    const ok = await daemon.services.cron.add({ name: "ok", agentId: "a1", cron: "* * * * * *", prompt: "p" });
+    await daemon.services.cron.add({ name: "held", agentId: "a1", cron: "* * * * * *", prompt: "HOLD" });
     await waitFor(
-      async () => (await daemon.cron.runs({ jobId: ok.id, limit: 5 })).some((r) => r.status === "Succeeded"),
+      async () => (await daemon.services.cron.runs({ jobId: ok.id, limit: 5 })).some((r) => r.status === "Succeeded"),
       "a Succeeded run",
     );
 

@@ -3,7 +3,7 @@ import type { AddressInfo } from "node:net";
 import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
 import { apiClient, type ApiClient } from "../../src/cli/client.ts";
-import type { Daemon } from "../../src/daemon.ts";
+import type { Daemon } from "../../src/daemon/daemon.ts";
 import type { TimerView } from "../../src/notify/views.ts";
 import type { Decision } from "../../src/plugins/chain.ts";
 import { backendName } from "../helpers/db.ts";
@@ -32,7 +32,7 @@ async function withSession(daemon: Daemon, id = "s1", agentId = "worker"): Promi
   return api;
 }
 
-const timer = (daemon: Daemon, id: string) => daemon.notify.get(id);
+const timer = (daemon: Daemon, id: string) => daemon.services.notify.get(id);
 const closed = (daemon: Daemon, id: string) =>
   waitFor(
     async () => ((await timer(daemon, id)).finishedAt ? timer(daemon, id) : null),
@@ -312,7 +312,9 @@ describe(`notify timers (${backendName})`, () => {
     // All due in the same instant, about a second from now.
     const ids: string[] = [];
     for (let i = 0; i < 100; i++)
-      ids.push((await a.notify.schedule({ sessionId: "burst", message: `n${i}`, delaySeconds: 1.5 - i * 0.0005 })).id);
+      ids.push(
+        (await a.services.notify.schedule({ sessionId: "burst", message: `n${i}`, delaySeconds: 1.5 - i * 0.0005 })).id,
+      );
     await waitFor(() => hook.bodies.length >= 100 || null, "100 deliveries", 30_000);
     await sleep(500);
     const delivered = hook.bodies.map((body) => body.notifyId as string);
@@ -326,7 +328,7 @@ describe(`notify timers (${backendName})`, () => {
     const daemon = await t.start({ toml: commandAgent });
     await withSession(daemon);
     expect(
-      await daemon.notify.schedule({ sessionId: "s1", message: "m", delaySeconds: 600 }, { hop: 3 }),
+      await daemon.services.notify.schedule({ sessionId: "s1", message: "m", delaySeconds: 600 }, { hop: 3 }),
     ).toMatchObject({ hop: 3 });
   });
 });

@@ -1,7 +1,7 @@
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import type { RunView } from "../../src/cron/views.ts";
-import type { Daemon } from "../../src/daemon.ts";
+import type { Daemon } from "../../src/daemon/daemon.ts";
 import { backendName } from "../helpers/db.ts";
 import { daemonPerTest } from "../helpers/daemon.ts";
 import { waitFor } from "../helpers/wait.ts";
@@ -14,7 +14,7 @@ async function overlapping(policy: "skip" | "allow" | "buffer_one" | "cancel_pre
   const daemon = await t.start({
     toml: `[agents.napper]\nexecutor = "command"\nargv = ["${AGENT_SH}"]\ntimeout = "10s"\n`,
   });
-  const job = await daemon.cron.add({
+  const job = await daemon.services.cron.add({
     name: `nap-${policy}`,
     agentId: "napper",
     cron: "* * * * * *",
@@ -24,7 +24,7 @@ async function overlapping(policy: "skip" | "allow" | "buffer_one" | "cancel_pre
   return { daemon, job };
 }
 const runs = async (daemon: Daemon, jobId: string): Promise<RunView[]> =>
-  (await daemon.cron.runs({ jobId, limit: 100 })).reverse();
+  (await daemon.services.cron.runs({ jobId, limit: 100 })).reverse();
 
 describe(`overlap policies with a mission that outlasts its interval (${backendName})`, () => {
   it("skip: slots during a run are Skipped, naming the run, and no two runs overlap", async () => {
@@ -104,7 +104,7 @@ describe(`overlap policies with a mission that outlasts its interval (${backendN
 describe(`heartbeats (${backendName})`, () => {
   it("acknowledges HEARTBEAT_OK quietly and skips beats while the agent is busy with another mission", async () => {
     const { daemon, job: long } = await overlapping("allow"); // the napper agent is kept busy, 2.5 s per mission
-    const beat = await daemon.cron.add({
+    const beat = await daemon.services.cron.add({
       name: "pulse",
       agentId: "napper",
       kind: "heartbeat",
@@ -123,7 +123,7 @@ describe(`heartbeats (${backendName})`, () => {
     expect(beats.find((r) => r.status === "Skipped")!.reason).toMatch(
       /^busy: the agent's session cron-\d+-\d+ is running run \d+$/,
     );
-    await daemon.cron.remove(long.id);
+    await daemon.services.cron.remove(long.id);
     const acked = await waitFor(
       async () => (await runs(daemon, beat.id)).find((r) => r.status === "Succeeded"),
       "an acknowledged beat",

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { apiClient } from "../../src/cli/client.ts";
-import type { Daemon } from "../../src/daemon.ts";
+import type { Daemon } from "../../src/daemon/daemon.ts";
 import { backendName } from "../helpers/db.ts";
 import { daemonPerTest, type TestDaemonOptions } from "../helpers/daemon.ts";
 import { createServer } from "node:http";
@@ -28,12 +28,12 @@ interface DecisionView {
 }
 const decisionsOf = async (api: ReturnType<typeof apiClient>, query: Record<string, string> = {}) =>
   await api.get<{ decisions: DecisionView[]; counts: Record<string, number> }>("/v1/hook-decisions", query);
-const runsOf = (d: Daemon, jobId: string) => d.cron.runs({ jobId, limit: 1000 });
+const runsOf = (d: Daemon, jobId: string) => d.services.cron.runs({ jobId, limit: 1000 });
 
 describe(`the plugin runtime inside the daemon (${backendName})`, () => {
   it("handles a slot within about 5 s when one plugin spins in while (true) {}, applies the other plugin's change, logs the stuck one, and fires the next slot on time", async () => {
     const { daemon, api } = await start([fixturePlugin("spins"), fixturePlugin("appends")]);
-    const job = await daemon.cron.add({ name: "stuck", agentId: "a1", every: "6s", prompt: "p" });
+    const job = await daemon.services.cron.add({ name: "stuck", agentId: "a1", every: "6s", prompt: "p" });
     const first = await waitFor(
       async () => (await runsOf(daemon, job.id)).find((r) => r.status === "Succeeded"),
       "the first slot's outcome",
@@ -53,7 +53,7 @@ describe(`the plugin runtime inside the daemon (${backendName})`, () => {
       reason: "timeout",
     });
     expect(decisions[0]!.durationMs).toBeGreaterThanOrEqual(4_900);
-    expect(daemon.plugins.list().find((p) => p.name === "spins")!.restarts).toBe(0);
+    expect(daemon.services.plugins.list().find((p) => p.name === "spins")!.restarts).toBe(0);
 
     // The next slot is claimed on time (the spinning worker was terminated and is restarted).
     const second = await waitFor(
@@ -72,7 +72,7 @@ describe(`the plugin runtime inside the daemon (${backendName})`, () => {
         toml: `[plugins]\nhandler_timeout = "300ms"\n`,
       },
     );
-    const job = await d2.cron.add({ name: "gated", agentId: "a1", cron: "* * * * * *", prompt: "p" });
+    const job = await d2.services.cron.add({ name: "gated", agentId: "a1", cron: "* * * * * *", prompt: "p" });
     const run = await waitFor(
       async () => (await runsOf(d2, job.id)).find((r) => r.status === "Cancelled"),
       "a Cancelled run",
@@ -83,11 +83,11 @@ describe(`the plugin runtime inside the daemon (${backendName})`, () => {
   it("defers a slot with tools.defer: a Deferred row with the plugin and reason, then the slot fires at `until` through the chain again", async () => {
     const { daemon, api } = await start([fixturePlugin("defers-once")]);
     // A yearly job whose next slot is moved to half a second from now: one slot to watch.
-    const live = await daemon.cron.add({ name: "held", agentId: "a1", cron: "0 0 1 1 *", prompt: "p" });
-    await daemon.database.db.execute(
+    const live = await daemon.services.cron.add({ name: "held", agentId: "a1", cron: "0 0 1 1 *", prompt: "p" });
+    await daemon.services.database.db.execute(
       sql`update cron_jobs set next_fire_at = ${new Date(Date.now() + 500).toISOString()}::timestamptz where id = ${BigInt(live.id)}`,
     );
-    daemon.scheduler.poke();
+    daemon.services.scheduler.poke();
     const runs = await waitFor(
       async () => {
         const all = await runsOf(daemon, live.id);
@@ -107,7 +107,7 @@ describe(`the plugin runtime inside the daemon (${backendName})`, () => {
 
   it("records a shadow plugin's veto in the decision log without enforcing it", async () => {
     const { daemon, api } = await start([fixturePlugin("shadow-veto")]);
-    const job = await daemon.cron.add({ name: "watched", agentId: "a1", cron: "* * * * * *", prompt: "p" });
+    const job = await daemon.services.cron.add({ name: "watched", agentId: "a1", cron: "* * * * * *", prompt: "p" });
     await waitFor(async () => (await runsOf(daemon, job.id)).some((r) => r.status === "Succeeded"), "a Succeeded run");
     const { decisions, counts } = await decisionsOf(api, { hook: "cronJobFiring" });
     expect(decisions[0]).toMatchObject({
@@ -122,7 +122,7 @@ describe(`the plugin runtime inside the daemon (${backendName})`, () => {
 
   it("by default runs a plugin on every call however often it fails (no circuit breaker), skipping each failure", async () => {
     const { daemon, api } = await start([fixturePlugin("throws"), fixturePlugin("appends")]);
-    const job = await daemon.cron.add({ name: "always", agentId: "a1", cron: "* * * * * *", prompt: "p" });
+    const job = await daemon.services.cron.add({ name: "always", agentId: "a1", cron: "* * * * * *", prompt: "p" });
     await waitFor(
       async () => (await runsOf(daemon, job.id)).filter((r) => r.status === "Succeeded").length >= 7,
       "seven runs",
@@ -136,7 +136,7 @@ describe(`the plugin runtime inside the daemon (${backendName})`, () => {
 
   it("skips a prompt a plugin emptied and a todo batch over the cap as that plugin's malformed results", async () => {
     const { daemon, api } = await start([fixturePlugin("blank-prompt"), fixturePlugin("appends")]);
-    const job = await daemon.cron.add({ name: "blank", agentId: "a1", cron: "* * * * * *", prompt: "p" });
+    const job = await daemon.services.cron.add({ name: "blank", agentId: "a1", cron: "* * * * * *", prompt: "p" });
     const run = await waitFor(
       async () => (await runsOf(daemon, job.id)).find((r) => r.status === "Succeeded"),
       "a run",
@@ -159,7 +159,7 @@ describe(`the plugin runtime inside the daemon (${backendName})`, () => {
     const { daemon, api } = await start([fixturePlugin("throws"), fixturePlugin("appends")], {
       toml: `[plugins]\nbreaker_failures = 2\nbreaker_cooldown = "1h"\n`,
     });
-    const job = await daemon.cron.add({ name: "breaker", agentId: "a1", cron: "* * * * * *", prompt: "p" });
+    const job = await daemon.services.cron.add({ name: "breaker", agentId: "a1", cron: "* * * * * *", prompt: "p" });
     const listed = await waitFor(async () => {
       const { plugins } = await api.get<{
         plugins: { name: string; state: string; error: string | null; suspendedUntil: string | null }[];
@@ -178,8 +178,13 @@ describe(`the plugin runtime inside the daemon (${backendName})`, () => {
 
   it("runs command hooks: JSON on stdin and stdout, exit 2 cancels with stderr as the reason", async () => {
     const { daemon, api } = await start([fixturePlugin("cmd-gate")]);
-    const ok = await daemon.cron.add({ name: "ok", agentId: "a1", cron: "* * * * * *", prompt: "go" });
-    const blocked = await daemon.cron.add({ name: "blocked", agentId: "a1", cron: "* * * * * *", prompt: "BLOCK me" });
+    const ok = await daemon.services.cron.add({ name: "ok", agentId: "a1", cron: "* * * * * *", prompt: "go" });
+    const blocked = await daemon.services.cron.add({
+      name: "blocked",
+      agentId: "a1",
+      cron: "* * * * * *",
+      prompt: "BLOCK me",
+    });
     const fine = await waitFor(
       async () => (await runsOf(daemon, ok.id)).find((r) => r.status === "Succeeded"),
       "a Succeeded run",
@@ -221,11 +226,11 @@ describe(`the plugin runtime inside the daemon (${backendName})`, () => {
   it("fails open on a command hook that crashes, prints garbage or overruns its timeout", async () => {
     const { daemon, api } = await start([fixturePlugin("cmd-gate")]);
     for (const word of ["CRASH", "GARBAGE", "SLEEP"])
-      await daemon.cron.add({ name: word, agentId: "a1", every: "1h", prompt: word });
-    await daemon.database.db.execute(
+      await daemon.services.cron.add({ name: word, agentId: "a1", every: "1h", prompt: word });
+    await daemon.services.database.db.execute(
       sql`update cron_jobs set next_fire_at = ${new Date(Date.now() + 300).toISOString()}::timestamptz`,
     );
-    daemon.scheduler.poke();
+    daemon.services.scheduler.poke();
     const { decisions } = await waitFor(
       async () => {
         const result = await decisionsOf(api, { plugin: "cmd-gate" });
@@ -241,7 +246,7 @@ describe(`the plugin runtime inside the daemon (${backendName})`, () => {
     ]);
     // Each slot still ran, with its prompt unchanged.
     const runs = await waitFor(async () => {
-      const all = await daemon.cron.runs({ limit: 10 });
+      const all = await daemon.services.cron.runs({ limit: 10 });
       return all.filter((r) => r.promptFired !== null).length === 3 ? all : null;
     }, "three runs handed off");
     expect(runs.map((r) => r.promptFired).sort()).toEqual(["CRASH", "GARBAGE", "SLEEP"]);
@@ -258,7 +263,7 @@ describe(`the plugin runtime inside the daemon (${backendName})`, () => {
     try {
       const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/gate`;
       const { daemon } = await start([pluginCopy(fixturePlugin("fetches"), { config: { url } })]);
-      const job = await daemon.cron.add({
+      const job = await daemon.services.cron.add({
         name: "fetched",
         agentId: "a1",
         cron: "* * * * * *",

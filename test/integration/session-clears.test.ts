@@ -1,7 +1,7 @@
 import { sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { apiClient, type ApiClient } from "../../src/cli/client.ts";
-import type { Daemon } from "../../src/daemon.ts";
+import type { Daemon } from "../../src/daemon/daemon.ts";
 import { rows } from "../../src/db/client.ts";
 import { storeGet } from "../../src/plugins/queries.ts";
 import type { ClearStep, ClearView } from "../../src/sessions/clears.ts";
@@ -47,18 +47,18 @@ async function seed(daemon: Daemon): Promise<ApiClient> {
 
 const completed = (daemon: Daemon, id: string) =>
   waitFor(
-    async () => ((await daemon.clears.get(id)).status === "Completed" ? daemon.clears.get(id) : null),
+    async () => ((await daemon.services.clears.get(id)).status === "Completed" ? daemon.services.clears.get(id) : null),
     `clear ${id} to complete`,
     20_000,
   );
 
 async function clearedEvents(daemon: Daemon): Promise<EventView[]> {
-  return (await daemon.sessions.events({ kind: "sessionCleared" })).events;
+  return (await daemon.services.sessions.events({ kind: "sessionCleared" })).events;
 }
 
 async function openClearId(daemon: Daemon): Promise<string> {
   const [row] = await rows<{ id: string }>(
-    daemon.database.db,
+    daemon.services.database.db,
     sql`select id::text as id from session_clears order by id desc limit 1`,
   );
   return row!.id;
@@ -83,7 +83,7 @@ describe(`session clears (${backendName})`, () => {
     expect(done).toMatchObject({ clearingRuns: 1, completedRuns: 1, completedAt: expect.any(String) });
 
     // transcript-summary read the transcript before it was deleted and kept a summary.
-    expect(await storeGet(daemon.database.db, "transcript-summary", "summary:s1")).toEqual({
+    expect(await storeGet(daemon.services.database.db, "transcript-summary", "summary:s1")).toEqual({
       agentId: "a1",
       messageCount: 3,
       subagentCount: 2,
@@ -92,7 +92,7 @@ describe(`session clears (${backendName})`, () => {
       roles: { user: 2, assistant: 1 },
       last: ["user: plan the migration", "assistant: step one: back up", "user: go"],
     });
-    expect(await storeGet(daemon.database.db, "clear-observer", "completed:s1")).toEqual([
+    expect(await storeGet(daemon.services.database.db, "clear-observer", "completed:s1")).toEqual([
       { sessionId: "s1", agentId: "a1", deletedMessageCount: 3, deletedSubagentCount: 2, deletedPeerThreadCount: 1 },
     ]);
 
@@ -127,9 +127,9 @@ describe(`session clears (${backendName})`, () => {
       },
     });
     api = await seed(daemon);
-    const { clear } = await daemon.clears.request("s1", {});
+    const { clear } = await daemon.services.clears.request("s1", {});
     expect(clear.deletedMessageCount).toBe(3);
-    expect((await daemon.sessions.messages("s1")).map((m) => m.text)).toEqual(["arrived mid-clear"]);
+    expect((await daemon.services.sessions.messages("s1")).map((m) => m.text)).toEqual(["arrived mid-clear"]);
     const second = await api.post<ClearView>("/v1/sessions/s1/clear", {});
     expect(second.deletedMessageCount).toBe(1);
     expect((await clearedEvents(daemon)).map((e) => e.data)).toEqual([
@@ -145,13 +145,13 @@ describe(`session clears (${backendName})`, () => {
         clears: {
           reached: async (step) => {
             if (step === "requested" && joined === null)
-              joined = await daemon.clears.request("s1", { trailingText: "again" });
+              joined = await daemon.services.clears.request("s1", { trailingText: "again" });
           },
         },
       },
     });
     await seed(daemon);
-    const { clear } = await daemon.clears.request("s1", {});
+    const { clear } = await daemon.services.clears.request("s1", {});
     expect(joined).toEqual({ clear: expect.objectContaining({ id: clear.id, status: "Requested" }), joined: true });
     expect(await clearedEvents(daemon)).toHaveLength(1);
   });
@@ -188,7 +188,7 @@ describe(`session clears (${backendName})`, () => {
     it(`finishes a clear killed after step "${step}" when the daemon restarts, deleting once with one event`, async () => {
       const first = await t.start({ pluginDirs: PLUGINS, faults: { clears: killOnceAt(step) } });
       await seed(first);
-      const outcome = await first.clears.request("s1", { trailingText: null }).then(
+      const outcome = await first.services.clears.request("s1", { trailingText: null }).then(
         () => "returned",
         (err) => (err instanceof Crash ? "crashed" : Promise.reject(err)),
       );
@@ -206,7 +206,11 @@ describe(`session clears (${backendName})`, () => {
         deletedPeerThreadCount: 1,
         ...runs,
       });
-      expect(await second.sessions.get("s1")).toMatchObject({ messageCount: 0, subagentCount: 0, peerThreadCount: 0 });
+      expect(await second.services.sessions.get("s1")).toMatchObject({
+        messageCount: 0,
+        subagentCount: 0,
+        peerThreadCount: 0,
+      });
       const events = await clearedEvents(second);
       expect(events).toHaveLength(1);
       expect(events[0]!.data).toMatchObject({
@@ -216,12 +220,14 @@ describe(`session clears (${backendName})`, () => {
         deletedPeerThreadCount: 1,
       });
       // sessionClearCompleted saw the deleted counts each time it fired.
-      const seen = (await storeGet(second.database.db, "clear-observer", "completed:s1")) as unknown[];
+      const seen = (await storeGet(second.services.database.db, "clear-observer", "completed:s1")) as unknown[];
       expect(seen).toHaveLength(runs.completedRuns);
       for (const context of seen)
         expect(context).toMatchObject({ deletedMessageCount: 3, deletedSubagentCount: 2, deletedPeerThreadCount: 1 });
       // The summary was taken from the full transcript, even when sessionClearing ran twice.
-      expect(await storeGet(second.database.db, "transcript-summary", "summary:s1")).toMatchObject({ messageCount: 3 });
+      expect(await storeGet(second.services.database.db, "transcript-summary", "summary:s1")).toMatchObject({
+        messageCount: 3,
+      });
     });
   }
 
@@ -232,18 +238,18 @@ describe(`session clears (${backendName})`, () => {
       faults: { clears: killOnceAt("clearing") },
     });
     await seed(first);
-    await expect(first.clears.request("s1", {})).rejects.toBeInstanceOf(Crash);
+    await expect(first.services.clears.request("s1", {})).rejects.toBeInstanceOf(Crash);
     const id = await openClearId(first);
     await first.stop();
     // The owner's lease is still running: another instance leaves the clear alone...
     const second = await t.start({ pluginDirs: PLUGINS, instanceName: "two" });
-    expect(await second.clears.resumeAbandoned()).toBe(0);
-    expect((await second.clears.get(id)).status).toBe("Requested");
+    expect(await second.services.clears.resumeAbandoned()).toBe(0);
+    expect((await second.services.clears.get(id)).status).toBe("Requested");
     // ...until it runs out.
-    await second.database.db.execute(
+    await second.services.database.db.execute(
       sql`update session_clears set lease_until = now() - interval '1 second' where id = ${id}`,
     );
-    expect(await second.clears.resumeAbandoned()).toBe(1);
+    expect(await second.services.clears.resumeAbandoned()).toBe(1);
     expect(await completed(second, id)).toMatchObject({ clearingRuns: 2, deletedMessageCount: 3 });
     expect(await clearedEvents(second)).toHaveLength(1);
   });

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { apiClient, type ApiClient } from "../../src/cli/client.ts";
-import type { Daemon } from "../../src/daemon.ts";
+import type { Daemon } from "../../src/daemon/daemon.ts";
 import { backendName, freshDatabase, type TestDatabase } from "../helpers/db.ts";
 import { startTestDaemon } from "../helpers/daemon.ts";
 import { fixturePlugin } from "../helpers/plugins.ts";
@@ -101,9 +101,9 @@ describe(`sessions and host.session (${backendName})`, () => {
   });
 
   it("has no host.session on a hook that carries no session", async () => {
-    const job = await daemon.cron.add({ name: "j", agentId: "a1", cron: "* * * * * *", prompt: "p" });
+    const job = await daemon.services.cron.add({ name: "j", agentId: "a1", cron: "* * * * * *", prompt: "p" });
     const run = await waitFor(
-      async () => (await daemon.cron.runs({ jobId: job.id, limit: 5 })).find((r) => r.promptFired),
+      async () => (await daemon.services.cron.runs({ jobId: job.id, limit: 5 })).find((r) => r.promptFired),
       "a run",
     );
     expect(run.promptFired).toBe("p [session absent]");

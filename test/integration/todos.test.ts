@@ -1,7 +1,7 @@
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { apiClient, type ApiClient } from "../../src/cli/client.ts";
-import type { Daemon } from "../../src/daemon.ts";
+import type { Daemon } from "../../src/daemon/daemon.ts";
 import type { BatchView, TodoView } from "../../src/todos/service.ts";
 import { backendName, freshDatabase, type TestDatabase } from "../helpers/db.ts";
 import { startTestDaemon } from "../helpers/daemon.ts";
@@ -94,7 +94,7 @@ describe(`todos through todoAdded (${backendName})`, () => {
     expect(
       (await api.get<{ todos: TodoView[] }>("/v1/sessions/s1/todos", { status: "all" })).todos.map((t) => t.status),
     ).toEqual(["done", "cancelled", "open"]);
-    expect(await daemon.todos.openCounts(["s1", "nobody"])).toEqual(new Map([["s1", 1]]));
+    expect(await daemon.services.todos.openCounts(["s1", "nobody"])).toEqual(new Map([["s1", 1]]));
   });
 
   it("refuses bad input naming the field, and an unknown session or todo", async () => {

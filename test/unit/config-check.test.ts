@@ -1,12 +1,12 @@
-import { mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { configCheck } from "../../src/cli/config-check.ts";
 import { EXIT, type CliIo } from "../../src/cli/io.ts";
+import { tempDir } from "../helpers/tmp.ts";
 
 function check(options: { file?: string; env?: Record<string, string>; json?: boolean; configPath?: string }) {
-  const cwd = mkdtempSync(join(tmpdir(), "missiond-config-check-"));
+  const cwd = tempDir("config-check");
   let configPath = options.configPath;
   if (options.file !== undefined) {
     configPath = join(cwd, "config.toml");

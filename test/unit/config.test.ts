@@ -1,12 +1,12 @@
-import { mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config/load.ts";
+import { tempDir } from "../helpers/tmp.ts";
 
 const base = { cwd: "/srv/app", hostname: "host", pid: 42 };
 const withFile = (toml: string) => {
-  const dir = mkdtempSync(join(tmpdir(), "missiond-config-"));
+  const dir = tempDir("config");
   const path = join(dir, "config.toml");
   writeFileSync(path, toml);
   return path;

@@ -1,10 +1,10 @@
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { lockDataDir } from "../../src/db/lock.ts";
+import { tempDir } from "../helpers/tmp.ts";
 
-const dir = () => mkdtempSync(join(tmpdir(), "missiond-lock-"));
+const dir = () => tempDir("lock");
 
 describe("the embedded data directory lock", () => {
   it("refuses a second holder while the first is alive, naming it", () => {

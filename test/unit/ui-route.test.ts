@@ -1,9 +1,9 @@
-import { mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { buildApi, type ApiServices } from "../../src/api/app.ts";
 import { createLogger } from "../../src/log.ts";
+import { tempDir } from "../helpers/tmp.ts";
 
 // The routes under test touch no service.
 const api = (uiDir: string) =>
@@ -15,7 +15,7 @@ const api = (uiDir: string) =>
 
 describe("the dashboard's route", () => {
   it("says how to build the dashboard when it was never built, without asking for the token", async () => {
-    const app = api(mkdtempSync(join(tmpdir(), "missiond-no-ui-")));
+    const app = api(tempDir("no-ui"));
     for (const url of ["/ui", "/ui/", "/ui/app.js"]) {
       const answer = await app.inject({ method: "GET", url });
       expect(answer.statusCode, url).toBe(503);
@@ -25,7 +25,7 @@ describe("the dashboard's route", () => {
   });
 
   it("serves the built files without the token, with a strict content security policy, and nothing else without it", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "missiond-ui-"));
+    const dir = tempDir("ui");
     writeFileSync(join(dir, "index.html"), "<!doctype html><title>missiond</title>");
     writeFileSync(join(dir, ".secret"), "dotfiles are not served");
     const app = api(dir);

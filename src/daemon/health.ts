@@ -1,0 +1,105 @@
+import type { PgBoss } from "pg-boss";
+import type { Clock } from "../clock.ts";
+import type { Config } from "../config/load.ts";
+import { diagnoseCron } from "../cron/doctor.ts";
+import { countOverdue } from "../cron/queries.ts";
+import { MISSIONS_QUEUE } from "../db/boss.ts";
+import { ping, type Database } from "../db/client.ts";
+import { Metrics } from "../metrics.ts";
+import { countPending, overdueTimers } from "../notify/queries.ts";
+import type { Plugins } from "../plugins/service.ts";
+import type { Scheduler } from "../scheduler/scheduler.ts";
+import { claimLeaseMs } from "./leases.ts";
+
+// A job whose next slot is this far in the past "should have fired but didn't" (metric and doctor).
+const OVERDUE_AFTER_MS = 60_000;
+
+// A run Running longer than this is reported by `missiond doctor` as stuck.
+const STUCK_RUNNING_MS = 3_600_000;
+
+// Past this much skew against the database clock, `missiond doctor` reports a problem.
+const SKEW_TOLERANCE_MS = 1_000;
+
+/** The daemon's metrics, their gauges read at scrape time (the scheduler exists only once wired). */
+export function daemonMetrics(parts: {
+  database: Database;
+  boss: PgBoss;
+  clock: Clock;
+  scheduler: () => Scheduler | undefined;
+}): Metrics {
+  const { database, boss, clock, scheduler } = parts;
+  return new Metrics({
+    overdueJobs: () => countOverdue(database.db, new Date(clock.now() - OVERDUE_AFTER_MS)),
+    missionQueueDepth: async () => (await boss.getQueue(MISSIONS_QUEUE))?.queuedCount ?? 0,
+    schedulerPending: () => scheduler()?.pending ?? 0,
+    pendingTimers: () => countPending(database.db),
+    clockSkewMs: () => scheduler()?.skewMs ?? 0,
+  });
+}
+
+export interface HealthParts {
+  config: Config;
+  clock: Clock;
+  database: Database;
+  boss: PgBoss;
+  plugins: Plugins;
+  scheduler: Scheduler;
+}
+
+/** `missiond doctor`: what is late, stuck, failing or misconfigured; `ok` when nothing is. */
+export function doctor(parts: HealthParts): () => Promise<Record<string, unknown> & { ok: boolean }> {
+  const { config, clock, database, plugins, scheduler } = parts;
+  // Past the longest cronJobFiring chain plus a margin, a Claimed row has lost its chain.
+  const claimedMs = claimLeaseMs(plugins.chain, config.plugins, "cronJobFiring");
+  return async () => {
+    const now = clock.now();
+    const cronFindings = await diagnoseCron(database.db, now, {
+      overdueMs: OVERDUE_AFTER_MS,
+      claimedMs,
+      runningMs: STUCK_RUNNING_MS,
+    });
+    const lateTimers = await overdueTimers(database.db, new Date(now - OVERDUE_AFTER_MS), 50);
+    const pluginProblems = plugins
+      .list()
+      .filter((p) => p.state !== "active")
+      .map((p) => ({ name: p.name, state: p.state, error: p.error }));
+    const skewMs = scheduler.skewMs;
+    const schedulerArmed = scheduler.isArmed;
+    const ok =
+      schedulerArmed &&
+      cronFindings.overdueJobs.length === 0 &&
+      cronFindings.stuckRuns.length === 0 &&
+      cronFindings.failingAgents.length === 0 &&
+      lateTimers.length === 0 &&
+      pluginProblems.length === 0 &&
+      Math.abs(skewMs) <= SKEW_TOLERANCE_MS;
+    return {
+      ok,
+      ...cronFindings,
+      overdueTimers: lateTimers,
+      plugins: pluginProblems,
+      clockSkewMs: skewMs,
+      schedulerArmed,
+    };
+  };
+}
+
+/** Readiness: the database answers, pg-boss is started, the scheduler is armed. */
+export function readiness(parts: HealthParts): () => Promise<{ ready: boolean; checks: Record<string, boolean> }> {
+  const { database, boss, scheduler } = parts;
+  return async () => {
+    const checks = { database: false, pgBoss: false, scheduler: scheduler.isArmed };
+    try {
+      await ping(database.db);
+      checks.database = true;
+    } catch {
+      /* reported as false */
+    }
+    try {
+      checks.pgBoss = (await boss.getQueue(MISSIONS_QUEUE)) !== null;
+    } catch {
+      /* reported as false */
+    }
+    return { ready: Object.values(checks).every(Boolean), checks };
+  };
+}

@@ -1,0 +1,27 @@
+import type { PluginChain } from "../plugins/chain.ts";
+import type { HookName } from "../plugins/hooks.ts";
+
+// Added to the longest chain before a claimed row counts as abandoned (transaction and clock slack).
+export const STALE_CLAIM_MARGIN_MS = 30_000;
+
+export interface ChainLimits {
+  readonly handlerTimeoutMs: number;
+  readonly chainDeadlineMs: number | null;
+}
+
+/**
+ * The longest a chain of `hook` can take with the loaded plugins: every handler of the hook
+ * running to its timeout, capped by the chain deadline.
+ */
+export function longestChainMs(chain: PluginChain, limits: ChainLimits, hook: HookName): number {
+  const handlers = chain.plugins.filter((p) => p.hooks.has(hook)).length;
+  return Math.min(limits.handlerTimeoutMs * handlers, limits.chainDeadlineMs ?? Infinity);
+}
+
+/**
+ * How long a row claimed for the chains of `hooks` may stay claimed before another instance takes
+ * it over: past the longest of those chains plus the margin, the claim has lost its chain.
+ */
+export function claimLeaseMs(chain: PluginChain, limits: ChainLimits, ...hooks: HookName[]): number {
+  return Math.max(...hooks.map((hook) => longestChainMs(chain, limits, hook))) + STALE_CLAIM_MARGIN_MS;
+}

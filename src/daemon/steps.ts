@@ -1,0 +1,154 @@
+import type { FastifyInstance } from "fastify";
+import type { PgBoss } from "pg-boss";
+import { buildApi, type ApiServices } from "../api/app.ts";
+import { UI_DIST } from "../api/ui.ts";
+import { CANCEL_CHANNEL, SCHEDULE_CHANNEL } from "../cron/channels.ts";
+import { startBoss } from "../db/boss.ts";
+import { openDatabase, type Database } from "../db/client.ts";
+import { lockDataDir } from "../db/lock.ts";
+import { migrate } from "../db/migrate.ts";
+import type { Stop, Step } from "./lifecycle.ts";
+import { listenOnSocket, listenOnTcp } from "./listeners.ts";
+import {
+  apiServices,
+  drainWorkers,
+  startPlugins,
+  startResumeSweeper,
+  startWorkers,
+  wireServices,
+  type DaemonEnv,
+  type Foundation,
+  type Services,
+  type Workers,
+} from "./wiring.ts";
+
+/** What the steps acquire, set as they run: a step reads only what an earlier step set. */
+export interface Parts {
+  database: Database;
+  boss: PgBoss;
+  foundation: Foundation;
+  /** Read by the metric gauges, which exist before the services do. */
+  services: Services | undefined;
+  workers: Workers;
+  apiServices: ApiServices;
+  api: FastifyInstance;
+}
+
+/**
+ * The daemon's lifecycle: started top to bottom, stopped bottom to top. So on stop: the listeners
+ * close first (no new requests), then nothing new is claimed (sweeper, recovery, scheduler), claimed
+ * slots and timers reach their outcome, missions drain (or are handed back) while cancels still
+ * arrive, detached hooks finish while the plugins are loaded, and pg-boss stops before the database.
+ */
+export function daemonSteps(env: DaemonEnv, p: Parts): Step[] {
+  const s = () => p.services!;
+  return [
+    { name: "data-dir lock", start: async () => lockUnlessShared(env) },
+    { name: "database", status: "opening the database", start: () => openDb(env, p) },
+    { name: "migrations", status: "migrating", start: () => migrate(p.database) },
+    { name: "pg-boss", status: "starting pg-boss", start: () => startPgBoss(env, p) },
+    { name: "plugins", start: () => loadPlugins(env, p) },
+    { name: "detached hooks", start: async () => () => env.detached.drain() },
+    { name: "services", start: async () => void (p.services = wireServices(env, p.foundation)) },
+    { name: "workers", start: async () => void (p.workers = await startWorkers(env, s())) },
+    { name: "cancel listener", start: () => listenForCancels(p) },
+    { name: "worker drain", start: async () => () => drainWorkers(env, p.boss, p.workers) },
+    { name: "schedule listener", start: () => listenForScheduleChanges(p) },
+    { name: "claim drain", start: async () => () => drainClaims(s()) },
+    { name: "scheduler", status: "arming the scheduler", start: () => armScheduler(s()) },
+    { name: "claim recovery", start: async () => startRecovery(s()) },
+    { name: "resume sweeper", start: async () => startSweeper(env, s()) },
+    { name: "api", start: async () => buildSocketApi(env, p) },
+    { name: "socket", start: () => listenSocket(env, p.api) },
+    { name: "tcp", start: () => listenTcp(env, p) },
+  ];
+}
+
+function lockUnlessShared(env: DaemonEnv): Stop | undefined {
+  // An embedded database of its own needs the data dir to itself; a shared one is the test's.
+  if (env.config.databaseUrl || env.deps.skipDataDirLock) return undefined;
+  return lockDataDir(env.config.stateDir, env.config.instanceName, env.deps.probe);
+}
+
+async function openDb(env: DaemonEnv, p: Parts): Promise<Stop> {
+  const { config, deps } = env;
+  p.database = await openDatabase({
+    databaseUrl: config.databaseUrl,
+    dataDir: deps.pglite ? null : config.dataDir,
+    pglite: deps.pglite,
+  });
+  return () => p.database.close();
+}
+
+async function startPgBoss(env: DaemonEnv, p: Parts): Promise<Stop> {
+  const { config, log } = env;
+  const boss = await startBoss({
+    database: p.database,
+    log,
+    instanceName: config.instanceName,
+    retryLimit: config.missions.retryLimit,
+  });
+  p.boss = boss;
+  // By then the workers are off (the worker drain); graceful so pg-boss's own loops have ended
+  // before the database closes.
+  return () => boss.stop({ graceful: true, close: true, timeout: 2_000 });
+}
+
+async function loadPlugins(env: DaemonEnv, p: Parts): Promise<Stop> {
+  // The services are wired in the next steps; until then the gauges read no scheduler.
+  const foundation = await startPlugins(env, p.database, p.boss, () => p.services?.scheduler);
+  p.foundation = foundation;
+  return () => foundation.plugins.stop();
+}
+
+/** cancel_previous on any instance: the one executing the replaced run's mission aborts it. */
+function listenForCancels(p: Parts): Promise<Stop> {
+  return p.database.listen(CANCEL_CHANNEL, (runId) => p.workers.missions.abort(runId));
+}
+
+/** Other instances announce job changes; re-arm at once instead of waiting for the poll. */
+function listenForScheduleChanges(p: Parts): Promise<Stop> {
+  return p.database.listen(SCHEDULE_CHANNEL, () => p.services?.scheduler.poke());
+}
+
+/** Stop claiming first (the scheduler's stop), then every claimed slot and timer reaches its outcome. */
+async function drainClaims(s: Services): Promise<void> {
+  await Promise.all([s.firing.drain(), s.notifyDelivery.drain()]);
+}
+
+async function armScheduler(s: Services): Promise<Stop> {
+  await s.scheduler.start();
+  return () => s.scheduler.stop();
+}
+
+function startSweeper(env: DaemonEnv, s: Services): Stop {
+  const sweeper = startResumeSweeper(env, s);
+  return () => sweeper.stop();
+}
+
+function startRecovery(s: Services): Stop {
+  s.recovery.start();
+  return () => s.recovery.stop();
+}
+
+function buildSocketApi(env: DaemonEnv, p: Parts): Stop {
+  p.apiServices = apiServices(env, p.services!);
+  p.api = buildApi(p.apiServices, { log: env.log, token: null, uiDir: env.deps.uiDir ?? UI_DIST });
+  return () => p.api.close();
+}
+
+async function listenSocket(env: DaemonEnv, api: FastifyInstance): Promise<Stop | undefined> {
+  if (env.deps.listen === false) {
+    await api.ready();
+    return undefined;
+  }
+  return listenOnSocket(api, env.config.socketPath);
+}
+
+/** The same services as the socket, behind a bearer token. */
+async function listenTcp(env: DaemonEnv, p: Parts): Promise<Stop | undefined> {
+  const { config, deps } = env;
+  if (!config.listen || deps.listen === false) return undefined;
+  const tcp = buildApi(p.apiServices, { log: env.log, token: config.apiToken, uiDir: deps.uiDir ?? UI_DIST });
+  return listenOnTcp(tcp, config.listen);
+}

@@ -1,0 +1,284 @@
+import { dirname } from "node:path";
+import type { PgBoss } from "pg-boss";
+import type { ApiServices } from "../api/app.ts";
+import type { Clock } from "../clock.ts";
+import type { Config } from "../config/load.ts";
+import { CronFiring } from "../cron/firing.ts";
+import { startMissionWorker, type MissionWorker } from "../cron/missions.ts";
+import { databaseNow, knownAgents } from "../cron/queries.ts";
+import { ClaimRecovery } from "../cron/recovery.ts";
+import { CronService } from "../cron/service.ts";
+import { cronDueSource, deferredDueSource } from "../cron/source.ts";
+import { MISSIONS_QUEUE, NOTIFY_QUEUE } from "../db/boss.ts";
+import type { Database } from "../db/client.ts";
+import { AgentService } from "../executors/agents.ts";
+import { executorRegistry } from "../executors/registry.ts";
+import type { InFlight } from "../in-flight.ts";
+import type { Logger } from "../log.ts";
+import type { Metrics } from "../metrics.ts";
+import { NotifyDelivery } from "../notify/delivery.ts";
+import { NotifyService } from "../notify/service.ts";
+import { wakeSchedulersIfDueSoon } from "../notify/wake.ts";
+import { startNotifyWorker, type NotifyWorker } from "../notify/worker.ts";
+import { Plugins } from "../plugins/service.ts";
+import { Scheduler } from "../scheduler/scheduler.ts";
+import { startSweeper, type Sweeper } from "../scheduler/sweeper.ts";
+import { ClearService } from "../sessions/clears.ts";
+import { SessionService } from "../sessions/service.ts";
+import { TodoService } from "../todos/service.ts";
+import type { DaemonDeps } from "./daemon.ts";
+import { daemonMetrics, doctor, readiness } from "./health.ts";
+import { claimLeaseMs } from "./leases.ts";
+
+// How long handed-back missions get to stop (a killed command closes its pipes) before the stop goes on.
+const HAND_BACK_WAIT_MS = 1_000;
+
+/** What every part of the daemon is built from. */
+export interface DaemonEnv {
+  readonly config: Config;
+  readonly deps: DaemonDeps;
+  readonly clock: Clock;
+  readonly log: Logger;
+  /** Observe-only hooks (cronJobCompleted) run detached; shutdown waits for them before plugins stop. */
+  readonly detached: InFlight;
+  /** When stop() was first called: the drain budget counts from there (real time, like serve's timer). */
+  readonly stopRequestedAt: () => number;
+}
+
+/** The services the plugins need before they load, and the plugins. */
+export interface Foundation {
+  database: Database;
+  boss: PgBoss;
+  sessions: SessionService;
+  metrics: Metrics;
+  plugins: Plugins;
+}
+
+export interface Services extends Foundation {
+  firing: CronFiring;
+  cron: CronService;
+  notifyDelivery: NotifyDelivery;
+  notify: NotifyService;
+  todos: TodoService;
+  clears: ClearService;
+  scheduler: Scheduler;
+  recovery: ClaimRecovery;
+  agents: AgentService;
+}
+
+export async function startPlugins(
+  env: DaemonEnv,
+  database: Database,
+  boss: PgBoss,
+  scheduler: () => Scheduler | undefined,
+): Promise<Foundation> {
+  const { config, deps, clock, log } = env;
+  const metrics = daemonMetrics({ database, boss, clock, scheduler });
+  const sessions = new SessionService(database.db, clock);
+  const plugins = await Plugins.start({
+    dirs: config.pluginDirs,
+    handlerTimeoutMs: config.plugins.handlerTimeoutMs,
+    chainDeadlineMs: config.plugins.chainDeadlineMs,
+    breaker: { failures: config.plugins.breakerFailures, cooldownMs: config.plugins.breakerCooldownMs },
+    memoryLimitMb: config.plugins.memoryLimitMb,
+    log,
+    now: () => clock.now(),
+    db: database.db,
+    instanceName: config.instanceName,
+    agents: async () => (await knownAgents(database.db)).map((id) => ({ id })),
+    sessions: sessions.reader(),
+    onDecision: (decision) => {
+      metrics.decision(decision);
+      deps.onDecision?.(decision);
+    },
+    onChain: (hook, durationMs) => metrics.chain(hook, durationMs),
+  });
+  return { database, boss, sessions, metrics, plugins };
+}
+
+/** Creates the services on the foundation and hands each what it needs; nothing starts here. */
+export function wireServices(env: DaemonEnv, base: Foundation): Services {
+  const { config, deps, clock, log } = env;
+  const { database, boss, plugins } = base;
+  const { db } = database;
+  const { chain } = plugins;
+  const { instanceName } = config;
+  let scheduler: Scheduler | undefined = undefined;
+  const poke = () => scheduler?.poke();
+  const firing = new CronFiring({
+    db,
+    boss,
+    chain,
+    clock,
+    log,
+    instanceName,
+    onDeferred: poke,
+    onRun: (status, latenessMs) => base.metrics.run(status, latenessMs),
+  });
+  const cron = new CronService({ db, clock, onChange: poke, fireNow: (id) => firing.fireNow(id) });
+  const notifyDelivery = new NotifyDelivery({
+    db,
+    boss,
+    chain,
+    clock,
+    log,
+    instanceName,
+    onTimer: (status, latenessMs) => base.metrics.timer(status, latenessMs),
+  });
+  const notify = new NotifyService({
+    db,
+    chain,
+    clock,
+    maxDelaySeconds: config.notify.maxDelaySeconds,
+    sessionAgent: (id) => base.sessions.agentOf(id),
+    onScheduled: wakeSchedulersIfDueSoon({ db, clock, horizonMs: config.scheduler.horizonMs, poke }),
+  });
+  const todos = new TodoService({
+    db,
+    chain,
+    clock,
+    sessionExists: async (id) => (await base.sessions.agentOf(id)) !== null,
+  });
+  const clears = new ClearService({
+    db,
+    chain,
+    clock,
+    log,
+    instanceName,
+    leaseMs: claimLeaseMs(chain, config.plugins, "sessionClearing", "sessionClearCompleted"),
+    detach: (work) => detach(env, work),
+    faults: deps.faults?.clears,
+  });
+  scheduler = new Scheduler({
+    clock,
+    log,
+    sources: [cronDueSource(db, firing), deferredDueSource(db, firing), notifyDelivery.source()],
+    horizonMs: config.scheduler.horizonMs,
+    maxSleepMs: config.scheduler.maxSleepMs,
+    pollIntervalMs: config.scheduler.pollIntervalMs,
+    databaseNow: () => databaseNow(db),
+  });
+  const recovery = new ClaimRecovery({
+    db,
+    firing,
+    clock,
+    log,
+    instanceName,
+    staleAfterMs: claimLeaseMs(chain, config.plugins, "cronJobFiring"),
+    intervalMs: config.scheduler.pollIntervalMs,
+  });
+  const agentsBase = config.configFile ? dirname(config.configFile) : config.stateDir;
+  const agents = new AgentService(db, config.agents, agentsBase, () => clock.now());
+  return { ...base, firing, cron, notifyDelivery, notify, todos, clears, scheduler, recovery, agents };
+}
+
+const detach = (env: DaemonEnv, work: Promise<unknown>) =>
+  env.detached.add(work, (err) => env.log.error({ err }, "detached hook failed"));
+
+export interface Workers {
+  missions: MissionWorker;
+  deliveries: NotifyWorker;
+}
+
+/** The pg-boss workers that execute missions and deliver notes. */
+export async function startWorkers(env: DaemonEnv, s: Services): Promise<Workers> {
+  const { config, clock, log } = env;
+  const { db } = s.database;
+  const { boss } = s;
+  const executorFor = executorRegistry(s.agents, log, () => clock.now(), env.deps.probe.killGroup);
+  const { concurrency, retryLimit } = config.missions;
+  const missions = await startMissionWorker({
+    db,
+    boss,
+    chain: s.plugins.chain,
+    clock,
+    log,
+    concurrency,
+    retryLimit,
+    executorFor,
+    detach: (work) => detach(env, work),
+    onRun: (status) => s.metrics.run(status),
+    onRunEnded: (jobId) => s.firing.releaseBuffered(jobId),
+  });
+  const deliveries = await startNotifyWorker({
+    db,
+    boss,
+    clock,
+    log,
+    concurrency,
+    retryLimit,
+    executorFor,
+    onTimer: (status) => s.metrics.timer(status, null),
+  });
+  return { missions, deliveries };
+}
+
+/**
+ * Lets the workers finish what they execute. Missions not done when the drain budget (counted
+ * from stop()) is spent are stopped and handed back to pg-boss, so that closing pg-boss and the
+ * database fits in the grace serve allows past the budget.
+ */
+export async function drainWorkers(env: DaemonEnv, boss: PgBoss, workers: Workers): Promise<void> {
+  const drained = Promise.all([
+    boss.offWork(MISSIONS_QUEUE, { wait: true }),
+    boss.offWork(NOTIFY_QUEUE, { wait: true }),
+  ]);
+  const left = Math.max(0, env.config.shutdown.drainBudgetMs - (Date.now() - env.stopRequestedAt()));
+  if ((await raceTimeout(drained, left)) === "timeout") {
+    workers.missions.handBack();
+    workers.deliveries.handBack();
+    // The handlers return as soon as their executions have stopped.
+    await raceTimeout(drained, HAND_BACK_WAIT_MS);
+  }
+}
+
+/**
+ * Timers and clears that lost their instance: claimed again, or resumed from their step. The
+ * first pass runs now, so a restarted daemon finishes its own interrupted clears at once.
+ */
+export function startResumeSweeper(env: DaemonEnv, s: Services): Sweeper {
+  const { clock, log, config } = env;
+  const notifyStaleMs = claimLeaseMs(s.plugins.chain, config.plugins, "notifyDelivered");
+  return startSweeper({
+    name: "resume",
+    clock,
+    log,
+    intervalMs: config.scheduler.pollIntervalMs,
+    sweep: async () => {
+      if (await s.notifyDelivery.releaseAbandoned(new Date(clock.now() - notifyStaleMs))) s.scheduler.poke();
+      await s.clears.resumeAbandoned();
+    },
+  });
+}
+
+/** What the API serves: the services, `missiond doctor` and readiness. */
+export function apiServices(env: DaemonEnv, s: Services): ApiServices {
+  const health = { config: env.config, clock: env.clock, ...s };
+  return {
+    db: s.database.db,
+    cron: s.cron,
+    sessions: s.sessions,
+    clears: s.clears,
+    notify: s.notify,
+    todos: s.todos,
+    agents: s.agents,
+    metrics: s.metrics,
+    plugins: s.plugins,
+    notifyMaxDelaySeconds: env.config.notify.maxDelaySeconds,
+    doctor: doctor(health),
+    readiness: readiness(health),
+  };
+}
+
+/** Resolves to the promise's value, or "timeout" once `ms` have passed. */
+async function raceTimeout<T>(promise: Promise<T>, ms: number): Promise<T | "timeout"> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([
+      promise,
+      new Promise<"timeout">((resolve) => (timer = setTimeout(() => resolve("timeout"), ms))),
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

@@ -1,0 +1,10 @@
+import { sql } from "drizzle-orm";
+import type { Executor } from "../db/client.ts";
+
+/**
+ * NOTIFY `channel` to every instance listening on the database (within a transaction, delivered
+ * when it commits). Raw SQL: drizzle has no NOTIFY, and pg_notify takes the channel as a value.
+ */
+export async function announce(db: Executor, channel: string, payload: string): Promise<void> {
+  await db.execute(sql`select pg_notify(${channel}, ${payload})`);
+}
