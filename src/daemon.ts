@@ -82,6 +82,8 @@ export interface DaemonDeps {
   onState?: (state: DaemonState, detail: string) => void;
   /** Where the dashboard's built files are (default: the package's ui/dist; tests build their own). */
   uiDir?: string;
+  /** The process environment; a plugin sees only the variables its manifest lists under env. */
+  env?: Readonly<Record<string, string | undefined>>;
   /** Fault injection for tests: a seam that throws stops a session clear at that step, as a crash would. */
   faults?: { clears?: ClearServiceDeps["faults"] };
 }
@@ -207,6 +209,7 @@ export function createDaemon(config: Config, deps: DaemonDeps): Daemon {
         deps.onDecision?.(decision);
       },
       onChain: (hook, durationMs) => metrics.chain(hook, durationMs),
+      env: deps.env,
     });
     stack.defer(() => plugins.stop());
     parts.plugins = plugins;
