@@ -8,6 +8,7 @@ import { parseDuration } from "../duration.ts";
 import type { TimerView } from "../notify/views.ts";
 import type { ClearView } from "../sessions/clears.ts";
 import type { TodoView } from "../todos/service.ts";
+import { grantSummary } from "../plugins/grants.ts";
 import { HOOK_NAMES } from "../plugins/hooks.ts";
 import { isMissiondError } from "../errors.ts";
 import type { PluginInfo } from "../plugins/service.ts";
@@ -602,7 +603,7 @@ function buildProgram(io: CliIo, setExit: (code: number) => void): Command {
       const { plugins: list } = await client().get<{ plugins: PluginInfo[] }>("/v1/plugins");
       print(list, () =>
         table(
-          ["NAME", "KIND", "ORDER", "STATE", "HOOKS", "FLAGS", "ERROR"],
+          ["NAME", "KIND", "ORDER", "STATE", "HOOKS", "FLAGS", "GRANTS", "ERROR"],
           list.map((p) => [
             p.name,
             p.kind,
@@ -610,6 +611,7 @@ function buildProgram(io: CliIo, setExit: (code: number) => void): Command {
             p.state,
             p.hooks.join(",") || "-",
             [p.required && "required", p.shadow && "shadow"].filter(Boolean).join(",") || "-",
+            grantSummary(p.grants),
             shorten(p.error, 80),
           ]),
         ),
