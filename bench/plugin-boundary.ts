@@ -6,6 +6,11 @@
  *   {"measure":"rssPerPlugin","plugins":20,"mb":…}
  *   {"measure":"startup5","runs":5,"p50Ms":…,"maxMs":…}
  * Run with `npx node bench/plugin-boundary.ts` (add --expose-gc for steadier memory figures).
+ *
+ * The worker-thread runtime this replaced, measured the same way on the same machine just before
+ * the switch (two shared cores, other work running):
+ *   call p50 21 µs / p99 114 µs; chain5 p50 222 µs / p99 3915 µs; 13.61 MB RSS per plugin;
+ *   start-up with 5 plugins p50 455 ms / max 673 ms.
  */
 import { fileURLToPath } from "node:url";
 import { createLogger } from "../src/log.ts";
