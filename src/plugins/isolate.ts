@@ -56,6 +56,8 @@ type State = "starting" | "ready" | "failed" | "stopped";
 interface Loaded {
   isolate: ivm.Isolate;
   invoke: ivm.Reference;
+  /** Why the daemon disposed this isolate; calls still running in it fail with this. */
+  disposedBecause?: string;
 }
 
 interface Pending {
@@ -155,28 +157,47 @@ export class PluginIsolate {
   /**
    * Every call out of the isolate lands here. Only strings arrive (anything else is refused), the
    * grant is checked for this plugin, and the invocation is the one the daemon started under that
-   * token, or none: a plugin cannot name another plugin, session or grant.
+   * token, or none: a plugin cannot name another plugin, session or grant. Console and host.log
+   * lines are sent without waiting for an answer, so they are handled here synchronously and never
+   * throw: a rejection nobody awaits would surface in the daemon as an unhandled rejection.
    */
-  private readonly hostCall = async (method: unknown, argsJson: unknown, token: unknown): Promise<unknown> => {
+  private readonly hostCall = (method: unknown, argsJson: unknown, token: unknown): unknown => {
+    if (method === "console" || method === "log") {
+      try {
+        this.logLine(method, argsJson);
+      } catch {
+        // A line that cannot be read is dropped.
+      }
+      return undefined;
+    }
+    return this.remoteCall(method, argsJson, token);
+  };
+
+  private logLine(method: "console" | "log", argsJson: unknown): void {
+    if (typeof argsJson !== "string" || argsJson.length > MAX_CALL_CHARS) return;
+    const args = JSON.parse(argsJson) as unknown[];
+    const { log, grants } = this.options;
+    if (!Array.isArray(args)) return;
+    const message = String(args[1]).slice(0, MAX_CONSOLE_CHARS);
+    if (method === "console") {
+      const level = args[0] === "debug" ? "debug" : args[0] === "info" ? "info" : "warn";
+      log[level]({ plugin: this.name, console: true }, message);
+    } else if (methodAllowed(grants, "log")) {
+      log[LEVELS.has(String(args[0])) ? (String(args[0]) as "info") : "info"]({ plugin: this.name }, message);
+    }
+  }
+
+  private async remoteCall(method: unknown, argsJson: unknown, token: unknown): Promise<unknown> {
     if (typeof method !== "string" || typeof argsJson !== "string" || argsJson.length > MAX_CALL_CHARS)
       throw new Error("malformed host call");
-    const args = JSON.parse(argsJson) as unknown[];
-    const { log, grants, host } = this.options;
-    if (method === "console") {
-      const level = String(args[0]) === "debug" ? "debug" : String(args[0]) === "info" ? "info" : "warn";
-      log[level]({ plugin: this.name, console: true }, String(args[1]).slice(0, MAX_CONSOLE_CHARS));
-      return undefined;
-    }
+    const args = JSON.parse(argsJson) as unknown;
+    if (!Array.isArray(args)) throw new Error("malformed host call");
+    const { grants, host } = this.options;
     if (!methodAllowed(grants, method)) throw new Error(`host.${method} is not granted to plugin ${this.name}`);
-    if (method === "log") {
-      const level = LEVELS.has(String(args[0])) ? (String(args[0]) as "info") : "info";
-      log[level]({ plugin: this.name }, String(args[1]).slice(0, MAX_CONSOLE_CHARS));
-      return undefined;
-    }
     const invocation = typeof token === "number" ? (this.pending.get(token)?.meta ?? null) : null;
     const value = await host({ name: this.name, grants }, method, args, invocation);
     return value === undefined ? undefined : JSON.stringify(value);
-  };
+  }
 
   /** Runs one handler. Never rejects: every failure is a RawOutcome the chain can record. */
   async invoke(
@@ -199,7 +220,12 @@ export class PluginIsolate {
     meta: InvocationMeta,
   ): Promise<RawOutcome> {
     if (timeoutMs <= 0) return { outcome: "timeout" };
-    if (this.state === "failed" || this.state === "stopped" || !this.loaded || this.loaded.isolate.isDisposed) {
+    // A call arriving while a reload is under way waits for it below, like the call that started it.
+    const dead =
+      this.state === "failed" ||
+      this.state === "stopped" ||
+      (this.state === "ready" && (!this.loaded || this.loaded.isolate.isDisposed));
+    if (dead) {
       if (this.state === "stopped" || this.options.now() - this.lastStartAt < RESTART_MIN_INTERVAL_MS) {
         return { outcome: "crashed", message: this.lastError ?? "plugin is not running" };
       }
@@ -235,11 +261,13 @@ export class PluginIsolate {
               this.kill(loaded, `terminated after ${hook} exceeded ${timeoutMs} ms`, hook);
               return;
             }
-            if (loaded.isolate.isDisposed && this.state !== "stopped") {
+            const message = loaded.disposedBecause ?? err.message;
+            // Out of memory: the isolate ended itself. (A reload may already be under way.)
+            if (loaded.isolate.isDisposed && this.loaded === loaded && this.state === "ready") {
               this.state = "failed";
-              this.lastError ??= err.message;
+              this.lastError = message;
             }
-            this.settle(id, { outcome: "crashed", message: this.lastError ?? err.message });
+            this.settle(id, { outcome: "crashed", message });
           },
         );
     });
@@ -248,8 +276,11 @@ export class PluginIsolate {
   /** Ends a stuck isolate; every call still running in it fails as crashed, and the next call reloads it. */
   private kill(loaded: Loaded, why: string, hook: HookName): void {
     if (loaded.isolate.isDisposed) return;
-    this.state = "failed";
-    this.lastError = why;
+    loaded.disposedBecause = why;
+    if (this.loaded === loaded) {
+      this.state = "failed";
+      this.lastError = why;
+    }
     this.options.log.warn({ plugin: this.name, hook }, `plugin isolate disposed: ${why}`);
     loaded.isolate.dispose();
   }

@@ -64,6 +64,7 @@ function expectedReports(root: string, port: number): Record<string, string> {
     ].join(" | "),
     "eval-inside": "2,undefined,undefined,undefined",
     "host-ungranted": "undefined,undefined,undefined,undefined,undefined",
+    "console-poison": "survived",
   };
 }
 
