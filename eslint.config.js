@@ -4,7 +4,17 @@ import js from "@eslint/js";
 import tseslint from "typescript-eslint";
 
 export default tseslint.config(
-  { ignores: ["node_modules/", "ui/dist/", "drizzle/", "coverage/", "test/fixtures/", "plugins/**/*.js"] },
+  {
+    ignores: [
+      "node_modules/",
+      "ui/dist/",
+      "drizzle/",
+      "coverage/",
+      "test/fixtures/",
+      "test/security/fixtures/",
+      "plugins/**/*.js",
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

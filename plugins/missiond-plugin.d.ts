@@ -1,5 +1,6 @@
-// Types for plugins written in TypeScript: the globals a plugin worker provides. Optional host
-// members exist only when the manifest grants the matching permission.
+// Types for plugins written in TypeScript: the globals a plugin's isolate provides (besides the
+// ECMAScript built-ins and console). Optional host members exist only when the manifest grants
+// the matching permission.
 
 type Cancellation = { readonly reason: string };
 type Deferral = { readonly until: unknown; readonly reason: string };
@@ -136,6 +137,14 @@ interface MissiondHost {
     json(): Promise<unknown>;
   }>;
   agents?: { list(): Promise<{ agents: { id: string }[] }> };
+  /** Absolute paths inside the manifest's fs grants (write needs "read-write"). */
+  fs?: {
+    read(path: string): Promise<string>;
+    write(path: string, text: string): Promise<void>;
+    list(path: string): Promise<string[]>;
+  };
+  /** The environment variables the manifest lists under env (unset ones absent). */
+  env?: Readonly<Record<string, string>>;
 }
 
 declare var middleware: MissiondMiddleware;

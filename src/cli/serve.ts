@@ -15,7 +15,11 @@ export async function serve(config: Config, io: CliIo): Promise<number> {
   const log = createLogger(config.logLevel);
   const systemd = await openSdNotify(io.env, io.probe.pid, log.child({ component: "systemd" }));
   try {
-    return await run(config, io, createDaemon(config, { probe: io.probe, log, onState: systemd?.onState }));
+    return await run(
+      config,
+      io,
+      createDaemon(config, { probe: io.probe, log, onState: systemd?.onState, env: io.env }),
+    );
   } finally {
     systemd?.close();
   }

@@ -39,6 +39,8 @@ export interface DaemonDeps {
   onStep?: (name: string, phase: "start" | "stop") => void;
   /** Where the dashboard's built files are (default: the package's ui/dist; tests build their own). */
   uiDir?: string;
+  /** The process environment; a plugin sees only the variables its manifest lists under env. */
+  env?: Readonly<Record<string, string | undefined>>;
   /** Fault injection for tests: a seam that throws stops a session clear at that step, as a crash would. */
   faults?: { clears?: ClearServiceDeps["faults"] };
 }

@@ -92,6 +92,7 @@ export async function startPlugins(
       deps.onDecision?.(decision);
     },
     onChain: (hook, durationMs) => metrics.chain(hook, durationMs),
+    env: deps.env,
   });
   return { database, boss, sessions, metrics, plugins };
 }

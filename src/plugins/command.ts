@@ -1,11 +1,13 @@
 import { spawn } from "node:child_process";
 import type { HookName } from "./hooks.ts";
-import type { CommandHook } from "./manifest.ts";
+import type { CommandHook, PluginManifest } from "./manifest.ts";
 import type { RawOutcome } from "./result.ts";
 
 // What a command may print before it is cut off (and treated as malformed).
 const MAX_STDOUT_BYTES = 1_000_000;
 const MAX_STDERR_CHARS = 2_000;
+// A fixed search path, not the daemon's: `#!/usr/bin/env python3` must still work.
+const PATH = "/usr/local/bin:/usr/bin:/bin";
 
 /**
  * Runs one command hook: the context as JSON on stdin, the result as JSON on stdout, with the
@@ -13,19 +15,25 @@ const MAX_STDERR_CHARS = 2_000;
  * with exit 0 passes the value through; any other failure is reported and fails open.
  * Compatible block shapes from other hook systems are accepted on stdout too:
  * `{"decision":"block","reason":…}` and `{"action":"block","message":…}`.
+ *
+ * The command runs in its plugin's folder with an environment of its own: PATH (fixed),
+ * MISSIOND_HOOK, MISSIOND_PLUGIN and the variables the manifest lists under `env` (`grantedEnv`),
+ * nothing else of the daemon's.
  */
 export function runCommandHook(
-  plugin: string,
+  manifest: PluginManifest,
   hook: HookName,
   command: CommandHook,
   context: Record<string, unknown>,
   timeoutMs: number,
+  grantedEnv: Readonly<Record<string, string>>,
 ): Promise<RawOutcome> {
   return new Promise((resolve) => {
     const [program, ...args] = command.argv;
     const child = spawn(program!, args, {
       stdio: ["pipe", "pipe", "pipe"],
-      env: { PATH: "/usr/local/bin:/usr/bin:/bin", MISSIOND_HOOK: hook, MISSIOND_PLUGIN: plugin },
+      cwd: manifest.dir,
+      env: { PATH, ...grantedEnv, MISSIOND_HOOK: hook, MISSIOND_PLUGIN: manifest.name },
     });
     const stdout: Buffer[] = [];
     let stdoutBytes = 0;

@@ -1,6 +1,7 @@
 /**
- * What a handler's return value means, shared by every way a plugin runs (its worker thread, or
- * in-process): the veto and defer tokens `tools` hands out, and the message a result becomes.
+ * What a handler's return value means for the in-process runner (the benchmark's baseline): the
+ * veto and defer tokens `tools` hands out, and the message a result becomes. Isolated plugins get
+ * the same tokens from their bootstrap (sandbox/bootstrap.ts), built inside their own realm.
  */
 
 export class Cancellation {

@@ -1,6 +1,8 @@
 import type { Db } from "../db/client.ts";
 import { MissiondError } from "../errors.ts";
+import { fetchAllowed, methodAllowed, type Grants } from "./grants.ts";
 import { MAX_HOPS, type InvocationMeta } from "./hooks.ts";
+import { fsCall } from "./host-fs.ts";
 import type { HostCalls } from "./isolate.ts";
 import { storeDelete, storeGet, storeKeys, storeSet } from "./queries.ts";
 
@@ -8,6 +10,7 @@ const MAX_KEY_CHARS = 256;
 const MAX_VALUE_CHARS = 64 * 1024;
 const FETCH_TIMEOUT_MS = 10_000;
 const MAX_FETCH_BODY = 1_000_000;
+const MAX_REDIRECTS = 5;
 
 /** What host.session reads, provided by the sessions domain. */
 export interface SessionReader {
@@ -26,9 +29,9 @@ export interface HostDeps {
 const MAX_READ = 1_000;
 
 /**
- * The main-thread side of `host.*`. Each call is made on behalf of one plugin (the worker cannot
- * name another), and only reaches here if the manifest granted the permission (the worker builds
- * `host` from the grants).
+ * The daemon side of `host.*`. Each call is made on behalf of one plugin, named with its grants
+ * by the daemon (the isolate cannot name another), and is checked against those grants here,
+ * whatever the plugin's own `host` object claims: the member, then the host, path or key.
  */
 export function hostCalls(deps: HostDeps): HostCalls {
   const needDb = () => {
@@ -56,7 +59,9 @@ export function hostCalls(deps: HostDeps): HostCalls {
     if (!deps.sessions) throw new MissiondError("NOT_READY", "host.session needs the daemon's session store");
     return { id: invocation.sessionId, sessions: deps.sessions };
   };
-  return async (plugin, method, args, invocation) => {
+  return async ({ name: plugin, grants }, method, args, invocation) => {
+    if (!methodAllowed(grants, method))
+      throw new MissiondError("FORBIDDEN", `host.${method} is not granted to plugin ${plugin}`);
     switch (method) {
       case "session.info": {
         const { id, sessions } = sessionFor(invocation);
@@ -83,9 +88,14 @@ export function hostCalls(deps: HostDeps): HostCalls {
         return storeKeys(needDb(), plugin, typeof args[0] === "string" ? args[0] : "");
       case "fetch":
         return hostFetch(
+          grants,
           String(args[0]),
           (args[1] ?? {}) as { method?: string; headers?: Record<string, string>; body?: string },
         );
+      case "fs.read":
+      case "fs.write":
+      case "fs.list":
+        return fsCall(grants, method, args);
       case "agents.list":
         // The contract's shape: `const { agents } = await host.agents.list()`.
         return { agents: await deps.agents() };
@@ -95,19 +105,50 @@ export function hostCalls(deps: HostDeps): HostCalls {
   };
 }
 
-async function hostFetch(url: string, init: { method?: string; headers?: Record<string, string>; body?: string }) {
-  const parsed = new URL(url);
-  if (parsed.protocol !== "http:" && parsed.protocol !== "https:")
-    throw new MissiondError("BAD_REQUEST", "host.fetch only speaks http and https");
-  const response = await fetch(parsed, {
-    method: init.method ?? "GET",
-    headers: init.headers,
-    body: init.body,
-    redirect: "follow",
-    signal: AbortSignal.timeout(FETCH_TIMEOUT_MS),
-  });
-  const body = await response.text();
-  if (body.length > MAX_FETCH_BODY)
-    throw new MissiondError("PAYLOAD_TOO_LARGE", `host.fetch response is larger than ${MAX_FETCH_BODY} characters`);
-  return { status: response.status, headers: Object.fromEntries(response.headers), body };
+/**
+ * host.fetch: only to hosts the manifest lists. Redirects are followed here, one hop at a time,
+ * and each new location is checked against the same list, so an allowed host cannot bounce a
+ * request to a forbidden one.
+ */
+async function hostFetch(
+  grants: Grants,
+  url: string,
+  init: { method?: string; headers?: Record<string, string>; body?: string },
+) {
+  let target = new URL(url);
+  let method = init.method ?? "GET";
+  let body = init.body;
+  for (let hop = 0; ; hop++) {
+    if (target.protocol !== "http:" && target.protocol !== "https:")
+      throw new MissiondError("BAD_REQUEST", "host.fetch only speaks http and https");
+    if (!fetchAllowed(grants, target))
+      throw new MissiondError(
+        "FORBIDDEN",
+        `host.fetch to ${target.host} refused: not in the plugin's fetch permission${hop ? " (reached by a redirect)" : ""}`,
+      );
+    const response = await fetch(target, {
+      method,
+      headers: init.headers,
+      body,
+      redirect: "manual",
+      signal: AbortSignal.timeout(FETCH_TIMEOUT_MS),
+    });
+    const location = response.headers.get("location");
+    if (response.status >= 300 && response.status < 400 && location) {
+      await response.body?.cancel();
+      if (hop >= MAX_REDIRECTS)
+        throw new MissiondError("BAD_REQUEST", `host.fetch: more than ${MAX_REDIRECTS} redirects`);
+      target = new URL(location, target);
+      // 303 (and 301/302 after a POST, as browsers do) turn into a GET without a body.
+      if (response.status === 303 || ((response.status === 301 || response.status === 302) && method === "POST")) {
+        method = "GET";
+        body = undefined;
+      }
+      continue;
+    }
+    const text = await response.text();
+    if (text.length > MAX_FETCH_BODY)
+      throw new MissiondError("PAYLOAD_TOO_LARGE", `host.fetch response is larger than ${MAX_FETCH_BODY} characters`);
+    return { status: response.status, url: target.href, headers: Object.fromEntries(response.headers), body: text };
+  }
 }

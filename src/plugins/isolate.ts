@@ -1,42 +1,64 @@
-import { Worker } from "node:worker_threads";
-import { createInterface } from "node:readline";
+import ivm from "isolated-vm";
 import type { Logger } from "../log.ts";
-import type { HookName, InvocationMeta } from "./hooks.ts";
+import { methodAllowed, permissionNames, type Grants } from "./grants.ts";
+import { MAX_HOPS, type HookName, type InvocationMeta } from "./hooks.ts";
 import type { RawOutcome } from "./result.ts";
+import { BOOTSTRAP } from "./sandbox/bootstrap.ts";
+import { loadModules } from "./sandbox/modules.ts";
+import { toOutcome } from "./sandbox/outcome.ts";
 
-const WORKER_URL = new URL("./worker.ts", import.meta.url);
-// A plugin whose top level never finishes (a synchronous loop at import) must not hold up start-up.
+// A plugin whose top level never finishes (a loop at import) must not hold up start-up.
 const LOAD_TIMEOUT_MS = 10_000;
 // Back-off between restarts, so a plugin that dies on every call cannot spin the daemon.
 const RESTART_MIN_INTERVAL_MS = 1_000;
+// What one host call or console line may carry into the daemon.
+const MAX_CALL_CHARS = 2_000_000;
+const MAX_CONSOLE_CHARS = 10_000;
+const LEVELS = new Set(["trace", "debug", "info", "warn", "error", "fatal"]);
+
+/** A handler's result larger than this is malformed (and would cost every later handler). */
+export const MAX_RESULT_CHARS = 1_000_000;
 
 export interface IsolateOptions {
   name: string;
+  dir: string;
   entry: string;
-  permissions: readonly string[];
+  grants: Grants;
   config: Readonly<Record<string, unknown>>;
+  /** The values of the environment variables the manifest lists (host.env). */
+  env: Readonly<Record<string, string>>;
   memoryLimitMb: number;
   log: Logger;
   now: () => number;
-  /** Serves host.* calls (store, fetch, agents) for this plugin. */
+  /** Serves host.* calls (store, fetch, agents, session, fs) for this plugin. */
   host: HostCalls;
 }
 
+/** Who is calling: the daemon, never the plugin, names the plugin and its grants. */
+export interface HostCaller {
+  readonly name: string;
+  readonly grants: Grants;
+}
+
 /**
- * The main-thread side of host.* RPCs; a rejection reaches the plugin as a rejected promise.
+ * The daemon side of host.* calls; a rejection reaches the plugin as a rejected promise.
  * `invocation` is what the daemon (not the plugin) says the calling handler was invoked for.
  */
 export type HostCalls = (
-  plugin: string,
+  caller: HostCaller,
   method: string,
   args: unknown[],
   invocation: InvocationMeta | null,
 ) => Promise<unknown>;
 
-/** A handler's result larger than this is malformed (and would cost every later handler). */
-export const MAX_RESULT_CHARS = 1_000_000;
-
 type State = "starting" | "ready" | "failed" | "stopped";
+
+interface Loaded {
+  isolate: ivm.Isolate;
+  invoke: ivm.Reference;
+  /** Why the daemon disposed this isolate; calls still running in it fail with this. */
+  disposedBecause?: string;
+}
 
 interface Pending {
   resolve: (outcome: RawOutcome) => void;
@@ -45,22 +67,24 @@ interface Pending {
 }
 
 /**
- * One plugin in its own worker thread. Calls are messages; a call that outlives its budget is
- * answered `timeout` and the worker is terminated (the only way to stop `while (true) {}`), then
- * restarted on the next call. A worker that exits, runs out of memory or calls process.exit fails
- * its pending calls as `crashed`.
+ * One plugin in its own V8 isolate (isolated-vm), inside the daemon's process: its own heap with
+ * its own limit, only ECMAScript built-ins plus the globals the bootstrap adds, no Node API. A
+ * call that outlives its budget is answered `timeout` and the isolate is disposed (the only way
+ * to stop `while (true) {}`, including one after an await), then reloaded on the next call. An
+ * isolate that runs out of memory fails its pending calls as `crashed`.
  */
 export class PluginIsolate {
   readonly name: string;
   private readonly options: IsolateOptions;
-  private worker: Worker | null = null;
+  private loaded: Loaded | null = null;
   private ready: Promise<readonly string[]> | null = null;
   private state: State = "stopped";
   private lastError: string | null = null;
   private lastStartAt = 0;
   private nextId = 1;
   private readonly pending = new Map<number, Pending>();
-  private readonly terminating = new WeakSet<Worker>();
+  // host.session means "the session of the handler running": one handler at a time makes that exact.
+  private queue: Promise<unknown> = Promise.resolve();
   restarts = 0;
 
   constructor(options: IsolateOptions) {
@@ -72,92 +96,107 @@ export class PluginIsolate {
     return { state: this.state, error: this.lastError, restarts: this.restarts };
   }
 
-  /** Starts the worker and resolves to the hook names the plugin registered; rejects if loading fails. */
+  /** Loads the plugin into a fresh isolate; resolves to the hook names it registered. */
   start(): Promise<readonly string[]> {
-    if (this.ready && this.state !== "failed" && this.state !== "stopped") return this.ready;
+    if (this.ready && (this.state === "starting" || this.state === "ready")) return this.ready;
     this.state = "starting";
     this.lastStartAt = this.options.now();
-    const { log } = this.options;
-    const worker = new Worker(WORKER_URL, {
-      workerData: {
-        entry: this.options.entry,
-        name: this.options.name,
-        permissions: [...this.options.permissions],
-        config: { ...this.options.config },
-        maxResultChars: MAX_RESULT_CHARS,
+    const isolate = new ivm.Isolate({
+      memoryLimit: this.options.memoryLimitMb,
+      onCatastrophicError: (message) => this.options.log.fatal({ plugin: this.name }, `plugin isolate: ${message}`),
+    });
+    const ready = this.load(isolate);
+    this.ready = ready;
+    ready.then(
+      () => {
+        if (this.ready === ready && this.state === "starting") this.state = "ready";
       },
-      resourceLimits: { maxOldGenerationSizeMb: this.options.memoryLimitMb, maxYoungGenerationSizeMb: 16 },
-      stdout: true,
-      stderr: true,
-      env: {},
-    });
-    this.worker = worker;
-    // Plugin console output becomes log lines tagged with the plugin, not raw text in the JSON log.
-    for (const [stream, level] of [
-      [worker.stdout, "info"],
-      [worker.stderr, "warn"],
-    ] as const) {
-      createInterface({ input: stream }).on("line", (line) => log[level]({ plugin: this.name, console: true }, line));
-    }
-
-    this.ready = new Promise<readonly string[]>((resolve, reject) => {
-      const loadTimer = setTimeout(() => {
-        reject(new Error(`did not finish loading within ${LOAD_TIMEOUT_MS} ms`));
-        void worker.terminate();
-      }, LOAD_TIMEOUT_MS);
-      worker.on("message", (message: WorkerMessage) => {
-        switch (message.type) {
-          case "ready":
-            clearTimeout(loadTimer);
-            this.state = "ready";
-            resolve(message.hooks);
-            break;
-          case "load-error":
-            clearTimeout(loadTimer);
-            reject(new Error(message.message));
-            void worker.terminate();
-            break;
-          case "log":
-            log[message.level as "info"]({ plugin: this.name }, message.message);
-            break;
-          case "result":
-            this.settle(message.id, toOutcome(message));
-            break;
-          case "rpc":
-            this.options
-              .host(this.name, message.method, message.args, this.pending.get(message.invocation ?? -1)?.meta ?? null)
-              .then(
-                (value) => worker.postMessage({ type: "rpc-result", id: message.id, ok: true, value }),
-                (err: Error) =>
-                  worker.postMessage({ type: "rpc-result", id: message.id, ok: false, error: err.message }),
-              );
-            break;
-        }
-      });
-      worker.on("error", (err) => {
-        clearTimeout(loadTimer);
-        // Resource-limit exhaustion and uncaught errors land here; pending calls are failed on exit.
+      (err: Error) => {
+        if (!isolate.isDisposed) isolate.dispose();
+        if (this.ready !== ready) return;
+        this.state = "failed";
         this.lastError = err.message;
-        reject(err);
-      });
-      worker.on("exit", (code) => {
-        clearTimeout(loadTimer);
-        if (this.worker === worker) this.worker = null;
-        if (this.state !== "stopped") {
-          this.state = "failed";
-          this.lastError ??= `worker exited with code ${code}`;
-          reject(new Error(this.lastError));
-        }
-        for (const id of [...this.pending.keys()]) {
-          this.settle(id, { outcome: "crashed", message: this.lastError ?? `worker exited with code ${code}` });
-        }
-      });
+      },
+    );
+    return ready;
+  }
+
+  private async load(isolate: ivm.Isolate): Promise<readonly string[]> {
+    const { grants, config, env, dir, entry } = this.options;
+    const context = await isolate.createContext();
+    const jail = context.global;
+    await jail.set("__rpc", new ivm.Reference(this.hostCall));
+    const members = permissionNames(grants);
+    await jail.set(
+      "__setup",
+      JSON.stringify({ members, config, env, maxResultChars: MAX_RESULT_CHARS, maxHops: MAX_HOPS }),
+    );
+    await context.eval(BOOTSTRAP, { timeout: 2_000 });
+    const invoke = (await jail.get("__invoke", { reference: true })) as ivm.Reference;
+    const hooks = (await jail.get("__hooks", { reference: true })) as ivm.Reference;
+    await context.eval("delete globalThis.__invoke; delete globalThis.__hooks;");
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        reject(new Error(`did not finish loading within ${LOAD_TIMEOUT_MS} ms`));
+        if (!isolate.isDisposed) isolate.dispose();
+      }, LOAD_TIMEOUT_MS);
     });
-    this.ready.catch((err: Error) => {
-      this.state = "failed";
-      this.lastError = err.message;
-    });
-    return this.ready;
+    try {
+      await Promise.race([loadModules(isolate, context, dir, entry, LOAD_TIMEOUT_MS), deadline]);
+    } finally {
+      clearTimeout(timer);
+    }
+    const names = JSON.parse(String(await hooks.apply(undefined, [], { timeout: 1_000 }))) as unknown;
+    if (!Array.isArray(names) || !names.every((n) => typeof n === "string")) throw new Error("no middleware object");
+    if (this.state === "stopped") throw new Error("plugin stopped while loading");
+    this.loaded = { isolate, invoke };
+    return names as string[];
+  }
+
+  /**
+   * Every call out of the isolate lands here. Only strings arrive (anything else is refused), the
+   * grant is checked for this plugin, and the invocation is the one the daemon started under that
+   * token, or none: a plugin cannot name another plugin, session or grant. Console and host.log
+   * lines are sent without waiting for an answer, so they are handled here synchronously and never
+   * throw: a rejection nobody awaits would surface in the daemon as an unhandled rejection.
+   */
+  private readonly hostCall = (method: unknown, argsJson: unknown, token: unknown): unknown => {
+    if (method === "console" || method === "log") {
+      try {
+        this.logLine(method, argsJson);
+      } catch {
+        // A line that cannot be read is dropped.
+      }
+      return undefined;
+    }
+    return this.remoteCall(method, argsJson, token);
+  };
+
+  private logLine(method: "console" | "log", argsJson: unknown): void {
+    if (typeof argsJson !== "string" || argsJson.length > MAX_CALL_CHARS) return;
+    const args = JSON.parse(argsJson) as unknown[];
+    const { log, grants } = this.options;
+    if (!Array.isArray(args)) return;
+    const message = String(args[1]).slice(0, MAX_CONSOLE_CHARS);
+    if (method === "console") {
+      const level = args[0] === "debug" ? "debug" : args[0] === "info" ? "info" : "warn";
+      log[level]({ plugin: this.name, console: true }, message);
+    } else if (methodAllowed(grants, "log")) {
+      log[LEVELS.has(String(args[0])) ? (String(args[0]) as "info") : "info"]({ plugin: this.name }, message);
+    }
+  }
+
+  private async remoteCall(method: unknown, argsJson: unknown, token: unknown): Promise<unknown> {
+    if (typeof method !== "string" || typeof argsJson !== "string" || argsJson.length > MAX_CALL_CHARS)
+      throw new Error("malformed host call");
+    const args = JSON.parse(argsJson) as unknown;
+    if (!Array.isArray(args)) throw new Error("malformed host call");
+    const { grants, host } = this.options;
+    if (!methodAllowed(grants, method)) throw new Error(`host.${method} is not granted to plugin ${this.name}`);
+    const invocation = typeof token === "number" ? (this.pending.get(token)?.meta ?? null) : null;
+    const value = await host({ name: this.name, grants }, method, args, invocation);
+    return value === undefined ? undefined : JSON.stringify(value);
   }
 
   /** Runs one handler. Never rejects: every failure is a RawOutcome the chain can record. */
@@ -167,12 +206,32 @@ export class PluginIsolate {
     timeoutMs: number,
     meta: InvocationMeta = { sessionId: null, hop: 0 },
   ): Promise<RawOutcome> {
-    if (this.state === "failed" || this.state === "stopped" || !this.worker) {
+    const started = this.options.now();
+    if (!this.options.grants.simple.has("session")) return this.run(hook, context, timeoutMs, meta);
+    const turn = this.queue.then(() => this.run(hook, context, timeoutMs - (this.options.now() - started), meta));
+    this.queue = turn;
+    return turn;
+  }
+
+  private async run(
+    hook: HookName,
+    context: Record<string, unknown>,
+    timeoutMs: number,
+    meta: InvocationMeta,
+  ): Promise<RawOutcome> {
+    if (timeoutMs <= 0) return { outcome: "timeout" };
+    // A call arriving while a reload is under way waits for it below, like the call that started it.
+    const dead =
+      this.state === "failed" ||
+      this.state === "stopped" ||
+      (this.state === "ready" && (!this.loaded || this.loaded.isolate.isDisposed));
+    if (dead) {
       if (this.state === "stopped" || this.options.now() - this.lastStartAt < RESTART_MIN_INTERVAL_MS) {
         return { outcome: "crashed", message: this.lastError ?? "plugin is not running" };
       }
       this.restarts++;
       this.lastError = null;
+      this.loaded = null;
       // Not awaited here: `this.ready` below is the same start, and its failure is reported there.
       void this.start();
     }
@@ -181,27 +240,49 @@ export class PluginIsolate {
     } catch (err) {
       return { outcome: "crashed", message: (err as Error).message };
     }
-    const worker = this.worker;
-    if (!worker) return { outcome: "crashed", message: this.lastError ?? "plugin is not running" };
+    const loaded = this.loaded;
+    if (!loaded || loaded.isolate.isDisposed) return { outcome: "crashed", message: this.lastError ?? "not running" };
     const id = this.nextId++;
     return new Promise<RawOutcome>((resolve) => {
       const timer = setTimeout(() => {
         this.settle(id, { outcome: "timeout" });
-        // Calls queued behind a spinning handler time out together: the worker is ended once (each
-        // terminate() adds an exit listener; a dozen at once set off Node's leak warning).
-        if (this.terminating.has(worker)) return;
-        this.terminating.add(worker);
-        // A handler that ignores its budget may be spinning synchronously; only terminate stops it.
-        this.lastError = `terminated after ${hook} exceeded ${timeoutMs} ms`;
-        this.options.log.warn(
-          { plugin: this.name, hook },
-          `plugin worker terminated: ${hook} exceeded ${timeoutMs} ms`,
-        );
-        void worker.terminate();
+        this.kill(loaded, `terminated after ${hook} exceeded ${timeoutMs} ms`, hook);
       }, timeoutMs);
       this.pending.set(id, { resolve, timer, meta });
-      worker.postMessage({ type: "invoke", id, hook, context, sessionId: meta.sessionId, hop: meta.hop });
+      const metaJson = JSON.stringify({ token: id, sessionId: meta.sessionId, hop: meta.hop });
+      loaded.invoke
+        .apply(undefined, [hook, JSON.stringify(context), metaJson], { result: { promise: true }, timeout: timeoutMs })
+        .then(
+          (json: unknown) => this.settle(id, toOutcome(json, MAX_RESULT_CHARS)),
+          (err: Error) => {
+            // A synchronous spin stopped by apply's own timeout: the same verdict as the timer's.
+            if (/timed out/i.test(err.message)) {
+              this.settle(id, { outcome: "timeout" });
+              this.kill(loaded, `terminated after ${hook} exceeded ${timeoutMs} ms`, hook);
+              return;
+            }
+            const message = loaded.disposedBecause ?? err.message;
+            // Out of memory: the isolate ended itself. (A reload may already be under way.)
+            if (loaded.isolate.isDisposed && this.loaded === loaded && this.state === "ready") {
+              this.state = "failed";
+              this.lastError = message;
+            }
+            this.settle(id, { outcome: "crashed", message });
+          },
+        );
     });
+  }
+
+  /** Ends a stuck isolate; every call still running in it fails as crashed, and the next call reloads it. */
+  private kill(loaded: Loaded, why: string, hook: HookName): void {
+    if (loaded.isolate.isDisposed) return;
+    loaded.disposedBecause = why;
+    if (this.loaded === loaded) {
+      this.state = "failed";
+      this.lastError = why;
+    }
+    this.options.log.warn({ plugin: this.name, hook }, `plugin isolate disposed: ${why}`);
+    loaded.isolate.dispose();
   }
 
   private settle(id: number, outcome: RawOutcome): void {
@@ -212,22 +293,12 @@ export class PluginIsolate {
     call.resolve(outcome);
   }
 
-  async stop(): Promise<void> {
+  stop(): Promise<void> {
     this.state = "stopped";
-    const worker = this.worker;
-    this.worker = null;
-    if (worker) await worker.terminate();
+    const loaded = this.loaded;
+    this.loaded = null;
+    if (loaded && !loaded.isolate.isDisposed) loaded.isolate.dispose();
+    for (const id of [...this.pending.keys()]) this.settle(id, { outcome: "crashed", message: "plugin stopped" });
+    return Promise.resolve();
   }
-}
-
-type WorkerMessage =
-  | { type: "ready"; hooks: string[] }
-  | { type: "load-error"; message: string }
-  | { type: "log"; level: string; message: string }
-  | { type: "rpc"; id: number; method: string; args: unknown[]; invocation?: number }
-  | ({ type: "result"; id: number } & RawOutcome);
-
-function toOutcome(message: Extract<WorkerMessage, { type: "result" }>): RawOutcome {
-  const { type: _type, id: _id, ...outcome } = message;
-  return outcome as RawOutcome;
 }

@@ -9,7 +9,7 @@ import type { RawOutcome } from "./result.ts";
 
 export interface LoadedPlugin {
   readonly manifest: PluginManifest;
-  readonly kind: "worker" | "command";
+  readonly kind: "isolate" | "command";
   readonly hooks: ReadonlySet<HookName>;
   invoke(
     hook: HookName,
@@ -41,6 +41,8 @@ export interface LoadOptions {
   log: Logger;
   now: () => number;
   host: HostCalls;
+  /** The daemon's environment: a plugin sees only the names its manifest lists. */
+  env: Readonly<Record<string, string | undefined>>;
 }
 
 /** Plugin folders under each directory (or the directory itself if it is a plugin folder). */
@@ -68,23 +70,38 @@ function discover(dirs: readonly string[]): string[] {
 export const byChainOrder = (a: PluginManifest, b: PluginManifest): number =>
   a.order - b.order || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
 
-function commandPlugin(manifest: PluginManifest): LoadedPlugin {
+/** The values of the variables the manifest lists, from the daemon's environment (unset ones left out). */
+export function grantedEnv(
+  manifest: PluginManifest,
+  env: Readonly<Record<string, string | undefined>>,
+): Record<string, string> {
+  const granted: Record<string, string> = {};
+  for (const name of manifest.grants.env) {
+    const value = env[name];
+    if (value !== undefined) granted[name] = value;
+  }
+  return granted;
+}
+
+function commandPlugin(manifest: PluginManifest, env: Record<string, string>): LoadedPlugin {
   return {
     manifest,
     kind: "command",
     hooks: new Set(manifest.commands.keys()),
     invoke: (hook, context, timeoutMs) =>
-      runCommandHook(manifest.name, hook, manifest.commands.get(hook)!, context, timeoutMs),
+      runCommandHook(manifest, hook, manifest.commands.get(hook)!, context, timeoutMs, env),
     status: () => ({ state: "ready", error: null, restarts: 0 }),
     stop: async () => {},
   };
 }
 
-async function workerPlugin(manifest: PluginManifest, options: LoadOptions): Promise<LoadedPlugin> {
+async function isolatePlugin(manifest: PluginManifest, options: LoadOptions): Promise<LoadedPlugin> {
   const isolate = new PluginIsolate({
     name: manifest.name,
+    dir: manifest.dir,
     entry: manifest.entry!,
-    permissions: manifest.permissions,
+    grants: manifest.grants,
+    env: grantedEnv(manifest, options.env),
     config: manifest.config,
     memoryLimitMb: options.memoryLimitMb,
     log: options.log,
@@ -97,7 +114,7 @@ async function workerPlugin(manifest: PluginManifest, options: LoadOptions): Pro
     if (unknown.length > 0) throw new Error(`unknown hook name${unknown.length > 1 ? "s" : ""}: ${unknown.join(", ")}`);
     return {
       manifest,
-      kind: "worker",
+      kind: "isolate",
       hooks: new Set(names as HookName[]),
       invoke: (hook, context, timeoutMs, meta) => isolate.invoke(hook, context, timeoutMs, meta),
       status: () => isolate.status,
@@ -110,7 +127,7 @@ async function workerPlugin(manifest: PluginManifest, options: LoadOptions): Pro
 }
 
 /**
- * Loads every plugin found in `dirs`: JS plugins each in its own worker, command plugins as
+ * Loads every plugin found in `dirs`: JS plugins each in its own isolate, command plugins as
  * executables run per call. A plugin that fails to load (bad manifest, missing entry, a throw at
  * import, an unknown hook name) is reported with its name and left out; the others still load.
  */
@@ -132,7 +149,9 @@ export async function loadPlugins(options: LoadOptions): Promise<LoadResult> {
   }
 
   const settled = await Promise.allSettled(
-    manifests.map((m) => (m.entry ? workerPlugin(m, options) : Promise.resolve(commandPlugin(m)))),
+    manifests.map((m) =>
+      m.entry ? isolatePlugin(m, options) : Promise.resolve(commandPlugin(m, grantedEnv(m, options.env))),
+    ),
   );
   const plugins: LoadedPlugin[] = [];
   settled.forEach((result, i) => {

@@ -2,9 +2,9 @@ import { existsSync, readFileSync } from "node:fs";
 import { basename, join, resolve } from "node:path";
 import { z } from "zod";
 import { parseDuration } from "../duration.ts";
+import { compileGrants, permissionsSchema, type Grants } from "./grants.ts";
 import { isHookName, type HookName } from "./hooks.ts";
 
-export const PERMISSIONS = ["log", "clock", "store", "fetch", "agents", "session"] as const;
 export const MANIFEST_FILE = "plugin.json";
 const ENTRY_FILES = ["index.js", "index.mjs", "index.ts"];
 
@@ -17,7 +17,7 @@ export const manifestSchema = z
     version: z.string().min(1).max(64).default("0.0.0"),
     description: z.string().max(500).optional(),
     order: z.number().int().min(-1_000_000).max(1_000_000).default(100),
-    permissions: z.array(z.enum(PERMISSIONS)).default(["log"]),
+    permissions: permissionsSchema.default(["log"]),
     config: z.record(z.string(), z.unknown()).default({}),
     required: z.boolean().default(false),
     shadow: z.boolean().default(false),
@@ -54,7 +54,8 @@ export interface PluginManifest {
   readonly version: string;
   readonly description: string | null;
   readonly order: number;
-  readonly permissions: readonly (typeof PERMISSIONS)[number][];
+  /** What the plugin may reach beyond its own folder (host.* members, hosts, paths, env names). */
+  readonly grants: Grants;
   readonly config: Readonly<Record<string, unknown>>;
   readonly required: boolean;
   readonly shadow: boolean;
@@ -112,6 +113,12 @@ export function readManifest(dir: string): PluginManifest {
       timeoutMs: command.timeout ? parseDuration(command.timeout) : null,
     });
   }
+  let grants: Grants;
+  try {
+    grants = compileGrants(manifest.permissions, dir);
+  } catch (err) {
+    throw new PluginLoadError(name, dir, (err as Error).message);
+  }
   const entryName = manifest.entry ?? ENTRY_FILES.find((file) => existsSync(join(dir, file)));
   if (commands.size > 0 && entryName) {
     throw new PluginLoadError(name, dir, "has both an entry file and commands; a plugin is one or the other");
@@ -128,7 +135,7 @@ export function readManifest(dir: string): PluginManifest {
     version: manifest.version,
     description: manifest.description ?? null,
     order: manifest.order,
-    permissions: [...new Set(manifest.permissions)],
+    grants,
     config: manifest.config,
     required: manifest.required,
     shadow: manifest.shadow,

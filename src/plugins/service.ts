@@ -2,6 +2,7 @@ import type { Db } from "../db/client.ts";
 import type { Logger } from "../log.ts";
 import { PluginChain, type BreakerOptions, type ChainPlugin, type Decision } from "./chain.ts";
 import { DecisionLog } from "./decision-log.ts";
+import { grantsView, type GrantsView } from "./grants.ts";
 import { HOOKS, HOOK_NAMES, type HookName } from "./hooks.ts";
 import { hostCalls, type SessionReader } from "./host.ts";
 import type { DecisionsQuery } from "./input.ts";
@@ -11,12 +12,14 @@ import { loadPlugins, type FailedPlugin, type LoadedPlugin } from "./loader.ts";
 export interface PluginInfo {
   name: string;
   version: string | null;
-  kind: "worker" | "command" | null;
+  kind: "isolate" | "command" | null;
   dir: string;
   order: number | null;
   required: boolean;
   shadow: boolean;
   permissions: string[];
+  /** What the plugin may reach: the permissions, and the hosts, paths and env names they name. */
+  grants: GrantsView;
   hooks: string[];
   /** active; suspended by the circuit breaker; restarting after a crash or timeout; failed to load. */
   state: "active" | "suspended" | "restarting" | "failed";
@@ -41,6 +44,8 @@ export interface PluginsOptions {
   sessions?: SessionReader | null;
   onDecision?: (decision: Decision) => void;
   onChain?: (hook: HookName, durationMs: number) => void;
+  /** The daemon's environment; a plugin sees only the names its manifest lists under env. */
+  env?: Readonly<Record<string, string | undefined>>;
 }
 
 /** The account's plugins: loaded once at start, run through one chain, their decisions logged. */
@@ -77,6 +82,7 @@ export class Plugins {
       log,
       now: options.now,
       host,
+      env: options.env ?? {},
     });
     const members: ChainPlugin[] = plugins.map((p) => ({
       name: p.manifest.name,
@@ -131,7 +137,8 @@ export class Plugins {
         order: p.manifest.order,
         required: p.manifest.required,
         shadow: p.manifest.shadow,
-        permissions: [...p.manifest.permissions],
+        permissions: grantsView(p.manifest.grants).permissions,
+        grants: grantsView(p.manifest.grants),
         hooks: HOOK_NAMES.filter((h) => p.hooks.has(h)),
         state: breaker.suspendedUntil ? "suspended" : status.state === "ready" ? "active" : "restarting",
         error: breaker.suspendedUntil
@@ -151,6 +158,7 @@ export class Plugins {
       required: f.required,
       shadow: false,
       permissions: [],
+      grants: { permissions: [], fetch: [], fs: [], env: [] },
       hooks: [],
       state: "failed",
       error: f.error,

@@ -61,6 +61,7 @@ export async function startTestDaemon(db: TestDatabase, options: TestDaemonOptio
     onDecision: options.onDecision,
     faults: options.faults,
     uiDir: options.uiDir,
+    env: options.env,
   });
   await daemon.start();
   return daemon;

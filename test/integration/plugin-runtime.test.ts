@@ -261,8 +261,13 @@ describe(`the plugin runtime inside the daemon (${backendName})`, () => {
     });
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
     try {
-      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/gate`;
-      const { daemon } = await start([pluginCopy(fixturePlugin("fetches"), { config: { url } })]);
+      const host = `127.0.0.1:${(server.address() as AddressInfo).port}`;
+      const { daemon } = await start([
+        pluginCopy(fixturePlugin("fetches"), {
+          config: { url: `http://${host}/gate` },
+          permissions: { log: true, store: true, fetch: [host] },
+        }),
+      ]);
       const job = await daemon.services.cron.add({
         name: "fetched",
         agentId: "a1",

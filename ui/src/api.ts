@@ -95,7 +95,7 @@ export interface Timeline {
 export interface Plugin {
   name: string;
   version: string | null;
-  kind: "worker" | "command" | null;
+  kind: "isolate" | "command" | null;
   order: number | null;
   required: boolean;
   shadow: boolean;

@@ -1,4 +1,5 @@
 import { Option, type Command } from "commander";
+import { grantSummary } from "../../plugins/grants.ts";
 import { HOOK_NAMES } from "../../plugins/hooks.ts";
 import type { PluginInfo } from "../../plugins/service.ts";
 import type { CliContext } from "../context.ts";
@@ -19,7 +20,7 @@ function list(plugins: Command, ctx: CliContext): void {
       const { plugins: list } = await ctx.client().get<{ plugins: PluginInfo[] }>("/v1/plugins");
       ctx.print(list, () =>
         table(
-          ["NAME", "KIND", "ORDER", "STATE", "HOOKS", "FLAGS", "ERROR"],
+          ["NAME", "KIND", "ORDER", "STATE", "HOOKS", "FLAGS", "GRANTS", "ERROR"],
           list.map((p) => [
             p.name,
             p.kind,
@@ -27,6 +28,7 @@ function list(plugins: Command, ctx: CliContext): void {
             p.state,
             p.hooks.join(",") || "-",
             [p.required && "required", p.shadow && "shadow"].filter(Boolean).join(",") || "-",
+            grantSummary(p.grants),
             shorten(p.error, 80),
           ]),
         ),

@@ -58,7 +58,7 @@ function card(p: Plugin, stats: Decisions | null, onLog: () => void) {
           ? h("span", { class: "hooks" }, ...p.hooks.map((hook) => h("code", null, hook)))
           : h("span", { class: "muted" }, "none"),
       ],
-      ["Kind", p.kind === "command" ? "command hooks" : p.kind === "worker" ? "worker thread" : null],
+      ["Kind", p.kind === "command" ? "command hooks" : p.kind === "isolate" ? "isolate" : null],
       ["Order", p.order === null ? null : String(p.order)],
       ["Permissions", p.permissions.join(", ")],
       ["Problem", p.error ? h("span", { class: "problem" }, p.error) : null],

@@ -1,0 +1,139 @@
+/**
+ * The source run first in each plugin's isolate, before the plugin's own modules. The isolate
+ * has only ECMAScript built-ins; this adds what the contract promises (`middleware`, `host`,
+ * `tools`, `console`) and nothing else. Everything `host` does is a call into the daemon through
+ * one reference held in a closure; the daemon checks the plugin's grants on every such call, so
+ * whatever plugin code does to this file's objects, it cannot reach more than its manifest grants.
+ *
+ * Only strings cross the boundary: contexts and results travel as JSON, and the veto and defer
+ * tokens are built here, in the plugin's own realm.
+ */
+export const BOOTSTRAP = String.raw`
+(() => {
+  "use strict";
+  const g = globalThis;
+  const rpc = g.__rpc;
+  const setup = JSON.parse(g.__setup);
+  delete g.__rpc;
+  delete g.__setup;
+  // Shared memory could block a thread with Atomics.wait; WebAssembly memory lives outside the
+  // heap limit. No plugin needs either.
+  for (const name of ["SharedArrayBuffer", "Atomics", "WebAssembly"]) delete g[name];
+  const parse = JSON.parse;
+  const stringify = JSON.stringify;
+  const freeze = Object.freeze;
+  const keys = Object.keys;
+
+  let current = { token: 0, sessionId: null, hop: 0 };
+  const call = async (method, ...args) => {
+    const out = await rpc.apply(undefined, [method, stringify(args), current.token], { result: { promise: true } });
+    return out === undefined ? undefined : parse(out);
+  };
+  const fire = (method, ...args) => {
+    rpc.applyIgnored(undefined, [method, stringify(args), current.token]);
+  };
+  const describe = (value) => {
+    try {
+      if (typeof value === "string") return value;
+      if (value instanceof Error) return value.stack || String(value);
+      return stringify(value) ?? String(value);
+    } catch {
+      try { return String(value); } catch { return "(a value that cannot be shown)"; }
+    }
+  };
+  const deepFreeze = (value) => {
+    if (value && typeof value === "object") { for (const inner of Object.values(value)) deepFreeze(inner); freeze(value); }
+    return value;
+  };
+
+  const granted = new Set(setup.members);
+  const host = { config: deepFreeze(setup.config) };
+  if (granted.has("log")) host.log = (level, message) => fire("log", String(level), String(message));
+  if (granted.has("clock")) host.clock = freeze({ now: () => Date.now() });
+  if (granted.has("store")) {
+    host.store = freeze({
+      get: (key) => call("store.get", key),
+      set: (key, value) => call("store.set", key, value),
+      delete: (key) => call("store.delete", key),
+      list: (prefix) => call("store.list", prefix ?? ""),
+    });
+  }
+  if (granted.has("fetch")) {
+    host.fetch = async (url, init) => {
+      const res = await call("fetch", String(url), init ?? {});
+      const ok = res.status >= 200 && res.status < 300;
+      return freeze({ status: res.status, ok, url: res.url, headers: freeze(res.headers),
+        text: async () => res.body, json: async () => parse(res.body) });
+    };
+  }
+  if (granted.has("agents")) host.agents = freeze({ list: () => call("agents.list") });
+  if (granted.has("fs")) {
+    host.fs = freeze({
+      read: (path) => call("fs.read", String(path)),
+      write: (path, text) => call("fs.write", String(path), String(text)),
+      list: (path) => call("fs.list", String(path)),
+    });
+  }
+  if (granted.has("env")) host.env = deepFreeze(setup.env);
+  if (granted.has("session")) {
+    // The session the running handler was invoked for; withheld past the hop limit.
+    Object.defineProperty(host, "session", {
+      enumerable: true,
+      get() {
+        const { sessionId, hop } = current;
+        if (!sessionId || hop > setup.maxHops) return undefined;
+        return freeze({
+          id: sessionId,
+          info: () => call("session.info"),
+          conversation: freeze({ read: (options) => call("session.read", options ?? {}) }),
+        });
+      },
+    });
+  }
+  g.host = freeze(host);
+  g.middleware = {};
+  const out = (level) => (...args) => fire("console", level, args.map(describe).join(" "));
+  g.console = freeze({ log: out("info"), info: out("info"), debug: out("debug"), trace: out("debug"),
+    warn: out("warn"), error: out("error") });
+
+  class Cancellation { constructor(reason) { this.reason = reason; } }
+  class Deferral {
+    constructor(until, reason) { this.until = until instanceof Date ? until.toISOString() : until; this.reason = reason; }
+  }
+  const tools = freeze({
+    cancel: (reason) => new Cancellation(reason === undefined ? "" : String(reason)),
+    defer: (options) => new Deferral(options?.until, options?.reason === undefined ? "" : String(options.reason)),
+  });
+  const message = (err) => {
+    try { return err instanceof Error ? String(err.message) : String(err); } catch { return "(an error that cannot be shown)"; }
+  };
+
+  const settle = (value) => {
+    if (value instanceof Cancellation) return stringify({ outcome: "cancel", reason: String(value.reason) });
+    if (value instanceof Deferral) return stringify({ outcome: "defer", until: value.until, reason: String(value.reason) });
+    const json = stringify(value);
+    const size = typeof value === "string" ? value.length : (json?.length ?? 0);
+    if (size > setup.maxResultChars) {
+      return stringify({ outcome: "malformed", message: "returned more than " + setup.maxResultChars + " characters" });
+    }
+    return json === undefined ? '{"outcome":"value"}' : '{"outcome":"value","value":' + json + "}";
+  };
+  g.__invoke = async (hook, contextJson, metaJson) => {
+    current = parse(metaJson);
+    let value;
+    try {
+      const handler = g.middleware[hook];
+      if (typeof handler !== "function") throw new Error("no handler for " + hook);
+      value = await handler(parse(contextJson), tools);
+    } catch (err) {
+      return stringify({ outcome: "threw", message: message(err) });
+    }
+    try {
+      return settle(value);
+    } catch (err) {
+      return stringify({ outcome: "malformed", message: "returned a value that cannot be passed on (" + message(err) + ")" });
+    }
+  };
+  g.__hooks = () => stringify(keys(g.middleware ?? {}).filter((k) => typeof g.middleware[k] === "function"));
+})();
+`;
