@@ -1,5 +1,4 @@
 import { z } from "zod";
-import pkg from "../../package.json" with { type: "json" };
 import {
   addJobInput,
   jobRunsQuery,
@@ -26,6 +25,7 @@ import { addTodosInput, listTodosQuery } from "../todos/input.ts";
 import { idString } from "../validation.ts";
 import { hopHeader } from "./hop.ts";
 import { decisionsQuery } from "./routes/plugins.ts";
+import { VERSION } from "../version.ts";
 
 /**
  * The API's OpenAPI 3.1 document, built from the same zod schemas the services validate with, so
@@ -591,7 +591,7 @@ export function openApiDocument(limits: OpenApiLimits): JsonSchema {
     openapi: "3.1.0",
     info: {
       title: "missiond",
-      version: pkg.version,
+      version: VERSION,
       description:
         "The missiond API: cron jobs and heartbeats, notify timers, todos, sessions and their clears, plugins and hooks, agents. It listens on a Unix socket (no token); a TCP listener, when configured, requires the bearer token on every route but /healthz. Ids are 64-bit integers carried as decimal strings. Every error is `{ error: { code, message } }`.",
     },
