@@ -4,7 +4,7 @@ import js from "@eslint/js";
 import tseslint from "typescript-eslint";
 
 export default tseslint.config(
-  { ignores: ["node_modules/", "ui/dist/", "drizzle/", "coverage/", "test/fixtures/", "plugins/**/*.js"] },
+  { ignores: ["node_modules/", "dist/", "ui/dist/", "drizzle/", "coverage/", "test/fixtures/", "plugins/**/*.js"] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

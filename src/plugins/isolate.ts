@@ -4,7 +4,8 @@ import type { Logger } from "../log.ts";
 import type { HookName, InvocationMeta } from "./hooks.ts";
 import type { RawOutcome } from "./result.ts";
 
-const WORKER_URL = new URL("./worker.ts", import.meta.url);
+// Beside this file: worker.ts in the source tree, worker.js once compiled to dist/.
+const WORKER_URL = new URL(import.meta.url.endsWith(".ts") ? "./worker.ts" : "./worker.js", import.meta.url);
 // A plugin whose top level never finishes (a synchronous loop at import) must not hold up start-up.
 const LOAD_TIMEOUT_MS = 10_000;
 // Back-off between restarts, so a plugin that dies on every call cannot spin the daemon.
