@@ -1,6 +1,7 @@
-import { Command, CommanderError, InvalidArgumentError } from "commander";
+import { Command, CommanderError, InvalidArgumentError, Option } from "commander";
 import { loadConfig, type Config } from "../config/load.ts";
 import { isMissiondError } from "../errors.ts";
+import { canonicalCase } from "../validation.ts";
 import { apiClient, ApiError, UnreachableError, type ApiClient, type Target } from "./client.ts";
 import { findDaemon, socketCandidates } from "./discovery.ts";
 import { EXIT, type CliIo } from "./io.ts";
@@ -73,6 +74,16 @@ export function positiveInt(value: string): number {
   const n = Number(value);
   if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError("must be a positive integer");
   return n;
+}
+
+/** An option taking one of `values`, typed in any case (`--status cancelled` is "Cancelled"). */
+export function choiceOption(flags: string, description: string, values: readonly string[]): Option {
+  // choices() lists the values in --help; the parser replaces its exact-case check.
+  return new Option(flags, description).choices(values).argParser((input) => {
+    const value = canonicalCase(values, input);
+    if (value === undefined) throw new InvalidArgumentError(`Allowed choices are ${values.join(", ")}.`);
+    return value;
+  });
 }
 
 /** Prints what ended an invocation and maps it to the exit code scripts rely on. */
