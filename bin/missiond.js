@@ -1,28 +1,48 @@
 #!/usr/bin/env node
-// npm's bin shim cannot point at a .ts file on every Node, so this forwards to src/main.ts with
-// the Node that runs the project (24, from the node@24 dev dependency, or the system's if new enough).
+// The `missiond` command. It runs src/main.ts in a checkout (Node strips the types) and the
+// compiled dist/main.js in an installed package (Node refuses to strip types under node_modules),
+// on Node 24: the Node running this file when its major version is the pinned runtime's (the
+// `node` dependency, whose ABI isolated-vm's prebuilt binaries are built for), otherwise the
+// pinned runtime itself. The same major, not "at least": a newer Node has a newer ABI, for which
+// the native dependencies may ship nothing.
 import { spawn } from "node:child_process";
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
+import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
-const pinned = join(root, "node_modules", "node", "bin", "node");
-const node = existsSync(pinned) ? pinned : process.execPath;
-// Own process group: a signal sent to the shim's group (Ctrl-C, `timeout`, systemd) reaches the
-// daemon once, through the forwarding below, not twice (a second SIGTERM means "force").
-// V8 grows its young generation to 128 MB while the daemon loads its modules and keeps it however
-// idle the daemon is afterwards; capped at 4 MB a semi-space, an idle daemon holds about 110 MB less.
+const source = join(root, "src", "main.ts");
+const entry = existsSync(source) ? source : join(root, "dist", "main.js");
+
+/** The pinned runtime: its major version and its binary (null if its install step did not run). */
+function pinnedNode() {
+  const manifest = createRequire(import.meta.url).resolve("node/package.json");
+  const major = Number(JSON.parse(readFileSync(manifest, "utf8")).version.split(".")[0]);
+  const binary = join(dirname(manifest), "bin", "node");
+  return { major, binary: existsSync(binary) ? binary : null };
+}
+
+const pinned = pinnedNode();
+const node = Number(process.versions.node.split(".")[0]) === pinned.major ? process.execPath : pinned.binary;
+if (!node) {
+  process.stderr.write(
+    `missiond: needs Node ${pinned.major}; this is ${process.version}, and the bundled Node ${pinned.major} ` +
+      `(the "node" package) was not installed (was npm run with --ignore-scripts?)\n`,
+  );
+  process.exit(1);
+}
+// A child process, because these are launch flags. V8 grows its young generation to 128 MB while
+// the daemon loads its modules and keeps it however idle the daemon is afterwards; capped at 4 MB
+// a semi-space, an idle daemon holds about 110 MB less.
 const flags = ["--max-semi-space-size=4"];
-// Node caches the stripped TypeScript and its bytecode here: a start after the first neither
-// loads the TypeScript stripper (about 30 MB resident) nor compiles the sources again.
+// Node caches compiled code here: a start after the first neither loads the TypeScript stripper
+// (about 30 MB resident, in a checkout) nor compiles the sources again.
 const env = { NODE_COMPILE_CACHE: join(tmpdir(), "missiond-compile-cache"), ...process.env };
-const child = spawn(node, [...flags, join(root, "src", "main.ts"), ...process.argv.slice(2)], {
-  stdio: "inherit",
-  detached: true,
-  env,
-});
+// Own process group: a signal sent to the launcher's group (Ctrl-C, `timeout`) reaches the
+// daemon once, through the forwarding below, not twice (a second SIGTERM means "force").
+const child = spawn(node, [...flags, entry, ...process.argv.slice(2)], { stdio: "inherit", detached: true, env });
 for (const signal of ["SIGTERM", "SIGINT", "SIGHUP"]) process.on(signal, () => child.kill(signal));
 child.on("exit", (code, signal) => {
   if (signal) process.kill(process.pid, signal);

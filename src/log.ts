@@ -1,8 +1,31 @@
 import { pino, type Logger, type DestinationStream } from "pino";
+import { Writable } from "node:stream";
+import { build as prettyStream } from "pino-pretty";
 
 export type { Logger };
 
-/** JSON to stdout (journald picks it up); secrets that may appear in logged objects are redacted. */
+/** `json`: one object a line, for journald and log shippers; `pretty`: for a person at a terminal. */
+export const LOG_FORMATS = ["json", "pretty"] as const;
+export type LogFormat = (typeof LOG_FORMATS)[number];
+
+/**
+ * Lines for people: local time, level, message, then the fields. Written by pino-pretty in this
+ * thread, synchronously, like the JSON (no transport worker: a line logged just before exit is
+ * not lost, and nothing changes in how the daemon starts or stops).
+ */
+export function prettyDestination(options: { colorize: boolean; write?: (line: string) => void }): DestinationStream {
+  return prettyStream({
+    colorize: options.colorize,
+    translateTime: "SYS:HH:MM:ss.l",
+    ignore: "pid,hostname,service,component",
+    messageFormat: "{if component}[{component}] {end}{msg}",
+    singleLine: true,
+    sync: true,
+    ...(options.write ? { destination: lineSink(options.write) } : {}),
+  });
+}
+
+/** JSON to stdout (journald picks it up) unless given another destination; secrets that may appear in logged objects are redacted. */
 export function createLogger(level: string, destination?: DestinationStream): Logger {
   return pino(
     {
@@ -26,4 +49,13 @@ export function createLogger(level: string, destination?: DestinationStream): Lo
     },
     destination,
   );
+}
+
+function lineSink(write: (line: string) => void): Writable {
+  return new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      write(chunk.toString("utf8"));
+      done();
+    },
+  });
 }

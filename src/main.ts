@@ -31,6 +31,8 @@ const code = await runCli(process.argv.slice(2), {
   cwd: process.cwd(),
   hostname: hostname(),
   probe,
+  stdoutIsTty: process.stdout.isTTY === true,
+  runtime: { version: process.version, execPath: process.execPath },
   stdout: (text) => process.stdout.write(text),
   stderr: (text) => process.stderr.write(text),
   onSignal(handler) {

@@ -64,3 +64,20 @@ export function parseId(value: string, what: string): bigint {
   if (!idString(what).safeParse(value).success) throw new MissiondError("NOT_FOUND", `no ${what} with id "${value}"`);
   return BigInt(value);
 }
+
+/** The value of `values` that `input` spells, in any case ("cancelled" → "Cancelled"), or undefined. */
+export function canonicalCase<const T extends string>(values: readonly T[], input: string): T | undefined {
+  const lower = input.toLowerCase();
+  return values.find((value) => value.toLowerCase() === lower);
+}
+
+/**
+ * `z.enum(values)` that also takes any case from people typing a status ("succeeded",
+ * "CANCELLED") and yields the canonical value; anything else fails as z.enum does, listing the
+ * values as written.
+ */
+export const anyCaseEnum = <const T extends readonly [string, ...string[]]>(values: T) =>
+  z.preprocess(
+    (input) => (typeof input === "string" ? (canonicalCase(values, input) ?? input) : input),
+    z.enum(values),
+  );

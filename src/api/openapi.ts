@@ -1,11 +1,11 @@
 import { z } from "zod";
-import pkg from "../../package.json" with { type: "json" };
 import { ERROR_CODES } from "../errors.ts";
 import { RUNTIME_HOOK_CONTEXTS } from "../plugins/contexts.ts";
 import { hopHeader } from "./hop.ts";
 import type { ApiRoute } from "./route.ts";
 import { apiRoutes } from "./routes/index.ts";
 import { hookSchemaName, runtimeHookContext } from "./routes/plugins.ts";
+import { VERSION } from "../version.ts";
 
 /**
  * The API's OpenAPI 3.1 document, built from the route tables fastify registers and validates
@@ -153,7 +153,7 @@ export function openApiDocument(limits: OpenApiLimits, routes: readonly ApiRoute
     openapi: "3.1.0",
     info: {
       title: "missiond",
-      version: pkg.version,
+      version: VERSION,
       description:
         "The missiond API: cron jobs and heartbeats, notify timers, todos, sessions and their clears, plugins and hooks, agents. It listens on a Unix socket (no token); a TCP listener, when configured, requires the bearer token on every route but /healthz. Ids are 64-bit integers carried as decimal strings. Every error is `{ error: { code, message } }`.",
     },

@@ -23,53 +23,63 @@ export interface ApiClient {
   delete(path: string): Promise<void>;
 }
 
-export function apiClient(target: Target): ApiClient {
-  const call = <T>(method: string, path: string, body?: unknown): Promise<T> =>
-    new Promise<T>((resolve, reject) => {
-      const payload = body === undefined ? undefined : JSON.stringify(body);
-      const headers: Record<string, string> = { accept: "application/json" };
-      if (payload !== undefined) headers["content-type"] = "application/json";
-      let options;
-      let send = httpRequest;
-      if ("socketPath" in target) {
-        options = { socketPath: target.socketPath, path, method, headers };
-      } else {
-        const url = new URL(path, target.url);
-        if (target.token) headers.authorization = `Bearer ${target.token}`;
-        if (url.protocol === "https:") send = httpsRequest as typeof httpRequest;
-        options = { hostname: url.hostname, port: url.port, path: url.pathname + url.search, method, headers };
-      }
-      const req = send(options, (res) => {
-        const chunks: Buffer[] = [];
-        res.on("data", (chunk: Buffer) => chunks.push(chunk));
-        res.on("end", () => {
-          const text = Buffer.concat(chunks).toString("utf8");
-          const status = res.statusCode ?? 0;
-          let parsed: unknown = undefined;
-          try {
-            parsed = text ? JSON.parse(text) : undefined;
-          } catch {
-            /* not JSON */
-          }
-          if (status >= 400) {
-            const error = (parsed as { error?: { code?: string; message?: string } } | undefined)?.error;
-            reject(new ApiError(status, error?.code ?? "HTTP_" + status, error?.message ?? (text || `HTTP ${status}`)));
-            return;
-          }
-          resolve(parsed as T);
-        });
+/** One HTTP request to the daemon; a 4xx/5xx becomes an ApiError, a refused connection an UnreachableError. */
+function request<T>(target: Target, method: string, path: string, body?: unknown): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const payload = body === undefined ? undefined : JSON.stringify(body);
+    const headers: Record<string, string> = { accept: "application/json" };
+    if (payload !== undefined) headers["content-type"] = "application/json";
+    let options;
+    let send = httpRequest;
+    if ("socketPath" in target) {
+      options = { socketPath: target.socketPath, path, method, headers };
+    } else {
+      const url = new URL(path, target.url);
+      if (target.token) headers.authorization = `Bearer ${target.token}`;
+      if (url.protocol === "https:") send = httpsRequest as typeof httpRequest;
+      options = { hostname: url.hostname, port: url.port, path: url.pathname + url.search, method, headers };
+    }
+    const req = send(options, (res) => {
+      const chunks: Buffer[] = [];
+      res.on("data", (chunk: Buffer) => chunks.push(chunk));
+      res.on("end", () => {
+        const text = Buffer.concat(chunks).toString("utf8");
+        const status = res.statusCode ?? 0;
+        let parsed: unknown = undefined;
+        try {
+          parsed = text ? JSON.parse(text) : undefined;
+        } catch {
+          /* not JSON */
+        }
+        if (status >= 400) {
+          const error = (parsed as { error?: { code?: string; message?: string } } | undefined)?.error;
+          reject(new ApiError(status, error?.code ?? "HTTP_" + status, error?.message ?? (text || `HTTP ${status}`)));
+          return;
+        }
+        resolve(parsed as T);
       });
-      req.on("error", (err: NodeJS.ErrnoException) => {
-        const where = "socketPath" in target ? target.socketPath : target.url;
-        if (["ENOENT", "ECONNREFUSED", "EACCES", "ENOTFOUND", "ECONNRESET"].includes(err.code ?? "")) {
-          reject(
-            new UnreachableError(`cannot reach missiond at ${where} (${err.code}); is \`missiond serve\` running?`),
-          );
-        } else reject(err);
-      });
-      if (payload !== undefined) req.write(payload);
-      req.end();
     });
+    req.on("error", (err: NodeJS.ErrnoException) => {
+      const where = "socketPath" in target ? target.socketPath : target.url;
+      if (["ENOENT", "ECONNREFUSED", "EACCES", "ENOTFOUND", "ECONNRESET"].includes(err.code ?? "")) {
+        reject(new UnreachableError(`cannot reach missiond at ${where} (${err.code}); is \`missiond serve\` running?`));
+      } else reject(err);
+    });
+    if (payload !== undefined) req.write(payload);
+    req.end();
+  });
+}
+
+/** `target` may be found lazily (socket discovery): the first request resolves it, once. */
+export function apiClient(target: Target | (() => Promise<Target>)): ApiClient {
+  let resolved: Promise<Target> | null = null;
+  const call = async <T>(method: string, path: string, body?: unknown): Promise<T> =>
+    request<T>(
+      await (resolved ??= typeof target === "function" ? target() : Promise.resolve(target)),
+      method,
+      path,
+      body,
+    );
 
   const withQuery = (path: string, query?: Record<string, string | number | undefined>) => {
     const entries = Object.entries(query ?? {}).filter(([, v]) => v !== undefined) as [string, string | number][];

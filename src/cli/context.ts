@@ -1,11 +1,10 @@
-import { existsSync } from "node:fs";
-import { Command, CommanderError, InvalidArgumentError } from "commander";
+import { Command, CommanderError, InvalidArgumentError, Option } from "commander";
 import { loadConfig, type Config } from "../config/load.ts";
 import { isMissiondError } from "../errors.ts";
+import { canonicalCase } from "../validation.ts";
 import { apiClient, ApiError, UnreachableError, type ApiClient, type Target } from "./client.ts";
+import { findDaemon, socketCandidates } from "./discovery.ts";
 import { EXIT, type CliIo } from "./io.ts";
-
-const SYSTEMD_SOCKET = "/run/missiond/missiond.sock";
 
 /** The options every command accepts, declared on the program itself. */
 export interface GlobalOptions {
@@ -43,19 +42,24 @@ export function createContext(program: Command, io: CliIo, setExit: (code: numbe
     io,
     globals,
     config,
-    client: () => apiClient(target(globals(), io, config)),
+    client: () => apiClient(() => target(globals(), io, config)),
     print: (value, human) => io.stdout(`${globals().json ? JSON.stringify(value, null, 2) : human()}\n`),
     setExit,
   };
 }
 
-/** --url / --socket / MISSIOND_SOCKET / the configured socket / systemd's runtime directory. */
-function target(globals: GlobalOptions, io: CliIo, config: () => Config): Target {
+/**
+ * --url, or --socket, or the socket of --config / $MISSIOND_CONFIG: what the command line names
+ * is the only place tried. Otherwise the first socket that answers among the places
+ * socketCandidates lists.
+ */
+async function target(globals: GlobalOptions, io: CliIo, config: () => Config): Promise<Target> {
   if (globals.url) return { url: globals.url, token: globals.token ?? io.env.MISSIOND_API_TOKEN ?? null };
-  if (globals.socket) return { socketPath: globals.socket };
-  const configured = config().socketPath;
-  if (!existsSync(configured) && existsSync(SYSTEMD_SOCKET)) return { socketPath: SYSTEMD_SOCKET };
-  return { socketPath: configured };
+  if (globals.socket) return findDaemon([{ path: globals.socket, source: "--socket" }]);
+  if (globals.config || io.env.MISSIOND_CONFIG) {
+    return findDaemon([{ path: config().socketPath, source: `socket of ${config().configFile}` }]);
+  }
+  return findDaemon(socketCandidates({ env: io.env, cwd: io.cwd, configured: config().socketPath }));
 }
 
 /** Bad input an action finds itself (after commander's own checks): printed, exit 2. */
@@ -70,6 +74,16 @@ export function positiveInt(value: string): number {
   const n = Number(value);
   if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError("must be a positive integer");
   return n;
+}
+
+/** An option taking one of `values`, typed in any case (`--status cancelled` is "Cancelled"). */
+export function choiceOption(flags: string, description: string, values: readonly string[]): Option {
+  // choices() lists the values in --help; the parser replaces its exact-case check.
+  return new Option(flags, description).choices(values).argParser((input) => {
+    const value = canonicalCase(values, input);
+    if (value === undefined) throw new InvalidArgumentError(`Allowed choices are ${values.join(", ")}.`);
+    return value;
+  });
 }
 
 /** Prints what ended an invocation and maps it to the exit code scripts rely on. */

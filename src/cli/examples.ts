@@ -42,6 +42,14 @@ export const EXAMPLES: Record<string, readonly string[]> = {
     'missiond session clear s-42 --text "start over with the billing bug"',
     "missiond session clear s-42 --json",
   ],
+  "session say": [
+    'missiond session say s-42 "what is left on the deploy?"',
+    'missiond session say s-42 --role system "be brief"',
+  ],
+  "session messages": [
+    "missiond session messages s-42",
+    "missiond session messages s-42 --after 118 --limit 20 --json",
+  ],
   "session events": ["missiond session events", "missiond session events --after 118 --session s-42 --json"],
   notify: [
     'missiond notify --session s-42 --in 10m --message "check whether the deploy finished"',

@@ -6,6 +6,10 @@ export interface CliIo {
   readonly cwd: string;
   readonly hostname: string;
   readonly probe: ProcessProbe;
+  /** Whether stdout is a terminal: logs are then written for a person, not as JSON. */
+  readonly stdoutIsTty?: boolean;
+  /** The Node running this process, for `missiond --version`. */
+  readonly runtime?: { readonly version: string; readonly execPath: string };
   stdout(text: string): void;
   stderr(text: string): void;
   /** Registers a handler for SIGTERM / SIGINT. */

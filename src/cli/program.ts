@@ -12,6 +12,7 @@ import { registerTodo } from "./commands/todo.ts";
 import { createContext, reportError, type CliContext } from "./context.ts";
 import { addExamples, commandPath } from "./examples.ts";
 import { EXIT, type CliIo } from "./io.ts";
+import { VERSION } from "../version.ts";
 
 /** The nouns under `missiond`, in the order `--help` lists them. */
 const NOUNS: readonly ((program: Command, ctx: CliContext) => void)[] = [
@@ -54,6 +55,8 @@ export function commandPaths(io: CliIo): string[] {
 function buildProgram(io: CliIo, setExit: (code: number) => void): Command {
   const program = new Command("missiond").description("owns the time and the lifecycle of AI-agent sessions");
   const ctx = createContext(program, io, setExit);
+  const runtime = io.runtime ? ` on node ${io.runtime.version} (${io.runtime.execPath})` : "";
+  program.version(`missiond ${VERSION}${runtime}`, "-V, --version", "print the version and the Node it runs on");
   program
     .exitOverride()
     .configureOutput({ writeOut: (s) => io.stdout(s), writeErr: (s) => io.stderr(s) })

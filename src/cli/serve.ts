@@ -3,7 +3,7 @@ import type { Config } from "../config/load.ts";
 import { openDatabase } from "../db/client.ts";
 import { lockDataDir } from "../db/lock.ts";
 import { migrate } from "../db/migrate.ts";
-import { createLogger } from "../log.ts";
+import { createLogger, prettyDestination, type LogFormat } from "../log.ts";
 import { openSdNotify } from "../systemd/sd-notify.ts";
 import { EXIT, type CliIo } from "./io.ts";
 
@@ -11,8 +11,8 @@ import { EXIT, type CliIo } from "./io.ts";
  * `missiond serve`: runs until SIGTERM/SIGINT; a second signal forces an immediate exit. Under
  * systemd (`NOTIFY_SOCKET` set) it reports STATUS=, READY=1, WATCHDOG=1 and STOPPING=1.
  */
-export async function serve(config: Config, io: CliIo): Promise<number> {
-  const log = createLogger(config.logLevel);
+export async function serve(config: Config, io: CliIo, logFormat?: LogFormat): Promise<number> {
+  const log = createLogger(config.logLevel, logDestination(io, logFormat));
   const systemd = await openSdNotify(io.env, io.probe.pid, log.child({ component: "systemd" }));
   try {
     return await run(
@@ -23,6 +23,12 @@ export async function serve(config: Config, io: CliIo): Promise<number> {
   } finally {
     systemd?.close();
   }
+}
+
+/** Pretty lines at a terminal, JSON everywhere else (journald, files, pipes), unless told. */
+function logDestination(io: CliIo, format: LogFormat | undefined) {
+  const pretty = format ? format === "pretty" : io.stdoutIsTty === true;
+  return pretty ? prettyDestination({ colorize: io.stdoutIsTty === true }) : undefined;
 }
 
 async function run(config: Config, io: CliIo, daemon: Daemon): Promise<number> {
@@ -60,8 +66,8 @@ async function run(config: Config, io: CliIo, daemon: Daemon): Promise<number> {
 }
 
 /** `missiond migrate`: applies migrations directly to the database and exits. */
-export async function migrateOnly(config: Config, io: CliIo): Promise<number> {
-  const log = createLogger(config.logLevel);
+export async function migrateOnly(config: Config, io: CliIo, logFormat?: LogFormat): Promise<number> {
+  const log = createLogger(config.logLevel, logDestination(io, logFormat));
   const release = config.databaseUrl ? () => {} : lockDataDir(config.stateDir, config.instanceName, io.probe);
   try {
     const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });

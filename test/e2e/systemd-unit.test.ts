@@ -6,7 +6,7 @@
 import { spawnSync } from "node:child_process";
 import { chmodSync, cpSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config/load.ts";
@@ -46,6 +46,10 @@ const HOST_UNITS = ["/usr/lib/systemd/system", "/lib/systemd/system"].find((dir)
 );
 const ROOT = run("id", ["-u"]).stdout.trim() === "0";
 
+// Where `npm install -g` with npm's default prefix (/usr/local) puts the package and its Node.
+const PACKAGE = "/usr/local/lib/node_modules/missiond";
+const PINNED_NODE = `${PACKAGE}/node_modules/node/bin/node`;
+
 const unit = parseUnit(read("missiond.service"));
 const service = unit.Service!;
 const one = (key: string) => {
@@ -58,8 +62,14 @@ describe("systemd/missiond.service agrees with the daemon and the other files in
     expect(one("Type")).toBe("notify");
     expect(one("NotifyAccess")).toBe("main");
     expect(one("WatchdogSec")).toMatch(/^\d+s$/);
-    // The main PID must be the daemon itself (no wrapper shell), or NotifyAccess=main drops READY=1.
-    expect(one("ExecStart")).toMatch(/^\/\S+\/node (--\S+ )*\S+\/src\/main\.ts serve$/);
+    // The main PID must be the daemon itself (no wrapper shell, no launcher starting a child), or
+    // NotifyAccess=main drops READY=1: the package's pinned Node on the compiled entry.
+    expect(one("ExecStart")).toBe(`${PINNED_NODE} --max-semi-space-size=4 ${PACKAGE}/dist/main.js serve`);
+    expect(one("ExecStartPre")).toBe(`${PINNED_NODE} --max-semi-space-size=4 ${PACKAGE}/dist/main.js migrate`);
+  });
+
+  it("reloads by SIGHUP to the daemon", () => {
+    expect(one("ExecReload")).toBe("/bin/kill -HUP $MAINPID");
   });
 
   it("gives a drain that runs to its budget (and the 2 s serve allows past it) time before SIGKILL", () => {
@@ -75,7 +85,7 @@ describe("systemd/missiond.service agrees with the daemon and the other files in
         STATE_DIRECTORY: `/var/lib/${one("StateDirectory")}`,
         RUNTIME_DIRECTORY: `/run/${one("RuntimeDirectory")}`,
       },
-      cwd: "/opt/missiond",
+      cwd: "/",
       hostname: "h",
       pid: 1,
       configPath: emptyConfigFile(),
@@ -142,15 +152,13 @@ describe.skipIf(!ANALYZE || !HOST_UNITS)(
     beforeAll(() => {
       // `verify` checks that ExecStart='s programs exist and loads the targets the unit depends on.
       // A scratch root laid out as the README installs it, with the host's own unit directory for
-      // those targets and a stand-in executable at /opt/missiond/node_modules/.bin/node, lets it
+      // those targets and stand-in executables for the pinned Node and /bin/kill, lets it
       // check the unit as installed, without installing anything on this machine.
       root = tempDir("unit");
       cpSync(HOST_UNITS!, join(root, "usr/lib/systemd/system"), { recursive: true, verbatimSymlinks: true });
       mkdirSync(join(root, "etc/systemd/system"), { recursive: true });
       cpSync(UNIT, join(root, "etc/systemd/system/missiond.service"));
-      mkdirSync(join(root, "opt/missiond/node_modules/.bin"), { recursive: true });
-      writeFileSync(join(root, "opt/missiond/node_modules/.bin/node"), "#!/bin/sh\n");
-      chmodSync(join(root, "opt/missiond/node_modules/.bin/node"), 0o755);
+      for (const program of [PINNED_NODE, "/bin/kill"]) standIn(join(root, program));
     });
 
     afterAll(() => rmSync(root, { recursive: true, force: true }));
@@ -166,18 +174,17 @@ describe.skipIf(!ANALYZE || !HOST_UNITS)(
     });
 
     it("points verify at the real problem when ExecStart's program is missing (the check is live)", () => {
-      rmSync(join(root, "opt/missiond/node_modules/.bin/node"));
+      rmSync(join(root, PINNED_NODE));
       try {
         const result = run("systemd-analyze", [
           "verify",
           `--root=${root}`,
           join(root, "etc/systemd/system/missiond.service"),
         ]);
-        expect(result.stderr).toMatch(/Command \/opt\/missiond\/node_modules\/\.bin\/node is not executable/);
+        expect(result.stderr).toContain(`Command ${PINNED_NODE} is not executable`);
         expect(result.status).not.toBe(0);
       } finally {
-        writeFileSync(join(root, "opt/missiond/node_modules/.bin/node"), "#!/bin/sh\n");
-        chmodSync(join(root, "opt/missiond/node_modules/.bin/node"), 0o755);
+        standIn(join(root, PINNED_NODE));
       }
     });
 
@@ -216,6 +223,13 @@ describe.skipIf(!ANALYZE || !HOST_UNITS)(
     );
   },
 );
+
+/** An executable that does nothing, where the unit expects a program. */
+function standIn(path: string): void {
+  mkdirSync(dirname(path), { recursive: true });
+  writeFileSync(path, "#!/bin/sh\n");
+  chmodSync(path, 0o755);
+}
 
 function lines(text: string): string[] {
   return text.split("\n").filter((line) => line.trim() && !line.startsWith("#"));

@@ -119,4 +119,30 @@ describe(`CLI: session, notify, todo (${backendName})`, () => {
     ]);
     expect(await cli(daemon, "session", "clear", "nobody")).toMatchObject({ code: 4 });
   });
+
+  it("session say appends to the transcript; session messages lists it, oldest first", async () => {
+    expect(await cli(daemon, "session", "add", "--agent", "a1", "--id", "talk")).toMatchObject({ code: 0 });
+    expect(await cli(daemon, "session", "say", "talk", "is the deploy done?")).toEqual({
+      code: 0,
+      stdout: "appended 1 user message to session talk\n",
+      stderr: "",
+    });
+    expect((await cli(daemon, "session", "say", "talk", "--role", "Assistant", "not yet")).code).toBe(0);
+    const listed = JSON.parse((await cli(daemon, "session", "messages", "talk", "--json")).stdout);
+    expect(listed).toEqual([
+      expect.objectContaining({ role: "user", text: "is the deploy done?" }),
+      expect.objectContaining({ role: "assistant", text: "not yet" }),
+    ]);
+    const after = await cli(daemon, "session", "messages", "talk", "--after", listed[0].id);
+    expect(after.stdout.split("\n")[0]).toMatch(/^ID\s+AT\s+ROLE\s+TEXT$/);
+    expect(after.stdout).toMatch(new RegExp(`^${listed[1].id}\\s+\\S+\\s+assistant\\s+not yet$`, "m"));
+    expect(after.stdout).not.toMatch(/deploy done/);
+  });
+
+  it("session say to a session that does not exist fails with exit 4 and changes nothing", async () => {
+    const out = await cli(daemon, "session", "say", "nobody", "hello");
+    expect(out.code).toBe(4);
+    expect(out.stderr).toMatch(/nobody/);
+    expect((await cli(daemon, "session", "messages", "nobody")).code).toBe(4);
+  });
 });

@@ -1,8 +1,8 @@
-import { Option, type Command } from "commander";
+import type { Command } from "commander";
 import { NOTIFY_STATUSES } from "../../db/schema/enums.ts";
 import { parseDuration } from "../../duration.ts";
 import type { TimerView } from "../../notify/views.ts";
-import { UsageError, type CliContext } from "../context.ts";
+import { choiceOption, UsageError, type CliContext } from "../context.ts";
 import { fields, shorten, table } from "../format.ts";
 
 /** `missiond notify …`: the command itself sets a timer; its subcommands inspect and cancel. */
@@ -40,7 +40,7 @@ function list(notify: Command, ctx: CliContext): void {
     .command("ls")
     .description("list notify timers, newest first")
     .option("--session <id>", "only this session's timers")
-    .addOption(new Option("--status <status>", "only timers with this status").choices(NOTIFY_STATUSES))
+    .addOption(choiceOption("--status <status>", "only timers with this status", NOTIFY_STATUSES))
     .option("--limit <n>", "at most this many", "50")
     .action(async (opts: { session?: string; status?: string; limit: string }) => {
       const { timers } = await ctx.client().get<{ timers: TimerView[] }>("/v1/notify", {

@@ -1,7 +1,7 @@
-import { Option, type Command } from "commander";
+import type { Command } from "commander";
 import type { RunView } from "../../cron/views.ts";
 import { RUN_STATUSES } from "../../db/schema/enums.ts";
-import type { CliContext } from "../context.ts";
+import { choiceOption, type CliContext } from "../context.ts";
 import { shorten, table } from "../format.ts";
 
 /** `missiond runs ls`: the run ledger. */
@@ -11,7 +11,7 @@ export function registerRuns(program: Command, ctx: CliContext): void {
     .command("ls")
     .description("list runs, newest slot first")
     .option("--job <id>", "only this job's runs")
-    .addOption(new Option("--status <status>", "only runs with this status").choices(RUN_STATUSES))
+    .addOption(choiceOption("--status <status>", "only runs with this status", RUN_STATUSES))
     .option("--limit <n>", "at most this many", "50")
     .action(async (opts: { job?: string; status?: string; limit: string }) => {
       const { runs: list } = await ctx.client().get<{ runs: RunView[] }>("/v1/runs", {

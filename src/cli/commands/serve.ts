@@ -1,4 +1,5 @@
-import type { Command } from "commander";
+import { Option, type Command } from "commander";
+import type { LogFormat } from "../../log.ts";
 import type { CliContext } from "../context.ts";
 
 // Both load ../serve.ts on demand: the daemon's dependencies (database drivers, pg-boss) would
@@ -9,7 +10,10 @@ export function registerServe(program: Command, ctx: CliContext): void {
   program
     .command("serve")
     .description("run the daemon (embedded database in ./.missiond unless DATABASE_URL is set)")
-    .action(async () => ctx.setExit(await (await import("../serve.ts")).serve(ctx.config(), ctx.io)));
+    .addOption(logFormat())
+    .action(async (opts: { logFormat?: LogFormat }) =>
+      ctx.setExit(await (await import("../serve.ts")).serve(ctx.config(), ctx.io, opts.logFormat)),
+    );
 }
 
 /** `missiond migrate`: the database schema, without the daemon. */
@@ -17,5 +21,15 @@ export function registerMigrate(program: Command, ctx: CliContext): void {
   program
     .command("migrate")
     .description("apply database migrations and exit (talks to the database directly)")
-    .action(async () => ctx.setExit(await (await import("../serve.ts")).migrateOnly(ctx.config(), ctx.io)));
+    .addOption(logFormat())
+    .action(async (opts: { logFormat?: LogFormat }) =>
+      ctx.setExit(await (await import("../serve.ts")).migrateOnly(ctx.config(), ctx.io, opts.logFormat)),
+    );
+}
+
+function logFormat(): Option {
+  return new Option(
+    "--log-format <format>",
+    "log lines as JSON or for people (default: pretty at a terminal, else json)",
+  ).choices(["json", "pretty"] satisfies LogFormat[]);
 }

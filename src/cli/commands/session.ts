@@ -1,6 +1,8 @@
 import type { Command } from "commander";
+import { MESSAGE_ROLES } from "../../db/schema/enums.ts";
 import type { ClearView } from "../../sessions/clears.ts";
-import type { CliContext } from "../context.ts";
+import type { MessageView } from "../../sessions/service.ts";
+import { choiceOption, positiveInt, type CliContext } from "../context.ts";
 import { shorten, table } from "../format.ts";
 
 /** `missiond session …`: agent sessions as the runtime reports them. */
@@ -10,6 +12,8 @@ export function registerSession(program: Command, ctx: CliContext): void {
   list(session, ctx);
   clear(session, ctx);
   events(session, ctx);
+  say(session, ctx);
+  messages(session, ctx);
 }
 
 function add(session: Command, ctx: CliContext): void {
@@ -110,6 +114,41 @@ function events(session: Command, ctx: CliContext): void {
           ),
           `next cursor: ${page.next}`,
         ].join("\n"),
+      );
+    });
+}
+
+function say(session: Command, ctx: CliContext): void {
+  session
+    .command("say <id> <text>")
+    .description("append a message to the session's transcript (from the user unless --role says otherwise)")
+    .addOption(choiceOption("--role <role>", "who says it", MESSAGE_ROLES).default("user"))
+    .action(async (id: string, text: string, opts: { role: string }) => {
+      const done = await ctx.client().post<{ appended: number }>(`/v1/sessions/${encodeURIComponent(id)}/messages`, {
+        messages: [{ role: opts.role, text }],
+      });
+      ctx.print(done, () => `appended ${done.appended} ${opts.role} message to session ${id}`);
+    });
+}
+
+function messages(session: Command, ctx: CliContext): void {
+  session
+    .command("messages <id>")
+    .description("the session's transcript, oldest first")
+    .option("--after <id>", "only messages after this message id")
+    .option("--limit <n>", "at most this many", positiveInt, 100)
+    .action(async (id: string, opts: { after?: string; limit: number }) => {
+      const { messages: list } = await ctx
+        .client()
+        .get<{ messages: MessageView[] }>(`/v1/sessions/${encodeURIComponent(id)}/messages`, {
+          after: opts.after,
+          limit: opts.limit,
+        });
+      ctx.print(list, () =>
+        table(
+          ["ID", "AT", "ROLE", "TEXT"],
+          list.map((m) => [m.id, m.createdAt, m.role, shorten(m.text.replace(/\s+/g, " "), 100)]),
+        ),
       );
     });
 }

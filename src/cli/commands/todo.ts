@@ -1,7 +1,7 @@
-import { Option, type Command } from "commander";
+import type { Command } from "commander";
 import { TODO_STATUSES } from "../../db/schema/enums.ts";
 import type { TodoView } from "../../todos/service.ts";
-import type { CliContext } from "../context.ts";
+import { choiceOption, type CliContext } from "../context.ts";
 import { table } from "../format.ts";
 
 /** `missiond todo …`: per-session todo lists. */
@@ -44,7 +44,7 @@ function list(todo: Command, ctx: CliContext): void {
     .command("ls")
     .description("list a session's open todos")
     .requiredOption("--session <id>", "the session")
-    .addOption(new Option("--status <status>", "which todos").choices([...TODO_STATUSES, "all"]).default("open"))
+    .addOption(choiceOption("--status <status>", "which todos", [...TODO_STATUSES, "all"]).default("open"))
     .action(async (opts: { session: string; status: string }) => {
       const { todos } = await ctx
         .client()

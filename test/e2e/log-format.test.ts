@@ -1,0 +1,43 @@
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { SERVER_URL, backendName, freshDatabase, type TestDatabase } from "../helpers/db.ts";
+import { runMissiond } from "../helpers/process.ts";
+
+describe(`the log format of serve and migrate (${backendName})`, () => {
+  const databases: TestDatabase[] = [];
+  afterAll(async () => {
+    for (const db of databases) await db.drop();
+  });
+
+  async function migrate(...flags: string[]) {
+    const env: Record<string, string> = { DATABASE_URL: "", MISSIOND_LOG_LEVEL: "info" };
+    if (SERVER_URL) {
+      const db = await freshDatabase();
+      databases.push(db);
+      env.DATABASE_URL = db.url!;
+    }
+    return runMissiond(["migrate", ...flags], { cwd: mkdtempSync(join(tmpdir(), "missiond-log-")), env });
+  }
+
+  it("is JSON when stdout is not a terminal", async () => {
+    const out = await migrate();
+    expect(out.code).toBe(0);
+    const line = out.stdout.split("\n").find((l) => l.startsWith("{"))!;
+    expect(JSON.parse(line)).toMatchObject({ level: 30, msg: "migrations applied", service: "missiond" });
+  });
+
+  it("is one readable line per entry with --log-format pretty", async () => {
+    const out = await migrate("--log-format", "pretty");
+    expect(out.code).toBe(0);
+    expect(out.stdout).toMatch(/^\[\d\d:\d\d:\d\d\.\d{3}\] INFO: migrations applied \{"database":"\w+"\}$/m);
+    expect(out.stdout).not.toMatch(/^\{/m);
+  });
+
+  it("refuses a format it does not know, naming the choices", async () => {
+    const out = await runMissiond(["serve", "--log-format", "xml"], { cwd: tmpdir(), env: {} });
+    expect(out.code).toBe(2);
+    expect(out.stderr).toMatch(/argument 'xml' is invalid. Allowed choices are json, pretty/);
+  });
+});
