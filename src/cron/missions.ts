@@ -106,6 +106,14 @@ export async function startMissionWorker(deps: MissionWorkerDeps): Promise<Missi
   };
 }
 
+/** What one batch shares: its results by pg-boss job id, and the jobs that failed this attempt. */
+interface BatchState {
+  results: Map<string, JobResult>;
+  failed: Job<CronMission>[];
+  executing: Map<string, AbortController>;
+  closeRun: (item: RunClose) => Promise<string | null>;
+}
+
 async function executeBatch(
   deps: MissionWorkerDeps,
   log: Logger,
@@ -113,16 +121,50 @@ async function executeBatch(
   executing: Map<string, AbortController>,
   closeRun: (item: RunClose) => Promise<string | null>,
 ): Promise<JobResult[]> {
-  const { db, clock } = deps;
+  const { db } = deps;
+  const batch: BatchState = {
+    results: new Map(jobs.map((j) => [j.id, { id: j.id, status: "completed" }])),
+    failed: [],
+    executing,
+    closeRun,
+  };
+  const { toStart, settling } = await triage(deps, log, jobs, closeRun);
+  const started = await countAttempts(
+    db,
+    toStart.map((j) => BigInt(j.data.runId)),
+    "started",
+  );
+  await Promise.all(
+    toStart.filter((job) => started.has(job.data.runId)).map((job) => executeOne(deps, log, job, batch)),
+  );
+  await Promise.all(settling);
+  // Recorded before pg-boss retries, so the next attempt knows this one ended (and did not vanish).
+  await countAttempts(
+    db,
+    batch.failed.map((j) => BigInt(j.data.runId)),
+    "failed",
+  );
+  return [...batch.results.values()];
+}
+
+/**
+ * Which missions of a batch may start: their run is still Running and no earlier attempt vanished.
+ * A vanished attempt closes its run Unknown (settling) instead of replaying it.
+ */
+async function triage(
+  deps: MissionWorkerDeps,
+  log: Logger,
+  jobs: Job<CronMission>[],
+  closeRun: (item: RunClose) => Promise<string | null>,
+): Promise<{ toStart: Job<CronMission>[]; settling: Promise<unknown>[] }> {
   const runs = new Map(
     (
       await findRuns(
-        db,
+        deps.db,
         jobs.map((j) => BigInt(j.data.runId)),
       )
     ).map((r) => [String(r.id), r]),
   );
-  const results = new Map<string, JobResult>(jobs.map((j) => [j.id, { id: j.id, status: "completed" }]));
   const settling: Promise<unknown>[] = [];
   const toStart: Job<CronMission>[] = [];
   for (const job of jobs) {
@@ -139,7 +181,7 @@ async function executeBatch(
           id: run.id,
           status: "Unknown",
           reason,
-          finishedAt: new Date(clock.now()),
+          finishedAt: new Date(deps.clock.now()),
           executor: null,
           output: null,
           exitCode: null,
@@ -154,89 +196,72 @@ async function executeBatch(
       );
     } else toStart.push(job);
   }
-  const started = await countAttempts(
-    db,
-    toStart.map((j) => BigInt(j.data.runId)),
-    "started",
-  );
-  const failed: Job<CronMission>[] = [];
-  await Promise.all(
-    toStart
-      .filter((job) => started.has(job.data.runId))
-      .map(async (job) => {
-        const mission = job.data;
-        const runLog = log.child({ cronJobId: mission.cronJobId, runId: mission.runId });
-        const executor = await deps.executorFor(mission.agentId);
-        const cancel = new AbortController();
-        executing.set(mission.runId, cancel);
-        let result: ExecutionResult;
-        let deadLetter: Error | null = null;
-        try {
-          result = await executor.execute(mission, AbortSignal.any([job.signal, cancel.signal]));
-          // A stopped execution may still resolve (a killed command exits by a signal): that is
-          // the interruption, not an outcome to record.
-          if (cancel.signal.aborted) throw cancel.signal.reason;
-        } catch (err) {
-          const interrupted = cancel.signal.aborted ? (cancel.signal.reason as Interrupted) : null;
-          if (interrupted?.kind === "cancelled") {
-            // cancel_previous already closed the run Cancelled; nothing to retry or record.
-            await deps.onRunEnded?.(BigInt(mission.cronJobId));
-            return;
-          }
-          if (interrupted?.kind === "handed back" && job.retryCount < deps.retryLimit) {
-            // Stopped by this instance, not lost: a failed attempt on record, so the retry runs it.
-            runLog.warn("mission interrupted by shutdown; handed back to pg-boss");
-            failed.push(job);
-            results.set(job.id, { id: job.id, status: "failed", output: { message: interrupted.message } });
-            return;
-          }
-          if (job.retryCount < deps.retryLimit) {
-            runLog.warn({ err, attempt: job.retryCount + 1 }, "mission delivery failed; pg-boss will retry");
-            failed.push(job);
-            results.set(job.id, { id: job.id, status: "failed", output: { message: (err as Error).message } });
-            return;
-          }
-          result = {
-            status: "Failed",
-            output: `delivery failed after ${job.retryCount + 1} attempts: ${(err as Error).message}`,
-          };
-          deadLetter = err as Error;
-        } finally {
-          executing.delete(mission.runId);
-        }
-        // A heartbeat whose agent answers HEARTBEAT_OK had nothing to do: Succeeded, quietly.
-        const acknowledged =
-          mission.jobKind === "heartbeat" &&
-          result.status === "Succeeded" &&
-          /HEARTBEAT_OK\s*$/.test(result.output ?? "");
-        const status = await closeRun({
-          id: BigInt(mission.runId),
-          status: result.status,
-          reason: acknowledged ? "acknowledged: HEARTBEAT_OK" : null,
-          finishedAt: new Date(clock.now()),
-          executor: executor.name,
-          output: boundOutput(result.output),
-          exitCode: result.exitCode ?? null,
-        });
-        await deps.onRunEnded?.(BigInt(mission.cronJobId));
-        // The last try failed to deliver: the run is closed Failed, and failing the job moves it to
-        // the dead-letter queue.
-        if (deadLetter) results.set(job.id, { id: job.id, status: "failed", output: { message: deadLetter.message } });
-        if (!status) return;
-        deps.onRun?.(status);
-        if (acknowledged) runLog.debug({ status }, "heartbeat acknowledged");
-        else runLog.info({ status }, "run closed");
-        fireCompleted(deps, mission, status);
-      }),
-  );
-  await Promise.all(settling);
-  // Recorded before pg-boss retries, so the next attempt knows this one ended (and did not vanish).
-  await countAttempts(
-    db,
-    failed.map((j) => BigInt(j.data.runId)),
-    "failed",
-  );
-  return [...results.values()];
+  return { toStart, settling };
+}
+
+/** Executes one mission and closes its run, or hands it to pg-boss's retry (a failed attempt). */
+async function executeOne(deps: MissionWorkerDeps, log: Logger, job: Job<CronMission>, batch: BatchState) {
+  const mission = job.data;
+  const runLog = log.child({ cronJobId: mission.cronJobId, runId: mission.runId });
+  const executor = await deps.executorFor(mission.agentId);
+  const cancel = new AbortController();
+  batch.executing.set(mission.runId, cancel);
+  const retry = (message: string) => {
+    batch.failed.push(job);
+    batch.results.set(job.id, { id: job.id, status: "failed", output: { message } });
+  };
+  let result: ExecutionResult;
+  let deadLetter: Error | null = null;
+  try {
+    result = await executor.execute(mission, AbortSignal.any([job.signal, cancel.signal]));
+    // A stopped execution may still resolve (a killed command exits by a signal): that is
+    // the interruption, not an outcome to record.
+    if (cancel.signal.aborted) throw cancel.signal.reason;
+  } catch (err) {
+    const interrupted = cancel.signal.aborted ? (cancel.signal.reason as Interrupted) : null;
+    if (interrupted?.kind === "cancelled") {
+      // cancel_previous already closed the run Cancelled; nothing to retry or record.
+      await deps.onRunEnded?.(BigInt(mission.cronJobId));
+      return;
+    }
+    if (interrupted?.kind === "handed back" && job.retryCount < deps.retryLimit) {
+      // Stopped by this instance, not lost: a failed attempt on record, so the retry runs it.
+      runLog.warn("mission interrupted by shutdown; handed back to pg-boss");
+      return retry(interrupted.message);
+    }
+    if (job.retryCount < deps.retryLimit) {
+      runLog.warn({ err, attempt: job.retryCount + 1 }, "mission delivery failed; pg-boss will retry");
+      return retry((err as Error).message);
+    }
+    result = {
+      status: "Failed",
+      output: `delivery failed after ${job.retryCount + 1} attempts: ${(err as Error).message}`,
+    };
+    deadLetter = err as Error;
+  } finally {
+    batch.executing.delete(mission.runId);
+  }
+  // A heartbeat whose agent answers HEARTBEAT_OK had nothing to do: Succeeded, quietly.
+  const acknowledged =
+    mission.jobKind === "heartbeat" && result.status === "Succeeded" && /HEARTBEAT_OK\s*$/.test(result.output ?? "");
+  const status = await batch.closeRun({
+    id: BigInt(mission.runId),
+    status: result.status,
+    reason: acknowledged ? "acknowledged: HEARTBEAT_OK" : null,
+    finishedAt: new Date(deps.clock.now()),
+    executor: executor.name,
+    output: boundOutput(result.output),
+    exitCode: result.exitCode ?? null,
+  });
+  await deps.onRunEnded?.(BigInt(mission.cronJobId));
+  // The last try failed to deliver: the run is closed Failed, and failing the job moves it to
+  // the dead-letter queue.
+  if (deadLetter) batch.results.set(job.id, { id: job.id, status: "failed", output: { message: deadLetter.message } });
+  if (!status) return;
+  deps.onRun?.(status);
+  if (acknowledged) runLog.debug({ status }, "heartbeat acknowledged");
+  else runLog.info({ status }, "run closed");
+  fireCompleted(deps, mission, status);
 }
 
 /** cronJobCompleted: observe-only, at most once (only the close that won calls it), detached. */
