@@ -9,6 +9,7 @@ import { hostCalls } from "../../src/plugins/host.ts";
 import { llmHost } from "../../src/plugins/host-llm.ts";
 import { Plugins } from "../../src/plugins/service.ts";
 import { loadConfig } from "../../src/config/load.ts";
+import { EMPTY_LLM } from "../../src/llm/config.ts";
 import { backendName } from "../helpers/db.ts";
 import { daemonPerTest } from "../helpers/daemon.ts";
 import { startLlmServer, type LlmServer } from "../helpers/llm-server.ts";
@@ -76,11 +77,7 @@ describe("host.llm and host.decide in plugins", () => {
       now: Date.now,
       agents: async () => [],
       sessions: null,
-      llm: llmHost({
-        config: loadConfig({ env: {}, cwd: "/", hostname: "t", pid: 1 }).llm,
-        now: Date.now,
-        handlerTimeoutMs: 5_000,
-      }),
+      llm: llmHost({ config: EMPTY_LLM, now: Date.now, handlerTimeoutMs: 5_000 }),
     });
     const caller = { name: "no-llm", grants: compileGrants(["log"], "/") };
     await expect(serve(caller, "llm.complete", [{ prompt: "hi" }], null)).rejects.toThrow(
