@@ -145,6 +145,46 @@ interface MissiondHost {
   };
   /** The environment variables the manifest lists under env (unset ones absent). */
   env?: Readonly<Record<string, string>>;
+  /**
+   * A model call through the daemon's [llm] provider for this plugin (permission "llm"). Give
+   * `prompt` or `messages`. Counted against the plugin's hourly budget; the time it takes counts
+   * against the handler's timeout. Rejects on a provider error, a timeout or a used-up budget.
+   */
+  llm?: {
+    complete(request: {
+      prompt?: string;
+      messages?: { role: "user" | "assistant"; content: string }[];
+      system?: string;
+      /** At most the provider's max_tokens (its default). */
+      maxTokens?: number;
+      temperature?: number;
+    }): Promise<{
+      text: string;
+      usage: { inputTokens: number; outputTokens: number };
+      model: string;
+      provider: string;
+      stopReason: string | null;
+    }>;
+  };
+  /**
+   * Asks the model to choose one of `options` (permission "llm"), as structured output. The
+   * choice is always one of the options: a model that answers otherwise is asked once more,
+   * then the promise rejects. `context` may be text or any JSON value.
+   */
+  decide?(request: {
+    question: string;
+    options: string[];
+    context?: unknown;
+    system?: string;
+    maxTokens?: number;
+    temperature?: number;
+  }): Promise<{
+    choice: string;
+    reason: string;
+    usage: { inputTokens: number; outputTokens: number };
+    model: string;
+    provider: string;
+  }>;
 }
 
 declare var middleware: MissiondMiddleware;

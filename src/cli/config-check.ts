@@ -73,12 +73,12 @@ export function configCheck(io: CliIo, options: ConfigCheckOptions = {}): number
   return EXIT.OK;
 }
 
-/** The configuration with its secrets replaced: tokens, passwords, webhook secrets, agents' env values. */
+/** The configuration with its secrets replaced: tokens, passwords, webhook secrets, model API keys, agents' env values. */
 export function redact(config: Config): Record<string, unknown> {
   const walk = (value: unknown, path: string[]): unknown => {
     if (value === null || typeof value !== "object") {
       const key = path.at(-1) ?? "";
-      if (value !== null && /token|secret|password/i.test(key)) return REDACTED;
+      if (value !== null && isSecretKey(key)) return REDACTED;
       // An agent's command environment is where credentials for the agent's runtime go.
       if (path.length === 4 && path[0] === "agents" && path[2] === "env") return REDACTED;
       if (key === "databaseUrl" && typeof value === "string") return redactUrl(value);
@@ -89,6 +89,10 @@ export function redact(config: Config): Record<string, unknown> {
   };
   return walk(config, []) as Record<string, unknown>;
 }
+
+// Model token counts (maxTokens, maxTokensPerHour) are limits, not credentials.
+const isSecretKey = (key: string) =>
+  key === "apiKey" || (/token|secret|password/i.test(key) && !/^maxTokens/.test(key));
 
 function redactUrl(value: string): string {
   try {

@@ -5,6 +5,7 @@ import { z } from "zod";
 import { MissiondError } from "../errors.ts";
 import { fileSchema } from "./schema.ts";
 import { compileAgent, type AgentConfig } from "../executors/agent-config.ts";
+import { compileLlm, type LlmConfig } from "../llm/config.ts";
 
 export type { AgentConfig };
 
@@ -36,6 +37,7 @@ export interface Config {
   readonly notify: { readonly maxDelaySeconds: number };
   readonly defaultExecutor: "log";
   readonly agents: Readonly<Record<string, AgentConfig>>;
+  readonly llm: LlmConfig;
 }
 
 export interface ConfigSources {
@@ -143,6 +145,23 @@ export function loadConfig(sources: ConfigSources): Config {
     }
   }
 
+  const llm = compileLlm(file.llm, env);
+  for (const [id, agent] of Object.entries(file.agents)) {
+    if (
+      agent.executor === "llm" &&
+      agent.provider !== undefined &&
+      !Object.hasOwn(llm.config.providers, agent.provider)
+    )
+      llm.problems.push(`agents.${id}.provider: no provider "${agent.provider}" under [llm.providers]`);
+    if (agent.executor === "llm" && agent.provider === undefined && llm.config.defaultProvider === null)
+      llm.problems.push(`agents.${id}: the llm executor needs a provider under [llm.providers]`);
+  }
+  if (llm.problems.length > 0)
+    throw new MissiondError(
+      "CONFIG_INVALID",
+      `invalid configuration:\n${llm.problems.map((p) => `  ${p}`).join("\n")}`,
+    );
+
   const config: Config = {
     configFile,
     databaseUrl: file.database_url ?? null,
@@ -173,6 +192,7 @@ export function loadConfig(sources: ConfigSources): Config {
     defaultExecutor: file.default_executor,
     // A relative command path is relative to the config file, like every other path in it.
     agents: Object.fromEntries(Object.entries(file.agents).map(([id, agent]) => [id, compileAgent(agent, base)])),
+    llm: llm.config,
   };
   return deepFreeze(config);
 }

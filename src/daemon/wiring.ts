@@ -93,6 +93,7 @@ export async function startPlugins(
     },
     onChain: (hook, durationMs) => metrics.chain(hook, durationMs),
     env: deps.env,
+    llm: config.llm,
   });
   return { database, boss, sessions, metrics, plugins };
 }
@@ -186,7 +187,7 @@ export async function startWorkers(env: DaemonEnv, s: Services): Promise<Workers
   const { config, clock, log } = env;
   const { db } = s.database;
   const { boss } = s;
-  const executorFor = executorRegistry(s.agents, log, () => clock.now(), env.deps.probe.killGroup);
+  const executorFor = executorRegistry(s.agents, log, () => clock.now(), env.deps.probe.killGroup, config.llm);
   const { concurrency, retryLimit } = config.missions;
   const missions = await startMissionWorker({
     db,

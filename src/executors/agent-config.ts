@@ -34,6 +34,18 @@ export const agentSchema = z.discriminatedUnion("executor", [
       env: z.record(z.string(), z.string()).default({}),
     })
     .strict(),
+  z
+    .object({
+      executor: z.literal("llm"),
+      // A provider under [llm.providers]; the default provider when absent.
+      provider: z.string().min(1).max(64).optional(),
+      model: z.string().min(1).max(200).optional(),
+      system: z.string().max(100_000).optional(),
+      max_tokens: z.number().int().min(1).max(1_000_000).optional(),
+      temperature: z.number().min(0).max(2).optional(),
+      timeout: duration.optional(),
+    })
+    .strict(),
 ]);
 
 /** The executor kinds, read off the schema so a new kind reaches `agent set --executor` by itself. */
@@ -47,6 +59,16 @@ export type AgentConfig =
       readonly argv: readonly string[];
       readonly timeoutMs: number;
       readonly env: Readonly<Record<string, string>>;
+    }
+  | {
+      readonly executor: "llm";
+      /** null: the default provider. model, maxTokens and timeoutMs null: the provider's. */
+      readonly provider: string | null;
+      readonly model: string | null;
+      readonly system: string | null;
+      readonly maxTokens: number | null;
+      readonly temperature: number | null;
+      readonly timeoutMs: number | null;
     };
 
 /** A validated agent entry, compiled; a relative command path is resolved against `base`. */
@@ -64,5 +86,15 @@ export function compileAgent(agent: z.output<typeof agentSchema>, base: string):
           : program!;
       return { executor: "command", argv: [resolved, ...rest], timeoutMs: agent.timeout, env: agent.env };
     }
+    case "llm":
+      return {
+        executor: "llm",
+        provider: agent.provider ?? null,
+        model: agent.model ?? null,
+        system: agent.system ?? null,
+        maxTokens: agent.max_tokens ?? null,
+        temperature: agent.temperature ?? null,
+        timeoutMs: agent.timeout ?? null,
+      };
   }
 }

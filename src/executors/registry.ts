@@ -2,6 +2,8 @@ import type { Logger } from "../log.ts";
 import type { AgentConfig } from "./agent-config.ts";
 import type { AgentService } from "./agents.ts";
 import { commandExecutor } from "./command.ts";
+import { EMPTY_LLM, type LlmConfig } from "../llm/config.ts";
+import { llmExecutor } from "./llm.ts";
 import { logExecutor } from "./log.ts";
 import type { MissionExecutor } from "./types.ts";
 import { webhookExecutor } from "./webhook.ts";
@@ -15,6 +17,7 @@ export function executorRegistry(
   log: Logger,
   now: () => number,
   killGroup?: (pgid: number, signal: NodeJS.Signals) => void,
+  llm: LlmConfig = EMPTY_LLM,
 ): (agentId: string) => Promise<MissionExecutor> {
   const fallback = logExecutor(log);
   const built = new Map<string, { version: string; executor: MissionExecutor }>();
@@ -26,6 +29,8 @@ export function executorRegistry(
         return webhookExecutor("webhook", { url: agent.url, secret: agent.secret, timeoutMs: agent.timeoutMs, now });
       case "command":
         return commandExecutor("command", { argv: agent.argv, timeoutMs: agent.timeoutMs, env: agent.env, killGroup });
+      case "llm":
+        return llmExecutor(agent, llm, log);
     }
   };
   return async (agentId) => {

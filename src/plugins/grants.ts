@@ -3,7 +3,7 @@ import { isAbsolute, resolve } from "node:path";
 import { z } from "zod";
 
 /** Grants that are a plain yes or no. `fetch`, `fs` and `env` carry what they grant (hosts, paths, names). */
-export const SIMPLE_PERMISSIONS = ["log", "clock", "store", "agents", "session"] as const;
+export const SIMPLE_PERMISSIONS = ["log", "clock", "store", "agents", "session", "llm"] as const;
 export type SimplePermission = (typeof SIMPLE_PERMISSIONS)[number];
 
 const host = z
@@ -13,6 +13,14 @@ const host = z
     'a host name with an optional port, e.g. "api.example.com" or "127.0.0.1:8080"',
   );
 const envName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]{0,127}$/, "an environment variable name");
+/** `"llm": { … }` in the object form: what the plugin asks of the operator's [llm] settings. */
+const llmGrant = z
+  .object({
+    provider: z.string().min(1).max(64).optional(),
+    max_calls_per_hour: z.number().int().min(0).optional(),
+    max_tokens_per_hour: z.number().int().min(0).optional(),
+  })
+  .strict();
 const fsGrant = z.object({ path: z.string().min(1).max(4096), access: z.enum(["read", "read-write"]) }).strict();
 
 /**
@@ -28,6 +36,7 @@ export const permissionsSchema = z.union([
       fetch: z.array(host).max(100).optional(),
       fs: z.array(fsGrant).max(100).optional(),
       env: z.array(envName).max(100).optional(),
+      llm: z.union([z.boolean(), llmGrant]).optional(),
     })
     .strict(),
 ]);
@@ -45,6 +54,8 @@ export interface Grants {
   readonly fetch: readonly string[] | null;
   readonly fs: readonly FsGrant[];
   readonly env: readonly string[];
+  /** With the `llm` permission in object form: the provider and budget the manifest asks for. */
+  readonly llm?: z.infer<typeof llmGrant>;
 }
 
 /** The grants as plain JSON, for GET /v1/plugins and `missiond plugins ls`. */
@@ -59,6 +70,7 @@ export interface GrantsView {
 export function compileGrants(raw: z.infer<typeof permissionsSchema>, dir: string): Grants {
   if (Array.isArray(raw)) return { simple: new Set(raw), fetch: null, fs: [], env: [] };
   const simple = new Set(SIMPLE_PERMISSIONS.filter((p) => (raw as Record<string, unknown>)[p] === true));
+  if (typeof raw.llm === "object") simple.add("llm");
   const fs = (raw.fs ?? []).map((grant) => {
     const wanted = isAbsolute(grant.path) ? grant.path : resolve(dir, grant.path);
     let path: string;
@@ -75,6 +87,7 @@ export function compileGrants(raw: z.infer<typeof permissionsSchema>, dir: strin
     fetch: raw.fetch ? raw.fetch.map((h) => h.toLowerCase()) : null,
     fs,
     env: [...new Set(raw.env ?? [])],
+    ...(typeof raw.llm === "object" ? { llm: raw.llm } : {}),
   };
 }
 

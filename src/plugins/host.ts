@@ -3,7 +3,7 @@ import { MissiondError } from "../errors.ts";
 import { fetchAllowed, methodAllowed, type Grants } from "./grants.ts";
 import { MAX_HOPS, type InvocationMeta } from "./hooks.ts";
 import { fsCall } from "./host-fs.ts";
-import type { HostCalls } from "./isolate.ts";
+import type { HostCaller, HostCalls } from "./isolate.ts";
 import { storeDelete, storeGet, storeKeys, storeSet } from "./queries.ts";
 
 const MAX_KEY_CHARS = 256;
@@ -24,6 +24,8 @@ export interface HostDeps {
   /** Agents the daemon knows (host.agents.list()). */
   agents: () => Promise<{ id: string }[]>;
   sessions: SessionReader | null;
+  /** Serves host.llm.complete and host.decide (host-llm.ts); null when the daemon has no [llm] settings. */
+  llm?: ((caller: HostCaller, method: string, args: unknown[]) => Promise<unknown>) | null;
 }
 
 const MAX_READ = 1_000;
@@ -99,6 +101,10 @@ export function hostCalls(deps: HostDeps): HostCalls {
       case "agents.list":
         // The contract's shape: `const { agents } = await host.agents.list()`.
         return { agents: await deps.agents() };
+      case "llm.complete":
+      case "llm.decide":
+        if (!deps.llm) throw new MissiondError("NOT_READY", "host.llm needs the daemon's [llm] settings");
+        return deps.llm({ name: plugin, grants }, method, args);
       default:
         throw new MissiondError("BAD_REQUEST", `unknown host call ${method}`);
     }

@@ -5,6 +5,8 @@ import { DecisionLog } from "./decision-log.ts";
 import { grantsView, type GrantsView } from "./grants.ts";
 import { HOOKS, HOOK_NAMES, type HookName } from "./hooks.ts";
 import { hostCalls, type SessionReader } from "./host.ts";
+import { llmHost } from "./host-llm.ts";
+import type { LlmConfig } from "../llm/config.ts";
 import type { DecisionsQuery } from "./input.ts";
 import { outcomeCounts, type DecisionView } from "./queries.ts";
 import { loadPlugins, type FailedPlugin, type LoadedPlugin } from "./loader.ts";
@@ -46,6 +48,8 @@ export interface PluginsOptions {
   onChain?: (hook: HookName, durationMs: number) => void;
   /** The daemon's environment; a plugin sees only the names its manifest lists under env. */
   env?: Readonly<Record<string, string | undefined>>;
+  /** The [llm] settings behind host.llm and host.decide; without them those calls are refused. */
+  llm?: LlmConfig | null;
 }
 
 /** The account's plugins: loaded once at start, run through one chain, their decisions logged. */
@@ -75,6 +79,9 @@ export class Plugins {
       now: options.now,
       agents: options.agents ?? (async () => []),
       sessions: options.sessions ?? null,
+      llm: options.llm
+        ? llmHost({ config: options.llm, now: options.now, handlerTimeoutMs: options.handlerTimeoutMs, log })
+        : null,
     });
     const { plugins, failed } = await loadPlugins({
       dirs: options.dirs,

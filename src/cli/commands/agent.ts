@@ -34,6 +34,9 @@ interface SetOptions {
   secret?: string;
   timeout?: string;
   argv?: string[];
+  provider?: string;
+  model?: string;
+  system?: string;
 }
 
 function set(agent: Command, ctx: CliContext): void {
@@ -43,8 +46,11 @@ function set(agent: Command, ctx: CliContext): void {
     .addOption(new Option("--executor <kind>", "how missions reach it").choices(EXECUTOR_KINDS).makeOptionMandatory())
     .option("--url <url>", "webhook: where to POST missions")
     .option("--secret <secret>", "webhook: HMAC key for the signature header")
-    .option("--timeout <duration>", "webhook or command: time limit per mission")
+    .option("--timeout <duration>", "webhook, command or llm: time limit per mission")
     .option("--argv <args...>", "command: the program and its arguments")
+    .option("--provider <name>", "llm: a provider under [llm.providers] (default: the default provider)")
+    .option("--model <model>", "llm: the model (default: the provider's)")
+    .option("--system <text>", "llm: the system prompt")
     .action(async (id: string, opts: SetOptions) => {
       // Only the options given: the daemon validates the settings for the chosen executor.
       const body = Object.fromEntries(
@@ -54,6 +60,9 @@ function set(agent: Command, ctx: CliContext): void {
           secret: opts.secret,
           timeout: opts.timeout,
           argv: opts.argv,
+          provider: opts.provider,
+          model: opts.model,
+          system: opts.system,
         }).filter(([, v]) => v !== undefined),
       );
       const saved = await ctx

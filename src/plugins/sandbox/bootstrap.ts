@@ -75,6 +75,10 @@ export const BOOTSTRAP = String.raw`
     });
   }
   if (granted.has("env")) host.env = deepFreeze(setup.env);
+  if (granted.has("llm")) {
+    host.llm = freeze({ complete: (request) => call("llm.complete", request ?? {}) });
+    host.decide = (request) => call("llm.decide", request ?? {});
+  }
   if (granted.has("session")) {
     // The session the running handler was invoked for; withheld past the hop limit.
     Object.defineProperty(host, "session", {
