@@ -36,6 +36,8 @@ export function createLogger(level: string, destination?: DestinationStream): Lo
           "apiToken",
           "api_token",
           "*.apiToken",
+          "api.tokens[*].token",
+          "*.api.tokens[*].token",
           "headers.authorization",
           "req.headers.authorization",
           "databaseUrl",

@@ -8,6 +8,7 @@ import { runCli } from "./cli/program.ts";
 
 const probe = {
   pid: process.pid,
+  uid: process.getuid?.(),
   isAlive(pid: number): boolean {
     try {
       process.kill(pid, 0);

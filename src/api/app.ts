@@ -1,9 +1,9 @@
-import { timingSafeEqual, createHash } from "node:crypto";
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from "fastify";
 import type { CronService } from "../cron/service.ts";
 import type { Db } from "../db/client.ts";
 import type { Logger } from "../log.ts";
 import type { Plugins } from "../plugins/service.ts";
+import { grants, type Authenticate } from "./caller.ts";
 import { errorHandler } from "./errors.ts";
 import { openApiDocument } from "./openapi.ts";
 import { registerRoutes } from "./route.ts";
@@ -36,15 +36,15 @@ export interface ApiServices {
 
 export interface ApiOptions {
   log: Logger;
-  /** Required as a bearer token on every request when set (TCP listeners). */
-  token: string | null;
+  /**
+   * Who the caller is (a bearer token on TCP, the peer's uid on the socket; see caller.ts). Null
+   * asks for credentials (401) on every route but the public ones.
+   */
+  authenticate: Authenticate;
   bodyLimit?: number;
   /** Serve the dashboard's built files from this folder at /ui/ (none when absent). */
   uiDir?: string;
 }
-
-// Hashing both sides first gives equal-length buffers, so the comparison time says nothing.
-const digest = (value: string) => createHash("sha256").update(value).digest();
 
 export function buildApi(services: ApiServices, options: ApiOptions): FastifyInstance {
   const bodyLimit = options.bodyLimit ?? 1024 * 1024;
@@ -65,16 +65,23 @@ export function buildApi(services: ApiServices, options: ApiOptions): FastifyIns
     void reply.status(404).send({ error: { code: "NOT_FOUND", message: `no route ${request.method} ${request.url}` } });
   });
 
-  if (options.token) {
-    const expected = digest(`Bearer ${options.token}`);
-    app.addHook("onRequest", async (request, reply) => {
-      if (request.url === "/healthz" || isUiAsset(request.method, request.url)) return;
-      const given = digest(request.headers.authorization ?? "");
-      if (!timingSafeEqual(given, expected)) {
-        return reply.status(401).send({ error: { code: "UNAUTHORIZED", message: "missing or wrong bearer token" } });
-      }
-    });
-  }
+  app.decorateRequest("caller", null);
+  app.addHook("onRequest", async (request, reply) => {
+    if (isUiAsset(request.method, request.url)) return;
+    // Unknown routes have no scope and want credentials too: a 404 would tell a stranger what exists.
+    const needed = request.routeOptions.config.scope;
+    request.caller = options.authenticate(request);
+    if (needed === "public") return;
+    if (!request.caller)
+      return reply.status(401).send({ error: { code: "UNAUTHORIZED", message: "missing or wrong bearer token" } });
+    if (needed && !grants(request.caller.scope, needed))
+      return reply.status(403).send({
+        error: {
+          code: "FORBIDDEN",
+          message: `${request.method} ${request.routeOptions.url} needs the ${needed} scope; ${request.caller.actor} has the ${request.caller.scope} scope`,
+        },
+      });
+  });
 
   const routes = apiRoutes({ maxDelaySeconds: services.notifyMaxDelaySeconds });
   let openapi: Record<string, unknown> | undefined;

@@ -49,7 +49,8 @@ const openApiPath = (fastifyPath: string) => fastifyPath.replace(/:(\w+)/g, "{$1
 
 const STATUS_TEXT: Record<number, string> = {
   400: "The input is invalid (the message names the field), or the body is not JSON",
-  401: "Missing or wrong bearer token (TCP listeners only; the Unix socket needs none)",
+  401: "Missing or wrong bearer token (TCP listeners only; on the Unix socket the peer's uid decides)",
+  403: "The caller's scope does not include this route (an agent runtime calling an operator route)",
   404: "No such object, or no such route",
   409: "Conflicts with the object's current state",
   413: "The body is larger than the limit",
@@ -113,7 +114,8 @@ function responsesOf(route: ApiRoute): Record<string, JsonSchema> {
     errors.add(413);
     errors.add(415);
   }
-  if (route.url !== "/healthz") errors.add(401);
+  if (route.scope !== "public") errors.add(401);
+  if (route.scope === "operator") errors.add(403);
   for (const status of [...errors].sort()) answers[String(status)] = { $ref: `#/components/responses/E${status}` };
   return answers;
 }
@@ -128,8 +130,9 @@ function operationOf(route: ApiRoute, bodyLimit: number): JsonSchema {
     ...(parameters.length ? { parameters } : {}),
     ...(route.body ? { requestBody: requestBodyOf(route.body, route.bodyOptional ?? false, bodyLimit) } : {}),
     responses: responsesOf(route),
-    // The liveness probe answers without the token.
-    ...(route.url === "/healthz" ? { security: [] } : {}),
+    "x-missiond-scope": route.scope,
+    // A public route answers without the token; the others name the scope the token needs.
+    security: route.scope === "public" ? [] : [{ bearer: [route.scope] }],
   };
 }
 
@@ -155,7 +158,7 @@ export function openApiDocument(limits: OpenApiLimits, routes: readonly ApiRoute
       title: "missiond",
       version: VERSION,
       description:
-        "The missiond API: cron jobs and heartbeats, notify timers, todos, sessions and their clears, plugins and hooks, agents. It listens on a Unix socket (no token); a TCP listener, when configured, requires the bearer token on every route but /healthz. Ids are 64-bit integers carried as decimal strings. Every error is `{ error: { code, message } }`.",
+        "The missiond API: cron jobs and heartbeats, notify timers, todos, sessions and their clears, plugins and hooks, agents. Every operation names the scope it needs in `x-missiond-scope`: `public` (anyone), `agent` (an agent runtime: hooks, notify, todos, sessions, events) or `operator` (everything). On the Unix socket the caller's uid decides (root, the daemon's own user and `[api] operator_uids`/`operator_gids` are operators, other members of the socket's group agent runtimes); a TCP listener, when configured, requires a bearer token on every route but the public ones, and each token has a scope. A caller without the scope gets 403 FORBIDDEN. Ids are 64-bit integers carried as decimal strings. Every error is `{ error: { code, message } }`.",
     },
     jsonSchemaDialect: "https://json-schema.org/draft/2020-12/schema",
     servers: [
@@ -165,7 +168,7 @@ export function openApiDocument(limits: OpenApiLimits, routes: readonly ApiRoute
           "The Unix socket (e.g. curl --unix-socket /run/missiond/missiond.sock), or the configured TCP listener",
       },
     ],
-    security: [{}, { bearer: [] }],
+    security: [{ bearer: [] }],
     tags: [...new Set(routes.map((r) => r.tag))].map((name) => ({ name })),
     paths,
     components: {
@@ -175,7 +178,8 @@ export function openApiDocument(limits: OpenApiLimits, routes: readonly ApiRoute
         bearer: {
           type: "http",
           scheme: "bearer",
-          description: "The api_token of the configuration (TCP listeners only).",
+          description:
+            "A token of `[[api.tokens]]` (or `api_token`, an operator token named default); TCP listeners only. The requirement's list names the scope the token needs.",
         },
       },
     },

@@ -3,6 +3,7 @@ import { z } from "zod";
 import { MissiondError } from "../errors.ts";
 import { describeIssues, validate } from "../validation.ts";
 import type { ApiServices } from "./app.ts";
+import { SCOPES, type Caller, type Scope } from "./caller.ts";
 import { hopHeader } from "./hop.ts";
 
 /**
@@ -21,6 +22,8 @@ export interface RouteCall<P extends Schema, Q extends Schema, B extends Schema>
   body: Parsed<B>;
   /** X-Missiond-Hop: how many generations of plugin-caused work deep the request is (0 when absent). */
   hop: number;
+  /** Who is calling (the actor a change is recorded under); null only on a public route called without credentials. */
+  caller: Caller | null;
   services: ApiServices;
   reply: FastifyReply;
   /** The OpenAPI document (built once, on first use). */
@@ -32,6 +35,8 @@ export interface ApiRoute<P extends Schema = Schema, Q extends Schema = Schema, 
   /** As registered with fastify (`/v1/cron-jobs/:id`). */
   url: string;
   tag: string;
+  /** Who may call it (see caller.ts); there is no default, so no route is exposed by omission. */
+  scope: Scope;
   summary: string;
   description?: string;
   /** An object of path parameters; each field's `description` meta documents it (see params.ts). */
@@ -116,6 +121,8 @@ export function registerRoutes(
 ): void {
   app.setValidatorCompiler(zodValidatorCompiler);
   for (const declared of routes) {
+    if (!(SCOPES as readonly unknown[]).includes(declared.scope))
+      throw new Error(`route ${declared.method} ${declared.url}: no scope (one of ${SCOPES.join(", ")})`);
     const status = declared.status ?? 200;
     if (!(status in declared.ok))
       throw new Error(`route ${declared.method} ${declared.url}: status ${status} is not documented`);
@@ -123,6 +130,7 @@ export function registerRoutes(
       method: declared.method,
       url: declared.url,
       schema: schemaOf(declared),
+      config: { scope: declared.scope },
       // No body at all is an empty object (its fields are then named as missing); a JSON null is
       // refused as what it is, unless the body is optional.
       ...(declared.body
@@ -140,6 +148,7 @@ export function registerRoutes(
           query: request.query,
           body: request.body,
           hop: hop ?? 0,
+          caller: request.caller,
           services,
           reply,
           document,

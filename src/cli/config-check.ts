@@ -49,10 +49,11 @@ export function configCheck(io: CliIo, options: ConfigCheckOptions = {}): number
     (differs ? applied : noEffect).push(name);
   }
 
-  const shown = redact(config);
+  // Warnings are reported on their own, not as a setting.
+  const { warnings: _, ...shown } = redact(config);
   if (options.json) {
     io.stdout(
-      `${JSON.stringify({ valid: true, configFile: config.configFile, environment: { applied, noEffect }, config: shown }, null, 2)}\n`,
+      `${JSON.stringify({ valid: true, configFile: config.configFile, environment: { applied, noEffect }, warnings: config.warnings, config: shown }, null, 2)}\n`,
     );
     return EXIT.OK;
   }
@@ -65,6 +66,7 @@ export function configCheck(io: CliIo, options: ConfigCheckOptions = {}): number
     ...noEffect.map(
       (name) => `             ${name} is set but changes nothing (not a setting, or the same value as without it)`,
     ),
+    ...config.warnings.map((warning) => `warning:     ${warning}`),
     "",
     "effective configuration:",
     ...rows.map(([key, value]) => `  ${key.padEnd(width)}  ${value}`),

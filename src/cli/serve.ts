@@ -13,6 +13,7 @@ import { EXIT, type CliIo } from "./io.ts";
  */
 export async function serve(config: Config, io: CliIo, logFormat?: LogFormat): Promise<number> {
   const log = createLogger(config.logLevel, logDestination(io, logFormat));
+  for (const warning of config.warnings) log.warn({ component: "config" }, warning);
   const systemd = await openSdNotify(io.env, io.probe.pid, log.child({ component: "systemd" }));
   try {
     return await run(

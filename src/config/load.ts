@@ -6,6 +6,7 @@ import { MissiondError } from "../errors.ts";
 import { fileSchema } from "./schema.ts";
 import { compileAgent, type AgentConfig } from "../executors/agent-config.ts";
 import { compileLlm, type LlmConfig } from "../llm/config.ts";
+import { resolveTokens, type ApiTokenConfig } from "./tokens.ts";
 
 export type { AgentConfig };
 
@@ -20,7 +21,16 @@ export interface Config {
   readonly runtimeDir: string;
   readonly socketPath: string;
   readonly listen: { readonly host: string; readonly port: number } | null;
+  /** `api_token`: also the first of `api.tokens`, as the operator token named "default". */
   readonly apiToken: string | null;
+  readonly api: {
+    /** The TCP listener's bearer tokens, each with its name (the actor) and scope. */
+    readonly tokens: readonly ApiTokenConfig[];
+    readonly operatorUids: readonly number[];
+    readonly operatorGids: readonly number[];
+  };
+  /** Valid but unwise settings, for `missiond config check` and the daemon's log. */
+  readonly warnings: readonly string[];
   readonly instanceName: string;
   readonly logLevel: "fatal" | "error" | "warn" | "info" | "debug" | "trace" | "silent";
   readonly pluginDirs: readonly string[];
@@ -131,6 +141,7 @@ export function loadConfig(sources: ConfigSources): Config {
       ? env.RUNTIME_DIRECTORY.split(":")[0]!
       : stateDir;
 
+  const { tokens, warnings } = resolveTokens(file.api_token, file.api.tokens, env, base);
   let listen: Config["listen"] = null;
   if (file.listen) {
     const at = file.listen.lastIndexOf(":");
@@ -139,9 +150,12 @@ export function loadConfig(sources: ConfigSources): Config {
       throw new MissiondError("CONFIG_INVALID", `invalid configuration:\n  listen: port ${port} is out of range`);
     }
     listen = { host: file.listen.slice(0, at), port };
-    if (!file.api_token) {
+    if (tokens.length === 0) {
       // TCP without a token would hand the API to anyone who can reach the port.
-      throw new MissiondError("CONFIG_INVALID", "invalid configuration:\n  api_token: required when listen is set");
+      throw new MissiondError(
+        "CONFIG_INVALID",
+        "invalid configuration:\n  api_token: required when listen is set (or name tokens under [[api.tokens]])",
+      );
     }
   }
 
@@ -171,6 +185,8 @@ export function loadConfig(sources: ConfigSources): Config {
     socketPath: file.socket ? abs(file.socket, base) : join(runtimeDir, "missiond.sock"),
     listen,
     apiToken: file.api_token ?? null,
+    api: { tokens, operatorUids: file.api.operator_uids, operatorGids: file.api.operator_gids },
+    warnings,
     instanceName: file.instance_name ?? `${sources.hostname}:${sources.pid}`,
     logLevel: file.log_level,
     pluginDirs: file.plugin_dirs.map((dir) => abs(dir, base)),

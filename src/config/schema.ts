@@ -18,6 +18,30 @@ const durationMs: z.ZodType<number, number | string> = z
 
 const atLeast = (minMs: number) => durationMs.refine((ms) => ms >= minMs, `must be at least ${minMs} ms`);
 
+/**
+ * A named bearer token of the TCP listener. Its value comes from the environment or a file, so the
+ * configuration file itself can be world-readable; a `token` written inline works but config check
+ * warns about it.
+ */
+const apiToken = z
+  .object({
+    name: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/, "must be 1-64 letters, digits, '_', '.' or '-'"),
+    scope: z.enum(["agent", "operator"]),
+    token_env: z
+      .string()
+      .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "must be an environment variable's name")
+      .optional(),
+    token_file: z.string().min(1).optional(),
+    token: z.string().min(16, "must be at least 16 characters").optional(),
+  })
+  .strict()
+  .refine(
+    (t) => [t.token_env, t.token_file, t.token].filter((v) => v !== undefined).length === 1,
+    "give exactly one of token_env, token_file or token",
+  );
+
+const uid = z.number().int().min(0).max(4294967294);
+
 const logLevel = z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]);
 
 /** The configuration file's shape (snake_case, as operators write TOML). Unknown keys are errors. */
@@ -34,6 +58,15 @@ export const fileSchema = z
     api_token: z.string().min(16, "must be at least 16 characters").optional(),
     instance_name: z.string().min(1).max(100).optional(),
     log_level: logLevel.default("info"),
+    api: z
+      .object({
+        // Unix socket peers that are operators besides root and the daemon's own user.
+        operator_uids: z.array(uid).default([]),
+        operator_gids: z.array(uid).default([]),
+        tokens: z.array(apiToken).default([]),
+      })
+      .strict()
+      .default({ operator_uids: [], operator_gids: [], tokens: [] }),
     plugin_dirs: z.array(z.string().min(1)).default([]),
     // Agents not listed under [agents] get this executor.
     default_executor: z.enum(["log"]).default("log"),

@@ -1,6 +1,8 @@
 import type { FastifyInstance } from "fastify";
 import type { PgBoss } from "pg-boss";
 import { buildApi, type ApiServices } from "../api/app.ts";
+import { tokenAuthenticator } from "../api/caller.ts";
+import { openPeerReader, socketAuthenticator } from "../api/peer.ts";
 import { UI_DIST } from "../api/ui.ts";
 import { CANCEL_CHANNEL, SCHEDULE_CHANNEL } from "../cron/channels.ts";
 import { startBoss } from "../db/boss.ts";
@@ -131,9 +133,19 @@ function startRecovery(s: Services): Stop {
   return () => s.recovery.stop();
 }
 
+/** The socket's API: the peer's uid decides each caller's scope (root and the daemon's user are operators). */
 function buildSocketApi(env: DaemonEnv, p: Parts): Stop {
   p.apiServices = apiServices(env, p.services!);
-  p.api = buildApi(p.apiServices, { log: env.log, token: null, uiDir: env.deps.uiDir ?? UI_DIST });
+  const { api } = env.config;
+  const read = openPeerReader();
+  if (!read) env.log.warn({ component: "api" }, "socket peers cannot be identified here: every peer is an agent");
+  const policy = {
+    serviceUid: env.deps.probe.uid ?? null,
+    operatorUids: api.operatorUids,
+    operatorGids: api.operatorGids,
+  };
+  const authenticate = socketAuthenticator(policy, read);
+  p.api = buildApi(p.apiServices, { log: env.log, authenticate, uiDir: env.deps.uiDir ?? UI_DIST });
   return () => p.api.close();
 }
 
@@ -145,10 +157,11 @@ async function listenSocket(env: DaemonEnv, api: FastifyInstance): Promise<Stop 
   return listenOnSocket(api, env.config.socketPath);
 }
 
-/** The same services as the socket, behind a bearer token. */
+/** The same services as the socket, behind named bearer tokens, each with its scope. */
 async function listenTcp(env: DaemonEnv, p: Parts): Promise<Stop | undefined> {
   const { config, deps } = env;
   if (!config.listen || deps.listen === false) return undefined;
-  const tcp = buildApi(p.apiServices, { log: env.log, token: config.apiToken, uiDir: deps.uiDir ?? UI_DIST });
+  const authenticate = tokenAuthenticator(config.api.tokens);
+  const tcp = buildApi(p.apiServices, { log: env.log, authenticate, uiDir: deps.uiDir ?? UI_DIST });
   return listenOnTcp(tcp, config.listen);
 }

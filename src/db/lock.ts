@@ -5,6 +5,8 @@ import { MissiondError } from "../errors.ts";
 /** The process capabilities the daemon needs, handed in by main.ts (the only file touching `process`). */
 export interface ProcessProbe {
   readonly pid: number;
+  /** The user the process runs as (absent where there are no uids): an operator on the API's socket. */
+  readonly uid?: number;
   isAlive(pid: number): boolean;
   /** Signals a whole process group (a command executor's child and everything it started). */
   killGroup?(pgid: number, signal: NodeJS.Signals): void;

@@ -108,6 +108,25 @@ describe(`the dashboard at /ui, driven in headless Chromium (${backendName})`, (
     expect(await page.getByLabel("API token").count()).toBe(0);
   });
 
+  it("shows an agent runtime's token its sessions only: no jobs, ledger, plugins or their actions", async () => {
+    const tab = await browser.newPage();
+    try {
+      await tab.goto(`${dash.base}/ui/#/jobs`);
+      await tab.getByLabel("API token").fill(dash.agentToken);
+      await tab.getByRole("button", { name: "Sign in" }).click();
+      await tab.getByTestId("sessions").waitFor();
+      expect(await tab.locator("header.top nav.tabs a").allTextContents()).toEqual(["Sessions"]);
+      expect(await tab.getByTestId("whoami").textContent()).toBe("token:runtime · agent");
+      // An operator view asked for by its address lands on the sessions, with no operator action on the page.
+      await tab.goto(`${dash.base}/ui/#/plugins`);
+      await tab.getByTestId("pending-timers").waitFor();
+      expect(await tab.getByRole("button", { name: /Pause|Resume|Trigger now/ }).count()).toBe(0);
+      expect(await tab.getByTestId("live").textContent()).toMatch(/^live/);
+    } finally {
+      await tab.close();
+    }
+  });
+
   it("shows the runs of a job created through the API as they happen, without reloading", async () => {
     const created = await dash.call<Job>("POST", "/v1/cron-jobs", {
       name: "nightly",

@@ -21,6 +21,8 @@ export interface DashboardDaemon {
   /** http://127.0.0.1:PORT, the TCP listener. */
   base: string;
   token: string;
+  /** A token of the agent scope, named "runtime". */
+  agentToken: string;
   /** The API over TCP with the bearer token: the answer's status and JSON body. */
   call<T = Record<string, unknown>>(
     method: "GET" | "POST",
@@ -38,16 +40,24 @@ export async function startDashboardDaemon(
   await buildUi(uiDir);
   const port = await freePort();
   const token = "test-token-0123456789abcdef";
+  const agentToken = "agent-token-0123456789abcdef";
   const daemon = await startTestDaemon(db, {
     ...options,
     uiDir,
-    env: { ...options.env, MISSIOND_LISTEN: `127.0.0.1:${port}`, MISSIOND_API_TOKEN: token },
+    toml: `${options.toml ?? ""}\n[[api.tokens]]\nname = "runtime"\nscope = "agent"\ntoken_env = "MISSIOND_TOKEN_RUNTIME"\n`,
+    env: {
+      ...options.env,
+      MISSIOND_LISTEN: `127.0.0.1:${port}`,
+      MISSIOND_API_TOKEN: token,
+      MISSIOND_TOKEN_RUNTIME: agentToken,
+    },
   });
   const base = `http://127.0.0.1:${port}`;
   return {
     daemon,
     base,
     token,
+    agentToken,
     async call<T>(method: "GET" | "POST", path: string, body?: unknown) {
       const response = await fetch(base + path, {
         method,

@@ -22,6 +22,7 @@ export interface TestDaemonOptions {
 
 export const testProbe = {
   pid: process.pid,
+  uid: process.getuid?.(),
   isAlive: () => false,
   killGroup: (pgid: number, signal: NodeJS.Signals) => {
     try {

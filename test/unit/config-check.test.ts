@@ -97,6 +97,20 @@ describe("missiond config check", () => {
     expect(report.configFile).toMatch(/config\.toml$/);
   });
 
+  it("warns of a token written in the file, and redacts every named token", () => {
+    const file = `[[api.tokens]]\nname = "ops"\nscope = "operator"\ntoken = "inline-ops-token-0123456789"\n[[api.tokens]]\nname = "runtime"\nscope = "agent"\ntoken_env = "RUNTIME_TOKEN"\n`;
+    const text = check({ file, env: { RUNTIME_TOKEN: "runtime-token-0123456789" } });
+    expect(text.code).toBe(EXIT.OK);
+    expect(text.stdout).toContain(
+      'warning:     api.tokens[0].token: token "ops" is written in the configuration file; prefer token_env or token_file',
+    );
+    expect(text.stdout).toMatch(/^ {2}api\.tokens\s+\[\{"name":"ops","scope":"operator","token":"\[redacted\]"\},/m);
+    const json = JSON.parse(check({ file, json: true, env: { RUNTIME_TOKEN: "runtime-token-0123456789" } }).stdout);
+    expect(json.warnings).toHaveLength(1);
+    for (const output of [text.stdout, JSON.stringify(json)])
+      for (const secret of ["inline-ops-token", "runtime-token-0123456789"]) expect(output).not.toContain(secret);
+  });
+
   it("says when there is no file and nothing overrides the defaults", () => {
     const { code, stdout } = check({ env: {}, configPath: undefined });
     expect(code).toBe(EXIT.OK);

@@ -74,6 +74,49 @@ describe("configuration", () => {
     );
   });
 
+  it("resolves named API tokens from the environment and from files, with api_token as the operator named default", () => {
+    const dir = tempDir("tokens");
+    writeFileSync(join(dir, "ops.token"), "ops-token-from-a-file-123\n");
+    const path = withFile(
+      `api_token = "legacy-token-0123456789"\n[api]\noperator_uids = [1001]\n` +
+        `[[api.tokens]]\nname = "ops"\nscope = "operator"\ntoken_file = "${join(dir, "ops.token")}"\n` +
+        `[[api.tokens]]\nname = "runtime"\nscope = "agent"\ntoken_env = "RUNTIME_TOKEN"\n`,
+    );
+    const config = loadConfig({ ...base, configPath: path, env: { RUNTIME_TOKEN: "runtime-token-0123456789" } });
+    expect(config.api).toEqual({
+      tokens: [
+        { name: "default", scope: "operator", token: "legacy-token-0123456789" },
+        { name: "ops", scope: "operator", token: "ops-token-from-a-file-123" },
+        { name: "runtime", scope: "agent", token: "runtime-token-0123456789" },
+      ],
+      operatorUids: [1001],
+      operatorGids: [],
+    });
+    expect(config.warnings).toEqual([]);
+  });
+
+  it("refuses an unset token variable, a reused name or value, and two sources for one token; warns of an inline token", () => {
+    const tokens = (toml: string, env: Record<string, string> = {}) =>
+      loadConfig({ ...base, configPath: withFile(toml), env });
+    const entry = (name: string, source: string) => `[[api.tokens]]\nname = "${name}"\nscope = "agent"\n${source}\n`;
+    expect(() => tokens(entry("a", 'token_env = "NOT_SET"'))).toThrow(
+      /api\.tokens\[0\]\.token_env: NOT_SET is not set/,
+    );
+    expect(() =>
+      tokens(`api_token = "legacy-token-0123456789"\n${entry("default", 'token = "another-token-0123456789"')}`),
+    ).toThrow(/api\.tokens\[0\]\.name: "default" is api_token's name/);
+    expect(() =>
+      tokens(entry("a", 'token = "same-token-0123456789"') + entry("b", 'token = "same-token-0123456789"')),
+    ).toThrow(/api\.tokens\[1\]: token "b" has the same value as another token/);
+    expect(() => tokens(entry("a", 'token_env = "X"\ntoken = "same-token-0123456789"'))).toThrow(
+      /give exactly one of token_env, token_file or token/,
+    );
+    expect(() => tokens(entry("a", 'token_env = "SHORT"'), { SHORT: "short" })).toThrow(/at least 16 characters/);
+    expect(tokens(entry("a", 'token = "inline-token-0123456789"')).warnings).toEqual([
+      'api.tokens[0].token: token "a" is written in the configuration file; prefer token_env or token_file',
+    ]);
+  });
+
   it("says so when an explicit config file does not exist or is not TOML", () => {
     expect(() => loadConfig({ ...base, configPath: "/nope/missiond.toml", env: {} })).toThrow(
       /\/nope\/missiond.toml does not exist/,

@@ -54,7 +54,7 @@ function registeredRoutes(app: FastifyInstance): { method: string; path: string 
 function apiForDocs(): FastifyInstance {
   return buildApi({ notifyMaxDelaySeconds: MAX_DELAY } as unknown as ApiServices, {
     log: createLogger("silent"),
-    token: null,
+    authenticate: () => ({ scope: "operator", actor: "test" }),
     bodyLimit: BODY_LIMIT,
   });
 }
@@ -132,7 +132,7 @@ describe("the OpenAPI document at /v1/openapi.json", () => {
   it("refuses to register a route whose success status it does not document", () => {
     const broken = buildApi({ notifyMaxDelaySeconds: MAX_DELAY } as unknown as ApiServices, {
       log: createLogger("silent"),
-      token: null,
+      authenticate: () => ({ scope: "operator", actor: "test" }),
     });
     const undocumented = { ...apiRoutes({ maxDelaySeconds: MAX_DELAY })[0]!, url: "/x", status: 201 as const };
     expect(() => registerRoutes(broken, [undocumented], {} as ApiServices, () => ({}))).toThrow(

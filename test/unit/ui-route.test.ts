@@ -2,6 +2,7 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { buildApi, type ApiServices } from "../../src/api/app.ts";
+import { tokenAuthenticator } from "../../src/api/caller.ts";
 import { createLogger } from "../../src/log.ts";
 import { tempDir } from "../helpers/tmp.ts";
 
@@ -9,7 +10,7 @@ import { tempDir } from "../helpers/tmp.ts";
 const api = (uiDir: string) =>
   buildApi({ notifyMaxDelaySeconds: 60 } as unknown as ApiServices, {
     log: createLogger("silent"),
-    token: "a-token-of-sixteen-chars",
+    authenticate: tokenAuthenticator([{ name: "default", scope: "operator", token: "a-token-of-sixteen-chars" }]),
     uiDir,
   });
 

@@ -1,7 +1,8 @@
 // The page reads and writes only missiond's public JSON API (GET /v1/openapi.json documents it).
 //
-// Auth: over the Unix socket the API needs nothing. A TCP listener requires `Authorization: Bearer
-// <api_token>` on every request; the page asks for the token once, keeps it in this tab's
+// Auth: over the Unix socket the caller's uid decides. A TCP listener requires `Authorization: Bearer
+// <token>` on every request (a token of [[api.tokens]] or api_token), and the token's scope decides
+// which views the page shows (GET /v1/whoami); the page asks for the token once, keeps it in this tab's
 // sessionStorage (gone when the tab closes; never a cookie, so no other site can make the browser
 // send it) and adds the header to each fetch.
 
@@ -164,6 +165,12 @@ export interface Todo {
   text: string;
   status: string;
   createdAt: string;
+}
+
+/** GET /v1/whoami: the scope of the token this tab signed in with, and its name (`token:ops`). */
+export interface Whoami {
+  scope: "agent" | "operator";
+  actor: string;
 }
 
 const TOKEN_KEY = "missiond.apiToken";

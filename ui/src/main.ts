@@ -1,10 +1,11 @@
-import { api, AuthRequired, token } from "./api.ts";
+import { api, AuthRequired, token, type Whoami } from "./api.ts";
 import { fill, h } from "./dom.ts";
 import { clock } from "./time.ts";
 import { jobsView } from "./views/jobs.ts";
 import { ledgerView } from "./views/ledger.ts";
 import { nowView } from "./views/now.ts";
 import { pluginsView } from "./views/plugins.ts";
+import { sessionsView } from "./views/sessions.ts";
 
 /** Every view: built once per visit, then refreshed from the API every few seconds while shown. */
 export interface View {
@@ -23,12 +24,20 @@ export interface Ctx {
 
 const POLL_MS = 3_000;
 
-const VIEWS: Record<string, { title: string; make: (ctx: Ctx) => View }> = {
-  now: { title: "Now", make: nowView },
-  jobs: { title: "Jobs", make: jobsView },
-  ledger: { title: "Ledger", make: ledgerView },
-  plugins: { title: "Plugins", make: pluginsView },
+// Each view is shown only to a caller whose scope can read everything it calls (GET /v1/whoami says
+// which): an agent runtime's token sees its sessions, never the jobs, runs or plugins and their actions.
+const VIEWS: Record<string, { title: string; scope: Whoami["scope"]; make: (ctx: Ctx) => View }> = {
+  now: { title: "Now", scope: "operator", make: nowView },
+  jobs: { title: "Jobs", scope: "operator", make: jobsView },
+  ledger: { title: "Ledger", scope: "operator", make: ledgerView },
+  plugins: { title: "Plugins", scope: "operator", make: pluginsView },
+  sessions: { title: "Sessions", scope: "agent", make: sessionsView },
 };
+const HOME: Record<Whoami["scope"], string> = { operator: "now", agent: "sessions" };
+
+let me: Whoami | null = null;
+const mayView = (name: string) =>
+  me !== null && name in VIEWS && (me.scope === "operator" || VIEWS[name]!.scope === me.scope);
 
 const app = document.getElementById("app")!;
 let current: { name: string; view: View } | null = null;
@@ -46,7 +55,7 @@ const query = (params: Record<string, string | undefined>) => {
 
 function parseHash(): { name: string; params: URLSearchParams } {
   const [path = "", search = ""] = location.hash.replace(/^#\/?/, "").split("?");
-  return { name: path in VIEWS ? path : "now", params: new URLSearchParams(search) };
+  return { name: mayView(path) ? path : HOME[me?.scope ?? "operator"], params: new URLSearchParams(search) };
 }
 
 const ctx: Ctx = {
@@ -68,9 +77,9 @@ function shell(): HTMLElement {
   const nav = h(
     "nav",
     { class: "tabs" },
-    ...Object.entries(VIEWS).map(([key, v]) =>
-      h("a", { href: `#/${key}`, class: key === name ? "active" : "", "data-view": key }, v.title),
-    ),
+    ...Object.entries(VIEWS)
+      .filter(([key]) => mayView(key))
+      .map(([key, v]) => h("a", { href: `#/${key}`, class: key === name ? "active" : "", "data-view": key }, v.title)),
   );
   const signOut = token.get()
     ? h(
@@ -80,6 +89,7 @@ function shell(): HTMLElement {
           class: "link",
           onclick: () => {
             token.clear();
+            me = null;
             loggedOut = true;
             showLogin(null);
           },
@@ -93,9 +103,15 @@ function shell(): HTMLElement {
     h(
       "header",
       { class: "top" },
-      h("a", { class: "brand", href: "#/now" }, "missiond"),
+      h("a", { class: "brand", href: `#/${HOME[me?.scope ?? "operator"]}` }, "missiond"),
       nav,
-      h("div", { class: "right" }, live, signOut),
+      h(
+        "div",
+        { class: "right" },
+        live,
+        me ? h("span", { class: "muted small", "data-testid": "whoami" }, `${me.actor} · ${me.scope}`) : null,
+        signOut,
+      ),
     ),
     main,
   );
@@ -103,6 +119,21 @@ function shell(): HTMLElement {
 }
 
 function route(): void {
+  // Who the page speaks as decides which views exist; asked once per sign-in.
+  if (!me) {
+    api
+      .get<Whoami>("/v1/whoami")
+      .then((who) => {
+        me = who;
+        route();
+      })
+      .catch((err: unknown) => {
+        // Without an answer there are no views to offer; the header still says what went wrong.
+        if (!(err instanceof AuthRequired)) shell();
+        ctx.fail(err);
+      });
+    return;
+  }
   const { name, params } = parseHash();
   const main = shell();
   const view = VIEWS[name]!.make(ctx);
@@ -147,11 +178,12 @@ function showLogin(problem: string | null): void {
   const signInWith = async () => {
     token.set(input.value.trim());
     try {
-      await api.get("/v1/plugins");
+      me = await api.get<Whoami>("/v1/whoami");
       loggedOut = false;
       route();
     } catch (err) {
       token.clear();
+      me = null;
       message.textContent =
         err instanceof AuthRequired ? "That token was refused." : `Cannot reach the daemon: ${(err as Error).message}`;
     }
@@ -170,11 +202,13 @@ function showLogin(problem: string | null): void {
     h(
       "p",
       null,
-      "This listener needs the daemon's API token (",
+      "This listener needs one of the daemon's API tokens (",
+      h("code", null, "[[api.tokens]]"),
+      " or ",
       h("code", null, "api_token"),
       " in the configuration, or ",
       h("code", null, "MISSIOND_API_TOKEN"),
-      ").",
+      "). An agent runtime's token shows its sessions only.",
     ),
     h("label", null, "API token", input),
     h("button", { type: "submit", class: "primary" }, "Sign in"),

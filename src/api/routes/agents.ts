@@ -7,6 +7,7 @@ export const agentRoutes = [
   route({
     method: "GET",
     url: "/v1/agents",
+    scope: "operator",
     tag: "agents",
     summary: "Agents of the config file and those set over the API (secrets shown as [set])",
     ok: { 200: "`{ agents }`" },
@@ -15,6 +16,7 @@ export const agentRoutes = [
   route({
     method: "PUT",
     url: "/v1/agents/:id",
+    scope: "operator",
     tag: "agents",
     summary: "Set how an agent's missions are delivered (log, webhook or command executor)",
     params: agentParams,
@@ -28,6 +30,7 @@ export const agentRoutes = [
   route({
     method: "DELETE",
     url: "/v1/agents/:id",
+    scope: "operator",
     tag: "agents",
     summary: "Remove an agent set over the API",
     params: agentParams,

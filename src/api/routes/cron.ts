@@ -17,6 +17,7 @@ export const cronRoutes = [
   route({
     method: "POST",
     url: "/v1/cron-jobs",
+    scope: "operator",
     tag: "cron",
     summary: "Add a cron job or heartbeat",
     description:
@@ -29,6 +30,7 @@ export const cronRoutes = [
   route({
     method: "GET",
     url: "/v1/cron-jobs",
+    scope: "operator",
     tag: "cron",
     summary: "List cron jobs, each with its latest run",
     description:
@@ -42,6 +44,7 @@ export const cronRoutes = [
   route({
     method: "GET",
     url: "/v1/cron-jobs/:id",
+    scope: "operator",
     tag: "cron",
     summary: "Show a cron job",
     params: jobParams,
@@ -51,6 +54,7 @@ export const cronRoutes = [
   route({
     method: "DELETE",
     url: "/v1/cron-jobs/:id",
+    scope: "operator",
     tag: "cron",
     summary: "Remove a cron job (its run history stays)",
     params: jobParams,
@@ -63,6 +67,7 @@ export const cronRoutes = [
   route({
     method: "POST",
     url: "/v1/cron-jobs/:id/pause",
+    scope: "operator",
     tag: "cron",
     summary: "Pause a job, with an optional note",
     params: jobParams,
@@ -74,6 +79,7 @@ export const cronRoutes = [
   route({
     method: "POST",
     url: "/v1/cron-jobs/:id/resume",
+    scope: "operator",
     tag: "cron",
     summary: "Resume a paused job",
     params: jobParams,
@@ -83,6 +89,7 @@ export const cronRoutes = [
   route({
     method: "POST",
     url: "/v1/cron-jobs/:id/trigger",
+    scope: "operator",
     tag: "cron",
     summary: "Fire a job now (a manual run through the cronJobFiring chain)",
     params: jobParams,
@@ -93,6 +100,7 @@ export const cronRoutes = [
   route({
     method: "GET",
     url: "/v1/cron-jobs/:id/runs",
+    scope: "operator",
     tag: "cron",
     summary: "A job's runs, newest first",
     params: jobParams,
@@ -105,6 +113,7 @@ export const cronRoutes = [
   route({
     method: "GET",
     url: "/v1/runs",
+    scope: "operator",
     tag: "cron",
     summary: "Runs of every job, newest slot first",
     description:
@@ -116,6 +125,7 @@ export const cronRoutes = [
   route({
     method: "GET",
     url: "/v1/run-timeline",
+    scope: "operator",
     tag: "cron",
     summary: "Run counts per job, time bucket and status over [from, to)",
     description:
@@ -127,6 +137,7 @@ export const cronRoutes = [
   route({
     method: "GET",
     url: "/v1/cron-preview",
+    scope: "operator",
     tag: "cron",
     summary: "The next fire times of a schedule",
     description: "Give exactly one of `cron` or `every`.",

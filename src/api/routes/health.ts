@@ -1,10 +1,11 @@
 import { route } from "../route.ts";
 
-/** Liveness, readiness, metrics, the document itself and the doctor's report. */
+/** Liveness, readiness, metrics, the document itself, the caller's own scope and the doctor's report. */
 export const healthRoutes = [
   route({
     method: "GET",
     url: "/healthz",
+    scope: "public",
     tag: "health",
     summary: "Liveness: the process is up",
     ok: { 200: "`{ ok: true }`" },
@@ -13,6 +14,7 @@ export const healthRoutes = [
   route({
     method: "GET",
     url: "/readyz",
+    scope: "public",
     tag: "health",
     summary: "Readiness: database reachable, pg-boss started, scheduler armed",
     ok: { 200: "`{ ready: true, checks }`", 503: "`{ ready: false, checks }` naming the check that failed" },
@@ -24,6 +26,7 @@ export const healthRoutes = [
   route({
     method: "GET",
     url: "/metrics",
+    scope: "operator",
     tag: "health",
     summary: "Prometheus metrics",
     ok: { 200: { description: "Prometheus text exposition format", contentType: "text/plain; version=0.0.4" } },
@@ -33,6 +36,7 @@ export const healthRoutes = [
   route({
     method: "GET",
     url: "/v1/openapi.json",
+    scope: "public",
     tag: "health",
     summary: "This document",
     ok: { 200: "The OpenAPI 3.1 document" },
@@ -40,7 +44,17 @@ export const healthRoutes = [
   }),
   route({
     method: "GET",
+    url: "/v1/whoami",
+    scope: "agent",
+    tag: "health",
+    summary: "The caller's scope and actor (what the dashboard shows and hides by)",
+    ok: { 200: "`{ scope, actor }`: `agent` or `operator`, and `token:<name>`, `uid:<uid>` or `in-process`" },
+    handler: async ({ caller }) => caller,
+  }),
+  route({
+    method: "GET",
     url: "/v1/doctor",
+    scope: "operator",
     tag: "health",
     summary: "What is late, stuck, failing or misconfigured",
     ok: { 200: "`{ ok, overdueJobs, stuckRuns, failingAgents, plugins, clockSkewMs, schedulerArmed }`" },

@@ -9,6 +9,7 @@ export const notifyRoutes = (maxDelaySeconds: number) => [
   route({
     method: "POST",
     url: "/v1/notify",
+    scope: "agent",
     tag: "notify",
     summary: "notify_session_in: wake a session after a delay",
     description: `Runs the notifyScheduled chain, then records a durable timer. \`delaySeconds\` is finite, at least 0 and at most ${maxDelaySeconds} (notify.max_delay), before and after the chain.`,
@@ -22,6 +23,7 @@ export const notifyRoutes = (maxDelaySeconds: number) => [
   route({
     method: "GET",
     url: "/v1/notify",
+    scope: "agent",
     tag: "notify",
     summary: "List notify timers, newest first",
     query: listTimersQuery,
@@ -31,6 +33,7 @@ export const notifyRoutes = (maxDelaySeconds: number) => [
   route({
     method: "GET",
     url: "/v1/notify/:id",
+    scope: "agent",
     tag: "notify",
     summary: "Show a notify timer",
     params: timerParams,
@@ -40,6 +43,7 @@ export const notifyRoutes = (maxDelaySeconds: number) => [
   route({
     method: "POST",
     url: "/v1/notify/:id/cancel",
+    scope: "agent",
     tag: "notify",
     summary: "Cancel a pending notify timer",
     params: timerParams,

@@ -32,6 +32,7 @@ export const pluginRoutes = [
   route({
     method: "GET",
     url: "/v1/plugins",
+    scope: "operator",
     tag: "plugins",
     summary: "Loaded plugins, their hooks and state",
     ok: { 200: "`{ plugins }`" },
@@ -40,6 +41,7 @@ export const pluginRoutes = [
   route({
     method: "GET",
     url: "/v1/hook-decisions",
+    scope: "operator",
     tag: "plugins",
     summary: "The decision log: what each handler did, newest first",
     query: decisionsQuery,
@@ -50,6 +52,7 @@ export const pluginRoutes = [
   route({
     method: "POST",
     url: "/v1/hooks/:hook",
+    scope: "agent",
     tag: "plugins",
     summary: "Run the chain of a hook the daemon does not fire itself",
     description: `The body is the hook's context, exactly as the contract gives it: ${Object.keys(RUNTIME_HOOK_CONTEXTS)

@@ -14,6 +14,7 @@ export const sessionRoutes = [
   route({
     method: "POST",
     url: "/v1/sessions",
+    scope: "agent",
     tag: "sessions",
     summary: "Create a session",
     body: createSessionInput,
@@ -25,6 +26,7 @@ export const sessionRoutes = [
   route({
     method: "GET",
     url: "/v1/sessions",
+    scope: "agent",
     tag: "sessions",
     summary: "List sessions with their counts",
     description:
@@ -40,6 +42,7 @@ export const sessionRoutes = [
   route({
     method: "GET",
     url: "/v1/sessions/:id",
+    scope: "agent",
     tag: "sessions",
     summary: "Show a session with its counts",
     params: sessionParams,
@@ -49,6 +52,7 @@ export const sessionRoutes = [
   route({
     method: "POST",
     url: "/v1/sessions/:id/messages",
+    scope: "agent",
     tag: "sessions",
     summary: "Append to a session's transcript",
     params: sessionParams,
@@ -60,6 +64,7 @@ export const sessionRoutes = [
   route({
     method: "GET",
     url: "/v1/sessions/:id/messages",
+    scope: "agent",
     tag: "sessions",
     summary: "Read a session's transcript, oldest first",
     params: sessionParams,
@@ -70,6 +75,7 @@ export const sessionRoutes = [
   route({
     method: "POST",
     url: "/v1/sessions/:id/subagents",
+    scope: "agent",
     tag: "sessions",
     summary: "Record a direct subagent of the session",
     params: sessionParams,
@@ -83,6 +89,7 @@ export const sessionRoutes = [
   route({
     method: "POST",
     url: "/v1/sessions/:id/peer-threads",
+    scope: "agent",
     tag: "sessions",
     summary: "Record a peer thread of the session",
     params: sessionParams,
@@ -96,6 +103,7 @@ export const sessionRoutes = [
   route({
     method: "POST",
     url: "/v1/sessions/:id/clear",
+    scope: "agent",
     tag: "sessions",
     summary: "`/new`: clear the session (sessionClearing, delete, sessionCleared event, sessionClearCompleted)",
     params: sessionParams,
@@ -116,6 +124,7 @@ export const sessionRoutes = [
   route({
     method: "GET",
     url: "/v1/session-clears/:id",
+    scope: "agent",
     tag: "sessions",
     summary: "Show a session clear",
     params: idParams("session clear"),
@@ -125,6 +134,7 @@ export const sessionRoutes = [
   route({
     method: "GET",
     url: "/v1/events",
+    scope: "agent",
     tag: "sessions",
     summary: "Durable events after a cursor (sessionCleared), oldest first",
     query: eventsQuery,

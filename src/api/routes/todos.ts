@@ -9,6 +9,7 @@ export const todoRoutes = [
   route({
     method: "POST",
     url: "/v1/sessions/:id/todos",
+    scope: "agent",
     tag: "todos",
     summary: "Add a batch of todos (through the todoAdded chain)",
     params: sessionParams,
@@ -21,6 +22,7 @@ export const todoRoutes = [
   route({
     method: "GET",
     url: "/v1/sessions/:id/todos",
+    scope: "agent",
     tag: "todos",
     summary: "A session's todos (open by default)",
     params: sessionParams,
@@ -31,6 +33,7 @@ export const todoRoutes = [
   route({
     method: "POST",
     url: "/v1/todos/:id/done",
+    scope: "agent",
     tag: "todos",
     summary: "Mark a todo done",
     params: todoParams,
@@ -41,6 +44,7 @@ export const todoRoutes = [
   route({
     method: "POST",
     url: "/v1/todos/:id/cancel",
+    scope: "agent",
     tag: "todos",
     summary: "Cancel a todo",
     params: todoParams,

@@ -1,0 +1,92 @@
+import { api, type Session, type Timer } from "../api.ts";
+import { fill, h, plural } from "../dom.ts";
+import type { View } from "../main.ts";
+import { dateTime, relative } from "../time.ts";
+import { empty, panel } from "../widgets.ts";
+
+const TIMERS_PAGE = 50;
+
+/**
+ * What an agent runtime's token may read: its sessions and their pending notify timers. The
+ * operator's views (jobs, runs, plugins, the doctor) answer 403 to such a token, so they are not shown.
+ */
+export function sessionsView(): View {
+  const sessions = h("div", { "data-testid": "sessions" });
+  const timers = h("div", { "data-testid": "pending-timers" });
+  const timersSub = h("span");
+  let seq = 0;
+
+  async function refresh() {
+    const mine = ++seq;
+    const now = Date.now();
+    const [list, pending] = await Promise.all([
+      api.get<{ sessions: Session[] }>("/v1/sessions"),
+      api.get<{ timers: Timer[] }>("/v1/notify", { status: "Pending", limit: TIMERS_PAGE }),
+    ]);
+    if (mine !== seq) return;
+    fill(
+      sessions,
+      list.sessions.length
+        ? h(
+            "table",
+            { class: "sessions" },
+            h(
+              "tbody",
+              null,
+              ...list.sessions.map((s) =>
+                h(
+                  "tr",
+                  { "data-session-id": s.id },
+                  h("td", null, h("code", null, s.id)),
+                  h("td", null, `agent ${s.agentId}`),
+                  h("td", null, plural(s.messageCount, "message")),
+                  h("td", null, h("strong", null, plural(s.openTodos, "open todo"))),
+                  h("td", { class: "muted small" }, `active ${relative(s.updatedAt, now)}`),
+                ),
+              ),
+            ),
+          )
+        : empty("No session yet."),
+    );
+    timersSub.textContent = pending.timers.length === TIMERS_PAGE ? `the ${TIMERS_PAGE} most recently set` : "";
+    const byDue = [...pending.timers].sort((a, b) => Date.parse(a.dueAt ?? "") - Date.parse(b.dueAt ?? ""));
+    fill(
+      timers,
+      byDue.length
+        ? h(
+            "table",
+            { class: "timers" },
+            h(
+              "tbody",
+              null,
+              ...byDue.map((t) =>
+                h(
+                  "tr",
+                  { "data-timer-id": t.id },
+                  h("td", { class: "when" }, relative(t.dueAt, now)),
+                  h("td", null, h("code", null, t.sessionId)),
+                  h("td", { class: "message" }, t.message),
+                  h("td", { class: "muted small" }, dateTime(t.dueAt)),
+                ),
+              ),
+            ),
+          )
+        : empty("No notify timer is pending."),
+    );
+  }
+
+  return {
+    mount(root) {
+      fill(
+        root,
+        h(
+          "div",
+          { class: "grid" },
+          panel("Sessions", "the 100 most recently active", sessions),
+          panel("Pending notify timers", timersSub, timers),
+        ),
+      );
+    },
+    refresh,
+  };
+}
