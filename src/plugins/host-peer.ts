@@ -35,11 +35,14 @@ export interface PeerMessage {
  * one at a time), so waiting for that chain would wait for itself. In the background: the chain
  * (one hop further, host.session in it the sender's), then, unless a plugin cancelled, the
  * message in the target's transcript (role "agent") and its delivery to the target session's
- * agent through that agent's executor. At most once: a daemon stopped mid-way does not resume it.
+ * agent through that agent's executor. Messages into one session keep the order they were sent
+ * in. At most once: a daemon stopped mid-way does not resume it.
  */
 export class PeerMessages {
   private readonly deps: PeerDeps;
   private readonly log: Logger;
+  /** The last message queued for each target session. */
+  private readonly inOrder = new Map<string, Promise<void>>();
 
   constructor(deps: PeerDeps) {
     this.deps = deps;
@@ -67,7 +70,19 @@ export class PeerMessages {
       isSubagentReport: false,
       text,
     };
-    this.deps.detach(this.deliver(context, to.agentId, message.hop + 1));
+    // Messages into one session pass their chains and reach its transcript in the order they
+    // were sent: a reply sent while its cause is still in its chain lands after it.
+    const previous = this.inOrder.get(target) ?? Promise.resolve();
+    const work = previous.then(() => this.deliver(context, to.agentId, message.hop + 1));
+    const done = work.then(
+      () => {},
+      () => {},
+    );
+    this.inOrder.set(target, done);
+    void done.then(() => {
+      if (this.inOrder.get(target) === done) this.inOrder.delete(target);
+    });
+    this.deps.detach(work);
     return { queued: true };
   }
 
@@ -108,7 +123,12 @@ export class PeerMessages {
       senderSessionId: context.senderSessionId,
       senderAgentId: context.senderAgentId,
     };
-    const executor = await this.deps.executorFor(targetAgentId);
+    // Delivered outside the order above, so a slow executor does not hold up the next message.
+    this.deps.detach(this.execute(mission, log));
+  }
+
+  private async execute(mission: PeerMission, log: Logger): Promise<void> {
+    const executor = await this.deps.executorFor(mission.agentId);
     const outcome = await executor.execute(mission, new AbortController().signal);
     if (outcome.status === "Succeeded") log.debug({ executor: executor.name }, "peer message delivered");
     else
