@@ -185,6 +185,28 @@ interface MissiondHost {
     model: string;
     provider: string;
   }>;
+  /** The session the hook fired for (the sender's in interAgentMessage); withheld past 4 hops. */
+  session?: {
+    readonly id: string;
+    info(): Promise<unknown>;
+    conversation: { read(options?: { limit?: number }): Promise<{ id: string; role: string; text: string }[]> };
+    /** A message into another session: its interAgentMessage chain, transcript and agent (in the background). */
+    peer: { send(targetSessionId: string, text: string): Promise<{ queued: true }> };
+  };
+  /** Paths relative to the workspace of the hook's agent; on hooks that carry an agent only. */
+  workspace?: {
+    read(path: string): Promise<string>;
+    write(path: string, text: string): Promise<void>;
+    list(path?: string): Promise<string[]>;
+    stat(path: string): Promise<{ type: "file" | "directory" | "other"; size: number; modifiedAt: string } | null>;
+  };
+  /** The server the SSH hook fired for; in the three SSH hooks only. */
+  ssh?: {
+    command(
+      command: string,
+      options?: { timeoutSeconds?: number },
+    ): Promise<{ exitCode: number; output: string; errorOutput: string; isTruncated: boolean; durationMs: number }>;
+  };
 }
 
 declare var middleware: MissiondMiddleware;

@@ -5,7 +5,7 @@ import type { Clock } from "../clock.ts";
 import type { Config } from "../config/load.ts";
 import { CronFiring } from "../cron/firing.ts";
 import { startMissionWorker, type MissionWorker } from "../cron/missions.ts";
-import { databaseNow, knownAgents } from "../cron/queries.ts";
+import { databaseNow } from "../cron/queries.ts";
 import { ClaimRecovery } from "../cron/recovery.ts";
 import { CronService } from "../cron/service.ts";
 import { cronDueSource, deferredDueSource } from "../cron/source.ts";
@@ -13,6 +13,7 @@ import { MISSIONS_QUEUE, NOTIFY_QUEUE } from "../db/boss.ts";
 import type { Database } from "../db/client.ts";
 import { AgentService } from "../executors/agents.ts";
 import { executorRegistry } from "../executors/registry.ts";
+import type { MissionExecutor } from "../executors/types.ts";
 import type { InFlight } from "../in-flight.ts";
 import type { Logger } from "../log.ts";
 import type { Metrics } from "../metrics.ts";
@@ -20,6 +21,7 @@ import { NotifyDelivery } from "../notify/delivery.ts";
 import { NotifyService } from "../notify/service.ts";
 import { wakeSchedulersIfDueSoon } from "../notify/wake.ts";
 import { startNotifyWorker, type NotifyWorker } from "../notify/worker.ts";
+import { PeerMessages } from "../plugins/host-peer.ts";
 import { Plugins } from "../plugins/service.ts";
 import { Scheduler } from "../scheduler/scheduler.ts";
 import { startSweeper, type Sweeper } from "../scheduler/sweeper.ts";
@@ -52,6 +54,9 @@ export interface Foundation {
   sessions: SessionService;
   metrics: Metrics;
   plugins: Plugins;
+  agents: AgentService;
+  /** The executor that delivers to an agent (missions, notes, peer messages). */
+  executorFor: (agentId: string) => Promise<MissionExecutor>;
 }
 
 export interface Services extends Foundation {
@@ -63,7 +68,6 @@ export interface Services extends Foundation {
   clears: ClearService;
   scheduler: Scheduler;
   recovery: ClaimRecovery;
-  agents: AgentService;
 }
 
 export async function startPlugins(
@@ -75,6 +79,11 @@ export async function startPlugins(
   const { config, deps, clock, log } = env;
   const metrics = daemonMetrics({ database, boss, clock, scheduler });
   const sessions = new SessionService(database.db, clock);
+  // Plugins reach agents (host.agents, host.workspace, host.ssh) and deliver to them (peer.send).
+  const agentsBase = config.configFile ? dirname(config.configFile) : config.stateDir;
+  const agents = new AgentService(database.db, config.agents, agentsBase, () => clock.now());
+  const executorFor = executorRegistry(agents, log, () => clock.now(), deps.probe.killGroup, config.llm);
+  let peer: PeerMessages | undefined = undefined;
   const plugins = await Plugins.start({
     dirs: config.pluginDirs,
     handlerTimeoutMs: config.plugins.handlerTimeoutMs,
@@ -85,8 +94,13 @@ export async function startPlugins(
     now: () => clock.now(),
     db: database.db,
     instanceName: config.instanceName,
-    agents: async () => (await knownAgents(database.db)).map((id) => ({ id })),
+    agents: () => agents.known(),
+    agentExtras: (id) => agents.extras(id),
     sessions: sessions.reader(),
+    peer: (message) => {
+      if (!peer) throw new Error("peer messages are not ready yet");
+      return peer.send(message);
+    },
     onDecision: (decision) => {
       metrics.decision(decision);
       deps.onDecision?.(decision);
@@ -95,7 +109,15 @@ export async function startPlugins(
     env: deps.env,
     llm: config.llm,
   });
-  return { database, boss, sessions, metrics, plugins };
+  peer = new PeerMessages({
+    db: database.db,
+    clock,
+    log,
+    chain: () => plugins.chain,
+    executorFor,
+    detach: (work) => detach(env, work),
+  });
+  return { database, boss, sessions, metrics, plugins, agents, executorFor };
 }
 
 /** Creates the services on the foundation and hands each what it needs; nothing starts here. */
@@ -169,9 +191,7 @@ export function wireServices(env: DaemonEnv, base: Foundation): Services {
     staleAfterMs: claimLeaseMs(chain, config.plugins, "cronJobFiring"),
     intervalMs: config.scheduler.pollIntervalMs,
   });
-  const agentsBase = config.configFile ? dirname(config.configFile) : config.stateDir;
-  const agents = new AgentService(db, config.agents, agentsBase, () => clock.now());
-  return { ...base, firing, cron, notifyDelivery, notify, todos, clears, scheduler, recovery, agents };
+  return { ...base, firing, cron, notifyDelivery, notify, todos, clears, scheduler, recovery };
 }
 
 const detach = (env: DaemonEnv, work: Promise<unknown>) =>
@@ -187,7 +207,7 @@ export async function startWorkers(env: DaemonEnv, s: Services): Promise<Workers
   const { config, clock, log } = env;
   const { db } = s.database;
   const { boss } = s;
-  const executorFor = executorRegistry(s.agents, log, () => clock.now(), env.deps.probe.killGroup, config.llm);
+  const { executorFor } = s;
   const { concurrency, retryLimit } = config.missions;
   const missions = await startMissionWorker({
     db,

@@ -12,11 +12,25 @@ const duration = z.union([z.number().int().positive(), z.string()]).transform((v
   return ms;
 });
 
+const path = z.string().min(1).max(4096);
+
+/**
+ * What plugins may reach on the agent's behalf, common to every executor kind: `workspace`, the
+ * folder host.workspace works in; `ssh`, the key host.ssh.command signs in with and the
+ * known_hosts file a server's host key must be listed in (there is no "accept any key" mode: a
+ * daemon running commands unattended would hand them to whoever answers).
+ */
+const agentExtras = {
+  workspace: path.optional(),
+  ssh: z.object({ key_file: path, known_hosts: path }).strict().optional(),
+};
+
 /** How missions reach one agent: the same shape in the config file's [agents.<id>] and over the API. */
 export const agentSchema = z.discriminatedUnion("executor", [
-  z.object({ executor: z.literal("log") }).strict(),
+  z.object({ executor: z.literal("log"), ...agentExtras }).strict(),
   z
     .object({
+      ...agentExtras,
       executor: z.literal("webhook"),
       url: z
         .string()
@@ -28,6 +42,7 @@ export const agentSchema = z.discriminatedUnion("executor", [
     .strict(),
   z
     .object({
+      ...agentExtras,
       executor: z.literal("command"),
       argv: z.array(z.string().min(1)).min(1),
       timeout: duration.default(600_000),
@@ -36,6 +51,7 @@ export const agentSchema = z.discriminatedUnion("executor", [
     .strict(),
   z
     .object({
+      ...agentExtras,
       executor: z.literal("llm"),
       // A provider under [llm.providers]; the default provider when absent.
       provider: z.string().min(1).max(64).optional(),
@@ -51,7 +67,19 @@ export const agentSchema = z.discriminatedUnion("executor", [
 /** The executor kinds, read off the schema so a new kind reaches `agent set --executor` by itself. */
 export const EXECUTOR_KINDS = agentSchema.options.map((o) => o.shape.executor.value);
 
-export type AgentConfig =
+/** The agent's SSH credentials for host.ssh.command (absolute paths). */
+export interface AgentSsh {
+  readonly keyFile: string;
+  readonly knownHosts: string;
+}
+
+/** What plugins may reach on the agent's behalf (absolute paths; null when not configured). */
+export interface AgentExtras {
+  readonly workspace: string | null;
+  readonly ssh: AgentSsh | null;
+}
+
+export type ExecutorConfig =
   | { readonly executor: "log" }
   | { readonly executor: "webhook"; readonly url: string; readonly secret: string | null; readonly timeoutMs: number }
   | {
@@ -71,8 +99,20 @@ export type AgentConfig =
       readonly timeoutMs: number | null;
     };
 
-/** A validated agent entry, compiled; a relative command path is resolved against `base`. */
+export type AgentConfig = ExecutorConfig & AgentExtras;
+
+/** A validated agent entry, compiled; relative paths (command, workspace, ssh files) are resolved against `base`. */
 export function compileAgent(agent: z.output<typeof agentSchema>, base: string): AgentConfig {
+  const extras: AgentExtras = {
+    workspace: agent.workspace === undefined ? null : resolve(base, agent.workspace),
+    ssh: agent.ssh
+      ? { keyFile: resolve(base, agent.ssh.key_file), knownHosts: resolve(base, agent.ssh.known_hosts) }
+      : null,
+  };
+  return { ...compileExecutor(agent, base), ...extras };
+}
+
+function compileExecutor(agent: z.output<typeof agentSchema>, base: string): ExecutorConfig {
   switch (agent.executor) {
     case "log":
       return { executor: "log" };

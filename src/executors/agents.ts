@@ -1,7 +1,8 @@
+import { knownAgents } from "../cron/queries.ts";
 import type { Db } from "../db/client.ts";
 import { MissiondError } from "../errors.ts";
 import { validate } from "../validation.ts";
-import { agentSchema, compileAgent, type AgentConfig } from "./agent-config.ts";
+import { agentSchema, compileAgent, type AgentConfig, type AgentExtras } from "./agent-config.ts";
 import { deleteAgent, findAgent, listAgents, upsertAgent } from "./agent-queries.ts";
 
 export interface AgentView {
@@ -70,6 +71,22 @@ export class AgentService {
     if (Object.hasOwn(this.fromConfig, id))
       throw new MissiondError("CONFLICT", `agent "${id}" is configured in the config file; remove it there`);
     if (!(await deleteAgent(this.db, id))) throw new MissiondError("NOT_FOUND", `no agent "${id}" set over the API`);
+  }
+
+  /**
+   * Every agent the daemon knows, sorted by id (host.agents.list()): those of the config file,
+   * those set over the API, and those that only appear as the agent of a cron job.
+   */
+  async known(): Promise<{ id: string }[]> {
+    const [stored, scheduled] = await Promise.all([listAgents(this.db), knownAgents(this.db)]);
+    const ids = new Set([...Object.keys(this.fromConfig), ...stored.map((row) => row.id), ...scheduled]);
+    return [...ids].sort().map((id) => ({ id }));
+  }
+
+  /** What plugins may reach on an agent's behalf (workspace, ssh); nothing for an unconfigured agent. */
+  async extras(id: string): Promise<AgentExtras> {
+    const resolved = await this.resolve(id);
+    return { workspace: resolved?.config.workspace ?? null, ssh: resolved?.config.ssh ?? null };
   }
 
   /** The agent's executor settings, or null for an agent nobody configured (the log executor). */

@@ -83,6 +83,12 @@ function missionEnv(mission: Mission): Record<string, string> {
     MISSIOND_LATENESS_MS: String(mission.latenessMs),
   };
   if (mission.kind === "notify") return { ...common, MISSIOND_NOTIFY_ID: mission.notifyId };
+  if (mission.kind === "peer")
+    return {
+      ...common,
+      MISSIOND_SENDER_SESSION_ID: mission.senderSessionId,
+      MISSIOND_SENDER_AGENT_ID: mission.senderAgentId,
+    };
   return {
     ...common,
     MISSIOND_RUN_ID: mission.runId,

@@ -7,7 +7,12 @@ export function logExecutor(log: Logger): MissionExecutor {
   return {
     name: "log",
     async execute(mission) {
-      const what = mission.kind === "cron" ? mission.jobName : `notify ${mission.notifyId}`;
+      const what =
+        mission.kind === "cron"
+          ? mission.jobName
+          : mission.kind === "notify"
+            ? `notify ${mission.notifyId}`
+            : `message from session ${mission.senderSessionId}`;
       out.info({ mission }, `mission for agent ${mission.agentId}: ${what}`);
       return { status: "Succeeded", output: `logged mission for agent ${mission.agentId}` };
     },

@@ -26,8 +26,15 @@ export interface NotifyMission extends Delivery {
   readonly notifyId: string;
 }
 
+/** A message another session sent with host.session.peer.send, after its interAgentMessage chain. */
+export interface PeerMission extends Delivery {
+  readonly kind: "peer";
+  readonly senderSessionId: string;
+  readonly senderAgentId: string;
+}
+
 /** What reaches an agent through its executor. */
-export type Mission = CronMission | NotifyMission;
+export type Mission = CronMission | NotifyMission | PeerMission;
 
 export type ExecutionStatus = "Succeeded" | "Failed" | "TimedOut";
 

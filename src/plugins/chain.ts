@@ -1,5 +1,5 @@
 import type { Logger } from "../log.ts";
-import { HOOKS, sessionOf, type HookName, type InvocationMeta } from "./hooks.ts";
+import { HOOKS, invocationMeta, type HookName, type InvocationMeta } from "./hooks.ts";
 import { checkPatch, cutReason, interpret, type FieldChecks, type Interpreted, type RawOutcome } from "./result.ts";
 
 export interface RunOptions {
@@ -158,7 +158,7 @@ export class PluginChain {
       }
 
       const started = now();
-      const meta = { sessionId: sessionOf(hook, current), hop: options.hop ?? 0 };
+      const meta = invocationMeta(hook, current, options.hop ?? 0);
       const raw = await plugin.invoke(hook, { ...current }, Math.min(handlerTimeoutMs, remaining), meta);
       const durationMs = now() - started;
       const result = checkPatch(interpret(hook, current, raw, now()), options.accept);

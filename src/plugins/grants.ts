@@ -3,7 +3,7 @@ import { isAbsolute, resolve } from "node:path";
 import { z } from "zod";
 
 /** Grants that are a plain yes or no. `fetch`, `fs` and `env` carry what they grant (hosts, paths, names). */
-export const SIMPLE_PERMISSIONS = ["log", "clock", "store", "agents", "session", "llm"] as const;
+export const SIMPLE_PERMISSIONS = ["log", "clock", "store", "agents", "session", "llm", "workspace", "ssh"] as const;
 export type SimplePermission = (typeof SIMPLE_PERMISSIONS)[number];
 
 const host = z

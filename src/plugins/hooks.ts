@@ -80,9 +80,39 @@ export function sessionOf(hook: HookName, context: Readonly<Record<string, unkno
   return typeof value === "string" && value.length > 0 ? value : null;
 }
 
+/** The hooks fired for one SSH server: host.ssh.command reaches that server, and only in these. */
+export const SSH_HOOKS: ReadonlySet<HookName> = new Set([
+  "sshConnectionOpening",
+  "sshCommandSending",
+  "sshCommandCompleted",
+]);
+
+/**
+ * The agent a hook fired for (what host.workspace works for): the sender's for interAgentMessage,
+ * the context's agentId on the hooks that carry one, none otherwise.
+ */
+export function agentOf(hook: HookName, context: Readonly<Record<string, unknown>>): string | null {
+  const value = hook === "interAgentMessage" ? context.senderAgentId : context.agentId;
+  return typeof value === "string" && value.length > 0 ? value : null;
+}
+
 /** What an invocation carries besides its context. */
 export interface InvocationMeta {
   readonly sessionId: string | null;
   /** Generations of work caused through host.* since the original event (0 = the event itself). */
   readonly hop: number;
+  /** The agent the hook fired for (host.workspace); absent or null when it carries none. */
+  readonly agentId?: string | null;
+  /** The SSH server the hook fired for (host.ssh); set on the three SSH hooks only. */
+  readonly sshHostId?: string | null;
+}
+
+/** What the daemon, from the hook and its context, says one invocation is for. */
+export function invocationMeta(
+  hook: HookName,
+  context: Readonly<Record<string, unknown>>,
+  hop: number,
+): InvocationMeta {
+  const sshHostId = SSH_HOOKS.has(hook) && typeof context.sshHostId === "string" ? context.sshHostId : null;
+  return { sessionId: sessionOf(hook, context), hop, agentId: agentOf(hook, context), sshHostId };
 }

@@ -3,6 +3,8 @@ import { MissiondError } from "../errors.ts";
 import { fetchAllowed, methodAllowed, type Grants } from "./grants.ts";
 import { MAX_HOPS, type InvocationMeta } from "./hooks.ts";
 import { fsCall } from "./host-fs.ts";
+import type { PeerMessage } from "./host-peer.ts";
+import { workspaceCall } from "./host-workspace.ts";
 import type { HostCaller, HostCalls } from "./isolate.ts";
 import { storeDelete, storeGet, storeKeys, storeSet } from "./queries.ts";
 
@@ -26,6 +28,12 @@ export interface HostDeps {
   sessions: SessionReader | null;
   /** Serves host.llm.complete and host.decide (host-llm.ts); null when the daemon has no [llm] settings. */
   llm?: ((caller: HostCaller, method: string, args: unknown[]) => Promise<unknown>) | null;
+  /** The workspace folder of an agent (host.workspace); absent: no agent has one. */
+  workspaceOf?: (agentId: string) => Promise<string | null>;
+  /** host.ssh.command, served for the server and agent of the invocation. */
+  sshCommand?: (args: unknown[], invocation: InvocationMeta | null) => Promise<unknown>;
+  /** host.session.peer.send, from the invocation's session. */
+  peer?: (message: PeerMessage) => Promise<unknown>;
 }
 
 const MAX_READ = 1_000;
@@ -74,6 +82,19 @@ export function hostCalls(deps: HostDeps): HostCalls {
         const limit = Number((args[0] as { limit?: unknown } | undefined)?.limit ?? MAX_READ);
         return sessions.read(id, Number.isInteger(limit) && limit > 0 ? Math.min(limit, MAX_READ) : MAX_READ);
       }
+      case "session.peer.send": {
+        const { id } = sessionFor(invocation);
+        if (!deps.peer) throw new MissiondError("NOT_READY", "host.session.peer.send needs the daemon's sessions");
+        return deps.peer({ senderSessionId: id, targetSessionId: args[0], text: args[1], hop: invocation!.hop });
+      }
+      case "workspace.read":
+      case "workspace.write":
+      case "workspace.list":
+      case "workspace.stat":
+        return workspaceCall(method, args, invocation?.agentId, deps.workspaceOf ?? (async () => null));
+      case "ssh.command":
+        if (!deps.sshCommand) throw new MissiondError("NOT_READY", "host.ssh needs the daemon's agents");
+        return deps.sshCommand(args, invocation);
       case "store.get":
         return storeGet(needDb(), plugin, key(args[0]));
       case "store.set": {

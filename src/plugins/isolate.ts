@@ -60,10 +60,24 @@ interface Loaded {
   disposedBecause?: string;
 }
 
+/**
+ * Host calls whose time does not count against the handler's budget, up to this much per
+ * invocation: host.ssh.command may wait up to 90 s on a server, in a hook that has 5 s.
+ */
+const UNTIMED_CALLS: ReadonlySet<string> = new Set(["ssh.command"]);
+export const UNTIMED_CREDIT_MS = 90_000;
+
 interface Pending {
   resolve: (outcome: RawOutcome) => void;
-  timer: NodeJS.Timeout;
+  timer: NodeJS.Timeout | undefined;
   meta: InvocationMeta;
+  /** Budget left when the timer was last armed, and when that was. */
+  leftMs: number;
+  armedAt: number;
+  /** Untimed host calls in flight; the timer is stopped while there is one. */
+  untimed: number;
+  creditLeftMs: number;
+  expire: () => void;
 }
 
 /**
@@ -194,9 +208,39 @@ export class PluginIsolate {
     if (!Array.isArray(args)) throw new Error("malformed host call");
     const { grants, host } = this.options;
     if (!methodAllowed(grants, method)) throw new Error(`host.${method} is not granted to plugin ${this.name}`);
-    const invocation = typeof token === "number" ? (this.pending.get(token)?.meta ?? null) : null;
-    const value = await host({ name: this.name, grants }, method, args, invocation);
-    return value === undefined ? undefined : JSON.stringify(value);
+    const call = typeof token === "number" ? this.pending.get(token) : undefined;
+    const invocation = call?.meta ?? null;
+    const untimed = call && UNTIMED_CALLS.has(method);
+    if (untimed) this.pause(call);
+    try {
+      const value = await host({ name: this.name, grants }, method, args, invocation);
+      return value === undefined ? undefined : JSON.stringify(value);
+    } finally {
+      if (untimed) this.resume(call);
+    }
+  }
+
+  /** Stops the handler's timer while an untimed call is in flight (the first of them). */
+  private pause(call: Pending): void {
+    if (call.untimed++ > 0) return;
+    clearTimeout(call.timer);
+    call.timer = undefined;
+    call.leftMs -= this.options.now() - call.armedAt;
+    call.armedAt = this.options.now();
+  }
+
+  /**
+   * When the last untimed call ends, the timer runs again with the budget that was left; time
+   * paused beyond the invocation's credit is charged to the budget.
+   */
+  private resume(call: Pending): void {
+    if (--call.untimed > 0 || ![...this.pending.values()].includes(call)) return;
+    const paused = this.options.now() - call.armedAt;
+    const credited = Math.min(paused, call.creditLeftMs);
+    call.creditLeftMs -= credited;
+    call.leftMs -= paused - credited;
+    call.armedAt = this.options.now();
+    call.timer = setTimeout(call.expire, Math.max(0, call.leftMs));
   }
 
   /** Runs one handler. Never rejects: every failure is a RawOutcome the chain can record. */
@@ -207,7 +251,11 @@ export class PluginIsolate {
     meta: InvocationMeta = { sessionId: null, hop: 0 },
   ): Promise<RawOutcome> {
     const started = this.options.now();
-    if (!this.options.grants.simple.has("session")) return this.run(hook, context, timeoutMs, meta);
+    // host.session, host.workspace and host.ssh mean "of the handler running": one handler at a
+    // time makes that exact.
+    const simple = this.options.grants.simple;
+    if (!simple.has("session") && !simple.has("workspace") && !simple.has("ssh"))
+      return this.run(hook, context, timeoutMs, meta);
     const turn = this.queue.then(() => this.run(hook, context, timeoutMs - (this.options.now() - started), meta));
     this.queue = turn;
     return turn;
@@ -244,12 +292,29 @@ export class PluginIsolate {
     if (!loaded || loaded.isolate.isDisposed) return { outcome: "crashed", message: this.lastError ?? "not running" };
     const id = this.nextId++;
     return new Promise<RawOutcome>((resolve) => {
-      const timer = setTimeout(() => {
+      const expire = () => {
         this.settle(id, { outcome: "timeout" });
         this.kill(loaded, `terminated after ${hook} exceeded ${timeoutMs} ms`, hook);
-      }, timeoutMs);
-      this.pending.set(id, { resolve, timer, meta });
-      const metaJson = JSON.stringify({ token: id, sessionId: meta.sessionId, hop: meta.hop });
+      };
+      const timer = setTimeout(expire, timeoutMs);
+      const armedAt = this.options.now();
+      this.pending.set(id, {
+        resolve,
+        timer,
+        meta,
+        leftMs: timeoutMs,
+        armedAt,
+        untimed: 0,
+        creditLeftMs: UNTIMED_CREDIT_MS,
+        expire,
+      });
+      const metaJson = JSON.stringify({
+        token: id,
+        sessionId: meta.sessionId,
+        hop: meta.hop,
+        agentId: meta.agentId ?? null,
+        ssh: Boolean(meta.sshHostId),
+      });
       loaded.invoke
         .apply(undefined, [hook, JSON.stringify(context), metaJson], { result: { promise: true }, timeout: timeoutMs })
         .then(

@@ -7,6 +7,9 @@ import { HOOKS, HOOK_NAMES, type HookName } from "./hooks.ts";
 import { hostCalls, type SessionReader } from "./host.ts";
 import { llmHost } from "./host-llm.ts";
 import type { LlmConfig } from "../llm/config.ts";
+import type { PeerMessage } from "./host-peer.ts";
+import { sshCalls, SshTargets } from "./host-ssh.ts";
+import type { AgentSsh } from "../executors/agent-config.ts";
 import type { DecisionsQuery } from "./input.ts";
 import { outcomeCounts, type DecisionView } from "./queries.ts";
 import { loadPlugins, type FailedPlugin, type LoadedPlugin } from "./loader.ts";
@@ -44,6 +47,10 @@ export interface PluginsOptions {
   instanceName?: string;
   agents?: () => Promise<{ id: string }[]>;
   sessions?: SessionReader | null;
+  /** An agent's workspace folder and SSH credentials (host.workspace, host.ssh). */
+  agentExtras?: (agentId: string) => Promise<{ workspace: string | null; ssh: AgentSsh | null }>;
+  /** host.session.peer.send. */
+  peer?: (message: PeerMessage) => Promise<unknown>;
   onDecision?: (decision: Decision) => void;
   onChain?: (hook: HookName, durationMs: number) => void;
   /** The daemon's environment; a plugin sees only the names its manifest lists under env. */
@@ -58,13 +65,17 @@ export class Plugins {
   private readonly loaded: readonly LoadedPlugin[];
   private readonly failed: readonly FailedPlugin[];
   private readonly decisions: DecisionLog | null;
+  /** The SSH servers agent runtimes reported through sshConnectionOpening (host.ssh's targets). */
+  readonly sshTargets: SshTargets;
 
   private constructor(
     chain: PluginChain,
     loaded: readonly LoadedPlugin[],
     failed: readonly FailedPlugin[],
     decisions: DecisionLog | null,
+    sshTargets: SshTargets,
   ) {
+    this.sshTargets = sshTargets;
     this.chain = chain;
     this.loaded = loaded;
     this.failed = failed;
@@ -74,6 +85,8 @@ export class Plugins {
   static async start(options: PluginsOptions): Promise<Plugins> {
     const log = options.log.child({ component: "plugins" });
     const db = options.db ?? null;
+    const sshTargets = new SshTargets();
+    const extras = options.agentExtras ?? (async () => ({ workspace: null, ssh: null }));
     const host = hostCalls({
       db,
       now: options.now,
@@ -82,6 +95,13 @@ export class Plugins {
       llm: options.llm
         ? llmHost({ config: options.llm, now: options.now, handlerTimeoutMs: options.handlerTimeoutMs, log })
         : null,
+      workspaceOf: async (agentId) => (await extras(agentId)).workspace,
+      sshCommand: sshCalls({
+        targets: sshTargets,
+        credentials: async (id) => (await extras(id)).ssh,
+        now: options.now,
+      }),
+      peer: options.peer,
     });
     const { plugins, failed } = await loadPlugins({
       dirs: options.dirs,
@@ -129,7 +149,7 @@ export class Plugins {
       },
       onChain: options.onChain,
     });
-    return new Plugins(chain, plugins, failed, decisions);
+    return new Plugins(chain, plugins, failed, decisions, sshTargets);
   }
 
   list(): PluginInfo[] {

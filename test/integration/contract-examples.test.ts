@@ -9,9 +9,9 @@ import { fileURLToPath } from "node:url";
 /**
  * Every code example of the hook contract, pasted into a plugin file unchanged (constants it
  * names defined), run by a real daemon and called the way an agent runtime would: over HTTP on
- * the daemon's socket. (cron-sentinel's two handlers are exercised in cron-daemon.test.ts.)
- * The sshConnectionOpening example calls host.ssh.command, which runs a command on the agent's
- * server: only the agent runtime holds that connection, so the daemon does not offer it.
+ * the daemon's socket. (cron-sentinel's two handlers are exercised in cron-daemon.test.ts; the
+ * sshConnectionOpening example, which runs host.ssh.command, against a real sshd in
+ * plugin-ssh.test.ts.)
  */
 const contract = (name: string) => fileURLToPath(new URL(`../fixtures/contract/${name}`, import.meta.url));
 

@@ -196,8 +196,8 @@ describe("the plugin chain", () => {
       name: "spy",
       required: false,
       shadow: false,
-      hooks: new Set(["interAgentMessage", "cronJobFiring"]),
-      invoke: async (_h, ctx, _t, meta) => (metas.push(meta), value(ctx.text ?? ctx.prompt)),
+      hooks: new Set(["interAgentMessage", "cronJobFiring", "sshCommandSending"]),
+      invoke: async (_h, ctx, _t, meta) => (metas.push(meta), value(ctx.text ?? ctx.prompt ?? {})),
     };
     const { chain } = chainOf([spy]);
     await chain.run(
@@ -206,9 +206,21 @@ describe("the plugin chain", () => {
       { hop: 3 },
     );
     await chain.run("cronJobFiring", firing);
+    await chain.run("sshCommandSending", {
+      sessionId: "s1",
+      agentId: "a2",
+      sshHostId: "h1",
+      hostDisplayName: "web",
+      kind: "command",
+      command: "ls",
+      path: null,
+      content: null,
+    });
+    // The sender's session and agent for interAgentMessage; the server only on SSH hooks.
     expect(metas).toEqual([
-      { sessionId: "sender", hop: 3 },
-      { sessionId: null, hop: 0 },
+      { sessionId: "sender", hop: 3, agentId: "a", sshHostId: null },
+      { sessionId: null, hop: 0, agentId: "a1", sshHostId: null },
+      { sessionId: "s1", hop: 0, agentId: "a2", sshHostId: "h1" },
     ]);
   });
 });

@@ -69,6 +69,13 @@ export const pluginRoutes = [
       if (!isRuntimeHook(hook))
         throw new MissiondError("BAD_REQUEST", `${hook} is fired by the daemon itself, not over the API`);
       const context = validate(RUNTIME_HOOK_CONTEXTS[hook], body, "body") as Record<string, unknown>;
+      // The per-command SSH hooks name only the server's id: host.ssh finds it from here.
+      if (hook === "sshConnectionOpening") {
+        const { sshHostId, hostname, port, username, connectionType } = context as z.infer<
+          (typeof RUNTIME_HOOK_CONTEXTS)["sshConnectionOpening"]
+        >;
+        services.plugins.sshTargets.remember(sshHostId, { hostname, port, username, connectionType });
+      }
       const result = await services.plugins.chain.run(hook, context, { hop });
       if (result.kind === "cancelled") return { cancelled: true, reason: result.reason, plugin: result.plugin };
       // Only cronJobFiring accepts a defer, and it is not a runtime hook: interpret() rejects it.

@@ -24,7 +24,7 @@ export const BOOTSTRAP = String.raw`
   const freeze = Object.freeze;
   const keys = Object.keys;
 
-  let current = { token: 0, sessionId: null, hop: 0 };
+  let current = { token: 0, sessionId: null, hop: 0, agentId: null, ssh: false };
   const call = async (method, ...args) => {
     const out = await rpc.apply(undefined, [method, stringify(args), current.token], { result: { promise: true } });
     return out === undefined ? undefined : parse(out);
@@ -90,9 +90,25 @@ export const BOOTSTRAP = String.raw`
           id: sessionId,
           info: () => call("session.info"),
           conversation: freeze({ read: (options) => call("session.read", options ?? {}) }),
+          peer: freeze({ send: (targetSessionId, text) => call("session.peer.send", String(targetSessionId), String(text)) }),
         });
       },
     });
+  }
+  if (granted.has("workspace")) {
+    // The workspace of the agent the running handler was invoked for; absent on hooks without one.
+    const workspace = freeze({
+      read: (path) => call("workspace.read", String(path)),
+      write: (path, text) => call("workspace.write", String(path), String(text)),
+      list: (path) => call("workspace.list", path === undefined ? "" : String(path)),
+      stat: (path) => call("workspace.stat", String(path)),
+    });
+    Object.defineProperty(host, "workspace", { enumerable: true, get: () => (current.agentId ? workspace : undefined) });
+  }
+  if (granted.has("ssh")) {
+    // The server the running SSH hook fired for; absent on every other hook.
+    const ssh = freeze({ command: (command, options) => call("ssh.command", String(command), options ?? {}) });
+    Object.defineProperty(host, "ssh", { enumerable: true, get: () => (current.ssh ? ssh : undefined) });
   }
   g.host = freeze(host);
   g.middleware = {};
