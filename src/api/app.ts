@@ -1,6 +1,7 @@
 import { timingSafeEqual, createHash } from "node:crypto";
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from "fastify";
 import type { CronService } from "../cron/service.ts";
+import type { JobsFilesService } from "../jobs-files/jobs-files.ts";
 import type { Db } from "../db/client.ts";
 import type { Logger } from "../log.ts";
 import type { Plugins } from "../plugins/service.ts";
@@ -19,6 +20,7 @@ import type { AgentService } from "../executors/agents.ts";
 export interface ApiServices {
   db: Db;
   cron: CronService;
+  jobsFiles: JobsFilesService;
   sessions: SessionService;
   clears: ClearService;
   notify: NotifyService;

@@ -33,6 +33,12 @@ export const EXAMPLES: Record<string, readonly string[]> = {
     'missiond cron preview "0 9 * * 1-5" --tz Europe/Berlin -n 5',
     'missiond cron preview "every 90m" -n 3',
   ],
+  "cron export": ["missiond cron export > jobs.toml", "missiond cron export --name nightly --name pulse"],
+  apply: [
+    "missiond apply /etc/missiond/jobs.toml --dry-run",
+    "missiond apply jobs.toml team-jobs.toml --prune",
+    "missiond cron export > jobs.toml && missiond apply jobs.toml",
+  ],
   runs: ["missiond runs ls --status Cancelled"],
   "runs ls": ["missiond runs ls --job 12 --limit 20", "missiond runs ls --status Missed --json"],
   session: ["missiond session ls", "missiond session clear s-42"],

@@ -8,6 +8,7 @@ import { startMissionWorker, type MissionWorker } from "../cron/missions.ts";
 import { databaseNow, knownAgents } from "../cron/queries.ts";
 import { ClaimRecovery } from "../cron/recovery.ts";
 import { CronService } from "../cron/service.ts";
+import { JobsFilesService } from "../jobs-files/jobs-files.ts";
 import { cronDueSource, deferredDueSource } from "../cron/source.ts";
 import { MISSIONS_QUEUE, NOTIFY_QUEUE } from "../db/boss.ts";
 import type { Database } from "../db/client.ts";
@@ -64,6 +65,7 @@ export interface Services extends Foundation {
   scheduler: Scheduler;
   recovery: ClaimRecovery;
   agents: AgentService;
+  jobsFiles: JobsFilesService;
 }
 
 export async function startPlugins(
@@ -170,7 +172,8 @@ export function wireServices(env: DaemonEnv, base: Foundation): Services {
   });
   const agentsBase = config.configFile ? dirname(config.configFile) : config.stateDir;
   const agents = new AgentService(db, config.agents, agentsBase, () => clock.now());
-  return { ...base, firing, cron, notifyDelivery, notify, todos, clears, scheduler, recovery, agents };
+  const jobsFiles = new JobsFilesService({ db, clock, log, onChange: poke, files: config.jobsFiles });
+  return { ...base, firing, cron, notifyDelivery, notify, todos, clears, scheduler, recovery, agents, jobsFiles };
 }
 
 const detach = (env: DaemonEnv, work: Promise<unknown>) =>
@@ -258,6 +261,7 @@ export function apiServices(env: DaemonEnv, s: Services): ApiServices {
   return {
     db: s.database.db,
     cron: s.cron,
+    jobsFiles: s.jobsFiles,
     sessions: s.sessions,
     clears: s.clears,
     notify: s.notify,

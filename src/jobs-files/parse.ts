@@ -35,8 +35,37 @@ export class JobsFileError extends MissiondError {
 export function parseJobsFiles(files: readonly { path: string; text: string }[]): JobsFile[] {
   const problems: string[] = [];
   const parsed = files.map((file) => readJobsFile(file.path, file.text, problems));
+  return unique(parsed, problems);
+}
+
+/**
+ * Checks jobs already read from their files (the apply API's body: the CLI parsed the TOML); the
+ * same checks and wording as parseJobsFiles, without line numbers.
+ */
+export function checkJobsFiles(
+  files: readonly { path: string; jobs: readonly Record<string, unknown>[] }[],
+): JobsFile[] {
+  const problems: string[] = [];
+  const checked = files.map(({ path, jobs }) => ({
+    path,
+    jobs: jobs.flatMap((raw): FileJob[] => {
+      const checked = checkSpec(raw);
+      if (!("problems" in checked)) return [{ name: checked.spec.name, line: null, ...checked }];
+      const name = typeof raw.name === "string" ? `job "${raw.name}"` : "a job without a name";
+      for (const p of checked.problems)
+        problems.push(`${path}: ${name}: ${p.key && !p.namesKey ? `${p.key}: ` : ""}${p.message}`);
+      return [];
+    }),
+  }));
+  return unique(checked, problems);
+}
+
+function unique(files: JobsFile[], problems: string[]): JobsFile[] {
   const seen = new Map<string, string>();
-  for (const file of parsed) {
+  const paths = new Set<string>();
+  for (const file of files) {
+    if (paths.has(file.path)) problems.push(`${file.path}: given twice`);
+    paths.add(file.path);
     for (const job of file.jobs) {
       const where = at(file.path, job.line);
       const first = seen.get(job.name);
@@ -45,7 +74,7 @@ export function parseJobsFiles(files: readonly { path: string; text: string }[])
     }
   }
   if (problems.length > 0) throw new JobsFileError(problems);
-  return parsed;
+  return files;
 }
 
 const at = (path: string, line: number | null | undefined) => (line ? `${path}:${line}` : path);

@@ -66,7 +66,7 @@ export function planApply(files: readonly JobsFile[], live: readonly LiveJob[], 
       const changes = diffDefinitions(definitionOf(job.view), definition);
       const owner = job.managedBy;
       if (owner !== null && owner !== file.path && !applied.has(owner) && !options.force) {
-        conflicts.push(`job "${name}" in ${file.path} is managed by ${owner} (apply with --force to move it)`);
+        conflicts.push(`job "${name}" in ${file.path} is managed by ${owner} (an apply with --force moves it)`);
         continue;
       }
       if (owner === file.path && changes.length === 0) {
@@ -80,7 +80,7 @@ export function planApply(files: readonly JobsFile[], live: readonly LiveJob[], 
         definition,
         ...(owner === null ? { adopt: true as const } : {}),
         ...(owner !== null && owner !== file.path ? { takenFrom: owner } : {}),
-        ...(owner === file.path && job.drift?.length ? { drift: job.drift } : {}),
+        ...driftOf(job, file.path, changes),
       });
     }
   }
@@ -98,6 +98,13 @@ export function planApply(files: readonly JobsFile[], live: readonly LiveJob[], 
     unchanged: count("unchanged"),
   };
   return { entries, counts, changes: counts.create + counts.update + counts.delete > 0 };
+}
+
+/** Fields changed outside the file that this apply sets back (drift), as a plan entry's part. */
+function driftOf(job: LiveJob, path: string, changes: readonly FieldChange[]): { drift?: FileKey[] } {
+  if (job.managedBy !== path || !job.drift) return {};
+  const drift = job.drift.filter((field) => changes.some((c) => c.field === field));
+  return drift.length > 0 ? { drift } : {};
 }
 
 const shown = (value: unknown): string =>

@@ -146,7 +146,7 @@ describe("apply plan", () => {
   it("refuses to take a job managed by another file unless forced", () => {
     const live: LiveJob[] = [{ view: view("nightly"), managedBy: "/other.toml", drift: null }];
     expect(() => planApply([file!], live, { prune: false, force: false })).toThrow(
-      'job "nightly" in /f.toml is managed by /other.toml (apply with --force to move it)',
+      'job "nightly" in /f.toml is managed by /other.toml (an apply with --force moves it)',
     );
     const forced = planApply([file!], live, { prune: false, force: true });
     expect(forced.entries[0]).toMatchObject({ action: "update", takenFrom: "/other.toml" });

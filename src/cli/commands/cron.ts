@@ -2,6 +2,7 @@ import { Option, type Command } from "commander";
 import { previewSlots, assertCron, parseEvery, type Schedule } from "../../cron/schedule.ts";
 import type { JobView, RunView } from "../../cron/views.ts";
 import { CATCHUP_POLICIES, JOB_KINDS, OVERLAP_POLICIES } from "../../db/schema/enums.ts";
+import { registerExport } from "./apply.ts";
 import { positiveInt, UsageError, type CliContext } from "../context.ts";
 import { fields, table } from "../format.ts";
 
@@ -16,6 +17,7 @@ export function registerCron(program: Command, ctx: CliContext): void {
   trigger(cron, ctx);
   remove(cron, ctx);
   preview(cron, ctx);
+  registerExport(cron, ctx);
 }
 
 interface AddOptions {
