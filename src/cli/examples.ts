@@ -37,7 +37,7 @@ export const EXAMPLES: Record<string, readonly string[]> = {
   apply: [
     "missiond apply /etc/missiond/jobs.toml --dry-run",
     "missiond apply jobs.toml team-jobs.toml --prune",
-    "missiond cron export > jobs.toml && missiond apply jobs.toml",
+    "missiond apply jobs.toml --json | jq .plan.counts",
   ],
   runs: ["missiond runs ls --status Cancelled"],
   "runs ls": ["missiond runs ls --job 12 --limit 20", "missiond runs ls --status Missed --json"],

@@ -85,6 +85,20 @@ export function bodyExamples(options: {
         { ...job, every: "1m", startsAt: "2030-01-02T00:00:00Z", endsAt: "2030-01-01T00:00:00Z" },
       ],
     },
+    "POST /v1/apply": {
+      valid: [
+        { files: [{ path: "/srv/jobs.toml", jobs: [{ name: "from-file", agent: "a", prompt: "p", every: "1h" }] }] },
+        { files: [{ path: "/srv/empty.toml", jobs: [] }], prune: true, dryRun: true, force: false },
+      ],
+      invalid: [
+        { files: [] },
+        { files: [{ path: "/srv/jobs.toml" }] },
+        { files: [{ path: "/srv/jobs.toml", jobs: [] }], prune: "yes" },
+        { files: [{ path: "/srv/jobs.toml", jobs: [] }], plan: true },
+        {},
+      ],
+      refinementOnly: [{ files: [{ path: "jobs.toml", jobs: [] }] }],
+    },
     "POST /v1/cron-jobs/:id/pause": {
       valid: [{ note: "maintenance" }, {}],
       invalid: [{ note: 5 }, { note: "x".repeat(1001) }, { reason: "x" }],

@@ -238,3 +238,48 @@ describe(`jobs files: missiond apply (${backendName})`, () => {
     });
   });
 });
+
+describe(`jobs files: jobs_files in the config (${backendName})`, () => {
+  let db: TestDatabase;
+  beforeAll(async () => {
+    db = await freshDatabase();
+  });
+  afterAll(async () => {
+    await db.drop();
+  });
+
+  it("applies them at start (pruning what they dropped), and keeps the jobs when a file is invalid, reported by doctor", async () => {
+    const path = jobsFile("configured.toml", job("s-one", 'every = "1h"') + job("s-two", 'cron = "0 9 * * 1-5"'));
+    const toml = `jobs_files = ["${path}"]\n`;
+    let daemon = await startTestDaemon(db, { toml });
+    const names = async () => (await daemon.services.cron.list()).map((j) => j.name).sort();
+    try {
+      expect(await names()).toEqual(["s-one", "s-two"]);
+      expect((await cli(daemon, "doctor", "--json")).stdout).toContain('"error": null');
+    } finally {
+      await daemon.stop();
+    }
+
+    jobsFile("configured.toml", job("s-one", 'every = "2h"'));
+    daemon = await startTestDaemon(db, { toml });
+    try {
+      expect(await names()).toEqual(["s-one"]);
+      expect((await daemon.services.cron.list())[0]!.every).toBe("2h");
+    } finally {
+      await daemon.stop();
+    }
+
+    jobsFile("configured.toml", job("s-one", 'every = "3h"\nagnet = "x"'));
+    daemon = await startTestDaemon(db, { toml });
+    try {
+      expect((await daemon.services.cron.list()).map((j) => [j.name, j.every])).toEqual([["s-one", "2h"]]);
+      const doctor = await cli(daemon, "doctor");
+      expect(doctor.code).toBe(1);
+      expect(doctor.stdout).toContain(
+        `jobs files: not applied at ${daemon.services.jobsFiles.state().at}, jobs left as they were:\n  invalid jobs file:\n  ${path}:5: job "s-one": unknown key "agnet" (did you mean "agent"?)`,
+      );
+    } finally {
+      await daemon.stop();
+    }
+  });
+});
