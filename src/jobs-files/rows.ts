@@ -1,6 +1,7 @@
 import { parseActiveHours } from "../cron/active-hours.ts";
 import type { NewCronJob } from "../cron/queries.ts";
-import { nextSlot, parseEvery, type Schedule } from "../cron/schedule.ts";
+import { nextFireAfter } from "../cron/job-changes.ts";
+import { parseEvery } from "../cron/schedule.ts";
 import type { CronJobRow } from "../db/schema/index.ts";
 import { parseDuration } from "../duration.ts";
 import type { Definition, FieldChange, FileKey } from "./spec.ts";
@@ -36,21 +37,21 @@ export function columnsOf(d: Definition): Partial<NewCronJob> {
   };
 }
 
-const scheduleOfColumns = (c: Partial<NewCronJob>, anchor: Date): Schedule =>
-  c.cronExpr
-    ? { kind: "cron", expr: c.cronExpr, timezone: c.timezone! }
-    : { kind: "every", everyMs: c.everyMs!, anchor };
-
-/**
- * The first slot after `now` (or at/after the start), as `cron add` and `resume` compute it;
- * null when the run limit is reached or the schedule ends first.
- */
-function firstSlot(c: Partial<NewCronJob>, anchor: Date, runCount: number, now: Date): Date | null {
-  if (c.maxRuns != null && runCount >= c.maxRuns) return null;
-  const from = c.startsAt && c.startsAt > now ? new Date(c.startsAt.getTime() - 1) : now;
-  const next = nextSlot(scheduleOfColumns(c, anchor), from);
-  return next && c.endsAt && next > c.endsAt ? null : next;
-}
+/** The first slot after `now` (or at/after the start), as an edit computes it; null when none. */
+const firstSlot = (c: Partial<NewCronJob>, anchorAt: Date, runCount: number, now: Date): Date | null =>
+  nextFireAfter(
+    {
+      cronExpr: c.cronExpr ?? null,
+      everyMs: c.everyMs ?? null,
+      anchorAt,
+      timezone: c.timezone!,
+      startsAt: c.startsAt ?? null,
+      endsAt: c.endsAt ?? null,
+      maxRuns: c.maxRuns ?? null,
+      runCount,
+    },
+    now,
+  );
 
 /** The row of a job a file creates. */
 export function newRow(name: string, d: Definition, managedBy: string, now: Date): NewCronJob {

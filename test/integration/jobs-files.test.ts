@@ -4,7 +4,6 @@ import { asc, eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { apiClient, ApiError } from "../../src/cli/client.ts";
 import { runCli } from "../../src/cli/program.ts";
-import { recordRevision } from "../../src/cron/revisions.ts";
 import type { Daemon } from "../../src/daemon/daemon.ts";
 import { cronJobRevisions, cronJobs } from "../../src/db/schema/index.ts";
 import { backendName, freshDatabase, type TestDatabase } from "../helpers/db.ts";
@@ -127,15 +126,11 @@ describe(`jobs files: missiond apply (${backendName})`, () => {
     const path = jobsFile("drift.toml", job("d-job", 'cron = "0 * * * *"'));
     await cli(daemon, "apply", path);
     const row = (await rowOf("d-job"))!;
-    // An edit made with --force over the API: the job's row and its revision, by a Unix user.
-    await daemon.services.database.db.transaction(async (tx) => {
-      const [after] = await tx
-        .update(cronJobs)
-        .set({ prompt: "edited by hand" })
-        .where(eq(cronJobs.id, row.id))
-        .returning();
-      await recordRevision(tx, { action: "edit", actor: "uid:1000", at: new Date(), before: row, after: after! });
+    expect(await cli(daemon, "cron", "edit", String(row.id), "--prompt", "edited by hand")).toMatchObject({
+      code: 1,
+      stderr: expect.stringContaining(`cron job ${row.id} is managed by ${path}`),
     });
+    expect((await cli(daemon, "cron", "edit", String(row.id), "--prompt", "edited by hand", "--force")).code).toBe(0);
     const out = await cli(daemon, "apply", path);
     expect(out.stdout).toBe(
       `~ update     d-job  (${path})\n    drift: changed outside the file (prompt)\n    prompt: "edited by hand" → "p-d-job"\nApplied: 0 created, 1 updated, 0 deleted, 0 unchanged.\n`,
