@@ -151,6 +151,9 @@ function describe(issue: z.core.$ZodIssue): Problem[] {
   if (issue.code === "unrecognized_keys")
     return issue.keys.map((key) => ({ key, message: unknownKey(key), namesKey: true as const }));
   const key = issue.path.map((p) => API_TO_FILE.get(String(p)) ?? String(p)).join(".") || null;
+  // zod says "expected string, received undefined"; in a file that is a key left out.
+  if (issue.code === "invalid_type" && /received undefined$/.test(issue.message))
+    return [{ key, message: "missing (every job needs agent, prompt, and cron or every)" }];
   return [{ key, message: issue.message.replace("startsAt", "starts_at") }];
 }
 
