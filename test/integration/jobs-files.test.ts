@@ -276,5 +276,13 @@ describe(`jobs files: jobs_files in the config (${backendName})`, () => {
     } finally {
       await daemon.stop();
     }
+
+    // A file no longer listed: its jobs are left as they are.
+    daemon = await startTestDaemon(db);
+    try {
+      expect((await daemon.services.cron.list()).map((j) => [j.name, j.managedBy])).toEqual([["s-one", path]]);
+    } finally {
+      await daemon.stop();
+    }
   });
 });

@@ -143,6 +143,17 @@ describe("apply plan", () => {
     expect(unchanged.entries.find((e) => e.name === "nightly")!.action).toBe("unchanged");
   });
 
+  it("leaves a managed job's pause alone unless the file sets paused", () => {
+    const paused: LiveJob[] = [{ view: view("nightly", { paused: true }), managedBy: "/f.toml", drift: ["paused"] }];
+    expect(planApply([file!], paused, { prune: false, force: false }).entries[0]!.action).toBe("unchanged");
+    const [pinned] = parse(SAMPLE.replace('tz = "Europe/Berlin"', 'tz = "Europe/Berlin"\npaused = false'), "/f.toml");
+    expect(planApply([pinned!], paused, { prune: false, force: false }).entries[0]).toMatchObject({
+      action: "update",
+      changes: [{ field: "paused", before: true, after: false }],
+      drift: ["paused"],
+    });
+  });
+
   it("refuses to take a job managed by another file unless forced", () => {
     const live: LiveJob[] = [{ view: view("nightly"), managedBy: "/other.toml", drift: null }];
     expect(() => planApply([file!], live, { prune: false, force: false })).toThrow(
