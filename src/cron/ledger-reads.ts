@@ -190,6 +190,8 @@ export interface TimelineLane {
   total: number;
   /** Non-empty cells only: [bucket index, status, count]. */
   cells: [number, RunStatus, number][];
+  /** The job's revisions in the range (edits, pauses…), oldest first. */
+  revisions: { revision: number; at: string; action: string; actor: string; note: string | null }[];
 }
 
 /**
@@ -241,10 +243,27 @@ export async function runTimeline(
       removed: job?.deletedAt != null,
       total: Number(j.n),
       cells: [],
+      revisions: [],
     };
   });
   const laneOf = new Map(lanes.map((l) => [l.jobId, l]));
   for (const c of cells) laneOf.get(String(c.id))?.cells.push([Number(c.bucket), c.status, Number(c.n)]);
+  const revisions = await db
+    .select()
+    .from(cronJobRevisions)
+    .where(
+      and(
+        inArray(cronJobRevisions.cronJobId, ids),
+        gte(cronJobRevisions.at, filter.from),
+        lt(cronJobRevisions.at, filter.to),
+      ),
+    )
+    .orderBy(asc(cronJobRevisions.cronJobId), asc(cronJobRevisions.revision))
+    .limit(filter.limit * 200);
+  for (const r of revisions) {
+    const { revision, action, actor, note } = r;
+    laneOf.get(String(r.cronJobId))?.revisions.push({ revision, at: r.at.toISOString(), action, actor, note });
+  }
   return { bucketMs, lanes, more: jobsFound.length > filter.limit };
 }
 

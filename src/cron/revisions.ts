@@ -108,12 +108,16 @@ export interface FieldChange {
   after: unknown;
 }
 
+// The snapshot's field order; jsonb stores keys in its own order (shortest first).
+const FIELD_ORDER = Object.keys(snapshot({ everyMs: null, jitterMs: 0, deletedAt: null } as CronJobRow));
+
 /** The fields whose values differ, in the snapshot's order (fields new to either side count). */
 export function diffSnapshots(
   before: Record<string, unknown> | null,
   after: Record<string, unknown> | null,
 ): FieldChange[] {
-  const keys = [...new Set([...Object.keys(after ?? {}), ...Object.keys(before ?? {})])];
+  const present = new Set([...Object.keys(after ?? {}), ...Object.keys(before ?? {})]);
+  const keys = [...FIELD_ORDER.filter((k) => present.has(k)), ...[...present].filter((k) => !FIELD_ORDER.includes(k))];
   return keys
     .map((field) => ({ field, before: before?.[field] ?? null, after: after?.[field] ?? null }))
     .filter((c) => JSON.stringify(c.before) !== JSON.stringify(c.after));

@@ -147,7 +147,9 @@ export const cronRoutes = [
     description:
       "The range is cut into `buckets` equal buckets of `bucketMs`. A page of `limit` jobs that have runs in the range, by id; pass `next` as `after` for the following page. Each lane lists its non-empty cells as `[bucket index, status, count]`.",
     query: timelineQuery,
-    ok: { 200: "`{ from, to, buckets, bucketMs, lanes: [{ jobId, name, removed, total, cells }], next }`" },
+    ok: {
+      200: "`{ from, to, buckets, bucketMs, lanes: [{ jobId, name, removed, total, cells, revisions }], next }`; `revisions` are the job's changes in the range: `[{ revision, at, action, actor, note }]`",
+    },
     handler: async ({ services, query }) => services.cron.timeline(query),
   }),
   route({
