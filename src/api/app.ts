@@ -1,5 +1,6 @@
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from "fastify";
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyRequest } from "fastify";
 import type { CronService } from "../cron/service.ts";
+import type { JobsFilesService } from "../jobs-files/jobs-files.ts";
 import type { Db } from "../db/client.ts";
 import type { Logger } from "../log.ts";
 import type { Plugins } from "../plugins/service.ts";
@@ -19,6 +20,7 @@ import type { AgentService } from "../executors/agents.ts";
 export interface ApiServices {
   db: Db;
   cron: CronService;
+  jobsFiles: JobsFilesService;
   sessions: SessionService;
   clears: ClearService;
   notify: NotifyService;
@@ -87,7 +89,9 @@ export function buildApi(services: ApiServices, options: ApiOptions): FastifyIns
   let openapi: Record<string, unknown> | undefined;
   const document = () =>
     (openapi ??= openApiDocument({ maxDelaySeconds: services.notifyMaxDelaySeconds, bodyLimit }, routes));
-  registerRoutes(app, routes, services, document);
+  // Who a change is recorded under: the caller the listener decided (a token's name, a peer's uid).
+  const actorOf = async (request: FastifyRequest) => request.caller?.actor ?? "in-process";
+  registerRoutes(app, routes, services, document, actorOf);
   if (options.uiDir) uiRoutes(app, options.uiDir);
   return app;
 }

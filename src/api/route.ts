@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyReply, FastifySchema, FastifySchemaCompiler } from "fastify";
+import type { FastifyInstance, FastifyReply, FastifyRequest, FastifySchema, FastifySchemaCompiler } from "fastify";
 import { z } from "zod";
 import { MissiondError } from "../errors.ts";
 import { describeIssues, validate } from "../validation.ts";
@@ -12,7 +12,7 @@ import { hopHeader } from "./hop.ts";
  * without its documentation nor be documented with a schema it does not check.
  */
 
-export type Method = "GET" | "POST" | "PUT" | "DELETE";
+export type Method = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
 type Schema = z.ZodType | undefined;
 type Parsed<S> = S extends z.ZodType ? z.output<S> : undefined;
 
@@ -25,6 +25,8 @@ export interface RouteCall<P extends Schema, Q extends Schema, B extends Schema>
   /** Who is calling (the actor a change is recorded under); null only on a public route called without credentials. */
   caller: Caller | null;
   services: ApiServices;
+  /** Who made the request, as a job's revisions record it (`uid:1000`, `token`). */
+  actor: string;
   reply: FastifyReply;
   /** The OpenAPI document (built once, on first use). */
   document(): Record<string, unknown>;
@@ -118,6 +120,7 @@ export function registerRoutes(
   routes: readonly ApiRoute[],
   services: ApiServices,
   document: () => Record<string, unknown>,
+  actorOf: (request: FastifyRequest) => Promise<string> = async () => "socket",
 ): void {
   app.setValidatorCompiler(zodValidatorCompiler);
   for (const declared of routes) {
@@ -150,6 +153,7 @@ export function registerRoutes(
           hop: hop ?? 0,
           caller: request.caller,
           services,
+          actor: await actorOf(request),
           reply,
           document,
         });

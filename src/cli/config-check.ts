@@ -1,5 +1,7 @@
+import { readFileSync } from "node:fs";
 import { loadConfig, type Config } from "../config/load.ts";
 import { isMissiondError } from "../errors.ts";
+import { JobsFileError, parseJobsFiles } from "../jobs-files/parse.ts";
 import { EXIT, type CliIo } from "./io.ts";
 
 export interface ConfigCheckOptions {
@@ -23,8 +25,10 @@ export function configCheck(io: CliIo, options: ConfigCheckOptions = {}): number
   const load = (env: CliIo["env"]) =>
     loadConfig({ configPath: options.configPath, env, cwd: io.cwd, hostname: io.hostname, pid: io.probe.pid });
   let config: Config;
+  let jobs: number;
   try {
     config = load(io.env);
+    jobs = checkJobsFiles(config);
   } catch (err) {
     const message = isMissiondError(err) ? err.message : `cannot load the configuration: ${(err as Error).message}`;
     if (options.json) io.stdout(`${JSON.stringify({ valid: false, error: message }, null, 2)}\n`);
@@ -63,6 +67,7 @@ export function configCheck(io: CliIo, options: ConfigCheckOptions = {}): number
     "configuration is valid",
     `file:        ${config.configFile ?? "none (built-in defaults and the environment)"}`,
     `environment: ${applied.length ? applied.join(", ") : "no overrides"}`,
+    `jobs files:  ${config.jobsFiles.length ? `${jobs} job${jobs === 1 ? "" : "s"} in ${config.jobsFiles.length} file${config.jobsFiles.length === 1 ? "" : "s"}, valid` : "none"}`,
     ...noEffect.map(
       (name) => `             ${name} is set but changes nothing (not a setting, or the same value as without it)`,
     ),
@@ -73,6 +78,21 @@ export function configCheck(io: CliIo, options: ConfigCheckOptions = {}): number
   ];
   io.stdout(`${out.join("\n")}\n`);
   return EXIT.OK;
+}
+
+/**
+ * Reads and checks the configured jobs files as the daemon will at start (which keeps the jobs as
+ * they are when one is invalid): checking before a restart or reload is the point. The job count.
+ */
+function checkJobsFiles(config: Config): number {
+  const files = config.jobsFiles.map((path) => {
+    try {
+      return { path, text: readFileSync(path, "utf8") };
+    } catch (err) {
+      throw new JobsFileError([`${path}: cannot read: ${(err as Error).message}`]);
+    }
+  });
+  return parseJobsFiles(files).reduce((sum, file) => sum + file.jobs.length, 0);
 }
 
 /** The configuration with its secrets replaced: tokens, passwords, webhook secrets, model API keys, agents' env values. */

@@ -1,5 +1,6 @@
 import { Command } from "commander";
 import { registerAgent } from "./commands/agent.ts";
+import { registerApply } from "./commands/apply.ts";
 import { registerConfig } from "./commands/config.ts";
 import { registerCron } from "./commands/cron.ts";
 import { registerDoctor } from "./commands/doctor.ts";
@@ -20,6 +21,7 @@ const NOUNS: readonly ((program: Command, ctx: CliContext) => void)[] = [
   registerMigrate,
   registerConfig,
   registerCron,
+  registerApply,
   registerRuns,
   registerDoctor,
   registerAgent,

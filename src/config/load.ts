@@ -34,6 +34,8 @@ export interface Config {
   readonly instanceName: string;
   readonly logLevel: "fatal" | "error" | "warn" | "info" | "debug" | "trace" | "silent";
   readonly pluginDirs: readonly string[];
+  /** Jobs files applied at start and on reload (absolute paths). */
+  readonly jobsFiles: readonly string[];
   readonly scheduler: { readonly horizonMs: number; readonly maxSleepMs: number; readonly pollIntervalMs: number };
   readonly plugins: {
     readonly handlerTimeoutMs: number;
@@ -190,6 +192,7 @@ export function loadConfig(sources: ConfigSources): Config {
     instanceName: file.instance_name ?? `${sources.hostname}:${sources.pid}`,
     logLevel: file.log_level,
     pluginDirs: file.plugin_dirs.map((dir) => abs(dir, base)),
+    jobsFiles: file.jobs_files.map((path) => abs(path, base)),
     scheduler: {
       horizonMs: file.scheduler.horizon,
       maxSleepMs: Math.min(file.scheduler.max_sleep, 30_000),

@@ -68,6 +68,8 @@ export const fileSchema = z
       .strict()
       .default({ operator_uids: [], operator_gids: [], tokens: [] }),
     plugin_dirs: z.array(z.string().min(1)).default([]),
+    // Jobs files (`missiond apply` format), applied at start and on reload; relative to this file.
+    jobs_files: z.array(z.string().min(1)).default([]),
     // Agents not listed under [agents] get this executor.
     default_executor: z.enum(["log"]).default("log"),
     agents: z.record(z.string().min(1).max(200), agentSchema).default({}),

@@ -3,6 +3,7 @@ import type { FastifyInstance } from "fastify";
 import type { PgBoss } from "pg-boss";
 import { systemClock, type Clock } from "../clock.ts";
 import type { Config } from "../config/load.ts";
+import type { JobsFilesService } from "../jobs-files/jobs-files.ts";
 import type { CronService } from "../cron/service.ts";
 import type { Database } from "../db/client.ts";
 import type { ProcessProbe } from "../db/lock.ts";
@@ -52,6 +53,8 @@ export interface DaemonServices {
   readonly plugins: Plugins;
   readonly sessions: SessionService;
   readonly cron: CronService;
+  /** The configured jobs files: `applyConfigured(files)` applies them again (a reload). */
+  readonly jobsFiles: JobsFilesService;
   readonly notify: NotifyService;
   readonly notifyDelivery: NotifyDelivery;
   readonly todos: TodoService;
@@ -108,6 +111,7 @@ export function createDaemon(config: Config, deps: DaemonDeps): Daemon {
       plugins: s.plugins,
       sessions: s.sessions,
       cron: s.cron,
+      jobsFiles: s.jobsFiles,
       notify: s.notify,
       notifyDelivery: s.notifyDelivery,
       todos: s.todos,

@@ -7,6 +7,7 @@ import { MISSIONS_QUEUE } from "../db/boss.ts";
 import { ping, type Database } from "../db/client.ts";
 import { Metrics } from "../metrics.ts";
 import { countPending, overdueTimers } from "../notify/queries.ts";
+import type { JobsFilesService } from "../jobs-files/jobs-files.ts";
 import type { Plugins } from "../plugins/service.ts";
 import type { Scheduler } from "../scheduler/scheduler.ts";
 import { claimLeaseMs } from "./leases.ts";
@@ -44,11 +45,12 @@ export interface HealthParts {
   boss: PgBoss;
   plugins: Plugins;
   scheduler: Scheduler;
+  jobsFiles: JobsFilesService;
 }
 
 /** `missiond doctor`: what is late, stuck, failing or misconfigured; `ok` when nothing is. */
 export function doctor(parts: HealthParts): () => Promise<Record<string, unknown> & { ok: boolean }> {
-  const { config, clock, database, plugins, scheduler } = parts;
+  const { config, clock, database, plugins, scheduler, jobsFiles } = parts;
   // Past the longest cronJobFiring chain plus a margin, a Claimed row has lost its chain.
   const claimedMs = claimLeaseMs(plugins.chain, config.plugins, "cronJobFiring");
   return async () => {
@@ -65,8 +67,10 @@ export function doctor(parts: HealthParts): () => Promise<Record<string, unknown
       .map((p) => ({ name: p.name, state: p.state, error: p.error }));
     const skewMs = scheduler.skewMs;
     const schedulerArmed = scheduler.isArmed;
+    const jobsFilesState = jobsFiles.state();
     const ok =
       schedulerArmed &&
+      jobsFilesState.error === null &&
       cronFindings.overdueJobs.length === 0 &&
       cronFindings.stuckRuns.length === 0 &&
       cronFindings.failingAgents.length === 0 &&
@@ -80,6 +84,7 @@ export function doctor(parts: HealthParts): () => Promise<Record<string, unknown
       plugins: pluginProblems,
       clockSkewMs: skewMs,
       schedulerArmed,
+      jobsFiles: jobsFilesState,
     };
   };
 }

@@ -57,6 +57,12 @@ export function daemonSteps(env: DaemonEnv, p: Parts): Step[] {
     { name: "worker drain", start: async () => () => drainWorkers(env, p.boss, p.workers) },
     { name: "schedule listener", start: () => listenForScheduleChanges(p) },
     { name: "claim drain", start: async () => () => drainClaims(s()) },
+    // The files are the truth for the jobs they declare: applied before the first slot is armed.
+    {
+      name: "jobs files",
+      status: "applying jobs files",
+      start: async () => void (await s().jobsFiles.applyConfigured()),
+    },
     { name: "scheduler", status: "arming the scheduler", start: () => armScheduler(s()) },
     { name: "claim recovery", start: async () => startRecovery(s()) },
     { name: "resume sweeper", start: async () => startSweeper(env, s()) },

@@ -8,6 +8,7 @@ import { startMissionWorker, type MissionWorker } from "../cron/missions.ts";
 import { databaseNow } from "../cron/queries.ts";
 import { ClaimRecovery } from "../cron/recovery.ts";
 import { CronService } from "../cron/service.ts";
+import { JobsFilesService } from "../jobs-files/jobs-files.ts";
 import { cronDueSource, deferredDueSource } from "../cron/source.ts";
 import { MISSIONS_QUEUE, NOTIFY_QUEUE } from "../db/boss.ts";
 import type { Database } from "../db/client.ts";
@@ -68,6 +69,7 @@ export interface Services extends Foundation {
   clears: ClearService;
   scheduler: Scheduler;
   recovery: ClaimRecovery;
+  jobsFiles: JobsFilesService;
 }
 
 export async function startPlugins(
@@ -191,7 +193,8 @@ export function wireServices(env: DaemonEnv, base: Foundation): Services {
     staleAfterMs: claimLeaseMs(chain, config.plugins, "cronJobFiring"),
     intervalMs: config.scheduler.pollIntervalMs,
   });
-  return { ...base, firing, cron, notifyDelivery, notify, todos, clears, scheduler, recovery };
+  const jobsFiles = new JobsFilesService({ db, clock, log, onChange: poke, files: config.jobsFiles });
+  return { ...base, firing, cron, notifyDelivery, notify, todos, clears, scheduler, recovery, jobsFiles };
 }
 
 const detach = (env: DaemonEnv, work: Promise<unknown>) =>
@@ -279,6 +282,7 @@ export function apiServices(env: DaemonEnv, s: Services): ApiServices {
   return {
     db: s.database.db,
     cron: s.cron,
+    jobsFiles: s.jobsFiles,
     sessions: s.sessions,
     clears: s.clears,
     notify: s.notify,

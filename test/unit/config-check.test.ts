@@ -111,6 +111,27 @@ describe("missiond config check", () => {
       for (const secret of ["inline-ops-token", "runtime-token-0123456789"]) expect(output).not.toContain(secret);
   });
 
+  it("shows the jobs files resolved against the file, and checks them as the daemon will", () => {
+    const dir = tempDir("config-jobs");
+    writeFileSync(join(dir, "jobs.toml"), `[jobs.nightly]\nagent = "ops"\ncron = "0 3 * * *"\nprompt = "p"\n`);
+    const ok = check({ file: `jobs_files = ["${dir}/jobs.toml"]\n` });
+    expect(ok.code).toBe(EXIT.OK);
+    expect(ok.stdout).toContain("jobs files:  1 job in 1 file, valid");
+    expect(ok.stdout).toMatch(new RegExp(`^  jobsFiles\\s+\\["${dir}/jobs.toml"\\]$`, "m"));
+
+    writeFileSync(
+      join(dir, "jobs.toml"),
+      `[jobs.nightly]\nagent = "ops"\ncron = "0 3 * * *"\nprompt = "p"\ntz = "Mars"\n`,
+    );
+    const bad = check({ file: `jobs_files = ["${dir}/jobs.toml"]\n` });
+    expect(bad.code).toBe(EXIT.ERROR);
+    expect(bad.stderr).toBe(
+      `missiond: invalid jobs file:\n  ${dir}/jobs.toml:5: job "nightly": tz: unknown time zone "Mars" (use an IANA name such as Europe/Berlin)\n`,
+    );
+    const missing = check({ file: `jobs_files = ["missing.toml"]\n` });
+    expect(missing.stderr).toMatch(/^missiond: invalid jobs file:\n {2}\/.*\/missing\.toml: cannot read: ENOENT/);
+  });
+
   it("says when there is no file and nothing overrides the defaults", () => {
     const { code, stdout } = check({ env: {}, configPath: undefined });
     expect(code).toBe(EXIT.OK);

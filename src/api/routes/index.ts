@@ -1,5 +1,6 @@
 import type { ApiRoute } from "../route.ts";
 import { agentRoutes } from "./agents.ts";
+import { applyRoutes } from "./apply.ts";
 import { cronRoutes } from "./cron.ts";
 import { healthRoutes } from "./health.ts";
 import { notifyRoutes } from "./notify.ts";
@@ -12,6 +13,7 @@ export function apiRoutes(limits: { maxDelaySeconds: number }): ApiRoute[] {
   return [
     ...healthRoutes,
     ...cronRoutes,
+    ...applyRoutes,
     ...sessionRoutes,
     ...notifyRoutes(limits.maxDelaySeconds),
     ...todoRoutes,

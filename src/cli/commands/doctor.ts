@@ -12,6 +12,8 @@ interface Diagnosis {
   plugins: { name: string; state: string; error: string | null }[];
   clockSkewMs: number;
   schedulerArmed: boolean;
+  /** Absent from a daemon older than jobs files. */
+  jobsFiles?: { files: string[]; at: string | null; error: string | null };
 }
 
 /** `missiond doctor`: exits 1 when anything needs attention, so scripts can alert on it. */
@@ -63,5 +65,9 @@ function describe(report: Diagnosis): string {
   if (Math.abs(report.clockSkewMs) > 1_000)
     lines.push(`clock: the local clock is ${report.clockSkewMs} ms off the database's`);
   if (!report.schedulerArmed) lines.push("scheduler: not armed");
+  if (report.jobsFiles?.error)
+    lines.push(
+      `jobs files: not applied at ${report.jobsFiles.at}, jobs left as they were:\n  ${report.jobsFiles.error}`,
+    );
   return lines.length ? lines.join("\n") : "all good: nothing late, stuck, failing or misconfigured";
 }

@@ -1,9 +1,28 @@
 import { sql } from "drizzle-orm";
-import { bigint, boolean, check, index, integer, pgTable, text, timestamp, uniqueIndex } from "drizzle-orm/pg-core";
+import {
+  bigint,
+  boolean,
+  check,
+  index,
+  integer,
+  jsonb,
+  pgTable,
+  text,
+  timestamp,
+  uniqueIndex,
+} from "drizzle-orm/pg-core";
 
 const tstz = (name: string) => timestamp(name, { withTimezone: true, mode: "date", precision: 3 });
 
-import { CATCHUP_POLICIES, JOB_KINDS, OVERLAP_POLICIES, RUN_STATUSES, RUN_TRIGGERS, SESSION_MODES } from "./enums.ts";
+import {
+  CATCHUP_POLICIES,
+  JOB_KINDS,
+  OVERLAP_POLICIES,
+  REVISION_ACTIONS,
+  RUN_STATUSES,
+  RUN_TRIGGERS,
+  SESSION_MODES,
+} from "./enums.ts";
 
 const inList = (column: string, values: readonly string[]) =>
   sql.raw(`${column} in (${values.map((v) => `'${v}'`).join(", ")})`);
@@ -29,6 +48,8 @@ export const cronJobs = pgTable(
     jitterMs: integer("jitter_ms").notNull().default(0),
     paused: boolean("paused").notNull().default(false),
     pausedNote: text("paused_note"),
+    // `pause --until`: the job resumes by itself at this moment (the daemon records the resume).
+    pausedUntil: tstz("paused_until"),
     startsAt: tstz("starts_at"),
     endsAt: tstz("ends_at"),
     maxRuns: integer("max_runs"),
@@ -39,6 +60,16 @@ export const cronJobs = pgTable(
     activeHoursStart: text("active_hours_start"),
     activeHoursEnd: text("active_hours_end"),
     skipIfBusy: boolean("skip_if_busy").notNull().default(false),
+    // `cron skip`: the next `skip_remaining` slots, and every slot before `skip_until`, are recorded
+    // Skipped with `skip_reason` instead of running.
+    skipRemaining: integer("skip_remaining").notNull().default(0),
+    skipUntil: tstz("skip_until"),
+    skipReason: text("skip_reason"),
+    // The jobs file the job is declared in (`missiond apply`); null for jobs made over the API.
+    managedBy: text("managed_by"),
+    // The job's latest revision: what a run claimed now fires under. No foreign key: a revision
+    // references its job, and the pair is written in one transaction.
+    revisionId: bigint("revision_id", { mode: "bigint" }),
     // The next slot the scheduler will claim; null once the schedule is exhausted.
     nextFireAt: tstz("next_fire_at"),
     createdAt: tstz("created_at").notNull().defaultNow(),
@@ -59,6 +90,42 @@ export const cronJobs = pgTable(
     check("cron_jobs_session_mode_ck", inList("session_mode", SESSION_MODES)),
     check("cron_jobs_schedule_ck", sql`(cron_expr is null) <> (every_ms is null)`),
     check("cron_jobs_every_ck", sql`every_ms is null or every_ms >= 1000`),
+    check("cron_jobs_skip_remaining_ck", sql`skip_remaining >= 0`),
+    // The scheduler's second source of job moments: paused jobs due to resume by themselves.
+    index("cron_jobs_paused_until_idx")
+      .on(t.pausedUntil)
+      .where(sql`${t.deletedAt} is null and ${t.paused} and ${t.pausedUntil} is not null`),
+  ],
+);
+
+/**
+ * Every change to a job's definition or state, in order: who (a Unix uid, an API token's name,
+ * a jobs file, or the daemon), what, and the job's fields before and after. Runs link the
+ * revision they fired under.
+ */
+export const cronJobRevisions = pgTable(
+  "cron_job_revisions",
+  {
+    id: bigint("id", { mode: "bigint" }).primaryKey().generatedAlwaysAsIdentity(),
+    cronJobId: bigint("cron_job_id", { mode: "bigint" })
+      .notNull()
+      .references(() => cronJobs.id),
+    // 1, 2, 3… per job.
+    revision: integer("revision").notNull(),
+    at: tstz("at").notNull().defaultNow(),
+    // "uid:1000", "token:ops", "file:/etc/missiond/jobs.toml", "daemon", "socket".
+    actor: text("actor").notNull(),
+    action: text("action", { enum: REVISION_ACTIONS }).notNull(),
+    note: text("note"),
+    // The job's fields before and after (null before a create, and after a delete has nothing new).
+    before: jsonb("before").$type<Record<string, unknown>>(),
+    after: jsonb("after").$type<Record<string, unknown>>(),
+  },
+  (t) => [
+    uniqueIndex("cron_job_revisions_job_uq").on(t.cronJobId, t.revision),
+    index("cron_job_revisions_at_idx").on(t.at),
+    check("cron_job_revisions_action_ck", inList("action", REVISION_ACTIONS)),
+    check("cron_job_revisions_note_len_ck", sql`note is null or char_length(note) <= 2000`),
   ],
 );
 
@@ -86,6 +153,8 @@ export const cronJobRuns = pgTable(
     // On a run re-fired after a deferral: the Deferred run it continues.
     deferredFrom: bigint("deferred_from", { mode: "bigint" }),
     backfilled: boolean("backfilled").notNull().default(false),
+    // The job's revision when the slot was claimed (null for runs older than revisions).
+    revisionId: bigint("revision_id", { mode: "bigint" }).references(() => cronJobRevisions.id),
     sessionId: text("session_id"),
     executor: text("executor"),
     exitCode: integer("exit_code"),
@@ -120,3 +189,4 @@ export const cronJobRuns = pgTable(
 
 export type CronJobRow = typeof cronJobs.$inferSelect;
 export type CronJobRunRow = typeof cronJobRuns.$inferSelect;
+export type CronJobRevisionRow = typeof cronJobRevisions.$inferSelect;

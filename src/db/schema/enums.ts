@@ -19,7 +19,27 @@ export const JOB_KINDS = ["cron_job", "heartbeat"] as const;
 export const OVERLAP_POLICIES = ["skip", "buffer_one", "allow", "cancel_previous"] as const;
 export const CATCHUP_POLICIES = ["skip", "latest", "all"] as const;
 export const SESSION_MODES = ["fresh", "fixed"] as const;
-export const RUN_TRIGGERS = ["schedule", "manual", "deferred"] as const;
+/**
+ * What made a run: its slot on time (`schedule`), a slot claimed late after downtime (`catchup`),
+ * an operator's run now (`manual`), a deferral's re-fire (`deferred`), a past slot run on request
+ * (`backfill`).
+ */
+export const RUN_TRIGGERS = ["schedule", "catchup", "manual", "deferred", "backfill"] as const;
+export type RunTrigger = (typeof RUN_TRIGGERS)[number];
+
+/** What a revision of a job records; `daemon` is the actor of automatic changes (a pause ending). */
+export const REVISION_ACTIONS = [
+  "create",
+  "edit",
+  "pause",
+  "resume",
+  "delete",
+  "skip",
+  "unskip",
+  "apply",
+  "backfill",
+] as const;
+export type RevisionAction = (typeof REVISION_ACTIONS)[number];
 
 /** What one handler did, as the decision log records it. */
 export const DECISION_OUTCOMES = ["passed", "changed", "cancelled", "deferred", "skipped"] as const;
