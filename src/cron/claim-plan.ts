@@ -15,6 +15,8 @@ export interface SlotClaim {
   readonly cancel: CronJobRunRow | null;
   readonly nextFireAt: Date | null;
   readonly runCount: number;
+  /** `cron skip --count`: what is left to skip after this claim. */
+  readonly skipRemaining: number;
 }
 
 /**
@@ -87,6 +89,7 @@ export function planSlotClaim(
   }));
 
   let started = 0;
+  let skipRemaining = job.skipRemaining;
   let cancel: CronJobRunRow | null = null;
   // Checked against the run already going; slots fired together in one catch-up batch do not
   // overlap each other.
@@ -102,6 +105,13 @@ export function planSlotClaim(
       backfilled: latenessMs > MISFIRE_GRACE_MS,
     };
     const still = busy ? `run ${busy.id} (slot ${busy.scheduledFor.toISOString()}) is still ${busy.status}` : "";
+    // A skip request comes first: the operator asked for these slots not to run at all.
+    const skip = skipRequested(job, scheduledFor, skipRemaining);
+    if (skip) {
+      if (skip.counted) skipRemaining--;
+      rows.push({ ...base, status: "Skipped", reason: skip.reason, finishedAt: claimedAt });
+      continue;
+    }
     // Heartbeat conditions come first: a beat outside active hours, or while the agent's session
     // is busy, is Skipped with the reason (plugins not called).
     if (
@@ -154,5 +164,32 @@ export function planSlotClaim(
   // The scan already found the first slot after now, unless it stopped at its bound.
   let next = exhausted ? null : truncated ? nextSlot(schedule, nowDate) : scan.beyond!;
   if (next && job.endsAt && next > job.endsAt) next = null;
-  return { rows, nextFireAt: next, runCount, cancel };
+  return { rows, nextFireAt: next, runCount, cancel, skipRemaining };
+}
+
+/** The reason prefix of a slot skipped on request (`cron skip`). */
+export const SKIP_REASON_PREFIX = "skipped on request";
+
+/** A row written by a counted skip (`cron skip --count`), as opposed to one skipped until a time. */
+export const isCountedSkip = (run: Pick<NewRun, "status" | "reason">): boolean =>
+  run.status === "Skipped" && /^skipped on request \(\d+ more to skip\)/.test(run.reason ?? "");
+
+/**
+ * Whether `cron skip` covers this slot: any slot before `skipUntil`, else the next `remaining`
+ * slots (counted: the caller decrements). Null when the slot is not skipped.
+ */
+export function skipRequested(
+  job: Pick<CronJobRow, "skipUntil" | "skipReason">,
+  slot: Date,
+  remaining: number,
+): { reason: string; counted: boolean } | null {
+  const why = job.skipReason ? `: ${job.skipReason}` : "";
+  if (job.skipUntil && slot < job.skipUntil)
+    return { reason: `${SKIP_REASON_PREFIX} (until ${job.skipUntil.toISOString()})${why}`, counted: false };
+  if (remaining > 0)
+    return {
+      reason: `${SKIP_REASON_PREFIX} (${remaining - 1} more to skip)${why}`,
+      counted: true,
+    };
+  return null;
 }

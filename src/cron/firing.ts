@@ -11,7 +11,7 @@ import type { PluginChain } from "../plugins/chain.ts";
 import { MissiondError } from "../errors.ts";
 import { coalescing } from "../db/coalesce.ts";
 import { InFlight } from "../in-flight.ts";
-import { jitterOffset, planSlotClaim } from "./claim-plan.ts";
+import { isCountedSkip, jitterOffset, planSlotClaim } from "./claim-plan.ts";
 import {
   activeRuns,
   advanceJobs,
@@ -157,7 +157,14 @@ export class CronFiring {
       const now = clock.now();
       const jobs = new Map<string, CronJobRow>();
       const rows: NewRun[] = [];
-      const advanced: { id: bigint; nextFireAt: Date | null; runCount: number; planned: number }[] = [];
+      const advanced: {
+        id: bigint;
+        nextFireAt: Date | null;
+        runCount: number;
+        planned: number;
+        skipRemaining: number;
+        skips: number;
+      }[] = [];
       for (const job of locked) {
         // The scheduler armed the jittered moment; the slot itself is that minus the job's offset.
         const slot = new Date(slotOf.get(String(job.id))!.getTime() - jitterOffset(job));
@@ -182,15 +189,29 @@ export class CronFiring {
           nextFireAt: plan.nextFireAt,
           runCount: plan.runCount,
           planned: plan.runCount - job.runCount,
+          skipRemaining: plan.skipRemaining,
+          skips: job.skipRemaining - plan.skipRemaining,
         });
-        jobs.set(String(job.id), { ...job, nextFireAt: plan.nextFireAt, runCount: plan.runCount });
+        jobs.set(String(job.id), {
+          ...job,
+          nextFireAt: plan.nextFireAt,
+          runCount: plan.runCount,
+          skipRemaining: plan.skipRemaining,
+        });
       }
       const inserted = await insertRuns(tx, rows);
       // Count what was actually claimed: a row that lost its slot to a conflict did not start.
+      // Likewise a counted skip is used up only by a Skipped row that was written.
       const claimedPer = new Map<bigint, number>();
-      for (const run of inserted)
+      const skippedPer = new Map<bigint, number>();
+      for (const run of inserted) {
         if (run.status === "Claimed") claimedPer.set(run.cronJobId, (claimedPer.get(run.cronJobId) ?? 0) + 1);
-      for (const a of advanced) a.runCount -= a.planned - (claimedPer.get(a.id) ?? 0);
+        if (isCountedSkip(run)) skippedPer.set(run.cronJobId, (skippedPer.get(run.cronJobId) ?? 0) + 1);
+      }
+      for (const a of advanced) {
+        a.runCount -= a.planned - (claimedPer.get(a.id) ?? 0);
+        a.skipRemaining += a.skips - (skippedPer.get(a.id) ?? 0);
+      }
       await advanceJobs(tx, advanced, new Date(now));
       // cancel_previous: the replaced run is closed Cancelled, and whichever instance is executing
       // its mission is told to stop (delivered when this transaction commits).
