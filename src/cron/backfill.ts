@@ -1,3 +1,4 @@
+import { z } from "zod";
 import type { CronJobRow, CronJobRunRow } from "../db/schema/index.ts";
 import { MissiondError } from "../errors.ts";
 import type { NewRun } from "./queries.ts";
@@ -106,3 +107,35 @@ export function backfillRun(
     revisionId: job.revisionId,
   };
 }
+
+const instant = z.iso.datetime({ offset: true });
+
+/** POST /v1/cron-jobs/:id/backfill: the job's slots with from ≤ slot < to, both in the past. */
+export const backfillInput = z
+  .object({
+    from: instant,
+    to: instant,
+    max: z
+      .number()
+      .int()
+      .min(1)
+      .max(BACKFILL_HARD_MAX, `must be at most ${BACKFILL_HARD_MAX} (the hard cap on slots per backfill)`)
+      .default(BACKFILL_DEFAULT_MAX),
+    dryRun: z.boolean().default(false),
+  })
+  .strict()
+  .refine((v) => Date.parse(v.to) > Date.parse(v.from), { path: ["to"], message: "must be after from" });
+
+/** POST /v1/cron-jobs/:id/skip: the next `count` slots, or every slot before `until`; or `cancel`. */
+export const skipInput = z
+  .object({
+    count: z.number().int().min(0).max(1_000_000).optional(),
+    until: instant.optional(),
+    reason: z.string().trim().min(1).max(500).optional(),
+    cancel: z.boolean().optional(),
+  })
+  .strict()
+  .refine((v) => [v.count !== undefined, v.until !== undefined, v.cancel === true].filter(Boolean).length === 1, {
+    path: ["count"],
+    message: "give exactly one of count, until or cancel",
+  });

@@ -42,6 +42,8 @@ export interface FiringDeps {
   onDeferred?: () => void;
   /** A run reached a status (metrics). */
   onRun?: (status: string, latenessMs: number | null) => void;
+  /** A run of the job ended before its mission (a plugin cancelled or deferred it). */
+  onRunEnded?: (jobId: bigint) => Promise<void>;
 }
 
 interface PendingHandOff {
@@ -356,6 +358,7 @@ export class CronFiring {
       });
       this.deps.onRun?.("Cancelled", null);
       await this.releaseBuffered(job.id);
+      await this.deps.onRunEnded?.(job.id);
       log.info({ plugin: result.plugin, reason: result.reason }, "slot cancelled by plugin");
       return;
     }
@@ -370,6 +373,7 @@ export class CronFiring {
       this.deps.onDeferred?.();
       this.deps.onRun?.("Deferred", null);
       await this.releaseBuffered(job.id);
+      await this.deps.onRunEnded?.(job.id);
       log.info(
         { plugin: result.plugin, until: result.until.toISOString(), reason: result.reason },
         "slot deferred by plugin",

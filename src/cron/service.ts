@@ -12,6 +12,8 @@ import { findJob, findJobByName, insertJob, jobEverExisted, softDeleteJob, updat
 import { lastRuns, listRuns, pageJobs, runTimeline, type LastRun, type TimelineLane } from "./ledger-reads.ts";
 import { assertCron, assertTimezone, nextSlot, parseEvery, previewSlots, type Schedule } from "./schedule.ts";
 import { jobView, runView, scheduleOf, type JobView, type RunView } from "./views.ts";
+import { requestBackfill, requestSkip, type BackfillView } from "./backfill-service.ts";
+import { dropBackfill } from "./backfill-queries.ts";
 
 // CPU a preview may take on the daemon's thread; past it the preview returns the slots found so far.
 const PREVIEW_BUDGET_MS = 100;
@@ -23,6 +25,8 @@ export interface CronServiceDeps {
   onChange: () => void;
   /** Claims a manual run of the job now and starts its chain; resolves to the claimed run. */
   fireNow: (jobId: bigint) => Promise<CronJobRunRow>;
+  /** Starts what the job's overlap policy allows of its queued backfill slots. */
+  continueBackfill: (jobId: bigint) => Promise<void>;
 }
 
 /** Cron jobs and heartbeats: definitions and their ledger, as the API and CLI see them. */
@@ -138,6 +142,8 @@ export class CronService {
     if (!(await softDeleteJob(this.deps.db, jobId, new Date(this.deps.clock.now())))) {
       throw new MissiondError("NOT_FOUND", `no cron job with id "${id}"`);
     }
+    // Its queued backfill slots go with it (they have no run yet, so no history is lost).
+    await dropBackfill(this.deps.db, [jobId]);
     await this.changed(jobId);
   }
 
@@ -168,6 +174,8 @@ export class CronService {
       updatedAt: now,
     });
     await this.changed(job.id);
+    // A backfill queued while the job was paused continues.
+    await this.deps.continueBackfill(job.id);
     return jobView(row!);
   }
 
@@ -175,6 +183,18 @@ export class CronService {
   async trigger(id: string): Promise<RunView> {
     const job = await this.require(id);
     return runView(await this.deps.fireNow(job.id));
+  }
+
+  /** Runs the job's slots of a past range through the chain (trigger `backfill`), each once. */
+  async backfill(id: string, raw: unknown, actor = "api"): Promise<BackfillView> {
+    return requestBackfill(this.deps, id, raw, actor);
+  }
+
+  /** Skips the job's next slots (a count, or until a time), each recorded Skipped when it comes. */
+  async skip(id: string, raw: unknown, actor = "api"): Promise<JobView> {
+    const view = await requestSkip(this.deps, id, raw, actor);
+    await this.changed(BigInt(view.id));
+    return view;
   }
 
   async runs(filter: {

@@ -2,8 +2,10 @@ import { Option, type Command } from "commander";
 import { previewSlots, assertCron, parseEvery, type Schedule } from "../../cron/schedule.ts";
 import type { JobView, RunView } from "../../cron/views.ts";
 import { CATCHUP_POLICIES, JOB_KINDS, OVERLAP_POLICIES } from "../../db/schema/enums.ts";
-import { positiveInt, UsageError, type CliContext } from "../context.ts";
+import { nonNegativeInt, positiveInt, UsageError, type CliContext } from "../context.ts";
 import { fields, table } from "../format.ts";
+import { BACKFILL_DEFAULT_MAX, BACKFILL_HARD_MAX } from "../../cron/backfill.ts";
+import type { BackfillView } from "../../cron/backfill-service.ts";
 
 /** `missiond cron …`: cron jobs and heartbeats. */
 export function registerCron(program: Command, ctx: CliContext): void {
@@ -14,6 +16,8 @@ export function registerCron(program: Command, ctx: CliContext): void {
   pause(cron, ctx);
   resume(cron, ctx);
   trigger(cron, ctx);
+  backfill(cron, ctx);
+  skip(cron, ctx);
   remove(cron, ctx);
   preview(cron, ctx);
 }
@@ -157,6 +161,73 @@ function trigger(cron: Command, ctx: CliContext): void {
       const run = await ctx.client().post<RunView>(jobPath(id, "/trigger"), {});
       ctx.print(run, () => `triggered run ${run.id} of cron job ${run.cronJobId}`);
     });
+}
+
+function backfill(cron: Command, ctx: CliContext): void {
+  cron
+    .command("backfill <id>")
+    .description("run the job's slots of a past range through the plugin chain, each once (trigger backfill)")
+    .requiredOption("--from <iso>", "first instant of the range (ISO 8601 with offset), inclusive")
+    .requiredOption("--to <iso>", "end of the range, exclusive; not in the future")
+    .option(
+      "--max <n>",
+      `refuse a range with more slots than this (default ${BACKFILL_DEFAULT_MAX}, at most ${BACKFILL_HARD_MAX})`,
+      positiveInt,
+    )
+    .option("--dry-run", "list the slots and what would happen; write nothing")
+    .action(async (id: string, opts: { from: string; to: string; max?: number; dryRun?: boolean }) => {
+      const result = await ctx.client().post<BackfillView>(jobPath(id, "/backfill"), {
+        from: opts.from,
+        to: opts.to,
+        ...(opts.max !== undefined ? { max: opts.max } : {}),
+        dryRun: Boolean(opts.dryRun),
+      });
+      ctx.print(result, () => backfillText(result));
+    });
+}
+
+function backfillText(result: BackfillView): string {
+  if (result.slots.length === 0) return `no slot of cron job ${result.jobId} in [${result.from}, ${result.to})`;
+  const counts = new Map<string, number>();
+  for (const s of result.slots) counts.set(s.outcome, (counts.get(s.outcome) ?? 0) + 1);
+  const runs = result.slots.filter((s) => s.outcome === "started" || s.outcome === "queued").length;
+  const head = result.dryRun
+    ? `dry run: ${runs} of ${result.slots.length} slot(s) would run; nothing written`
+    : [...counts].map(([outcome, n]) => `${n} ${outcome}`).join(", ");
+  const rows = result.slots.map((s) => [
+    s.scheduledFor,
+    result.dryRun && s.outcome === "queued" ? "would run" : s.outcome,
+    s.runId ?? "",
+    s.status ?? "",
+  ]);
+  return `${head}\n${table(["SLOT", "OUTCOME", "RUN", "STATUS"], rows)}`;
+}
+
+function skip(cron: Command, ctx: CliContext): void {
+  cron
+    .command("skip <id>")
+    .description("skip the job's next slots: each is recorded Skipped with the reason when it comes")
+    .option("--count <n>", "the next n slots (0 cancels)", nonNegativeInt)
+    .option("--until <iso>", "every slot before this instant")
+    .option("--reason <text>", "why (recorded on each Skipped run)")
+    .option("--cancel", "cancel the skip request")
+    .action(async (id: string, opts: { count?: number; until?: string; reason?: string; cancel?: boolean }) => {
+      const given = [opts.count !== undefined, opts.until !== undefined, Boolean(opts.cancel)].filter(Boolean);
+      if (given.length !== 1) throw new UsageError("give exactly one of --count, --until or --cancel");
+      const job = await ctx.client().post<JobView>(jobPath(id, "/skip"), {
+        ...(opts.count !== undefined ? { count: opts.count } : {}),
+        ...(opts.until !== undefined ? { until: opts.until } : {}),
+        ...(opts.cancel ? { cancel: true } : {}),
+        ...(opts.reason !== undefined ? { reason: opts.reason } : {}),
+      });
+      ctx.print(job, () => skipText(job));
+    });
+}
+
+function skipText(job: JobView): string {
+  if (!job.skip) return `cron job ${job.id} "${job.name}" skips nothing; next fire ${job.nextFireAt ?? "never"}`;
+  const what = job.skip.until ? `every slot before ${job.skip.until}` : `the next ${job.skip.remaining} slot(s)`;
+  return `cron job ${job.id} "${job.name}" skips ${what}${job.skip.reason ? ` (${job.skip.reason})` : ""}`;
 }
 
 function remove(cron: Command, ctx: CliContext): void {
