@@ -2,7 +2,7 @@ import { z } from "zod";
 import { parseDuration } from "../duration.ts";
 import { parseActiveHours } from "./active-hours.ts";
 import { CATCHUP_POLICIES, JOB_KINDS, OVERLAP_POLICIES, RUN_STATUSES, SESSION_MODES } from "../db/schema/enums.ts";
-import { idString } from "../validation.ts";
+import { anyCaseEnum, idString } from "../validation.ts";
 
 /** A mission's prompt, as given and as a cronJobFiring handler may rewrite it. */
 export const promptText = z.string().min(1).max(100_000);
@@ -67,7 +67,7 @@ const rangeIssue = { path: ["to"], message: "must be after from" };
 const runsFilter = z
   .object({
     jobId: jobIdString.optional(),
-    status: z.enum(RUN_STATUSES).optional(),
+    status: anyCaseEnum(RUN_STATUSES).optional(),
     limit: z.coerce.number().int().min(1).max(1000).default(50),
     /** Keyset cursor: runs after this one in the list's order (newest slot first). */
     before: idString("run").optional(),
@@ -104,7 +104,7 @@ export const timelineQuery = z
     to: instant,
     buckets: z.coerce.number().int().min(1).max(500).default(60),
     jobId: jobIdString.optional(),
-    status: z.enum(RUN_STATUSES).optional(),
+    status: anyCaseEnum(RUN_STATUSES).optional(),
     /** Jobs per page (those with runs in the range, by id). */
     limit: z.coerce.number().int().min(1).max(100).default(20),
     after: jobIdString.optional(),

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { NOTIFY_STATUSES } from "../db/schema/enums.ts";
-import { idString } from "../validation.ts";
+import { anyCaseEnum, idString } from "../validation.ts";
 
 export const MAX_MESSAGE_CHARS = 100_000;
 
@@ -27,7 +27,7 @@ export const scheduleInput = (maxSeconds: number) =>
 export const listTimersQuery = z
   .object({
     session: z.string().min(1).max(200).optional(),
-    status: z.enum(NOTIFY_STATUSES).optional(),
+    status: anyCaseEnum(NOTIFY_STATUSES).optional(),
     limit: z.coerce.number().int().min(1).max(1000).default(50),
     before: idString("notify timer").optional(),
   })

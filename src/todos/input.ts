@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { TODO_STATUSES } from "../db/schema/enums.ts";
+import { anyCaseEnum } from "../validation.ts";
 
 export const MAX_TODO_CHARS = 10_000;
 export const MAX_BATCH = 200;
@@ -20,7 +21,7 @@ export const pluginTodoTexts = z
 
 export const listTodosQuery = z
   .object({
-    status: z.enum([...TODO_STATUSES, "all"]).default("open"),
+    status: anyCaseEnum([...TODO_STATUSES, "all"] as const).default("open"),
     limit: z.coerce.number().int().min(1).max(1000).default(200),
   })
   .strict();
