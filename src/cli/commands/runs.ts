@@ -21,12 +21,13 @@ export function registerRuns(program: Command, ctx: CliContext): void {
       });
       ctx.print(list, () =>
         table(
-          ["ID", "JOB", "SCHEDULED FOR", "STATUS", "LATE MS", "BY", "REASON"],
+          ["ID", "JOB", "SCHEDULED FOR", "STATUS", "TRIGGER", "LATE MS", "BY", "REASON"],
           list.map((r) => [
             r.id,
             r.cronJobId,
             r.scheduledFor,
             r.status,
+            r.trigger,
             r.latenessMs,
             r.decidedBy ?? r.claimedBy,
             shorten(r.reason, 80),
