@@ -49,12 +49,11 @@ export async function requestBackfill(
   raw: unknown,
   actor: string,
 ): Promise<BackfillView> {
-  const input = validate(backfillInput, raw);
   const { db, clock } = deps;
-  const jobId = parseId(id, "cron job");
+  const job = await requireJob(db, id);
+  const jobId = job.id;
+  const input = validate(backfillInput, raw);
   const range = { from: new Date(input.from), to: new Date(input.to), max: input.max };
-  const job = await findJob(db, jobId);
-  if (!job) throw new MissiondError("NOT_FOUND", `no cron job with id "${id}"`);
   const now = clock.now();
   const slots = slotsInRange(scheduleOf(job), range.from, range.to, range.max + 1);
   assertBackfillRange(range, now, slots);
@@ -115,9 +114,9 @@ export async function requestSkip(
   raw: unknown,
   actor: string,
 ): Promise<JobView> {
-  const input = validate(skipInput, raw);
   const { db, clock } = deps;
-  const jobId = parseId(id, "cron job");
+  const jobId = (await requireJob(db, id)).id;
+  const input = validate(skipInput, raw);
   const now = new Date(clock.now());
   const until = input.until !== undefined ? new Date(input.until) : null;
   if (until && until <= now)
@@ -148,6 +147,13 @@ export async function requestSkip(
     });
     return jobView({ ...row!, revisionId });
   });
+}
+
+/** The job the path names; an unknown one is a 404 whatever the body holds. */
+async function requireJob(db: Db, id: string): Promise<CronJobRow> {
+  const job = await findJob(db, parseId(id, "cron job"));
+  if (!job) throw new MissiondError("NOT_FOUND", `no cron job with id "${id}"`);
+  return job;
 }
 
 /**

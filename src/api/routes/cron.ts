@@ -99,6 +99,8 @@ export const cronRoutes = [
     description: `The job's own schedule with from ≤ slot < to; \`to\` must not be in the future. Each slot goes through the cronJobFiring chain once: a slot that already has a run (any status) is left alone and reported as \`exists\`. Under overlap \`allow\` the slots start at once; under any other policy one at a time, each when the job has no run going. A range with more than \`max\` slots (default ${BACKFILL_DEFAULT_MAX}, at most ${BACKFILL_HARD_MAX}) is refused. \`dryRun\` lists the slots and writes nothing.`,
     params: jobParams,
     body: backfillInput,
+    // An unknown job answers 404 before the body is looked at.
+    bodyCheckedByHandler: true,
     ok: {
       200: "`{ jobId, from, to, dryRun, slots: [{ scheduledFor, outcome, runId, status }] }`; outcome is `started`, `queued`, `exists` or `already queued`",
     },
@@ -113,6 +115,7 @@ export const cronRoutes = [
       "Give exactly one of `count` (the next N slots), `until` (every slot before it) or `cancel: true` (count 0 cancels too). Each skipped slot is recorded Skipped with `reason` when it comes, exactly once, like any slot.",
     params: jobParams,
     body: skipInput,
+    bodyCheckedByHandler: true,
     ok: { 200: "The job, with `skip: { remaining, until, reason }` (null when nothing is to be skipped)" },
     handler: async ({ services, params, body }) => services.cron.skip(params.id, body),
   }),
