@@ -7,6 +7,7 @@ import type { Plugins } from "../plugins/service.ts";
 import { errorHandler } from "./errors.ts";
 import { openApiDocument } from "./openapi.ts";
 import { registerRoutes } from "./route.ts";
+import { actorResolver } from "./actor.ts";
 import { apiRoutes } from "./routes/index.ts";
 import { isUiAsset, uiRoutes } from "./ui.ts";
 import type { SessionService } from "../sessions/service.ts";
@@ -38,6 +39,8 @@ export interface ApiOptions {
   log: Logger;
   /** Required as a bearer token on every request when set (TCP listeners). */
   token: string | null;
+  /** Where requests come from: the Unix socket (actors by uid) or TCP (actors by token). */
+  listener?: "socket" | "tcp";
   bodyLimit?: number;
   /** Serve the dashboard's built files from this folder at /ui/ (none when absent). */
   uiDir?: string;
@@ -80,7 +83,8 @@ export function buildApi(services: ApiServices, options: ApiOptions): FastifyIns
   let openapi: Record<string, unknown> | undefined;
   const document = () =>
     (openapi ??= openApiDocument({ maxDelaySeconds: services.notifyMaxDelaySeconds, bodyLimit }, routes));
-  registerRoutes(app, routes, services, document);
+  const actorOf = actorResolver(options.listener ?? (options.token ? "tcp" : "socket"));
+  registerRoutes(app, routes, services, document, actorOf);
   if (options.uiDir) uiRoutes(app, options.uiDir);
   return app;
 }

@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyReply, FastifySchema, FastifySchemaCompiler } from "fastify";
+import type { FastifyInstance, FastifyReply, FastifyRequest, FastifySchema, FastifySchemaCompiler } from "fastify";
 import { z } from "zod";
 import { MissiondError } from "../errors.ts";
 import { describeIssues, validate } from "../validation.ts";
@@ -11,7 +11,7 @@ import { hopHeader } from "./hop.ts";
  * without its documentation nor be documented with a schema it does not check.
  */
 
-export type Method = "GET" | "POST" | "PUT" | "DELETE";
+export type Method = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
 type Schema = z.ZodType | undefined;
 type Parsed<S> = S extends z.ZodType ? z.output<S> : undefined;
 
@@ -22,6 +22,8 @@ export interface RouteCall<P extends Schema, Q extends Schema, B extends Schema>
   /** X-Missiond-Hop: how many generations of plugin-caused work deep the request is (0 when absent). */
   hop: number;
   services: ApiServices;
+  /** Who made the request, as a job's revisions record it (`uid:1000`, `token`). */
+  actor: string;
   reply: FastifyReply;
   /** The OpenAPI document (built once, on first use). */
   document(): Record<string, unknown>;
@@ -113,6 +115,7 @@ export function registerRoutes(
   routes: readonly ApiRoute[],
   services: ApiServices,
   document: () => Record<string, unknown>,
+  actorOf: (request: FastifyRequest) => Promise<string> = async () => "socket",
 ): void {
   app.setValidatorCompiler(zodValidatorCompiler);
   for (const declared of routes) {
@@ -141,6 +144,7 @@ export function registerRoutes(
           body: request.body,
           hop: hop ?? 0,
           services,
+          actor: await actorOf(request),
           reply,
           document,
         });

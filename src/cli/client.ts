@@ -20,6 +20,7 @@ export interface ApiClient {
   get<T>(path: string, query?: Record<string, string | number | undefined>): Promise<T>;
   post<T>(path: string, body: unknown): Promise<T>;
   put<T>(path: string, body: unknown): Promise<T>;
+  patch<T>(path: string, body: unknown): Promise<T>;
   delete(path: string): Promise<void>;
 }
 
@@ -92,6 +93,7 @@ export function apiClient(target: Target | (() => Promise<Target>)): ApiClient {
     get: (path, query) => call("GET", withQuery(path, query)),
     post: (path, body) => call("POST", path, body),
     put: (path, body) => call("PUT", path, body),
+    patch: (path, body) => call("PATCH", path, body),
     delete: async (path) => {
       await call("DELETE", path);
     },

@@ -25,7 +25,16 @@ export const EXAMPLES: Record<string, readonly string[]> = {
   ],
   "cron ls": ["missiond cron ls", "missiond cron ls --json | jq '.[] | select(.paused)'"],
   "cron show": ["missiond cron show 12", "missiond cron show 12 --json"],
-  "cron pause": ['missiond cron pause 12 --note "database migration until 14:00"'],
+  "cron pause": [
+    'missiond cron pause 12 --note "database migration"',
+    'missiond cron pause 12 --until 2026-06-01T14:00:00+02:00 --note "database migration"',
+  ],
+  "cron edit": [
+    'missiond cron edit 12 --cron "30 4 * * *" --tz Europe/Berlin',
+    'missiond cron edit 12 --prompt "check the backups and the replicas" --jitter none',
+    "missiond cron edit 12 --every 2h --force",
+  ],
+  "cron history": ["missiond cron history 12", "missiond cron history 12 --json | jq '.[-1].changes'"],
   "cron resume": ["missiond cron resume 12"],
   "cron trigger": ["missiond cron trigger 12", "missiond cron trigger 12 --json | jq -r .id"],
   "cron backfill": [

@@ -1,7 +1,9 @@
-import { sql } from "drizzle-orm";
 import type { Clock } from "../clock.ts";
-import { rows, type Db, type Executor } from "../db/client.ts";
-import type { CronJobRow, RevisionAction } from "../db/schema/index.ts";
+import type { Db } from "../db/client.ts";
+import type { CronJobRow } from "../db/schema/index.ts";
+import { announce } from "../scheduler/announce.ts";
+import { SCHEDULE_CHANNEL } from "./channels.ts";
+import { recordRevision, type Actor } from "./revisions.ts";
 import { MissiondError } from "../errors.ts";
 import { parseId, validate } from "../validation.ts";
 import {
@@ -47,7 +49,7 @@ export async function requestBackfill(
   deps: BackfillServiceDeps,
   id: string,
   raw: unknown,
-  actor: string,
+  actor: Actor,
 ): Promise<BackfillView> {
   const { db, clock } = deps;
   const job = await requireJob(db, id);
@@ -80,12 +82,15 @@ export async function requestBackfill(
     const queued = planned.filter((o) => o.outcome === "queued").map((o) => o.scheduledFor);
     if (queued.length === 0) return planned;
     await queueBackfill(tx, jobId, queued, new Date(now));
-    await recordRevision(tx, locked, {
+    // The backfill changes no field of the job; the revision records who ran which range, and is
+    // the one the backfilled runs link.
+    await recordRevision(tx, {
       at: new Date(now),
       actor,
       action: "backfill",
-      note: `backfill ${queued.length} slot(s) from ${range.from.toISOString()} to ${range.to.toISOString()}`,
-      after: { from: range.from.toISOString(), to: range.to.toISOString(), slots: queued.length },
+      note: `${queued.length} slot(s) from ${range.from.toISOString()} to ${range.to.toISOString()}`,
+      before: locked,
+      after: locked,
     });
     return planned;
   });
@@ -108,12 +113,7 @@ export async function requestBackfill(
  * `cron skip`: the next `count` slots, or every slot before `until`, are recorded Skipped with the
  * reason when they come (count 0 or `cancel` clears the request). Recorded as a revision.
  */
-export async function requestSkip(
-  deps: BackfillServiceDeps,
-  id: string,
-  raw: unknown,
-  actor: string,
-): Promise<JobView> {
+export async function requestSkip(deps: BackfillServiceDeps, id: string, raw: unknown, actor: Actor): Promise<JobView> {
   const { db, clock } = deps;
   const jobId = (await requireJob(db, id)).id;
   const input = validate(skipInput, raw);
@@ -128,25 +128,22 @@ export async function requestSkip(
   const patch = cancel
     ? { skipRemaining: 0, skipUntil: null, skipReason: null }
     : { skipRemaining: input.count ?? 0, skipUntil: until, skipReason: input.reason ?? null };
-  return db.transaction(async (tx) => {
+  const row = await db.transaction(async (tx) => {
     const [job] = await lockJobs(tx, [jobId]);
     if (!job) throw new MissiondError("NOT_FOUND", `no cron job with id "${id}"`);
-    const row = await updateJob(tx, jobId, { ...patch, updatedAt: now });
-    const fields = (j: Pick<CronJobRow, "skipRemaining" | "skipUntil" | "skipReason">) => ({
-      skipRemaining: j.skipRemaining,
-      skipUntil: j.skipUntil?.toISOString() ?? null,
-      skipReason: j.skipReason,
-    });
-    const revisionId = await recordRevision(tx, job, {
+    const after = (await updateJob(tx, jobId, { ...patch, updatedAt: now }))!;
+    const revision = await recordRevision(tx, {
       at: now,
       actor,
       action: cancel ? "unskip" : "skip",
       note: cancel ? null : (input.reason ?? null),
-      before: fields(job),
-      after: fields(row!),
+      before: job,
+      after,
     });
-    return jobView({ ...row!, revisionId });
+    await announce(tx, SCHEDULE_CHANNEL, String(jobId));
+    return { ...after, revisionId: revision.id };
   });
+  return jobView(row);
 }
 
 /** The job the path names; an unknown one is a 404 whatever the body holds. */
@@ -154,34 +151,4 @@ async function requireJob(db: Db, id: string): Promise<CronJobRow> {
   const job = await findJob(db, parseId(id, "cron job"));
   if (!job) throw new MissiondError("NOT_FOUND", `no cron job with id "${id}"`);
   return job;
-}
-
-/**
- * Appends a revision to a locked job and makes it the job's current one (runs claimed from now on
- * link it). The caller holds the job's row lock, so the per-job number cannot be taken twice.
- */
-async function recordRevision(
-  tx: Executor,
-  job: CronJobRow,
-  entry: {
-    at: Date;
-    actor: string;
-    action: RevisionAction;
-    note: string | null;
-    before?: Record<string, unknown>;
-    after?: Record<string, unknown>;
-  },
-): Promise<bigint> {
-  const [row] = await rows<{ id: string }>(
-    tx,
-    // Raw SQL: the next per-job number is read and written in one statement.
-    sql`insert into cron_job_revisions (cron_job_id, revision, at, actor, action, note, before, after)
-        select ${String(job.id)}::bigint, coalesce(max(revision), 0) + 1, ${entry.at.toISOString()}::timestamptz, ${entry.actor}, ${entry.action}, ${entry.note},
-               ${entry.before ? JSON.stringify(entry.before) : null}::jsonb, ${entry.after ? JSON.stringify(entry.after) : null}::jsonb
-        from cron_job_revisions where cron_job_id = ${String(job.id)}::bigint
-        returning id::text as id`,
-  );
-  const revisionId = BigInt(row!.id);
-  await updateJob(tx, job.id, { revisionId });
-  return revisionId;
 }

@@ -86,6 +86,7 @@ export function planSlotClaim(
     finishedAt: claimedAt,
     latenessMs: now - scheduledFor.getTime(),
     backfilled: false,
+    revisionId: job.revisionId,
   }));
 
   let started = 0;
@@ -103,6 +104,9 @@ export function planSlotClaim(
       claimedAt,
       latenessMs,
       backfilled: latenessMs > MISFIRE_GRACE_MS,
+      // A slot claimed past the grace was caught up after downtime, not fired on its time.
+      trigger: latenessMs > MISFIRE_GRACE_MS ? ("catchup" as const) : ("schedule" as const),
+      revisionId: job.revisionId,
     };
     const still = busy ? `run ${busy.id} (slot ${busy.scheduledFor.toISOString()}) is still ${busy.status}` : "";
     // A skip request comes first: the operator asked for these slots not to run at all.

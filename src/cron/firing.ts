@@ -29,6 +29,7 @@ import {
 } from "./queries.ts";
 import { CANCEL_CHANNEL, SCHEDULE_CHANNEL } from "./channels.ts";
 import { promptText } from "./input.ts";
+import { resumeEndedPauses } from "./job-changes.ts";
 import { announce } from "../scheduler/announce.ts";
 
 export interface FiringDeps {
@@ -77,12 +78,12 @@ export class CronFiring {
   async fireSlots(batch: readonly { jobId: bigint; slot: Date }[]): Promise<Map<string, Date | null>> {
     const { jobs, claimed } = await this.claim(batch);
     for (const run of claimed) this.startChain(jobs.get(String(run.cronJobId))!, run);
-    // A paused job has no next moment until it is resumed (which re-arms the scheduler); the
-    // scheduler is given the jittered moment.
+    // A paused job's next moment is the end of its pause, if it has one (a resume re-arms the
+    // scheduler); otherwise the scheduler is given the jittered slot.
     return new Map(
       [...jobs].map(([id, job]) => [
         id,
-        job.paused || !job.nextFireAt ? null : new Date(job.nextFireAt.getTime() + jitterOffset(job)),
+        job.paused ? job.pausedUntil : job.nextFireAt && new Date(job.nextFireAt.getTime() + jitterOffset(job)),
       ]),
     );
   }
@@ -141,6 +142,13 @@ export class CronFiring {
         tx,
         batch.map((b) => b.jobId),
       );
+      const now = clock.now();
+      const jobs = new Map<string, CronJobRow>();
+      // Jobs whose `pause --until` has ended resume now (and arm their next slot); no slot of theirs
+      // is claimed in this batch.
+      const ended = locked.filter((j) => j.paused && j.pausedUntil && j.pausedUntil.getTime() <= now);
+      for (const job of await resumeEndedPauses(tx, ended, new Date(now))) jobs.set(String(job.id), job);
+      if (ended.length > 0) await announce(tx, SCHEDULE_CHANNEL, "resume");
       const active = await activeRuns(
         tx,
         locked.filter((job) => job.overlapPolicy !== "allow").map((job) => job.id),
@@ -156,8 +164,6 @@ export class CronFiring {
         busyChecks.filter((j) => j.sessionMode !== "fixed").map((j) => j.agentId),
         busyChecks.filter((j) => j.sessionMode === "fixed" && j.sessionId).map((j) => j.sessionId!),
       );
-      const now = clock.now();
-      const jobs = new Map<string, CronJobRow>();
       const rows: NewRun[] = [];
       const advanced: {
         id: bigint;
@@ -168,6 +174,7 @@ export class CronFiring {
         skips: number;
       }[] = [];
       for (const job of locked) {
+        if (ended.includes(job)) continue;
         // The scheduler armed the jittered moment; the slot itself is that minus the job's offset.
         const slot = new Date(slotOf.get(String(job.id))!.getTime() - jitterOffset(job));
         const busy = !job.skipIfBusy
@@ -250,6 +257,7 @@ export class CronFiring {
         cronJobId: jobId,
         scheduledFor: now,
         trigger: "manual",
+        revisionId: locked.revisionId,
         status: "Claimed",
         claimedBy: instanceName,
         claimedAt: now,
@@ -306,6 +314,8 @@ export class CronFiring {
           scheduledFor: d.deferredUntil!,
           trigger: "deferred",
           deferredFrom: d.id,
+          // The job as it is now: a deferral re-fires under the latest revision.
+          revisionId: job?.revisionId ?? d.revisionId,
           claimedBy: instanceName,
           claimedAt: at,
           latenessMs: now - d.deferredUntil!.getTime(),

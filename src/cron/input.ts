@@ -7,38 +7,57 @@ import { anyCaseEnum, idString } from "../validation.ts";
 /** A mission's prompt, as given and as a cronJobFiring handler may rewrite it. */
 export const promptText = z.string().min(1).max(100_000);
 
+const activeHoursText = z
+  .string()
+  .refine((v) => parseActiveHours(v) !== null, 'must look like "09:00-18:00" (start and end differ)');
+const jitterText = z.string().refine((v) => {
+  const ms = parseDuration(v);
+  return ms !== null && ms <= 3_600_000;
+}, "a duration up to 1h, e.g. 30s");
+
+/** A job's settable fields, as `add` and `edit` both take them (each without its default). */
+const jobFields = {
+  name: z.string().trim().min(1).max(200),
+  agentId: z.string().trim().min(1).max(200),
+  prompt: promptText,
+  cron: z.string().trim().min(1).max(200),
+  every: z.string().trim().min(1).max(50),
+  timezone: z.string().min(1).max(100),
+  kind: z.enum(JOB_KINDS),
+  overlapPolicy: z.enum(OVERLAP_POLICIES),
+  catchupPolicy: z.enum(CATCHUP_POLICIES),
+  catchupMax: z.number().int().min(1).max(1000),
+  sessionMode: z.enum(SESSION_MODES),
+  sessionId: z.string().min(1).max(200),
+  startsAt: z.iso.datetime({ offset: true }),
+  endsAt: z.iso.datetime({ offset: true }),
+  maxRuns: z.number().int().min(1).max(2_147_483_647),
+  // Heartbeats (any job may use them): local hours in `timezone`, and skipping while the
+  // agent's session already has a mission running.
+  activeHours: activeHoursText,
+  skipIfBusy: z.boolean(),
+  jitter: jitterText,
+};
+
 export const addJobInput = z
   .object({
-    name: z.string().trim().min(1).max(200),
-    agentId: z.string().trim().min(1).max(200),
-    prompt: promptText,
-    cron: z.string().trim().min(1).max(200).optional(),
-    every: z.string().trim().min(1).max(50).optional(),
-    timezone: z.string().min(1).max(100).default("UTC"),
-    kind: z.enum(JOB_KINDS).default("cron_job"),
-    overlapPolicy: z.enum(OVERLAP_POLICIES).default("skip"),
-    catchupPolicy: z.enum(CATCHUP_POLICIES).default("latest"),
-    catchupMax: z.number().int().min(1).max(1000).default(10),
-    sessionMode: z.enum(SESSION_MODES).default("fresh"),
-    sessionId: z.string().min(1).max(200).optional(),
-    startsAt: z.iso.datetime({ offset: true }).optional(),
-    endsAt: z.iso.datetime({ offset: true }).optional(),
-    maxRuns: z.number().int().min(1).max(2_147_483_647).optional(),
+    ...jobFields,
+    cron: jobFields.cron.optional(),
+    every: jobFields.every.optional(),
+    timezone: jobFields.timezone.default("UTC"),
+    kind: jobFields.kind.default("cron_job"),
+    overlapPolicy: jobFields.overlapPolicy.default("skip"),
+    catchupPolicy: jobFields.catchupPolicy.default("latest"),
+    catchupMax: jobFields.catchupMax.default(10),
+    sessionMode: jobFields.sessionMode.default("fresh"),
+    sessionId: jobFields.sessionId.optional(),
+    startsAt: jobFields.startsAt.optional(),
+    endsAt: jobFields.endsAt.optional(),
+    maxRuns: jobFields.maxRuns.optional(),
     paused: z.boolean().default(false),
-    // Heartbeats (any job may use them): local hours in `timezone`, and skipping while the
-    // agent's session already has a mission running.
-    activeHours: z
-      .string()
-      .refine((v) => parseActiveHours(v) !== null, 'must look like "09:00-18:00" (start and end differ)')
-      .optional(),
-    skipIfBusy: z.boolean().default(false),
-    jitter: z
-      .string()
-      .refine((v) => {
-        const ms = parseDuration(v);
-        return ms !== null && ms <= 3_600_000;
-      }, "a duration up to 1h, e.g. 30s")
-      .optional(),
+    activeHours: jobFields.activeHours.optional(),
+    skipIfBusy: jobFields.skipIfBusy.default(false),
+    jitter: jobFields.jitter.optional(),
     pausedNote: z.string().max(1000).optional(),
   })
   .strict()
@@ -53,6 +72,47 @@ export const addJobInput = z
       ctx.addIssue({ code: "custom", path: ["endsAt"], message: "must be after startsAt" });
     }
   });
+
+/**
+ * PATCH /v1/cron-jobs/:id: the fields to change, each as `add` takes it. `cron` or `every`
+ * replaces the schedule (one of them); null clears an optional setting (no session, active hours,
+ * jitter, start, end or run limit). The job's state (pause, skips) has its own routes.
+ */
+export const editJobInput = z
+  .object({
+    name: jobFields.name.optional(),
+    agentId: jobFields.agentId.optional(),
+    prompt: jobFields.prompt.optional(),
+    cron: jobFields.cron.optional(),
+    every: jobFields.every.optional(),
+    timezone: jobFields.timezone.optional(),
+    kind: jobFields.kind.optional(),
+    overlapPolicy: jobFields.overlapPolicy.optional(),
+    catchupPolicy: jobFields.catchupPolicy.optional(),
+    catchupMax: jobFields.catchupMax.optional(),
+    sessionMode: jobFields.sessionMode.optional(),
+    sessionId: jobFields.sessionId.nullable().optional(),
+    startsAt: jobFields.startsAt.nullable().optional(),
+    endsAt: jobFields.endsAt.nullable().optional(),
+    maxRuns: jobFields.maxRuns.nullable().optional(),
+    activeHours: jobFields.activeHours.nullable().optional(),
+    skipIfBusy: jobFields.skipIfBusy.optional(),
+    jitter: jobFields.jitter.nullable().optional(),
+    /** Edit a job a jobs file manages (the file's next apply reports the drift). */
+    force: z.boolean().optional(),
+  })
+  .strict()
+  .superRefine((value, ctx) => {
+    if (value.cron !== undefined && value.every !== undefined) {
+      ctx.addIssue({ code: "custom", path: ["cron"], message: "give at most one of cron or every" });
+    }
+    const { force: _force, ...changes } = value;
+    if (Object.values(changes).every((v) => v === undefined)) {
+      ctx.addIssue({ code: "custom", path: [], message: "give at least one field to change" });
+    }
+  });
+
+export type EditJobInput = z.input<typeof editJobInput>;
 
 export type AddJobInput = z.input<typeof addJobInput>;
 
@@ -125,4 +185,10 @@ export const previewQuery = z
     path: ["cron"],
   });
 
-export const pauseInput = z.object({ note: z.string().trim().min(1).max(1000).optional() }).strict();
+export const pauseInput = z
+  .object({
+    note: z.string().trim().min(1).max(1000).optional(),
+    /** Resume by itself at this moment (the daemon records the resume). */
+    until: instant.optional(),
+  })
+  .strict();

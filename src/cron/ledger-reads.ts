@@ -17,7 +17,14 @@ import {
   type SQL,
 } from "drizzle-orm";
 import { rows, type Executor } from "../db/client.ts";
-import { cronJobRuns, cronJobs, type CronJobRow, type CronJobRunRow, type RunStatus } from "../db/schema/index.ts";
+import {
+  cronJobRevisions,
+  cronJobRuns,
+  cronJobs,
+  type CronJobRow,
+  type CronJobRunRow,
+  type RunStatus,
+} from "../db/schema/index.ts";
 import { overdueBefore } from "./queries.ts";
 
 /**
@@ -44,7 +51,10 @@ const rangeConditions = (filter: { from?: Date | undefined; to?: Date | undefine
 ];
 
 /** Runs, newest slot first, with the name of their job (removed jobs keep theirs). */
-export async function listRuns(db: Executor, filter: RunFilter): Promise<{ run: CronJobRunRow; jobName: string }[]> {
+export async function listRuns(
+  db: Executor,
+  filter: RunFilter,
+): Promise<{ run: CronJobRunRow; jobName: string; revision: number | null }[]> {
   const conditions = [
     filter.jobId !== undefined ? eq(cronJobRuns.cronJobId, filter.jobId) : undefined,
     filter.status ? eq(cronJobRuns.status, filter.status) : undefined,
@@ -56,9 +66,10 @@ export async function listRuns(db: Executor, filter: RunFilter): Promise<{ run: 
       : undefined,
   ].filter(Boolean);
   return db
-    .select({ run: cronJobRuns, jobName: cronJobs.name })
+    .select({ run: cronJobRuns, jobName: cronJobs.name, revision: cronJobRevisions.revision })
     .from(cronJobRuns)
     .innerJoin(cronJobs, eq(cronJobs.id, cronJobRuns.cronJobId))
+    .leftJoin(cronJobRevisions, eq(cronJobRevisions.id, cronJobRuns.revisionId))
     .where(conditions.length ? and(...conditions) : undefined)
     .orderBy(desc(cronJobRuns.scheduledFor), desc(cronJobRuns.id))
     .limit(filter.limit);
@@ -179,6 +190,8 @@ export interface TimelineLane {
   total: number;
   /** Non-empty cells only: [bucket index, status, count]. */
   cells: [number, RunStatus, number][];
+  /** The job's revisions in the range (edits, pauses…), oldest first. */
+  revisions: { revision: number; at: string; action: string; actor: string; note: string | null }[];
 }
 
 /**
@@ -230,10 +243,27 @@ export async function runTimeline(
       removed: job?.deletedAt != null,
       total: Number(j.n),
       cells: [],
+      revisions: [],
     };
   });
   const laneOf = new Map(lanes.map((l) => [l.jobId, l]));
   for (const c of cells) laneOf.get(String(c.id))?.cells.push([Number(c.bucket), c.status, Number(c.n)]);
+  const revisions = await db
+    .select()
+    .from(cronJobRevisions)
+    .where(
+      and(
+        inArray(cronJobRevisions.cronJobId, ids),
+        gte(cronJobRevisions.at, filter.from),
+        lt(cronJobRevisions.at, filter.to),
+      ),
+    )
+    .orderBy(asc(cronJobRevisions.cronJobId), asc(cronJobRevisions.revision))
+    .limit(filter.limit * 200);
+  for (const r of revisions) {
+    const { revision, action, actor, note } = r;
+    laneOf.get(String(r.cronJobId))?.revisions.push({ revision, at: r.at.toISOString(), action, actor, note });
+  }
   return { bucketMs, lanes, more: jobsFound.length > filter.limit };
 }
 

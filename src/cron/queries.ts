@@ -315,19 +315,25 @@ export async function takeOverClaim(
   return row ?? null;
 }
 
-/** Jobs whose next slot is at or before `until` (the scheduler's horizon), earliest first. */
-export async function jobsDueBy(
-  db: Executor,
-  until: Date,
-  limit: number,
-): Promise<{ id: bigint; nextFireAt: Date; jitterMs: number }[]> {
-  const found = await db
-    .select({ id: cronJobs.id, nextFireAt: cronJobs.nextFireAt, jitterMs: cronJobs.jitterMs })
-    .from(cronJobs)
-    .where(and(live, eq(cronJobs.paused, false), lte(cronJobs.nextFireAt, until)))
-    .orderBy(asc(cronJobs.nextFireAt))
-    .limit(limit);
-  return found as { id: bigint; nextFireAt: Date; jitterMs: number }[];
+/**
+ * Jobs whose next moment is at or before `until` (the scheduler's horizon): the next slot of an
+ * active job, or the end of a paused job's `pause --until` (`resumes`). Two queries, each served
+ * by its own partial index.
+ */
+export async function jobsDueBy(db: Executor, until: Date, limit: number) {
+  const due = (resumes: boolean) =>
+    db
+      .select({
+        id: cronJobs.id,
+        at: resumes ? cronJobs.pausedUntil : cronJobs.nextFireAt,
+        jitterMs: cronJobs.jitterMs,
+      })
+      .from(cronJobs)
+      .where(and(live, eq(cronJobs.paused, resumes), lte(resumes ? cronJobs.pausedUntil : cronJobs.nextFireAt, until)))
+      .orderBy(asc(resumes ? cronJobs.pausedUntil : cronJobs.nextFireAt))
+      .limit(limit)
+      .then((found) => found.map((j) => ({ id: j.id, nextFireAt: j.at!, jitterMs: j.jitterMs, resumes })));
+  return [...(await due(false)), ...(await due(true))];
 }
 
 export async function findRun(db: Executor, id: bigint): Promise<CronJobRunRow | null> {

@@ -7,11 +7,23 @@ import { parseDuration } from "../duration.ts";
 import { parseActiveHours } from "./active-hours.ts";
 import { SCHEDULE_CHANNEL } from "./channels.ts";
 import { announce } from "../scheduler/announce.ts";
-import { addJobInput, jobsQuery, pauseInput, timelineQuery, type AddJobInput } from "./input.ts";
-import { findJob, findJobByName, insertJob, jobEverExisted, softDeleteJob, updateJob } from "./queries.ts";
+import type { Executor } from "../db/client.ts";
+import type { CronJobRow, RevisionAction } from "../db/schema/index.ts";
+import {
+  addJobInput,
+  editJobInput,
+  jobsQuery,
+  pauseInput,
+  timelineQuery,
+  type AddJobInput,
+  type EditJobInput,
+} from "./input.ts";
+import { findJob, findJobByName, insertJob, jobEverExisted, lockJobs, softDeleteJob, updateJob } from "./queries.ts";
+import { nextFireAfter, planEdit } from "./job-changes.ts";
+import { IN_PROCESS, listRevisions, recordRevision, revisionView, type Actor, type RevisionView } from "./revisions.ts";
 import { lastRuns, listRuns, pageJobs, runTimeline, type LastRun, type TimelineLane } from "./ledger-reads.ts";
 import { assertCron, assertTimezone, nextSlot, parseEvery, previewSlots, type Schedule } from "./schedule.ts";
-import { jobView, runView, scheduleOf, type JobView, type RunView } from "./views.ts";
+import { jobView, runView, type JobView, type RunView } from "./views.ts";
 import { requestBackfill, requestSkip, type BackfillView } from "./backfill-service.ts";
 import { dropBackfill } from "./backfill-queries.ts";
 
@@ -37,7 +49,7 @@ export class CronService {
     this.deps = deps;
   }
 
-  async add(raw: AddJobInput): Promise<JobView> {
+  async add(raw: AddJobInput, actor: Actor = IN_PROCESS): Promise<JobView> {
     const input = validate(addJobInput, raw);
     const { db, clock } = this.deps;
     assertTimezone(input.timezone);
@@ -57,12 +69,9 @@ export class CronService {
     let nextFireAt = nextSlot(schedule, from);
     if (nextFireAt && endsAt && nextFireAt > endsAt) nextFireAt = null;
 
-    if (await findJobByName(db, input.name)) {
-      throw new MissiondError("CONFLICT", `a cron job named "${input.name}" already exists`);
-    }
-    let row;
-    try {
-      row = await insertJob(db, {
+    if (await findJobByName(db, input.name)) throw nameTaken(input.name);
+    const row = await this.change(async (tx) => {
+      const created = await insertJob(tx, {
         name: input.name,
         kind: input.kind,
         agentId: input.agentId,
@@ -89,19 +98,42 @@ export class CronService {
         createdAt: now,
         updatedAt: now,
       });
-    } catch (err) {
-      // Two adds racing past the name check: the partial unique index is the arbiter.
-      if (
-        /cron_jobs_name_live_uq/.test(
-          String((err as Error).message) + String((err as { cause?: Error }).cause?.message),
-        )
-      ) {
-        throw new MissiondError("CONFLICT", `a cron job named "${input.name}" already exists`, { cause: err });
-      }
-      throw err;
-    }
-    await this.changed(row.id);
+      return { action: "create", actor, at: now, note: input.pausedNote, before: null, after: created };
+    }, input.name);
     return jobView(row);
+  }
+
+  /**
+   * Changes a job in place: its id, runs and revisions stay; the next slot is recomputed and every
+   * instance re-arms. A slot already claimed keeps the job as it was (and its revision). A job a
+   * jobs file manages is refused unless `force` (the file's next apply reports the drift).
+   */
+  async edit(id: string, raw: EditJobInput, actor: Actor = IN_PROCESS): Promise<JobView> {
+    const input = validate(editJobInput, raw);
+    const jobId = parseId(id, "cron job");
+    if (input.name !== undefined) {
+      const other = await findJobByName(this.deps.db, input.name);
+      if (other && other.id !== jobId) throw nameTaken(input.name);
+    }
+    const row = await this.change(async (tx, now) => {
+      const [job] = await lockJobs(tx, [jobId]);
+      if (!job) throw notFound(id);
+      if (job.managedBy && !input.force)
+        throw new MissiondError(
+          "CONFLICT",
+          `cron job ${id} is managed by ${job.managedBy}: change it there and apply, or edit with force`,
+        );
+      const after = await updateJob(tx, job.id, planEdit(job, input, now));
+      return { action: "edit", actor, at: now, before: job, after: after! };
+    }, input.name);
+    return jobView(row);
+  }
+
+  /** A job's revisions, oldest first, each with the fields it changed. */
+  async revisions(id: string): Promise<RevisionView[]> {
+    const jobId = parseId(id, "cron job");
+    if (!(await jobEverExisted(this.deps.db, jobId))) throw notFound(id);
+    return (await listRevisions(this.deps.db, jobId)).map(revisionView);
   }
 
   async list(): Promise<JobView[]> {
@@ -137,46 +169,58 @@ export class CronService {
     return jobView(await this.require(id));
   }
 
-  async remove(id: string): Promise<void> {
+  async remove(id: string, actor: Actor = IN_PROCESS): Promise<void> {
     const jobId = parseId(id, "cron job");
-    if (!(await softDeleteJob(this.deps.db, jobId, new Date(this.deps.clock.now())))) {
-      throw new MissiondError("NOT_FOUND", `no cron job with id "${id}"`);
-    }
-    // Its queued backfill slots go with it (they have no run yet, so no history is lost).
-    await dropBackfill(this.deps.db, [jobId]);
-    await this.changed(jobId);
+    await this.change(async (tx, now) => {
+      const [job] = await lockJobs(tx, [jobId]);
+      if (!job || !(await softDeleteJob(tx, jobId, now))) throw notFound(id);
+      // Its queued backfill slots go with it (they have no run yet, so no history is lost).
+      await dropBackfill(tx, [jobId]);
+      return { action: "delete", actor, at: now, before: job, after: { ...job, deletedAt: now, nextFireAt: null } };
+    });
   }
 
-  /** Pauses a job: no slot is claimed until it is resumed (pausing is not an outage: no Missed rows). */
-  async pause(id: string, raw: unknown = {}): Promise<JobView> {
-    const { note } = validate(pauseInput, raw);
-    const now = new Date(this.deps.clock.now());
-    const row = await updateJob(this.deps.db, parseId(id, "cron job"), {
-      paused: true,
-      pausedNote: note ?? null,
-      updatedAt: now,
+  /**
+   * Pauses a job: no slot is claimed until it is resumed (pausing is not an outage: no Missed
+   * rows), or until `until`, when the daemon resumes it.
+   */
+  async pause(id: string, raw: unknown = {}, actor: Actor = IN_PROCESS): Promise<JobView> {
+    const { note, until } = validate(pauseInput, raw);
+    const jobId = parseId(id, "cron job");
+    const row = await this.change(async (tx, now) => {
+      if (until && Date.parse(until) <= now.getTime())
+        throw new MissiondError("BAD_REQUEST", "until: must be in the future");
+      const [job] = await lockJobs(tx, [jobId]);
+      if (!job) throw notFound(id);
+      const after = await updateJob(tx, jobId, {
+        paused: true,
+        pausedNote: note ?? null,
+        pausedUntil: until ? new Date(until) : null,
+        updatedAt: now,
+      });
+      return { action: "pause", actor, at: now, note, before: job, after: after! };
     });
-    if (!row) throw new MissiondError("NOT_FOUND", `no cron job with id "${id}"`);
-    await this.changed(row.id);
     return jobView(row);
   }
 
   /** Resumes a paused job from its next slot after now. */
-  async resume(id: string): Promise<JobView> {
-    const job = await this.require(id);
-    const now = new Date(this.deps.clock.now());
-    let next = job.maxRuns !== null && job.runCount >= job.maxRuns ? null : nextSlot(scheduleOf(job), now);
-    if (next && job.endsAt && next > job.endsAt) next = null;
-    const row = await updateJob(this.deps.db, job.id, {
-      paused: false,
-      pausedNote: null,
-      nextFireAt: next,
-      updatedAt: now,
+  async resume(id: string, actor: Actor = IN_PROCESS): Promise<JobView> {
+    const jobId = parseId(id, "cron job");
+    const row = await this.change(async (tx, now) => {
+      const [job] = await lockJobs(tx, [jobId]);
+      if (!job) throw notFound(id);
+      const after = await updateJob(tx, jobId, {
+        paused: false,
+        pausedNote: null,
+        pausedUntil: null,
+        nextFireAt: nextFireAfter(job, now),
+        updatedAt: now,
+      });
+      return { action: "resume", actor, at: now, before: job, after: after! };
     });
-    await this.changed(job.id);
     // A backfill queued while the job was paused continues.
-    await this.deps.continueBackfill(job.id);
-    return jobView(row!);
+    await this.deps.continueBackfill(jobId);
+    return jobView(row);
   }
 
   /** A run now, outside the schedule: its own row (trigger `manual`), through the chain like any slot. */
@@ -186,14 +230,14 @@ export class CronService {
   }
 
   /** Runs the job's slots of a past range through the chain (trigger `backfill`), each once. */
-  async backfill(id: string, raw: unknown, actor = "api"): Promise<BackfillView> {
+  async backfill(id: string, raw: unknown, actor: Actor = IN_PROCESS): Promise<BackfillView> {
     return requestBackfill(this.deps, id, raw, actor);
   }
 
   /** Skips the job's next slots (a count, or until a time), each recorded Skipped when it comes. */
-  async skip(id: string, raw: unknown, actor = "api"): Promise<JobView> {
+  async skip(id: string, raw: unknown, actor: Actor = IN_PROCESS): Promise<JobView> {
     const view = await requestSkip(this.deps, id, raw, actor);
-    await this.changed(BigInt(view.id));
+    this.deps.onChange();
     return view;
   }
 
@@ -204,7 +248,7 @@ export class CronService {
     before?: string | undefined;
     from?: string | undefined;
     to?: string | undefined;
-  }): Promise<(RunView & { jobName: string })[]> {
+  }): Promise<(RunView & { jobName: string; revision: number | null })[]> {
     let jobId: bigint | undefined;
     if (filter.jobId !== undefined) {
       jobId = parseId(filter.jobId, "cron job");
@@ -220,7 +264,7 @@ export class CronService {
       from: filter.from ? new Date(filter.from) : undefined,
       to: filter.to ? new Date(filter.to) : undefined,
     });
-    return found.map(({ run, jobName }) => ({ ...runView(run), jobName }));
+    return found.map(({ run, jobName, revision }) => ({ ...runView(run), jobName, revision }));
   }
 
   /** Run counts per job, time bucket and status over a range (a page of jobs): the ledger's timeline. */
@@ -271,12 +315,45 @@ export class CronService {
 
   private async require(id: string) {
     const job = await findJob(this.deps.db, parseId(id, "cron job"));
-    if (!job) throw new MissiondError("NOT_FOUND", `no cron job with id "${id}"`);
+    if (!job) throw notFound(id);
     return job;
   }
 
-  private async changed(id: bigint): Promise<void> {
+  /**
+   * One change to a job: the change, its revision and the NOTIFY that re-arms every instance's
+   * scheduler commit together (nothing of a refused change is stored); then the local scheduler
+   * re-arms. `name` turns a lost race for a live name into a conflict.
+   */
+  private async change(write: (tx: Executor, now: Date) => Promise<Change>, name?: string): Promise<CronJobRow> {
+    const now = new Date(this.deps.clock.now());
+    let after: CronJobRow;
+    try {
+      after = await this.deps.db.transaction(async (tx) => {
+        const change = await write(tx, now);
+        const revision = await recordRevision(tx, change);
+        await announce(tx, SCHEDULE_CHANNEL, String(change.after.id));
+        return { ...change.after, revisionId: revision.id };
+      });
+    } catch (err) {
+      // Two writers racing past the name check: the partial unique index is the arbiter.
+      const text = String((err as Error).message) + String((err as { cause?: Error }).cause?.message);
+      if (name !== undefined && /cron_jobs_name_live_uq/.test(text)) throw nameTaken(name, err);
+      throw err;
+    }
     this.deps.onChange();
-    await announce(this.deps.db, SCHEDULE_CHANNEL, String(id));
+    return after;
   }
 }
+
+interface Change {
+  action: RevisionAction;
+  actor: Actor;
+  at: Date;
+  note?: string | null | undefined;
+  before: CronJobRow | null;
+  after: CronJobRow;
+}
+
+const notFound = (id: string) => new MissiondError("NOT_FOUND", `no cron job with id "${id}"`);
+const nameTaken = (name: string, cause?: unknown) =>
+  new MissiondError("CONFLICT", `a cron job named "${name}" already exists`, cause ? { cause } : undefined);

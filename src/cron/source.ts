@@ -13,7 +13,11 @@ export function cronDueSource(db: Db, firing: CronFiring): DueSource {
     name: "cron",
     async loadDue(until) {
       const due = await jobsDueBy(db, until, MAX_LOADED);
-      return due.map((job) => ({ key: String(job.id), at: new Date(job.nextFireAt.getTime() + jitterOffset(job)) }));
+      // A pause ends at its moment exactly; slots are spread by the job's jitter.
+      return due.map((job) => ({
+        key: String(job.id),
+        at: new Date(job.nextFireAt.getTime() + (job.resumes ? 0 : jitterOffset(job))),
+      }));
     },
     fire: (batch) => firing.fireSlots(batch.map(({ key, at }) => ({ jobId: BigInt(key), slot: at }))),
   };

@@ -27,6 +27,7 @@ export function jobView(job: CronJobRow) {
     catchupMax: job.catchupMax,
     paused: job.paused,
     pausedNote: job.pausedNote,
+    pausedUntil: iso(job.pausedUntil),
     activeHours: job.activeHoursStart ? `${job.activeHoursStart}-${job.activeHoursEnd}` : null,
     skipIfBusy: job.skipIfBusy,
     jitter: job.jitterMs ? formatDuration(job.jitterMs) : null,
@@ -44,6 +45,8 @@ export function jobView(job: CronJobRow) {
     nextFireAt: iso(job.nextFireAt),
     createdAt: iso(job.createdAt),
     updatedAt: iso(job.updatedAt),
+    managedBy: job.managedBy,
+    revisionId: job.revisionId !== null ? String(job.revisionId) : null,
   };
 }
 
@@ -53,6 +56,7 @@ export function runView(run: CronJobRunRow) {
     cronJobId: String(run.cronJobId),
     scheduledFor: iso(run.scheduledFor),
     trigger: run.trigger,
+    revisionId: run.revisionId !== null ? String(run.revisionId) : null,
     status: run.status,
     reason: run.reason,
     decidedBy: run.decidedBy,

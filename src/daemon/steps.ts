@@ -149,6 +149,11 @@ async function listenSocket(env: DaemonEnv, api: FastifyInstance): Promise<Stop 
 async function listenTcp(env: DaemonEnv, p: Parts): Promise<Stop | undefined> {
   const { config, deps } = env;
   if (!config.listen || deps.listen === false) return undefined;
-  const tcp = buildApi(p.apiServices, { log: env.log, token: config.apiToken, uiDir: deps.uiDir ?? UI_DIST });
+  const tcp = buildApi(p.apiServices, {
+    log: env.log,
+    token: config.apiToken,
+    listener: "tcp",
+    uiDir: deps.uiDir ?? UI_DIST,
+  });
   return listenOnTcp(tcp, config.listen);
 }

@@ -80,6 +80,12 @@ export class Scheduler {
     return this.heap.size;
   }
 
+  /** The moment queued for a source's key (`cron`, a job id), if it is due within the horizon. */
+  queuedAt(source: string, key: string): Date | null {
+    const at = this.queued.get(`${source}:${key}`);
+    return at === undefined ? null : new Date(at);
+  }
+
   async start(): Promise<void> {
     if (this.state === "running") return;
     this.state = "running";

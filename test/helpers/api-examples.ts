@@ -85,9 +85,35 @@ export function bodyExamples(options: {
         { ...job, every: "1m", startsAt: "2030-01-02T00:00:00Z", endsAt: "2030-01-01T00:00:00Z" },
       ],
     },
+    "PATCH /v1/cron-jobs/:id": {
+      valid: [
+        { prompt: "check the replicas too", overlapPolicy: "allow", catchupMax: 3 },
+        { cron: "*/10 * * * *", timezone: "Europe/Berlin", jitter: null, maxRuns: null },
+        { every: "2h", activeHours: "09:00-18:00", skipIfBusy: true, startsAt: null, endsAt: null, force: true },
+      ],
+      invalid: [
+        { prompt: "" },
+        { overlapPolicy: "sometimes" },
+        { catchupMax: 0 },
+        { maxRuns: 0 },
+        { startsAt: "tomorrow" },
+        { name: "x".repeat(201) },
+        { paused: true },
+        [],
+        "x",
+        null,
+      ],
+      refinementOnly: [
+        {},
+        { force: true },
+        { cron: "* * * * *", every: "1m" },
+        { activeHours: "25:00-26:00" },
+        { jitter: "2h" },
+      ],
+    },
     "POST /v1/cron-jobs/:id/pause": {
-      valid: [{ note: "maintenance" }, {}],
-      invalid: [{ note: 5 }, { note: "x".repeat(1001) }, { reason: "x" }],
+      valid: [{ note: "maintenance" }, {}, { until: "2030-01-01T00:00:00Z", note: "until the new year" }],
+      invalid: [{ note: 5 }, { note: "x".repeat(1001) }, { reason: "x" }, { until: "soon" }],
     },
     "POST /v1/cron-jobs/:id/backfill": {
       valid: [

@@ -88,7 +88,14 @@ export interface Timeline {
   to: string;
   buckets: number;
   bucketMs: number;
-  lanes: { jobId: string; name: string; removed: boolean; total: number; cells: [number, RunStatus, number][] }[];
+  lanes: {
+    jobId: string;
+    name: string;
+    removed: boolean;
+    total: number;
+    cells: [number, RunStatus, number][];
+    revisions: { revision: number; at: string; action: string; actor: string; note: string | null }[];
+  }[];
   next: string | null;
 }
 

@@ -1,5 +1,6 @@
 import {
   addJobInput,
+  editJobInput,
   jobRunsQuery,
   jobsQuery,
   pauseInput,
@@ -25,7 +26,7 @@ export const cronRoutes = [
     body: addJobInput,
     status: 201,
     ok: { 201: "The job" },
-    handler: async ({ services, body }) => services.cron.add(body),
+    handler: async ({ services, body, actor }) => services.cron.add(body, actor),
   }),
   route({
     method: "GET",
@@ -50,6 +51,30 @@ export const cronRoutes = [
     handler: async ({ services, params }) => services.cron.get(params.id),
   }),
   route({
+    method: "PATCH",
+    url: "/v1/cron-jobs/:id",
+    tag: "cron",
+    summary: "Edit a job in place",
+    description:
+      "Any field `POST /v1/cron-jobs` takes; `cron` or `every` replaces the schedule; null clears `sessionId`, `activeHours`, `jitter`, `startsAt`, `endsAt` or `maxRuns`. The id and history stay, the next fire is recomputed and every instance re-arms; a slot already claimed is not affected. A job a jobs file manages (`managedBy`) answers 409 unless `force` is true.",
+    params: jobParams,
+    body: editJobInput,
+    ok: { 200: "The job as edited" },
+    errors: [409],
+    handler: async ({ services, params, body, actor }) => services.cron.edit(params.id, body, actor),
+  }),
+  route({
+    method: "GET",
+    url: "/v1/cron-jobs/:id/revisions",
+    tag: "cron",
+    summary: "A job's revisions, oldest first",
+    description:
+      "Every create, edit, pause, resume and delete: when (`at`), by whom (`actor`: `uid:N` on the Unix socket, `token` on TCP, `daemon` for a pause that ended by itself), `action`, `note`, and `changes` (`[{ field, before, after }]`) with the full `before` and `after`. Runs carry the `revisionId` they fired under.",
+    params: jobParams,
+    ok: { 200: "`{ revisions }`" },
+    handler: async ({ services, params }) => ({ revisions: await services.cron.revisions(params.id) }),
+  }),
+  route({
     method: "DELETE",
     url: "/v1/cron-jobs/:id",
     tag: "cron",
@@ -57,20 +82,21 @@ export const cronRoutes = [
     params: jobParams,
     status: 204,
     ok: { 204: "Removed" },
-    handler: async ({ services, params }) => {
-      await services.cron.remove(params.id);
+    handler: async ({ services, params, actor }) => {
+      await services.cron.remove(params.id, actor);
     },
   }),
   route({
     method: "POST",
     url: "/v1/cron-jobs/:id/pause",
     tag: "cron",
-    summary: "Pause a job, with an optional note",
+    summary: "Pause a job, with an optional note, until resumed or until a moment",
+    description: "With `until` (in the future), the daemon resumes the job by itself at that moment.",
     params: jobParams,
     body: pauseInput,
     bodyOptional: true,
     ok: { 200: "The job" },
-    handler: async ({ services, params, body }) => services.cron.pause(params.id, body),
+    handler: async ({ services, params, body, actor }) => services.cron.pause(params.id, body, actor),
   }),
   route({
     method: "POST",
@@ -79,7 +105,7 @@ export const cronRoutes = [
     summary: "Resume a paused job",
     params: jobParams,
     ok: { 200: "The job" },
-    handler: async ({ services, params }) => services.cron.resume(params.id),
+    handler: async ({ services, params, actor }) => services.cron.resume(params.id, actor),
   }),
   route({
     method: "POST",
@@ -104,7 +130,7 @@ export const cronRoutes = [
     ok: {
       200: "`{ jobId, from, to, dryRun, slots: [{ scheduledFor, outcome, runId, status }] }`; outcome is `started`, `queued`, `exists` or `already queued`",
     },
-    handler: async ({ services, params, body }) => services.cron.backfill(params.id, body),
+    handler: async ({ services, params, body, actor }) => services.cron.backfill(params.id, body, actor),
   }),
   route({
     method: "POST",
@@ -117,7 +143,7 @@ export const cronRoutes = [
     body: skipInput,
     bodyCheckedByHandler: true,
     ok: { 200: "The job, with `skip: { remaining, until, reason }` (null when nothing is to be skipped)" },
-    handler: async ({ services, params, body }) => services.cron.skip(params.id, body),
+    handler: async ({ services, params, body, actor }) => services.cron.skip(params.id, body, actor),
   }),
   route({
     method: "GET",
@@ -150,7 +176,9 @@ export const cronRoutes = [
     description:
       "The range is cut into `buckets` equal buckets of `bucketMs`. A page of `limit` jobs that have runs in the range, by id; pass `next` as `after` for the following page. Each lane lists its non-empty cells as `[bucket index, status, count]`.",
     query: timelineQuery,
-    ok: { 200: "`{ from, to, buckets, bucketMs, lanes: [{ jobId, name, removed, total, cells }], next }`" },
+    ok: {
+      200: "`{ from, to, buckets, bucketMs, lanes: [{ jobId, name, removed, total, cells, revisions }], next }`; `revisions` are the job's changes in the range: `[{ revision, at, action, actor, note }]`",
+    },
     handler: async ({ services, query }) => services.cron.timeline(query),
   }),
   route({

@@ -6,6 +6,7 @@ import { nonNegativeInt, positiveInt, UsageError, type CliContext } from "../con
 import { fields, table } from "../format.ts";
 import { BACKFILL_DEFAULT_MAX, BACKFILL_HARD_MAX } from "../../cron/backfill.ts";
 import type { BackfillView } from "../../cron/backfill-service.ts";
+import { registerCronEdit } from "./cron-edit.ts";
 
 /** `missiond cron …`: cron jobs and heartbeats. */
 export function registerCron(program: Command, ctx: CliContext): void {
@@ -13,6 +14,7 @@ export function registerCron(program: Command, ctx: CliContext): void {
   add(cron, ctx);
   list(cron, ctx);
   show(cron, ctx);
+  registerCronEdit(cron, ctx);
   pause(cron, ctx);
   resume(cron, ctx);
   trigger(cron, ctx);
@@ -113,7 +115,9 @@ function list(cron: Command, ctx: CliContext): void {
             j.cron ?? `every ${j.every}`,
             j.timezone,
             j.nextFireAt,
-            j.paused ? `paused${j.pausedNote ? `: ${j.pausedNote}` : ""}` : "active",
+            j.paused
+              ? `paused${j.pausedUntil ? ` until ${j.pausedUntil}` : ""}${j.pausedNote ? `: ${j.pausedNote}` : ""}`
+              : "active",
           ]),
         ),
       );
@@ -137,9 +141,17 @@ function pause(cron: Command, ctx: CliContext): void {
     .command("pause <id>")
     .description("stop claiming a job's slots until it is resumed")
     .option("--note <text>", "why (shown in cron ls)")
-    .action(async (id: string, opts: { note?: string }) => {
-      const job = await ctx.client().post<JobView>(jobPath(id, "/pause"), opts.note ? { note: opts.note } : {});
-      ctx.print(job, () => `paused cron job ${job.id} "${job.name}"${job.pausedNote ? `: ${job.pausedNote}` : ""}`);
+    .option("--until <iso>", "resume by itself at this instant (ISO 8601 with offset)")
+    .action(async (id: string, opts: { note?: string; until?: string }) => {
+      const job = await ctx.client().post<JobView>(jobPath(id, "/pause"), {
+        ...(opts.note ? { note: opts.note } : {}),
+        ...(opts.until ? { until: opts.until } : {}),
+      });
+      ctx.print(
+        job,
+        () =>
+          `paused cron job ${job.id} "${job.name}"${job.pausedUntil ? ` until ${job.pausedUntil}` : ""}${job.pausedNote ? `: ${job.pausedNote}` : ""}`,
+      );
     });
 }
 

@@ -14,20 +14,21 @@ export function registerRuns(program: Command, ctx: CliContext): void {
     .addOption(choiceOption("--status <status>", "only runs with this status", RUN_STATUSES))
     .option("--limit <n>", "at most this many", "50")
     .action(async (opts: { job?: string; status?: string; limit: string }) => {
-      const { runs: list } = await ctx.client().get<{ runs: RunView[] }>("/v1/runs", {
+      const { runs: list } = await ctx.client().get<{ runs: (RunView & { revision: number | null })[] }>("/v1/runs", {
         jobId: opts.job,
         status: opts.status,
         limit: opts.limit,
       });
       ctx.print(list, () =>
         table(
-          ["ID", "JOB", "SCHEDULED FOR", "STATUS", "TRIGGER", "LATE MS", "BY", "REASON"],
+          ["ID", "JOB", "SCHEDULED FOR", "TRIGGER", "REVISION", "STATUS", "LATE MS", "BY", "REASON"],
           list.map((r) => [
             r.id,
             r.cronJobId,
             r.scheduledFor,
-            r.status,
             r.trigger,
+            r.revision,
+            r.status,
             r.latenessMs,
             r.decidedBy ?? r.claimedBy,
             shorten(r.reason, 80),

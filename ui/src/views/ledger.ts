@@ -168,9 +168,17 @@ export function ledgerView(ctx: Ctx): View {
         l.name,
         l.removed ? h("span", { class: "muted" }, " (removed)") : null,
       ),
-      h("div", { class: "cells" }, ...columns),
+      h("div", { class: "cells" }, ...columns, ...l.revisions.map((r) => revisionMarker(r, t))),
       h("span", { class: "lane-total muted small" }, l.total.toLocaleString("en-US")),
     );
+  }
+
+  /** A change to the job (edit, pause…): a thin mark at its moment, described in its tooltip. */
+  function revisionMarker(r: Timeline["lanes"][number]["revisions"][number], t: Timeline) {
+    const from = Date.parse(t.from);
+    const left = ((Date.parse(r.at) - from) / (Date.parse(t.to) - from)) * 100;
+    const title = `revision ${r.revision}: ${r.action} by ${r.actor} at ${dateTime(r.at)}${r.note ? ` (${r.note})` : ""}`;
+    return h("span", { class: "revision-mark", title, "aria-label": title, style: { left: `${left}%` } });
   }
 
   function renderTimeline(t: Timeline) {

@@ -1,0 +1,129 @@
+import type { Executor } from "../db/client.ts";
+import type { CronJobRow } from "../db/schema/index.ts";
+import { MissiondError } from "../errors.ts";
+import { parseDuration } from "../duration.ts";
+import { parseActiveHours } from "./active-hours.ts";
+import type { editJobInput } from "./input.ts";
+import { updateJob, type NewCronJob } from "./queries.ts";
+import { recordRevision } from "./revisions.ts";
+import { assertCron, assertTimezone, nextSlot, parseEvery } from "./schedule.ts";
+import { scheduleOf } from "./views.ts";
+import type { z } from "zod";
+
+type ScheduleFields = Pick<
+  CronJobRow,
+  "cronExpr" | "everyMs" | "anchorAt" | "timezone" | "startsAt" | "endsAt" | "maxRuns" | "runCount"
+>;
+
+/**
+ * A job's next slot strictly after `from` (and not before its start), or null when it has none:
+ * its run limit reached, or its end passed.
+ */
+export function nextFireAfter(job: ScheduleFields, from: Date): Date | null {
+  if (job.maxRuns !== null && job.runCount >= job.maxRuns) return null;
+  const after = job.startsAt && job.startsAt > from ? new Date(job.startsAt.getTime() - 1) : from;
+  const next = nextSlot(scheduleOf(job as CronJobRow), after);
+  return next && job.endsAt && next > job.endsAt ? null : next;
+}
+
+/** Runs a schedule check, naming the field in its error (`cron: invalid cron expression …`). */
+function naming<T>(field: string, check: () => T): T {
+  try {
+    return check();
+  } catch (err) {
+    if (err instanceof MissiondError) throw new MissiondError(err.code, `${field}: ${err.message}`, { cause: err });
+    throw err;
+  }
+}
+
+const bad = (field: string, message: string) => new MissiondError("BAD_REQUEST", `${field}: ${message}`);
+
+/**
+ * The update an edit makes to `job`: the fields given, checked against each other as the job will
+ * be after the edit, and the next slot recomputed from now. Throws a BAD_REQUEST naming the field
+ * and changes nothing when the edit is invalid.
+ */
+export function planEdit(job: CronJobRow, input: z.output<typeof editJobInput>, now: Date): Partial<NewCronJob> {
+  const patch: Partial<NewCronJob> = {};
+  const set = <K extends keyof NewCronJob>(key: K, value: NewCronJob[K] | undefined) => {
+    if (value !== undefined) patch[key] = value;
+  };
+  set("name", input.name);
+  set("agentId", input.agentId);
+  set("prompt", input.prompt);
+  set("kind", input.kind);
+  set("overlapPolicy", input.overlapPolicy);
+  set("catchupPolicy", input.catchupPolicy);
+  set("catchupMax", input.catchupMax);
+  set("skipIfBusy", input.skipIfBusy);
+  set("maxRuns", input.maxRuns);
+  if (input.timezone !== undefined) {
+    naming("timezone", () => assertTimezone(input.timezone!));
+    patch.timezone = input.timezone;
+  }
+  if (input.cron !== undefined) Object.assign(patch, { cronExpr: input.cron, everyMs: null });
+  if (input.every !== undefined) {
+    // A new interval is anchored at the edit: its slots are now + k·every.
+    Object.assign(patch, { cronExpr: null, everyMs: naming("every", () => parseEvery(input.every!)), anchorAt: now });
+  }
+  const merged = { ...job, ...patch } as CronJobRow;
+  if (merged.cronExpr !== null && (input.cron !== undefined || input.timezone !== undefined))
+    naming("cron", () => assertCron(merged.cronExpr!, merged.timezone));
+
+  if (input.sessionMode === "fresh" && input.sessionId)
+    throw bad("sessionId", "must not be given with sessionMode fresh");
+  if (input.sessionMode === "fresh") Object.assign(patch, { sessionMode: "fresh", sessionId: null });
+  else if (input.sessionId === null) {
+    if (input.sessionMode === "fixed") throw bad("sessionId", "required when sessionMode is fixed");
+    Object.assign(patch, { sessionMode: "fresh", sessionId: null });
+  } else if (input.sessionId !== undefined) Object.assign(patch, { sessionMode: "fixed", sessionId: input.sessionId });
+  else if (input.sessionMode === "fixed") {
+    if (!job.sessionId) throw bad("sessionId", "required when sessionMode is fixed");
+    patch.sessionMode = "fixed";
+  }
+
+  if (input.activeHours !== undefined) {
+    const hours = input.activeHours === null ? null : parseActiveHours(input.activeHours);
+    Object.assign(patch, { activeHoursStart: hours?.[0] ?? null, activeHoursEnd: hours?.[1] ?? null });
+  }
+  if (input.jitter !== undefined) patch.jitterMs = input.jitter === null ? 0 : parseDuration(input.jitter)!;
+  if (input.startsAt !== undefined) patch.startsAt = input.startsAt === null ? null : new Date(input.startsAt);
+  if (input.endsAt !== undefined) patch.endsAt = input.endsAt === null ? null : new Date(input.endsAt);
+
+  const after = { ...job, ...patch } as CronJobRow;
+  if (after.startsAt && after.endsAt && after.endsAt <= after.startsAt)
+    throw bad(input.endsAt !== undefined ? "endsAt" : "startsAt", "must be after startsAt (endsAt before it)");
+  patch.nextFireAt = nextFireAfter(after, now);
+  patch.updatedAt = now;
+  return patch;
+}
+
+/**
+ * `pause --until`: resumes the jobs (locked by the caller) whose pause has ended, each from its
+ * first slot at or after the moment it ended, with a revision by the daemon. Resolves to the jobs
+ * as they now are.
+ */
+export async function resumeEndedPauses(tx: Executor, jobs: readonly CronJobRow[], now: Date): Promise<CronJobRow[]> {
+  const resumed: CronJobRow[] = [];
+  for (const job of jobs) {
+    const until = job.pausedUntil!;
+    const row = await updateJob(tx, job.id, {
+      paused: false,
+      pausedNote: null,
+      pausedUntil: null,
+      nextFireAt: nextFireAfter(job, new Date(until.getTime() - 1)),
+      updatedAt: now,
+    });
+    if (!row) continue;
+    await recordRevision(tx, {
+      action: "resume",
+      actor: "daemon",
+      at: now,
+      note: `the pause ended at ${until.toISOString()}`,
+      before: job,
+      after: row,
+    });
+    resumed.push(row);
+  }
+  return resumed;
+}

@@ -1,0 +1,141 @@
+import { asc, eq, sql } from "drizzle-orm";
+import { rows, type Executor } from "../db/client.ts";
+import {
+  cronJobRevisions,
+  cronJobs,
+  type CronJobRevisionRow,
+  type CronJobRow,
+  type RevisionAction,
+} from "../db/schema/index.ts";
+import { formatDuration } from "../duration.ts";
+
+/**
+ * Who changed a job: `uid:1000` (a Unix-socket peer), `token` or `token:NAME` (TCP), `file:PATH`
+ * (a jobs file), `daemon` (an automatic change such as a pause ending).
+ */
+export type Actor = string;
+
+/** Changes made by code in the daemon's own process (tests, embedding) rather than over the API. */
+export const IN_PROCESS: Actor = "in-process";
+
+const iso = (d: Date | null) => (d ? d.toISOString() : null);
+
+/**
+ * A job's definition and state as a revision records them: the fields an operator sets, in the
+ * API's spelling, so a diff reads like the request that caused it. Bookkeeping the scheduler moves
+ * on every slot (next fire, run count) is left out: it is not a change to the job.
+ */
+export function snapshot(job: CronJobRow): Record<string, unknown> {
+  return {
+    name: job.name,
+    kind: job.kind,
+    agentId: job.agentId,
+    prompt: job.prompt,
+    cron: job.cronExpr,
+    every: job.everyMs !== null ? formatDuration(job.everyMs) : null,
+    timezone: job.timezone,
+    overlapPolicy: job.overlapPolicy,
+    catchupPolicy: job.catchupPolicy,
+    catchupMax: job.catchupMax,
+    sessionMode: job.sessionMode,
+    sessionId: job.sessionId,
+    activeHours: job.activeHoursStart ? `${job.activeHoursStart}-${job.activeHoursEnd}` : null,
+    skipIfBusy: job.skipIfBusy,
+    jitter: job.jitterMs ? formatDuration(job.jitterMs) : null,
+    startsAt: iso(job.startsAt),
+    endsAt: iso(job.endsAt),
+    maxRuns: job.maxRuns,
+    paused: job.paused,
+    pausedNote: job.pausedNote,
+    pausedUntil: iso(job.pausedUntil),
+    skipRemaining: job.skipRemaining,
+    skipUntil: iso(job.skipUntil),
+    skipReason: job.skipReason,
+    managedBy: job.managedBy,
+    deleted: job.deletedAt !== null,
+  };
+}
+
+export interface RevisionInput {
+  action: RevisionAction;
+  actor: Actor;
+  at: Date;
+  note?: string | null | undefined;
+  /** The job before the change (null for a create) and after it. */
+  before: CronJobRow | null;
+  after: CronJobRow;
+}
+
+/**
+ * Records a revision of a job and makes it the job's latest (what a slot claimed from now on
+ * fires under). Call it in the transaction that changes the job: the job's row is locked by that
+ * change, so revision numbers of one job cannot race.
+ */
+export async function recordRevision(tx: Executor, input: RevisionInput): Promise<CronJobRevisionRow> {
+  const jobId = input.after.id;
+  const [last] = await rows<{ n: number | null }>(
+    tx,
+    sql`select max(revision)::int as n from cron_job_revisions where cron_job_id = ${String(jobId)}::bigint`,
+  );
+  const [row] = await tx
+    .insert(cronJobRevisions)
+    .values({
+      cronJobId: jobId,
+      revision: (last?.n ?? 0) + 1,
+      at: input.at,
+      actor: input.actor,
+      action: input.action,
+      note: input.note ?? null,
+      before: input.before ? snapshot(input.before) : null,
+      after: snapshot(input.after),
+    })
+    .returning();
+  await tx.update(cronJobs).set({ revisionId: row!.id }).where(eq(cronJobs.id, jobId));
+  return row!;
+}
+
+export async function listRevisions(db: Executor, jobId: bigint): Promise<CronJobRevisionRow[]> {
+  return db
+    .select()
+    .from(cronJobRevisions)
+    .where(eq(cronJobRevisions.cronJobId, jobId))
+    .orderBy(asc(cronJobRevisions.revision));
+}
+
+export interface FieldChange {
+  field: string;
+  before: unknown;
+  after: unknown;
+}
+
+// The snapshot's field order; jsonb stores keys in its own order (shortest first).
+const FIELD_ORDER = Object.keys(snapshot({ everyMs: null, jitterMs: 0, deletedAt: null } as CronJobRow));
+
+/** The fields whose values differ, in the snapshot's order (fields new to either side count). */
+export function diffSnapshots(
+  before: Record<string, unknown> | null,
+  after: Record<string, unknown> | null,
+): FieldChange[] {
+  const present = new Set([...Object.keys(after ?? {}), ...Object.keys(before ?? {})]);
+  const keys = [...FIELD_ORDER.filter((k) => present.has(k)), ...[...present].filter((k) => !FIELD_ORDER.includes(k))];
+  return keys
+    .map((field) => ({ field, before: before?.[field] ?? null, after: after?.[field] ?? null }))
+    .filter((c) => JSON.stringify(c.before) !== JSON.stringify(c.after));
+}
+
+export function revisionView(row: CronJobRevisionRow) {
+  return {
+    id: String(row.id),
+    cronJobId: String(row.cronJobId),
+    revision: row.revision,
+    at: row.at.toISOString(),
+    actor: row.actor,
+    action: row.action,
+    note: row.note,
+    changes: diffSnapshots(row.before ?? null, row.after ?? null),
+    before: row.before ?? null,
+    after: row.after ?? null,
+  };
+}
+
+export type RevisionView = ReturnType<typeof revisionView>;
