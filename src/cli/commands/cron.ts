@@ -132,7 +132,7 @@ function show(cron: Command, ctx: CliContext): void {
     .description("show one cron job")
     .action(async (id: string) => {
       const job = await ctx.client().get<JobView>(jobPath(id));
-      ctx.print(job, () => fields(job, 14));
+      ctx.print(job, () => fields({ ...job, skip: job.skip && skipSummary(job.skip) }, 14));
     });
 }
 
@@ -236,10 +236,15 @@ function skip(cron: Command, ctx: CliContext): void {
     });
 }
 
+/** "the next 2 slot(s) (why)" or "every slot before T (why)". */
+function skipSummary(skip: NonNullable<JobView["skip"]>): string {
+  const what = skip.until ? `every slot before ${skip.until}` : `the next ${skip.remaining} slot(s)`;
+  return `${what}${skip.reason ? ` (${skip.reason})` : ""}`;
+}
+
 function skipText(job: JobView): string {
   if (!job.skip) return `cron job ${job.id} "${job.name}" skips nothing; next fire ${job.nextFireAt ?? "never"}`;
-  const what = job.skip.until ? `every slot before ${job.skip.until}` : `the next ${job.skip.remaining} slot(s)`;
-  return `cron job ${job.id} "${job.name}" skips ${what}${job.skip.reason ? ` (${job.skip.reason})` : ""}`;
+  return `cron job ${job.id} "${job.name}" skips ${skipSummary(job.skip)}`;
 }
 
 function remove(cron: Command, ctx: CliContext): void {
