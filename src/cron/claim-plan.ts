@@ -174,6 +174,35 @@ export function planSlotClaim(
 /** The reason prefix of a slot skipped on request (`cron skip`). */
 export const SKIP_REASON_PREFIX = "skipped on request";
 
+/** How a claim moves a job: its next slot, and the runs and skips it planned to use up. */
+export interface Advance {
+  id: bigint;
+  nextFireAt: Date | null;
+  runCount: number;
+  /** Runs the plan started (counted in runCount). */
+  planned: number;
+  skipRemaining: number;
+  /** Counted skips the plan used up (taken off skipRemaining). */
+  skips: number;
+}
+
+/**
+ * Counts what was actually written: a row that lost its slot to a conflict did not start, and a
+ * counted skip is used up only by a Skipped row that was written.
+ */
+export function settleAdvances(advanced: Advance[], inserted: readonly CronJobRunRow[]): void {
+  const claimed = new Map<bigint, number>();
+  const skipped = new Map<bigint, number>();
+  for (const run of inserted) {
+    if (run.status === "Claimed") claimed.set(run.cronJobId, (claimed.get(run.cronJobId) ?? 0) + 1);
+    if (isCountedSkip(run)) skipped.set(run.cronJobId, (skipped.get(run.cronJobId) ?? 0) + 1);
+  }
+  for (const a of advanced) {
+    a.runCount -= a.planned - (claimed.get(a.id) ?? 0);
+    a.skipRemaining += a.skips - (skipped.get(a.id) ?? 0);
+  }
+}
+
 /** A row written by a counted skip (`cron skip --count`), as opposed to one skipped until a time. */
 export const isCountedSkip = (run: Pick<NewRun, "status" | "reason">): boolean =>
   run.status === "Skipped" && /^skipped on request \(\d+ more to skip\)/.test(run.reason ?? "");

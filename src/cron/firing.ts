@@ -11,7 +11,7 @@ import type { PluginChain } from "../plugins/chain.ts";
 import { MissiondError } from "../errors.ts";
 import { coalescing } from "../db/coalesce.ts";
 import { InFlight } from "../in-flight.ts";
-import { isCountedSkip, jitterOffset, planSlotClaim } from "./claim-plan.ts";
+import { jitterOffset, planSlotClaim, settleAdvances, type Advance } from "./claim-plan.ts";
 import {
   activeRuns,
   advanceJobs,
@@ -165,14 +165,7 @@ export class CronFiring {
         busyChecks.filter((j) => j.sessionMode === "fixed" && j.sessionId).map((j) => j.sessionId!),
       );
       const rows: NewRun[] = [];
-      const advanced: {
-        id: bigint;
-        nextFireAt: Date | null;
-        runCount: number;
-        planned: number;
-        skipRemaining: number;
-        skips: number;
-      }[] = [];
+      const advanced: Advance[] = [];
       for (const job of locked) {
         if (ended.includes(job)) continue;
         // The scheduler armed the jittered moment; the slot itself is that minus the job's offset.
@@ -209,18 +202,7 @@ export class CronFiring {
         });
       }
       const inserted = await insertRuns(tx, rows);
-      // Count what was actually claimed: a row that lost its slot to a conflict did not start.
-      // Likewise a counted skip is used up only by a Skipped row that was written.
-      const claimedPer = new Map<bigint, number>();
-      const skippedPer = new Map<bigint, number>();
-      for (const run of inserted) {
-        if (run.status === "Claimed") claimedPer.set(run.cronJobId, (claimedPer.get(run.cronJobId) ?? 0) + 1);
-        if (isCountedSkip(run)) skippedPer.set(run.cronJobId, (skippedPer.get(run.cronJobId) ?? 0) + 1);
-      }
-      for (const a of advanced) {
-        a.runCount -= a.planned - (claimedPer.get(a.id) ?? 0);
-        a.skipRemaining += a.skips - (skippedPer.get(a.id) ?? 0);
-      }
+      settleAdvances(advanced, inserted);
       await advanceJobs(tx, advanced, new Date(now));
       // cancel_previous: the replaced run is closed Cancelled, and whichever instance is executing
       // its mission is told to stop (delivered when this transaction commits).
