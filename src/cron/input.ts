@@ -106,10 +106,6 @@ export const editJobInput = z
     if (value.cron !== undefined && value.every !== undefined) {
       ctx.addIssue({ code: "custom", path: ["cron"], message: "give at most one of cron or every" });
     }
-    const { force: _force, ...changes } = value;
-    if (Object.values(changes).every((v) => v === undefined)) {
-      ctx.addIssue({ code: "custom", path: [], message: "give at least one field to change" });
-    }
   });
 
 export type EditJobInput = z.input<typeof editJobInput>;

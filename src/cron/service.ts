@@ -123,6 +123,10 @@ export class CronService {
           "CONFLICT",
           `cron job ${id} is managed by ${job.managedBy}: change it there and apply, or edit with force`,
         );
+      // After the lookup: an unknown job is a 404 whatever the body.
+      const { force: _force, ...changes } = input;
+      if (Object.values(changes).every((v) => v === undefined))
+        throw new MissiondError("BAD_REQUEST", "give at least one field to change");
       const after = await updateJob(tx, job.id, planEdit(job, input, now));
       return { action: "edit", actor, at: now, before: job, after: after! };
     }, input.name);

@@ -103,13 +103,7 @@ export function bodyExamples(options: {
         "x",
         null,
       ],
-      refinementOnly: [
-        {},
-        { force: true },
-        { cron: "* * * * *", every: "1m" },
-        { activeHours: "25:00-26:00" },
-        { jitter: "2h" },
-      ],
+      refinementOnly: [{ cron: "* * * * *", every: "1m" }, { activeHours: "25:00-26:00" }, { jitter: "2h" }],
     },
     "POST /v1/cron-jobs/:id/pause": {
       valid: [{ note: "maintenance" }, {}, { until: "2030-01-01T00:00:00Z", note: "until the new year" }],

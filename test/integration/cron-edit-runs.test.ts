@@ -56,6 +56,15 @@ describe(`runs and revisions around an edit (${backendName})`, () => {
     expect(Date.parse(fresh.scheduledFor!)).toBeGreaterThan(Date.parse(old.scheduledFor!));
     // Every run claimed after the edit carries the new revision, every one before it the old.
     for (const run of runs) expect([job.revisionId, edited.revisionId]).toContain(run.revisionId);
+    // The dashboard's timeline lists both revisions on the job's lane.
+    const timeline = await cron.timeline({
+      from: new Date(Date.now() - 60_000).toISOString(),
+      to: new Date(Date.now() + 60_000).toISOString(),
+    });
+    expect(timeline.lanes[0]!.revisions.map((r) => [r.revision, r.action, r.actor])).toEqual([
+      [1, "create", "in-process"],
+      [2, "edit", "in-process"],
+    ]);
   });
 
   it("re-arms every instance's scheduler on an edit made through one of them", async () => {

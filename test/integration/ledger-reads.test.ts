@@ -221,8 +221,9 @@ describe(`the ledger's read API: ranges, pages, latest runs, timeline (${backend
           [0, "Succeeded", 2],
           [5, "Failed", 1],
         ],
+        revisions: [], // the jobs were created now, outside the range
       },
-      { jobId: b.id, name: "b", removed: false, total: 1, cells: [[3, "Missed", 1]] },
+      { jobId: b.id, name: "b", removed: false, total: 1, cells: [[3, "Missed", 1]], revisions: [] },
     ]);
     const second = await get<Timeline>(daemon, `/v1/run-timeline?${range}&limit=2&after=${first.body.next}`);
     expect(second.body).toMatchObject({
@@ -231,7 +232,7 @@ describe(`the ledger's read API: ranges, pages, latest runs, timeline (${backend
     });
     const cancelledOnly = await get<Timeline>(daemon, `/v1/run-timeline?${range}&status=Cancelled`);
     expect(cancelledOnly.body.lanes).toEqual([
-      { jobId: a.id, name: "a", removed: false, total: 1, cells: [[0, "Cancelled", 1]] },
+      { jobId: a.id, name: "a", removed: false, total: 1, cells: [[0, "Cancelled", 1]], revisions: [] },
     ]);
     const oneJob = await get<Timeline>(daemon, `/v1/run-timeline?${range}&jobId=${b.id}`);
     expect(oneJob.body.lanes.map((l) => l.jobId)).toEqual([b.id]);
