@@ -76,6 +76,14 @@ export function positiveInt(value: string): number {
   return n;
 }
 
+/** Commander argument parser for counts that may be zero. */
+export function nonNegativeInt(value: string): number {
+  const n = Number(value);
+  if (value.trim() === "" || !Number.isInteger(n) || n < 0)
+    throw new InvalidArgumentError("must be a non-negative integer");
+  return n;
+}
+
 /** An option taking one of `values`, typed in any case (`--status cancelled` is "Cancelled"). */
 export function choiceOption(flags: string, description: string, values: readonly string[]): Option {
   // choices() lists the values in --help; the parser replaces its exact-case check.

@@ -37,6 +37,15 @@ export const EXAMPLES: Record<string, readonly string[]> = {
   "cron history": ["missiond cron history 12", "missiond cron history 12 --json | jq '.[-1].changes'"],
   "cron resume": ["missiond cron resume 12"],
   "cron trigger": ["missiond cron trigger 12", "missiond cron trigger 12 --json | jq -r .id"],
+  "cron backfill": [
+    "missiond cron backfill 12 --from 2026-03-01T00:00:00Z --to 2026-03-08T00:00:00Z --dry-run",
+    "missiond cron backfill 12 --from 2026-03-01T00:00:00Z --to 2026-03-08T00:00:00Z --max 200 --json",
+  ],
+  "cron skip": [
+    'missiond cron skip 12 --count 3 --reason "holiday week"',
+    'missiond cron skip 12 --until 2026-04-01T00:00:00+02:00 --reason "office closed"',
+    "missiond cron skip 12 --cancel",
+  ],
   "cron rm": ["missiond cron rm 12"],
   "cron preview": [
     'missiond cron preview "0 9 * * 1-5" --tz Europe/Berlin -n 5',

@@ -15,6 +15,8 @@ export interface SlotClaim {
   readonly cancel: CronJobRunRow | null;
   readonly nextFireAt: Date | null;
   readonly runCount: number;
+  /** `cron skip --count`: what is left to skip after this claim. */
+  readonly skipRemaining: number;
 }
 
 /**
@@ -88,6 +90,7 @@ export function planSlotClaim(
   }));
 
   let started = 0;
+  let skipRemaining = job.skipRemaining;
   let cancel: CronJobRunRow | null = null;
   // Checked against the run already going; slots fired together in one catch-up batch do not
   // overlap each other.
@@ -106,6 +109,13 @@ export function planSlotClaim(
       revisionId: job.revisionId,
     };
     const still = busy ? `run ${busy.id} (slot ${busy.scheduledFor.toISOString()}) is still ${busy.status}` : "";
+    // A skip request comes first: the operator asked for these slots not to run at all.
+    const skip = skipRequested(job, scheduledFor, skipRemaining);
+    if (skip) {
+      if (skip.counted) skipRemaining--;
+      rows.push({ ...base, status: "Skipped", reason: skip.reason, finishedAt: claimedAt });
+      continue;
+    }
     // Heartbeat conditions come first: a beat outside active hours, or while the agent's session
     // is busy, is Skipped with the reason (plugins not called).
     if (
@@ -158,5 +168,61 @@ export function planSlotClaim(
   // The scan already found the first slot after now, unless it stopped at its bound.
   let next = exhausted ? null : truncated ? nextSlot(schedule, nowDate) : scan.beyond!;
   if (next && job.endsAt && next > job.endsAt) next = null;
-  return { rows, nextFireAt: next, runCount, cancel };
+  return { rows, nextFireAt: next, runCount, cancel, skipRemaining };
+}
+
+/** The reason prefix of a slot skipped on request (`cron skip`). */
+export const SKIP_REASON_PREFIX = "skipped on request";
+
+/** How a claim moves a job: its next slot, and the runs and skips it planned to use up. */
+export interface Advance {
+  id: bigint;
+  nextFireAt: Date | null;
+  runCount: number;
+  /** Runs the plan started (counted in runCount). */
+  planned: number;
+  skipRemaining: number;
+  /** Counted skips the plan used up (taken off skipRemaining). */
+  skips: number;
+}
+
+/**
+ * Counts what was actually written: a row that lost its slot to a conflict did not start, and a
+ * counted skip is used up only by a Skipped row that was written.
+ */
+export function settleAdvances(advanced: Advance[], inserted: readonly CronJobRunRow[]): void {
+  const claimed = new Map<bigint, number>();
+  const skipped = new Map<bigint, number>();
+  for (const run of inserted) {
+    if (run.status === "Claimed") claimed.set(run.cronJobId, (claimed.get(run.cronJobId) ?? 0) + 1);
+    if (isCountedSkip(run)) skipped.set(run.cronJobId, (skipped.get(run.cronJobId) ?? 0) + 1);
+  }
+  for (const a of advanced) {
+    a.runCount -= a.planned - (claimed.get(a.id) ?? 0);
+    a.skipRemaining += a.skips - (skipped.get(a.id) ?? 0);
+  }
+}
+
+/** A row written by a counted skip (`cron skip --count`), as opposed to one skipped until a time. */
+export const isCountedSkip = (run: Pick<NewRun, "status" | "reason">): boolean =>
+  run.status === "Skipped" && /^skipped on request \(\d+ more to skip\)/.test(run.reason ?? "");
+
+/**
+ * Whether `cron skip` covers this slot: any slot before `skipUntil`, else the next `remaining`
+ * slots (counted: the caller decrements). Null when the slot is not skipped.
+ */
+export function skipRequested(
+  job: Pick<CronJobRow, "skipUntil" | "skipReason">,
+  slot: Date,
+  remaining: number,
+): { reason: string; counted: boolean } | null {
+  const why = job.skipReason ? `: ${job.skipReason}` : "";
+  if (job.skipUntil && slot < job.skipUntil)
+    return { reason: `${SKIP_REASON_PREFIX} (until ${job.skipUntil.toISOString()})${why}`, counted: false };
+  if (remaining > 0)
+    return {
+      reason: `${SKIP_REASON_PREFIX} (${remaining - 1} more to skip)${why}`,
+      counted: true,
+    };
+  return null;
 }

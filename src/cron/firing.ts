@@ -11,7 +11,7 @@ import type { PluginChain } from "../plugins/chain.ts";
 import { MissiondError } from "../errors.ts";
 import { coalescing } from "../db/coalesce.ts";
 import { InFlight } from "../in-flight.ts";
-import { jitterOffset, planSlotClaim } from "./claim-plan.ts";
+import { jitterOffset, planSlotClaim, settleAdvances, type Advance } from "./claim-plan.ts";
 import {
   activeRuns,
   advanceJobs,
@@ -43,6 +43,8 @@ export interface FiringDeps {
   onDeferred?: () => void;
   /** A run reached a status (metrics). */
   onRun?: (status: string, latenessMs: number | null) => void;
+  /** A run of the job ended before its mission (a plugin cancelled or deferred it). */
+  onRunEnded?: (jobId: bigint) => Promise<void>;
 }
 
 interface PendingHandOff {
@@ -163,7 +165,7 @@ export class CronFiring {
         busyChecks.filter((j) => j.sessionMode === "fixed" && j.sessionId).map((j) => j.sessionId!),
       );
       const rows: NewRun[] = [];
-      const advanced: { id: bigint; nextFireAt: Date | null; runCount: number; planned: number }[] = [];
+      const advanced: Advance[] = [];
       for (const job of locked) {
         if (ended.includes(job)) continue;
         // The scheduler armed the jittered moment; the slot itself is that minus the job's offset.
@@ -189,15 +191,18 @@ export class CronFiring {
           nextFireAt: plan.nextFireAt,
           runCount: plan.runCount,
           planned: plan.runCount - job.runCount,
+          skipRemaining: plan.skipRemaining,
+          skips: job.skipRemaining - plan.skipRemaining,
         });
-        jobs.set(String(job.id), { ...job, nextFireAt: plan.nextFireAt, runCount: plan.runCount });
+        jobs.set(String(job.id), {
+          ...job,
+          nextFireAt: plan.nextFireAt,
+          runCount: plan.runCount,
+          skipRemaining: plan.skipRemaining,
+        });
       }
       const inserted = await insertRuns(tx, rows);
-      // Count what was actually claimed: a row that lost its slot to a conflict did not start.
-      const claimedPer = new Map<bigint, number>();
-      for (const run of inserted)
-        if (run.status === "Claimed") claimedPer.set(run.cronJobId, (claimedPer.get(run.cronJobId) ?? 0) + 1);
-      for (const a of advanced) a.runCount -= a.planned - (claimedPer.get(a.id) ?? 0);
+      settleAdvances(advanced, inserted);
       await advanceJobs(tx, advanced, new Date(now));
       // cancel_previous: the replaced run is closed Cancelled, and whichever instance is executing
       // its mission is told to stop (delivered when this transaction commits).
@@ -345,6 +350,7 @@ export class CronFiring {
       });
       this.deps.onRun?.("Cancelled", null);
       await this.releaseBuffered(job.id);
+      await this.deps.onRunEnded?.(job.id);
       log.info({ plugin: result.plugin, reason: result.reason }, "slot cancelled by plugin");
       return;
     }
@@ -359,6 +365,7 @@ export class CronFiring {
       this.deps.onDeferred?.();
       this.deps.onRun?.("Deferred", null);
       await this.releaseBuffered(job.id);
+      await this.deps.onRunEnded?.(job.id);
       log.info(
         { plugin: result.plugin, until: result.until.toISOString(), reason: result.reason },
         "slot deferred by plugin",

@@ -104,7 +104,7 @@ export async function activeRuns(tx: Executor, ids: readonly bigint[]): Promise<
  */
 export async function advanceJobs(
   tx: Executor,
-  updates: readonly { id: bigint; nextFireAt: Date | null; runCount: number }[],
+  updates: readonly { id: bigint; nextFireAt: Date | null; runCount: number; skipRemaining: number }[],
   at: Date,
 ): Promise<void> {
   for (let i = 0; i < updates.length; i += 1_000) {
@@ -113,12 +113,12 @@ export async function advanceJobs(
         .slice(i, i + 1_000)
         .map(
           (u) =>
-            sql`(${String(u.id)}::bigint, ${u.nextFireAt?.toISOString() ?? null}::timestamptz, ${u.runCount}::int)`,
+            sql`(${String(u.id)}::bigint, ${u.nextFireAt?.toISOString() ?? null}::timestamptz, ${u.runCount}::int, ${u.skipRemaining}::int)`,
         ),
       sql`, `,
     );
-    await tx.execute(sql`update cron_jobs as j set next_fire_at = v.next_fire_at, run_count = v.run_count, updated_at = ${at.toISOString()}::timestamptz
-      from (values ${values}) as v(id, next_fire_at, run_count) where j.id = v.id`);
+    await tx.execute(sql`update cron_jobs as j set next_fire_at = v.next_fire_at, run_count = v.run_count, skip_remaining = v.skip_remaining, updated_at = ${at.toISOString()}::timestamptz
+      from (values ${values}) as v(id, next_fire_at, run_count, skip_remaining) where j.id = v.id`);
   }
 }
 

@@ -2,12 +2,15 @@ import type { Clock } from "../clock.ts";
 import type { Db } from "../db/client.ts";
 import type { Logger } from "../log.ts";
 import type { CronFiring } from "./firing.ts";
+import type { BackfillRunner } from "./backfill-runner.ts";
 import { findJob, staleClaims, takeOverClaim } from "./queries.ts";
 import { startSweeper, type Sweeper } from "../scheduler/sweeper.ts";
 
 export interface RecoveryOptions {
   db: Db;
   firing: CronFiring;
+  /** Continues backfills whose last run ended on an instance that stopped before continuing. */
+  backfill: BackfillRunner;
   clock: Clock;
   log: Logger;
   instanceName: string;
@@ -36,7 +39,10 @@ export class ClaimRecovery {
       clock: this.options.clock,
       log: this.options.log,
       intervalMs: this.options.intervalMs,
-      sweep: () => this.sweep(),
+      sweep: async () => {
+        await this.sweep();
+        await this.options.backfill.sweep();
+      },
     });
   }
 

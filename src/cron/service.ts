@@ -24,6 +24,8 @@ import { IN_PROCESS, listRevisions, recordRevision, revisionView, type Actor, ty
 import { lastRuns, listRuns, pageJobs, runTimeline, type LastRun, type TimelineLane } from "./ledger-reads.ts";
 import { assertCron, assertTimezone, nextSlot, parseEvery, previewSlots, type Schedule } from "./schedule.ts";
 import { jobView, runView, type JobView, type RunView } from "./views.ts";
+import { requestBackfill, requestSkip, type BackfillView } from "./backfill-service.ts";
+import { dropBackfill } from "./backfill-queries.ts";
 
 // CPU a preview may take on the daemon's thread; past it the preview returns the slots found so far.
 const PREVIEW_BUDGET_MS = 100;
@@ -35,6 +37,8 @@ export interface CronServiceDeps {
   onChange: () => void;
   /** Claims a manual run of the job now and starts its chain; resolves to the claimed run. */
   fireNow: (jobId: bigint) => Promise<CronJobRunRow>;
+  /** Starts what the job's overlap policy allows of its queued backfill slots. */
+  continueBackfill: (jobId: bigint) => Promise<void>;
 }
 
 /** Cron jobs and heartbeats: definitions and their ledger, as the API and CLI see them. */
@@ -174,6 +178,8 @@ export class CronService {
     await this.change(async (tx, now) => {
       const [job] = await lockJobs(tx, [jobId]);
       if (!job || !(await softDeleteJob(tx, jobId, now))) throw notFound(id);
+      // Its queued backfill slots go with it (they have no run yet, so no history is lost).
+      await dropBackfill(tx, [jobId]);
       return { action: "delete", actor, at: now, before: job, after: { ...job, deletedAt: now, nextFireAt: null } };
     });
   }
@@ -216,6 +222,8 @@ export class CronService {
       });
       return { action: "resume", actor, at: now, before: job, after: after! };
     });
+    // A backfill queued while the job was paused continues.
+    await this.deps.continueBackfill(jobId);
     return jobView(row);
   }
 
@@ -223,6 +231,18 @@ export class CronService {
   async trigger(id: string): Promise<RunView> {
     const job = await this.require(id);
     return runView(await this.deps.fireNow(job.id));
+  }
+
+  /** Runs the job's slots of a past range through the chain (trigger `backfill`), each once. */
+  async backfill(id: string, raw: unknown, actor: Actor = IN_PROCESS): Promise<BackfillView> {
+    return requestBackfill(this.deps, id, raw, actor);
+  }
+
+  /** Skips the job's next slots (a count, or until a time), each recorded Skipped when it comes. */
+  async skip(id: string, raw: unknown, actor: Actor = IN_PROCESS): Promise<JobView> {
+    const view = await requestSkip(this.deps, id, raw, actor);
+    this.deps.onChange();
+    return view;
   }
 
   async runs(filter: {

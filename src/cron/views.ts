@@ -37,6 +37,11 @@ export function jobView(job: CronJobRow) {
     endsAt: iso(job.endsAt),
     maxRuns: job.maxRuns,
     runCount: job.runCount,
+    // `cron skip`: slots still to be recorded Skipped instead of running (null when none).
+    skip:
+      job.skipRemaining > 0 || job.skipUntil
+        ? { remaining: job.skipRemaining, until: iso(job.skipUntil), reason: job.skipReason }
+        : null,
     nextFireAt: iso(job.nextFireAt),
     createdAt: iso(job.createdAt),
     updatedAt: iso(job.updatedAt),

@@ -4,6 +4,7 @@ import type { ApiServices } from "../api/app.ts";
 import type { Clock } from "../clock.ts";
 import type { Config } from "../config/load.ts";
 import { CronFiring } from "../cron/firing.ts";
+import { BackfillRunner } from "../cron/backfill-runner.ts";
 import { startMissionWorker, type MissionWorker } from "../cron/missions.ts";
 import { databaseNow } from "../cron/queries.ts";
 import { ClaimRecovery } from "../cron/recovery.ts";
@@ -62,6 +63,7 @@ export interface Foundation {
 
 export interface Services extends Foundation {
   firing: CronFiring;
+  backfill: BackfillRunner;
   cron: CronService;
   notifyDelivery: NotifyDelivery;
   notify: NotifyService;
@@ -131,6 +133,7 @@ export function wireServices(env: DaemonEnv, base: Foundation): Services {
   const { instanceName } = config;
   let scheduler: Scheduler | undefined = undefined;
   const poke = () => scheduler?.poke();
+  let backfill: BackfillRunner | undefined = undefined;
   const firing = new CronFiring({
     db,
     boss,
@@ -140,8 +143,23 @@ export function wireServices(env: DaemonEnv, base: Foundation): Services {
     instanceName,
     onDeferred: poke,
     onRun: (status, latenessMs) => base.metrics.run(status, latenessMs),
+    onRunEnded: (jobId) => backfill!.continue(jobId),
   });
-  const cron = new CronService({ db, clock, onChange: poke, fireNow: (id) => firing.fireNow(id) });
+  backfill = new BackfillRunner({
+    db,
+    clock,
+    log,
+    instanceName,
+    start: (job, run) => firing.resume(job, run),
+    onRun: (status) => base.metrics.run(status, null),
+  });
+  const cron = new CronService({
+    db,
+    clock,
+    onChange: poke,
+    fireNow: (id) => firing.fireNow(id),
+    continueBackfill: (id) => backfill.continue(id),
+  });
   const notifyDelivery = new NotifyDelivery({
     db,
     boss,
@@ -187,6 +205,7 @@ export function wireServices(env: DaemonEnv, base: Foundation): Services {
   const recovery = new ClaimRecovery({
     db,
     firing,
+    backfill,
     clock,
     log,
     instanceName,
@@ -194,7 +213,7 @@ export function wireServices(env: DaemonEnv, base: Foundation): Services {
     intervalMs: config.scheduler.pollIntervalMs,
   });
   const jobsFiles = new JobsFilesService({ db, clock, log, onChange: poke, files: config.jobsFiles });
-  return { ...base, firing, cron, notifyDelivery, notify, todos, clears, scheduler, recovery, jobsFiles };
+  return { ...base, firing, backfill, cron, notifyDelivery, notify, todos, clears, scheduler, recovery, jobsFiles };
 }
 
 const detach = (env: DaemonEnv, work: Promise<unknown>) =>
@@ -223,7 +242,10 @@ export async function startWorkers(env: DaemonEnv, s: Services): Promise<Workers
     executorFor,
     detach: (work) => detach(env, work),
     onRun: (status) => s.metrics.run(status),
-    onRunEnded: (jobId) => s.firing.releaseBuffered(jobId),
+    onRunEnded: async (jobId) => {
+      await s.firing.releaseBuffered(jobId);
+      await s.backfill.continue(jobId);
+    },
   });
   const deliveries = await startNotifyWorker({
     db,

@@ -123,6 +123,26 @@ export function bodyExamples(options: {
       valid: [{ note: "maintenance" }, {}, { until: "2030-01-01T00:00:00Z", note: "until the new year" }],
       invalid: [{ note: 5 }, { note: "x".repeat(1001) }, { reason: "x" }, { until: "soon" }],
     },
+    "POST /v1/cron-jobs/:id/backfill": {
+      valid: [
+        { from: "2026-01-01T00:00:00Z", to: "2026-01-02T00:00:00Z" },
+        { from: "2026-01-01T00:00:00+02:00", to: "2026-01-01T06:00:00+02:00", max: 1000, dryRun: true },
+      ],
+      invalid: [
+        { from: "yesterday", to: "2026-01-02T00:00:00Z" },
+        { from: "2026-01-01T00:00:00Z" },
+        { from: "2026-01-01T00:00:00Z", to: "2026-01-02T00:00:00Z", max: 1001 },
+        { from: "2026-01-01T00:00:00Z", to: "2026-01-02T00:00:00Z", max: 0 },
+        { from: "2026-01-01T00:00:00Z", to: "2026-01-02T00:00:00Z", dryRun: "yes" },
+        { from: "2026-01-01T00:00:00Z", to: "2026-01-02T00:00:00Z", slots: 3 },
+      ],
+      refinementOnly: [{ from: "2026-01-02T00:00:00Z", to: "2026-01-01T00:00:00Z" }],
+    },
+    "POST /v1/cron-jobs/:id/skip": {
+      valid: [{ count: 3, reason: "holiday" }, { until: "2099-01-01T00:00:00Z" }, { cancel: true }, { count: 0 }],
+      invalid: [{ count: -1 }, { count: 1.5 }, { until: "soon" }, { count: 1, reason: "" }, { count: 1, why: "x" }],
+      refinementOnly: [{}, { count: 2, until: "2099-01-01T00:00:00Z" }, { reason: "only a reason" }],
+    },
     "POST /v1/sessions": {
       valid: [{ id: "s-new", agentId: "a1", kind: "channel" }, { agentId: "a1" }],
       invalid: [

@@ -127,6 +127,15 @@ describe("claiming a slot", () => {
     expect(plan.nextFireAt).toEqual(new Date(t0 + 86_401_000));
   });
 
+  it("records a slot covered by cron skip as Skipped with the reason, counting it down, and runs nothing", () => {
+    const plan = planSlotClaim(job({ skipRemaining: 2, skipReason: "holiday" }), new Date(t0), t0 + 5, "i1")!;
+    expect(plan.rows).toMatchObject([{ status: "Skipped", reason: "skipped on request (1 more to skip): holiday" }]);
+    expect(plan).toMatchObject({ skipRemaining: 1, runCount: 0, nextFireAt: new Date(t0 + 1000) });
+    const until = planSlotClaim(job({ skipUntil: new Date(t0 + 1000) }), new Date(t0), t0 + 5, "i1")!;
+    expect(until.rows).toMatchObject([{ status: "Skipped" }]);
+    expect(until.skipRemaining).toBe(0);
+  });
+
   it("skips a beat outside its active hours, in the job's time zone", () => {
     // t0 is 01:00 in Berlin: outside 09:00-18:00, inside 22:00-06:00.
     const day = planSlotClaim(

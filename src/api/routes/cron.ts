@@ -8,6 +8,7 @@ import {
   runsQuery,
   timelineQuery,
 } from "../../cron/input.ts";
+import { backfillInput, BACKFILL_DEFAULT_MAX, BACKFILL_HARD_MAX, skipInput } from "../../cron/backfill.ts";
 import { idParams } from "../params.ts";
 import { route } from "../route.ts";
 
@@ -124,6 +125,36 @@ export const cronRoutes = [
     status: 201,
     ok: { 201: "The run" },
     handler: async ({ services, params }) => services.cron.trigger(params.id),
+  }),
+  route({
+    method: "POST",
+    url: "/v1/cron-jobs/:id/backfill",
+    tag: "cron",
+    scope: "operator",
+    summary: "Run the job's slots of a past range (trigger `backfill`)",
+    description: `The job's own schedule with from ≤ slot < to; \`to\` must not be in the future. Each slot goes through the cronJobFiring chain once: a slot that already has a run (any status) is left alone and reported as \`exists\`. Under overlap \`allow\` the slots start at once; under any other policy one at a time, each when the job has no run going. A range with more than \`max\` slots (default ${BACKFILL_DEFAULT_MAX}, at most ${BACKFILL_HARD_MAX}) is refused. \`dryRun\` lists the slots and writes nothing.`,
+    params: jobParams,
+    body: backfillInput,
+    // An unknown job answers 404 before the body is looked at.
+    bodyCheckedByHandler: true,
+    ok: {
+      200: "`{ jobId, from, to, dryRun, slots: [{ scheduledFor, outcome, runId, status }] }`; outcome is `started`, `queued`, `exists` or `already queued`",
+    },
+    handler: async ({ services, params, body, actor }) => services.cron.backfill(params.id, body, actor),
+  }),
+  route({
+    method: "POST",
+    url: "/v1/cron-jobs/:id/skip",
+    tag: "cron",
+    scope: "operator",
+    summary: "Skip the job's next slots (a count, or until a time)",
+    description:
+      "Give exactly one of `count` (the next N slots), `until` (every slot before it) or `cancel: true` (count 0 cancels too). Each skipped slot is recorded Skipped with `reason` when it comes, exactly once, like any slot.",
+    params: jobParams,
+    body: skipInput,
+    bodyCheckedByHandler: true,
+    ok: { 200: "The job, with `skip: { remaining, until, reason }` (null when nothing is to be skipped)" },
+    handler: async ({ services, params, body, actor }) => services.cron.skip(params.id, body, actor),
   }),
   route({
     method: "GET",

@@ -3,8 +3,10 @@ import { previewSlots, assertCron, parseEvery, type Schedule } from "../../cron/
 import type { JobView, RunView } from "../../cron/views.ts";
 import { CATCHUP_POLICIES, JOB_KINDS, OVERLAP_POLICIES } from "../../db/schema/enums.ts";
 import { registerExport } from "./apply.ts";
-import { positiveInt, UsageError, type CliContext } from "../context.ts";
+import { nonNegativeInt, positiveInt, UsageError, type CliContext } from "../context.ts";
 import { fields, table } from "../format.ts";
+import { BACKFILL_DEFAULT_MAX, BACKFILL_HARD_MAX } from "../../cron/backfill.ts";
+import type { BackfillView } from "../../cron/backfill-service.ts";
 import { registerCronEdit } from "./cron-edit.ts";
 
 /** `missiond cron …`: cron jobs and heartbeats. */
@@ -17,6 +19,8 @@ export function registerCron(program: Command, ctx: CliContext): void {
   pause(cron, ctx);
   resume(cron, ctx);
   trigger(cron, ctx);
+  backfill(cron, ctx);
+  skip(cron, ctx);
   remove(cron, ctx);
   preview(cron, ctx);
   registerExport(cron, ctx);
@@ -130,7 +134,7 @@ function show(cron: Command, ctx: CliContext): void {
     .description("show one cron job")
     .action(async (id: string) => {
       const job = await ctx.client().get<JobView>(jobPath(id));
-      ctx.print(job, () => fields(job, 14));
+      ctx.print(job, () => fields({ ...job, skip: job.skip && skipSummary(job.skip) }, 14));
     });
 }
 
@@ -171,6 +175,78 @@ function trigger(cron: Command, ctx: CliContext): void {
       const run = await ctx.client().post<RunView>(jobPath(id, "/trigger"), {});
       ctx.print(run, () => `triggered run ${run.id} of cron job ${run.cronJobId}`);
     });
+}
+
+function backfill(cron: Command, ctx: CliContext): void {
+  cron
+    .command("backfill <id>")
+    .description("run the job's slots of a past range through the plugin chain, each once (trigger backfill)")
+    .requiredOption("--from <iso>", "first instant of the range (ISO 8601 with offset), inclusive")
+    .requiredOption("--to <iso>", "end of the range, exclusive; not in the future")
+    .option(
+      "--max <n>",
+      `refuse a range with more slots than this (default ${BACKFILL_DEFAULT_MAX}, at most ${BACKFILL_HARD_MAX})`,
+      positiveInt,
+    )
+    .option("--dry-run", "list the slots and what would happen; write nothing")
+    .action(async (id: string, opts: { from: string; to: string; max?: number; dryRun?: boolean }) => {
+      const result = await ctx.client().post<BackfillView>(jobPath(id, "/backfill"), {
+        from: opts.from,
+        to: opts.to,
+        ...(opts.max !== undefined ? { max: opts.max } : {}),
+        dryRun: Boolean(opts.dryRun),
+      });
+      ctx.print(result, () => backfillText(result));
+    });
+}
+
+function backfillText(result: BackfillView): string {
+  if (result.slots.length === 0) return `no slot of cron job ${result.jobId} in [${result.from}, ${result.to})`;
+  const counts = new Map<string, number>();
+  for (const s of result.slots) counts.set(s.outcome, (counts.get(s.outcome) ?? 0) + 1);
+  const runs = result.slots.filter((s) => s.outcome === "started" || s.outcome === "queued").length;
+  const head = result.dryRun
+    ? `dry run: ${runs} of ${result.slots.length} slot(s) would run; nothing written`
+    : [...counts].map(([outcome, n]) => `${n} ${outcome}`).join(", ");
+  const rows = result.slots.map((s) => [
+    s.scheduledFor,
+    result.dryRun && s.outcome === "queued" ? "would run" : s.outcome,
+    s.runId ?? "",
+    s.status ?? "",
+  ]);
+  return `${head}\n${table(["SLOT", "OUTCOME", "RUN", "STATUS"], rows)}`;
+}
+
+function skip(cron: Command, ctx: CliContext): void {
+  cron
+    .command("skip <id>")
+    .description("skip the job's next slots: each is recorded Skipped with the reason when it comes")
+    .option("--count <n>", "the next n slots (0 cancels)", nonNegativeInt)
+    .option("--until <iso>", "every slot before this instant")
+    .option("--reason <text>", "why (recorded on each Skipped run)")
+    .option("--cancel", "cancel the skip request")
+    .action(async (id: string, opts: { count?: number; until?: string; reason?: string; cancel?: boolean }) => {
+      const given = [opts.count !== undefined, opts.until !== undefined, Boolean(opts.cancel)].filter(Boolean);
+      if (given.length !== 1) throw new UsageError("give exactly one of --count, --until or --cancel");
+      const job = await ctx.client().post<JobView>(jobPath(id, "/skip"), {
+        ...(opts.count !== undefined ? { count: opts.count } : {}),
+        ...(opts.until !== undefined ? { until: opts.until } : {}),
+        ...(opts.cancel ? { cancel: true } : {}),
+        ...(opts.reason !== undefined ? { reason: opts.reason } : {}),
+      });
+      ctx.print(job, () => skipText(job));
+    });
+}
+
+/** "the next 2 slot(s) (why)" or "every slot before T (why)". */
+function skipSummary(skip: NonNullable<JobView["skip"]>): string {
+  const what = skip.until ? `every slot before ${skip.until}` : `the next ${skip.remaining} slot(s)`;
+  return `${what}${skip.reason ? ` (${skip.reason})` : ""}`;
+}
+
+function skipText(job: JobView): string {
+  if (!job.skip) return `cron job ${job.id} "${job.name}" skips nothing; next fire ${job.nextFireAt ?? "never"}`;
+  return `cron job ${job.id} "${job.name}" skips ${skipSummary(job.skip)}`;
 }
 
 function remove(cron: Command, ctx: CliContext): void {
