@@ -1,5 +1,6 @@
 import { loadConfig, type Config } from "../config/load.ts";
 import { isMissiondError } from "../errors.ts";
+import { describeRetention } from "../retention/config.ts";
 import { EXIT, type CliIo } from "./io.ts";
 
 export interface ConfigCheckOptions {
@@ -68,6 +69,9 @@ export function configCheck(io: CliIo, options: ConfigCheckOptions = {}): number
     "",
     "effective configuration:",
     ...rows.map(([key, value]) => `  ${key.padEnd(width)}  ${value}`),
+    "",
+    "retention (0 keeps forever):",
+    ...describeRetention(config.retention).map((line) => `  ${line}`),
   ];
   io.stdout(`${out.join("\n")}\n`);
   return EXIT.OK;

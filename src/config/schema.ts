@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { parseDuration } from "../duration.ts";
 import { agentSchema } from "../executors/agent-config.ts";
+import { retentionSchema } from "../retention/config.ts";
 
 /** A duration given as milliseconds or as text such as "30s", "5m"; always compiled to ms. */
 const durationMs: z.ZodType<number, number | string> = z
@@ -78,6 +79,7 @@ export const fileSchema = z
       })
       .strict()
       .default({ max_delay: 30 * 86_400_000 }),
+    retention: retentionSchema,
   })
   .strict();
 
