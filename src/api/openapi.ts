@@ -52,6 +52,7 @@ const STATUS_TEXT: Record<number, string> = {
   401: "Missing or wrong bearer token (TCP listeners only; the Unix socket needs none)",
   404: "No such object, or no such route",
   409: "Conflicts with the object's current state",
+  410: "What the cursor points after was removed by retention (`error.oldestCursor` is the oldest still valid)",
   413: "The body is larger than the limit",
   415: "The content type is not supported (send application/json)",
 };

@@ -8,6 +8,8 @@ import { ping, type Database } from "../db/client.ts";
 import { Metrics } from "../metrics.ts";
 import { countPending, overdueTimers } from "../notify/queries.ts";
 import type { Plugins } from "../plugins/service.ts";
+import type { Pruner } from "../retention/pruner.ts";
+import { oldestRows } from "../retention/rows.ts";
 import type { Scheduler } from "../scheduler/scheduler.ts";
 import { claimLeaseMs } from "./leases.ts";
 
@@ -34,6 +36,16 @@ export function daemonMetrics(parts: {
     schedulerPending: () => scheduler()?.pending ?? 0,
     pendingTimers: () => countPending(database.db),
     clockSkewMs: () => scheduler()?.skewMs ?? 0,
+    oldestRowSeconds: async () => {
+      const now = clock.now();
+      const oldest = await oldestRows(database.db);
+      return Object.fromEntries(
+        Object.entries(oldest).map(([kind, at]) => [
+          kind,
+          at === null ? null : Math.max(0, (now - at.getTime()) / 1000),
+        ]),
+      );
+    },
   });
 }
 
@@ -44,11 +56,12 @@ export interface HealthParts {
   boss: PgBoss;
   plugins: Plugins;
   scheduler: Scheduler;
+  pruner: Pruner;
 }
 
 /** `missiond doctor`: what is late, stuck, failing or misconfigured; `ok` when nothing is. */
 export function doctor(parts: HealthParts): () => Promise<Record<string, unknown> & { ok: boolean }> {
-  const { config, clock, database, plugins, scheduler } = parts;
+  const { config, clock, database, plugins, scheduler, pruner } = parts;
   // Past the longest cronJobFiring chain plus a margin, a Claimed row has lost its chain.
   const claimedMs = claimLeaseMs(plugins.chain, config.plugins, "cronJobFiring");
   return async () => {
@@ -63,6 +76,7 @@ export function doctor(parts: HealthParts): () => Promise<Record<string, unknown
       .list()
       .filter((p) => p.state !== "active")
       .map((p) => ({ name: p.name, state: p.state, error: p.error }));
+    const retentionLag = await pruner.lagging();
     const skewMs = scheduler.skewMs;
     const schedulerArmed = scheduler.isArmed;
     const ok =
@@ -72,12 +86,14 @@ export function doctor(parts: HealthParts): () => Promise<Record<string, unknown
       cronFindings.failingAgents.length === 0 &&
       lateTimers.length === 0 &&
       pluginProblems.length === 0 &&
+      retentionLag.length === 0 &&
       Math.abs(skewMs) <= SKEW_TOLERANCE_MS;
     return {
       ok,
       ...cronFindings,
       overdueTimers: lateTimers,
       plugins: pluginProblems,
+      retentionLag,
       clockSkewMs: skewMs,
       schedulerArmed,
     };

@@ -21,6 +21,7 @@ import { NotifyService } from "../notify/service.ts";
 import { wakeSchedulersIfDueSoon } from "../notify/wake.ts";
 import { startNotifyWorker, type NotifyWorker } from "../notify/worker.ts";
 import { Plugins } from "../plugins/service.ts";
+import { Pruner } from "../retention/pruner.ts";
 import { Scheduler } from "../scheduler/scheduler.ts";
 import { startSweeper, type Sweeper } from "../scheduler/sweeper.ts";
 import { ClearService } from "../sessions/clears.ts";
@@ -64,6 +65,7 @@ export interface Services extends Foundation {
   scheduler: Scheduler;
   recovery: ClaimRecovery;
   agents: AgentService;
+  pruner: Pruner;
 }
 
 export async function startPlugins(
@@ -170,7 +172,14 @@ export function wireServices(env: DaemonEnv, base: Foundation): Services {
   });
   const agentsBase = config.configFile ? dirname(config.configFile) : config.stateDir;
   const agents = new AgentService(db, config.agents, agentsBase, () => clock.now());
-  return { ...base, firing, cron, notifyDelivery, notify, todos, clears, scheduler, recovery, agents };
+  const pruner = new Pruner({
+    database,
+    retention: config.retention,
+    clock,
+    log,
+    onPruned: (kind, count) => base.metrics.pruned(kind, count),
+  });
+  return { ...base, firing, cron, notifyDelivery, notify, todos, clears, scheduler, recovery, agents, pruner };
 }
 
 const detach = (env: DaemonEnv, work: Promise<unknown>) =>
