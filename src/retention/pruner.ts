@@ -16,6 +16,8 @@ const PRUNE_LOCK_KEY = 7_061_000_002;
 const BATCH_ROWS = 1_000;
 const BATCH_PAUSE_MS = 50;
 
+const FIRST_PASS_AFTER_MS = 60_000;
+
 // On the embedded database nothing vacuums by itself: past this many deleted rows in a pass the
 // space is marked reusable, so the data directory stops growing at a steady state.
 const VACUUM_AFTER_ROWS = 10_000;
@@ -88,6 +90,8 @@ export class Pruner {
       clock,
       log,
       intervalMs: retention.pruneIntervalMs,
+      // Not at once: a starting daemon catches up on missed slots first.
+      firstDelayMs: Math.min(retention.pruneIntervalMs, FIRST_PASS_AFTER_MS),
       sweep: () => this.runPass(),
     });
   }
