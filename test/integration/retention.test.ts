@@ -1,10 +1,11 @@
 import { sql } from "drizzle-orm";
+import postgres from "postgres";
 import { describe, expect, it } from "vitest";
 import { rows } from "../../src/db/client.ts";
 import type { Daemon } from "../../src/daemon/daemon.ts";
 import { backendName } from "../helpers/db.ts";
 import { daemonPerTest } from "../helpers/daemon.ts";
-import { insertRunRows, type RunRow } from "../helpers/ledger.ts";
+import { insertManyRuns, insertRunRows, type RunRow } from "../helpers/ledger.ts";
 
 const t = daemonPerTest();
 
@@ -103,5 +104,46 @@ describe(`retention: runs (${backendName})`, () => {
     const result = await daemon.services.pruner.runPass();
     expect(result.pruned.runs + result.pruned.failed_runs).toBe(2_500);
     expect(await rollups(daemon)).toEqual([...expected].map(([k, n]) => `${k} ${n}`).sort());
+  });
+});
+
+describe(`retention: one pruner at a time, space given back (${backendName})`, () => {
+  it.skipIf(backendName !== "postgres")("skips a pass while another instance holds the pruning lock", async () => {
+    const daemon = await withRetention(`runs = "1d"\nruns_keep_last = 0`);
+    const job = await quietJob(daemon, "locked");
+    await insertRunRows(daemon.services.database.db, [
+      { jobId: job.id, scheduledFor: daysAgo(5), status: "Succeeded" },
+    ]);
+    const other = postgres(t.db.url!, { max: 1, onnotice: () => {} });
+    try {
+      await other`select pg_advisory_lock(7061000002)`;
+      expect(await daemon.services.pruner.runPass()).toMatchObject({ skipped: true, pruned: { runs: 0 } });
+      await other`select pg_advisory_unlock(7061000002)`;
+      expect(await daemon.services.pruner.runPass()).toMatchObject({ skipped: false, pruned: { runs: 1 } });
+    } finally {
+      await other.end();
+    }
+  });
+
+  it("vacuums the embedded database after a pass that removed many rows", async () => {
+    const daemon = await withRetention(`runs = "1d"\nruns_keep_last = 0\nfailed_runs = "1d"`);
+    const job = await quietJob(daemon, "many");
+    await insertManyRuns(daemon.services.database.db, {
+      jobIds: [job.id],
+      perJob: 10_000,
+      end: daysAgo(3),
+      everyMs: 1_000,
+    });
+    const result = await daemon.services.pruner.runPass();
+    expect(result.pruned.runs + result.pruned.failed_runs).toBe(10_000);
+    // Postgres's autovacuum does this on a server.
+    expect(result.vacuumed).toBe(backendName === "pglite");
+  });
+
+  it("sets pg-boss's deletion of finished missions from the runs retention", async () => {
+    const daemon = await withRetention(`runs = "2d"\nfailed_runs = "3d"`);
+    const { boss } = daemon.services;
+    expect(await boss.getQueue("missions")).toMatchObject({ deleteAfterSeconds: 172_800 });
+    expect(await boss.getQueue("missions.dead")).toMatchObject({ deleteAfterSeconds: 259_200 });
   });
 });
