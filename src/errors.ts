@@ -11,6 +11,7 @@ export const ERROR_CODES = {
   FORBIDDEN: 403,
   NOT_FOUND: 404,
   CONFLICT: 409,
+  GONE: 410,
   PAYLOAD_TOO_LARGE: 413,
   CONFIG_INVALID: 500,
   DATA_DIR_LOCKED: 500,
@@ -23,11 +24,18 @@ export type ErrorCode = keyof typeof ERROR_CODES;
 
 export class MissiondError extends Error {
   readonly code: ErrorCode;
+  /** Extra fields of the API's error body (GONE: the oldest cursor still valid). */
+  readonly details: Readonly<Record<string, string>> | undefined;
 
-  constructor(code: ErrorCode, message: string, options?: { cause?: unknown }) {
+  constructor(
+    code: ErrorCode,
+    message: string,
+    options?: { cause?: unknown; details?: Readonly<Record<string, string>> },
+  ) {
     super(message, options);
     this.name = "MissiondError";
     this.code = code;
+    this.details = options?.details;
   }
 
   get status(): number {

@@ -8,6 +8,8 @@ export interface MetricSources {
   schedulerPending(): number;
   pendingTimers(): Promise<number>;
   clockSkewMs(): number;
+  /** Per retention kind, the age of its oldest row in seconds (null when it has none). */
+  oldestRowSeconds(): Promise<Record<string, number | null>>;
 }
 
 /**
@@ -23,6 +25,7 @@ export class Metrics {
   private readonly chainDuration: Histogram<"hook">;
   private readonly timers: Counter<"status">;
   private readonly timerLateness: Histogram;
+  private readonly prunedRows: Counter<"kind">;
 
   constructor(sources: MetricSources) {
     collectDefaultMetrics({ register: this.registry, prefix: "missiond_" });
@@ -70,6 +73,24 @@ export class Metrics {
       help: "From a notify timer's due time to its claim",
       buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
       registers,
+    });
+    this.prunedRows = new Counter({
+      name: "missiond_pruned_rows_total",
+      help: "Rows removed by retention, by kind",
+      labelNames: ["kind"],
+      registers,
+    });
+    new Gauge({
+      name: "missiond_oldest_row_seconds",
+      help: "Age of the oldest row of each kind retention prunes (what it holds, not what may go)",
+      labelNames: ["kind"],
+      registers,
+      async collect() {
+        this.reset();
+        for (const [kind, seconds] of Object.entries(await sources.oldestRowSeconds())) {
+          if (seconds !== null) this.set({ kind }, seconds);
+        }
+      },
     });
     new Gauge({
       name: "missiond_notify_pending_timers",
@@ -121,6 +142,10 @@ export class Metrics {
   timer(status: string, latenessMs: number | null): void {
     this.timers.inc({ status });
     if (status === "Claimed" && latenessMs != null) this.timerLateness.observe(latenessMs / 1000);
+  }
+
+  pruned(kind: string, count: number): void {
+    this.prunedRows.inc({ kind }, count);
   }
 
   decision(decision: Decision): void {

@@ -5,7 +5,7 @@ import { isMissiondError, type ErrorCode } from "../errors.ts";
 import { describeIssues } from "../validation.ts";
 
 export interface ErrorBody {
-  error: { code: ErrorCode | string; message: string };
+  error: { code: ErrorCode | string; message: string; [detail: string]: string };
 }
 
 /** Every error leaves the API as `{ error: { code, message } }` with a matching status. */
@@ -13,7 +13,11 @@ export function errorHandler(err: FastifyError | Error, request: FastifyRequest,
   const send = (status: number, code: string, message: string) =>
     void reply.status(status).send({ error: { code, message } } satisfies ErrorBody);
   if (err instanceof ZodError) return send(400, "BAD_REQUEST", describeIssues(err));
-  if (isMissiondError(err)) return send(err.status, err.code, err.message);
+  if (isMissiondError(err)) {
+    return void reply
+      .status(err.status)
+      .send({ error: { ...err.details, code: err.code, message: err.message } } satisfies ErrorBody);
+  }
   const fastifyError = err as FastifyError;
   if (fastifyError.code === "FST_ERR_CTP_INVALID_MEDIA_TYPE") {
     const given = request.headers["content-type"];

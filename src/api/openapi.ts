@@ -53,6 +53,7 @@ const STATUS_TEXT: Record<number, string> = {
   403: "The caller's scope does not include this route (an agent runtime calling an operator route)",
   404: "No such object, or no such route",
   409: "Conflicts with the object's current state",
+  410: "What the cursor points after was removed by retention (`error.oldestCursor` is the oldest still valid)",
   413: "The body is larger than the limit",
   415: "The content type is not supported (send application/json)",
 };

@@ -2,6 +2,7 @@ import { readFileSync } from "node:fs";
 import { loadConfig, type Config } from "../config/load.ts";
 import { isMissiondError } from "../errors.ts";
 import { JobsFileError, parseJobsFiles } from "../jobs-files/parse.ts";
+import { describeRetention } from "../retention/config.ts";
 import { EXIT, type CliIo } from "./io.ts";
 
 export interface ConfigCheckOptions {
@@ -75,6 +76,9 @@ export function configCheck(io: CliIo, options: ConfigCheckOptions = {}): number
     "",
     "effective configuration:",
     ...rows.map(([key, value]) => `  ${key.padEnd(width)}  ${value}`),
+    "",
+    "retention (0 keeps forever):",
+    ...describeRetention(config.retention).map((line) => `  ${line}`),
   ];
   io.stdout(`${out.join("\n")}\n`);
   return EXIT.OK;

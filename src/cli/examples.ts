@@ -58,7 +58,15 @@ export const EXAMPLES: Record<string, readonly string[]> = {
     "missiond apply jobs.toml --json | jq .plan.counts",
   ],
   runs: ["missiond runs ls --status Cancelled"],
-  "runs ls": ["missiond runs ls --job 12 --limit 20", "missiond runs ls --status Missed --json"],
+  "runs ls": [
+    "missiond runs ls --job 12 --limit 20",
+    "missiond runs ls --status Missed --json",
+    "missiond runs ls --summary --from 2030-01-01T00:00:00Z --to 2030-02-01T00:00:00Z",
+  ],
+  "runs export": [
+    "missiond runs export --before 2030-01-01T00:00:00Z | gzip > runs-2029.jsonl.gz",
+    "missiond runs export --before 2030-01-01T00:00:00Z --job 12",
+  ],
   session: ["missiond session ls", "missiond session clear s-42"],
   "session add": ["missiond session add --agent a1 --id s-42", "missiond session add --agent a1 --kind channel --json"],
   "session ls": ["missiond session ls", "missiond session ls --json"],

@@ -7,6 +7,7 @@ import { fileSchema } from "./schema.ts";
 import { compileAgent, type AgentConfig } from "../executors/agent-config.ts";
 import { compileLlm, type LlmConfig } from "../llm/config.ts";
 import { resolveTokens, type ApiTokenConfig } from "./tokens.ts";
+import { compileRetention, type RetentionConfig } from "../retention/config.ts";
 
 export type { AgentConfig };
 
@@ -47,6 +48,7 @@ export interface Config {
   readonly shutdown: { readonly drainBudgetMs: number };
   readonly missions: { readonly concurrency: number; readonly retryLimit: number };
   readonly notify: { readonly maxDelaySeconds: number };
+  readonly retention: RetentionConfig;
   readonly defaultExecutor: "log";
   readonly agents: Readonly<Record<string, AgentConfig>>;
   readonly llm: LlmConfig;
@@ -208,6 +210,7 @@ export function loadConfig(sources: ConfigSources): Config {
     shutdown: { drainBudgetMs: file.shutdown.drain_budget },
     missions: { concurrency: file.missions.concurrency, retryLimit: file.missions.retry_limit },
     notify: { maxDelaySeconds: file.notify.max_delay / 1000 },
+    retention: compileRetention(file.retention, (p) => abs(p, base)),
     defaultExecutor: file.default_executor,
     // A relative command path is relative to the config file, like every other path in it.
     agents: Object.fromEntries(Object.entries(file.agents).map(([id, agent]) => [id, compileAgent(agent, base)])),

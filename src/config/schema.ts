@@ -2,6 +2,7 @@ import { z } from "zod";
 import { parseDuration } from "../duration.ts";
 import { agentSchema } from "../executors/agent-config.ts";
 import { llmSchema } from "../llm/config.ts";
+import { retentionSchema } from "../retention/config.ts";
 
 /** A duration given as milliseconds or as text such as "30s", "5m"; always compiled to ms. */
 const durationMs: z.ZodType<number, number | string> = z
@@ -116,6 +117,7 @@ export const fileSchema = z
       .default({ max_delay: 30 * 86_400_000 }),
     // Model providers for host.llm, host.decide and the llm executor (src/llm/config.ts).
     llm: llmSchema.prefault({}),
+    retention: retentionSchema,
   })
   .strict();
 

@@ -14,6 +14,7 @@ import type { NotifyDelivery } from "../notify/delivery.ts";
 import type { NotifyService } from "../notify/service.ts";
 import type { Decision } from "../plugins/chain.ts";
 import type { Plugins } from "../plugins/service.ts";
+import type { Pruner } from "../retention/pruner.ts";
 import type { Scheduler } from "../scheduler/scheduler.ts";
 import type { ClearService, ClearServiceDeps } from "../sessions/clears.ts";
 import type { SessionService } from "../sessions/service.ts";
@@ -60,6 +61,7 @@ export interface DaemonServices {
   readonly todos: TodoService;
   readonly clears: ClearService;
   readonly scheduler: Scheduler;
+  readonly pruner: Pruner;
   readonly api: FastifyInstance;
 }
 
@@ -117,6 +119,7 @@ export function createDaemon(config: Config, deps: DaemonDeps): Daemon {
       todos: s.todos,
       clears: s.clears,
       scheduler: s.scheduler,
+      pruner: s.pruner,
       api: parts.api,
     });
     setState(

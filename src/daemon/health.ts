@@ -9,6 +9,8 @@ import { Metrics } from "../metrics.ts";
 import { countPending, overdueTimers } from "../notify/queries.ts";
 import type { JobsFilesService } from "../jobs-files/jobs-files.ts";
 import type { Plugins } from "../plugins/service.ts";
+import type { Pruner } from "../retention/pruner.ts";
+import { oldestRows } from "../retention/rows.ts";
 import type { Scheduler } from "../scheduler/scheduler.ts";
 import { claimLeaseMs } from "./leases.ts";
 
@@ -35,6 +37,16 @@ export function daemonMetrics(parts: {
     schedulerPending: () => scheduler()?.pending ?? 0,
     pendingTimers: () => countPending(database.db),
     clockSkewMs: () => scheduler()?.skewMs ?? 0,
+    oldestRowSeconds: async () => {
+      const now = clock.now();
+      const oldest = await oldestRows(database.db);
+      return Object.fromEntries(
+        Object.entries(oldest).map(([kind, at]) => [
+          kind,
+          at === null ? null : Math.max(0, (now - at.getTime()) / 1000),
+        ]),
+      );
+    },
   });
 }
 
@@ -46,11 +58,12 @@ export interface HealthParts {
   plugins: Plugins;
   scheduler: Scheduler;
   jobsFiles: JobsFilesService;
+  pruner: Pruner;
 }
 
 /** `missiond doctor`: what is late, stuck, failing or misconfigured; `ok` when nothing is. */
 export function doctor(parts: HealthParts): () => Promise<Record<string, unknown> & { ok: boolean }> {
-  const { config, clock, database, plugins, scheduler, jobsFiles } = parts;
+  const { config, clock, database, plugins, scheduler, jobsFiles, pruner } = parts;
   // Past the longest cronJobFiring chain plus a margin, a Claimed row has lost its chain.
   const claimedMs = claimLeaseMs(plugins.chain, config.plugins, "cronJobFiring");
   return async () => {
@@ -65,6 +78,7 @@ export function doctor(parts: HealthParts): () => Promise<Record<string, unknown
       .list()
       .filter((p) => p.state !== "active")
       .map((p) => ({ name: p.name, state: p.state, error: p.error }));
+    const retentionLag = await pruner.lagging();
     const skewMs = scheduler.skewMs;
     const schedulerArmed = scheduler.isArmed;
     const jobsFilesState = jobsFiles.state();
@@ -76,12 +90,14 @@ export function doctor(parts: HealthParts): () => Promise<Record<string, unknown
       cronFindings.failingAgents.length === 0 &&
       lateTimers.length === 0 &&
       pluginProblems.length === 0 &&
+      retentionLag.length === 0 &&
       Math.abs(skewMs) <= SKEW_TOLERANCE_MS;
     return {
       ok,
       ...cronFindings,
       overdueTimers: lateTimers,
       plugins: pluginProblems,
+      retentionLag,
       clockSkewMs: skewMs,
       schedulerArmed,
       jobsFiles: jobsFilesState,

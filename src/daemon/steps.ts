@@ -66,6 +66,7 @@ export function daemonSteps(env: DaemonEnv, p: Parts): Step[] {
     { name: "scheduler", status: "arming the scheduler", start: () => armScheduler(s()) },
     { name: "claim recovery", start: async () => startRecovery(s()) },
     { name: "resume sweeper", start: async () => startSweeper(env, s()) },
+    { name: "pruner", start: async () => startPruner(s()) },
     { name: "api", start: async () => buildSocketApi(env, p) },
     { name: "socket", start: () => listenSocket(env, p.api) },
     { name: "tcp", start: () => listenTcp(env, p) },
@@ -95,6 +96,7 @@ async function startPgBoss(env: DaemonEnv, p: Parts): Promise<Stop> {
     log,
     instanceName: config.instanceName,
     retryLimit: config.missions.retryLimit,
+    retention: config.retention,
   });
   p.boss = boss;
   // By then the workers are off (the worker drain); graceful so pg-boss's own loops have ended
@@ -137,6 +139,12 @@ function startSweeper(env: DaemonEnv, s: Services): Stop {
 function startRecovery(s: Services): Stop {
   s.recovery.start();
   return () => s.recovery.stop();
+}
+
+/** Retention: its own loop, never on the claim path; stopped between batches. */
+function startPruner(s: Services): Stop {
+  s.pruner.start();
+  return () => s.pruner.stop();
 }
 
 /** The socket's API: the peer's uid decides each caller's scope (root and the daemon's user are operators). */

@@ -25,6 +25,7 @@ import { wakeSchedulersIfDueSoon } from "../notify/wake.ts";
 import { startNotifyWorker, type NotifyWorker } from "../notify/worker.ts";
 import { PeerMessages } from "../plugins/host-peer.ts";
 import { Plugins } from "../plugins/service.ts";
+import { Pruner } from "../retention/pruner.ts";
 import { Scheduler } from "../scheduler/scheduler.ts";
 import { startSweeper, type Sweeper } from "../scheduler/sweeper.ts";
 import { ClearService } from "../sessions/clears.ts";
@@ -72,6 +73,7 @@ export interface Services extends Foundation {
   scheduler: Scheduler;
   recovery: ClaimRecovery;
   jobsFiles: JobsFilesService;
+  pruner: Pruner;
 }
 
 export async function startPlugins(
@@ -213,7 +215,27 @@ export function wireServices(env: DaemonEnv, base: Foundation): Services {
     intervalMs: config.scheduler.pollIntervalMs,
   });
   const jobsFiles = new JobsFilesService({ db, clock, log, onChange: poke, files: config.jobsFiles });
-  return { ...base, firing, backfill, cron, notifyDelivery, notify, todos, clears, scheduler, recovery, jobsFiles };
+  const pruner = new Pruner({
+    database,
+    retention: config.retention,
+    clock,
+    log,
+    onPruned: (kind, count) => base.metrics.pruned(kind, count),
+  });
+  return {
+    ...base,
+    firing,
+    backfill,
+    cron,
+    notifyDelivery,
+    notify,
+    todos,
+    clears,
+    scheduler,
+    recovery,
+    jobsFiles,
+    pruner,
+  };
 }
 
 const detach = (env: DaemonEnv, work: Promise<unknown>) =>

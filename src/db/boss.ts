@@ -1,5 +1,6 @@
 import { fromPglite, PgBoss } from "pg-boss";
 import type { Logger } from "../log.ts";
+import type { RetentionConfig } from "../retention/config.ts";
 import type { Database } from "./client.ts";
 
 export const MISSIONS_QUEUE = "missions";
@@ -13,6 +14,22 @@ export interface BossOptions {
   log: Logger;
   instanceName: string;
   retryLimit: number;
+  retention: RetentionConfig;
+}
+
+// pg-boss's own default for finished jobs; also the longest we keep them.
+const BOSS_DELETE_AFTER_SECONDS = 7 * 86_400;
+
+/**
+ * How long pg-boss keeps a finished job. The ledger is the record: a mission or delivery job is
+ * transport, so it goes no later than the run it carried (and no later than pg-boss's own week);
+ * dead letters, the deliveries that failed, follow failed_runs. 0 ("forever") keeps the week:
+ * pg-boss's 0 would keep every job for ever.
+ */
+export function bossDeleteAfterSeconds(retention: RetentionConfig): { finished: number; dead: number } {
+  const cap = (ms: number) =>
+    ms === 0 ? BOSS_DELETE_AFTER_SECONDS : Math.max(1, Math.min(BOSS_DELETE_AFTER_SECONDS, Math.ceil(ms / 1000)));
+  return { finished: cap(retention.runsMs), dead: cap(retention.failedRunsMs) };
 }
 
 /**
@@ -36,12 +53,15 @@ export async function startBoss(options: BossOptions): Promise<PgBoss> {
   boss.on("error", (err) => log.error({ err, component: "pg-boss" }, "pg-boss error"));
   boss.on("warning", (warning) => log.warn({ component: "pg-boss", warning }, "pg-boss warning"));
   await boss.start();
-  // createQueue is idempotent; a dead-letter queue keeps deliveries that exhausted their retries.
+  const keep = bossDeleteAfterSeconds(options.retention);
+  // createQueue is idempotent (it leaves an existing queue as it is, so the retention is applied
+  // with updateQueue); a dead-letter queue keeps deliveries that exhausted their retries.
   for (const [queue, dead] of [
     [MISSIONS_QUEUE, MISSIONS_DEAD_QUEUE],
     [NOTIFY_QUEUE, NOTIFY_DEAD_QUEUE],
   ] as const) {
     await boss.createQueue(dead);
+    await boss.updateQueue(dead, { deleteAfterSeconds: keep.dead });
     await boss.createQueue(queue, {
       retryLimit: options.retryLimit,
       retryBackoff: true,
@@ -52,7 +72,9 @@ export async function startBoss(options: BossOptions): Promise<PgBoss> {
       // Workers heartbeat their active deliveries; a dead instance's are noticed within this and
       // retried elsewhere (where crash truth closes them Unknown rather than replaying them).
       heartbeatSeconds: 30,
+      deleteAfterSeconds: keep.finished,
     });
+    await boss.updateQueue(queue, { deleteAfterSeconds: keep.finished });
   }
   return boss;
 }

@@ -14,6 +14,8 @@ export function startSweeper(options: {
   clock: Clock;
   log: Logger;
   intervalMs: number;
+  /** Before the first pass (default: none, the first pass runs at once). */
+  firstDelayMs?: number;
   sweep: () => Promise<unknown>;
 }): Sweeper {
   const { clock, log, intervalMs } = options;
@@ -40,7 +42,7 @@ export function startSweeper(options: {
         });
     }, delayMs);
   };
-  schedule(0);
+  schedule(options.firstDelayMs ?? 0);
   return {
     async stop() {
       running = false;

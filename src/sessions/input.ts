@@ -38,7 +38,8 @@ export const clearInput = z.object({ trailingText: z.string().max(100_000).nulla
 
 export const eventsQuery = z
   .object({
-    after: idString("event", "must be an event id (the cursor)").default("0"),
+    // Absent: from the oldest event still kept. A cursor below what retention removed answers 410.
+    after: idString("event", "must be an event id (the cursor)").optional(),
     kind: z.enum(EVENT_KINDS).optional(),
     session: z.string().min(1).max(200).optional(),
     limit: z.coerce.number().int().min(1).max(1000).default(100),

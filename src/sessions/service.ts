@@ -4,6 +4,7 @@ import type { Db } from "../db/client.ts";
 import type { SessionEventRow, SessionMessageRow, SessionRow } from "../db/schema/index.ts";
 import { MissiondError } from "../errors.ts";
 import { validate } from "../validation.ts";
+import { eventsPrunedThrough } from "../retention/rows.ts";
 import { appendMessagesInput, createSessionInput, eventsQuery, readMessagesQuery, relationInput } from "./input.ts";
 import {
   addPeerThread,
@@ -117,13 +118,22 @@ export class SessionService {
   /** Durable events (sessionCleared) after a cursor, oldest first; `next` is the cursor to pass on. */
   async events(rawQuery: unknown = {}): Promise<{ events: EventView[]; next: string }> {
     const query = validate(eventsQuery, rawQuery, "query");
+    const prunedThrough = await eventsPrunedThrough(this.db);
+    if (query.after !== undefined && BigInt(query.after) < prunedThrough) {
+      throw new MissiondError(
+        "GONE",
+        `events after cursor ${query.after} were removed by retention; the oldest cursor still valid is ${prunedThrough}`,
+        { details: { oldestCursor: String(prunedThrough) } },
+      );
+    }
+    const after = query.after ?? String(prunedThrough);
     const found = await listEvents(this.db, {
-      afterId: BigInt(query.after),
+      afterId: BigInt(after),
       kind: query.kind,
       sessionId: query.session,
       limit: query.limit,
     });
-    return { events: found.map(eventView), next: found.length ? String(found.at(-1)!.id) : query.after };
+    return { events: found.map(eventView), next: found.length ? String(found.at(-1)!.id) : after };
   }
 
   /** host.session for plugins: the session the hook fired for, and its transcript. */

@@ -260,6 +260,11 @@ export function queryExamples(): Record<string, Examples<Record<string, string>>
         { from: "2030-01-01T00:00:00Z", to: "2030-01-01T00:00:00Z" },
       ],
     },
+    "GET /v1/run-summary": {
+      valid: [{}, { from: "2030-01-01T00:00:00Z", to: "2030-02-01T00:00:00Z", jobId: "3" }],
+      invalid: [{ jobId: "abc" }, { to: "2030-01-01" }, { status: "Failed" }],
+      refinementOnly: [{ from: "2030-01-02T00:00:00Z", to: "2030-01-01T00:00:00Z" }, { jobId: "9223372036854775808" }],
+    },
     "GET /v1/run-timeline": {
       valid: [
         { from: "2030-01-01T00:00:00Z", to: "2030-01-01T06:00:00Z" },

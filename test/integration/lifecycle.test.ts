@@ -14,6 +14,7 @@ const STOP_ORDER = [
   "tcp",
   "socket",
   "api",
+  "pruner",
   "resume sweeper",
   "claim recovery",
   "scheduler",

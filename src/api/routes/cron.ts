@@ -9,6 +9,7 @@ import {
   timelineQuery,
 } from "../../cron/input.ts";
 import { backfillInput, BACKFILL_DEFAULT_MAX, BACKFILL_HARD_MAX, skipInput } from "../../cron/backfill.ts";
+import { runSummary, summaryQuery } from "../../retention/summary.ts";
 import { idParams } from "../params.ts";
 import { route } from "../route.ts";
 
@@ -180,6 +181,18 @@ export const cronRoutes = [
     query: runsQuery,
     ok: { 200: "`{ runs }`, each with its job's `jobName`" },
     handler: async ({ services, query }) => ({ runs: await services.cron.runs(query) }),
+  }),
+  route({
+    method: "GET",
+    url: "/v1/run-summary",
+    tag: "cron",
+    scope: "operator",
+    summary: "Run counts per job and status over [from, to), pruned history included",
+    description:
+      "Counts the runs still in the ledger plus the rollups retention left for those it removed (`rolledUp`). Rollups are per UTC day: a range that cuts a day counts that day's removed runs whole.",
+    query: summaryQuery,
+    ok: { 200: "`{ summary: [{ jobId, jobName, status, count, rolledUp }] }`" },
+    handler: async ({ services, query }) => ({ summary: await runSummary(services.db, query) }),
   }),
   route({
     method: "GET",

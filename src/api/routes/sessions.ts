@@ -137,8 +137,11 @@ export const sessionRoutes = [
     scope: "agent",
     tag: "sessions",
     summary: "Durable events after a cursor (sessionCleared), oldest first",
+    description:
+      "Without `after`, from the oldest event still kept. Events older than `[retention] events` are removed: a cursor below the last one removed answers 410 with `error.oldestCursor`, the oldest cursor still valid (what was between is gone).",
     query: eventsQuery,
     ok: { 200: "`{ events, next }` (`next` is the cursor to pass on)" },
+    errors: [410],
     handler: async ({ services, query }) => services.sessions.events(query),
   }),
 ];

@@ -1,28 +1,52 @@
 import type { Command } from "commander";
 import type { RunView } from "../../cron/views.ts";
 import { RUN_STATUSES } from "../../db/schema/enums.ts";
-import { choiceOption, type CliContext } from "../context.ts";
+import type { SummaryRow } from "../../retention/summary.ts";
+import { choiceOption, UsageError, type CliContext } from "../context.ts";
 import { shorten, table } from "../format.ts";
 
-/** `missiond runs ls`: the run ledger. */
+// Runs per request of `runs export`: the API's largest page.
+const EXPORT_PAGE = 1_000;
+
+/** `missiond runs …`: the run ledger. */
 export function registerRuns(program: Command, ctx: CliContext): void {
   const runs = program.command("runs").description("the run ledger");
+  list(runs, ctx);
+  exportRuns(runs, ctx);
+}
+
+interface ListOptions {
+  job?: string;
+  status?: string;
+  limit: string;
+  from?: string;
+  to?: string;
+  summary?: boolean;
+}
+
+function list(runs: Command, ctx: CliContext): void {
   runs
     .command("ls")
-    .description("list runs, newest slot first")
+    .description("list runs, newest slot first; or --summary: counts per job and status, pruned history included")
     .option("--job <id>", "only this job's runs")
     .addOption(choiceOption("--status <status>", "only runs with this status", RUN_STATUSES))
     .option("--limit <n>", "at most this many", "50")
-    .action(async (opts: { job?: string; status?: string; limit: string }) => {
-      const { runs: list } = await ctx.client().get<{ runs: (RunView & { revision: number | null })[] }>("/v1/runs", {
+    .option("--from <iso>", "only slots at or after this instant")
+    .option("--to <iso>", "only slots before this instant")
+    .option("--summary", "counts per job and status (from the ledger and the rollups of pruned runs)")
+    .action(async (opts: ListOptions) => {
+      if (opts.summary) return summary(ctx, opts);
+      const { runs: found } = await ctx.client().get<{ runs: (RunView & { revision: number | null })[] }>("/v1/runs", {
         jobId: opts.job,
         status: opts.status,
         limit: opts.limit,
+        from: opts.from,
+        to: opts.to,
       });
-      ctx.print(list, () =>
+      ctx.print(found, () =>
         table(
           ["ID", "JOB", "SCHEDULED FOR", "TRIGGER", "REVISION", "STATUS", "LATE MS", "BY", "REASON"],
-          list.map((r) => [
+          found.map((r) => [
             r.id,
             r.cronJobId,
             r.scheduledFor,
@@ -35,5 +59,45 @@ export function registerRuns(program: Command, ctx: CliContext): void {
           ]),
         ),
       );
+    });
+}
+
+async function summary(ctx: CliContext, opts: ListOptions): Promise<void> {
+  if (opts.status) throw new UsageError("--summary counts every status; leave out --status");
+  const { summary: found } = await ctx.client().get<{ summary: SummaryRow[] }>("/v1/run-summary", {
+    jobId: opts.job,
+    from: opts.from,
+    to: opts.to,
+  });
+  ctx.print(found, () =>
+    table(
+      ["JOB", "NAME", "STATUS", "COUNT", "OF WHICH PRUNED"],
+      found.map((r) => [r.jobId, r.jobName, r.status, r.count, r.rolledUp]),
+    ),
+  );
+}
+
+/** Every run with a slot before --before, as JSON lines (the API's run shape with jobName), newest first. */
+function exportRuns(runs: Command, ctx: CliContext): void {
+  runs
+    .command("export")
+    .description("print runs as JSON lines, newest slot first, to archive history before retention removes it")
+    .requiredOption("--before <iso>", "runs whose slot is before this instant (ISO 8601 with offset)")
+    .option("--job <id>", "only this job's runs")
+    .action(async (opts: { before: string; job?: string }) => {
+      if (Number.isNaN(Date.parse(opts.before))) throw new UsageError(`--before: not an instant: "${opts.before}"`);
+      const client = ctx.client();
+      let cursor: string | undefined;
+      for (;;) {
+        const { runs: page } = await client.get<{ runs: RunView[] }>("/v1/runs", {
+          to: opts.before,
+          jobId: opts.job,
+          limit: EXPORT_PAGE,
+          before: cursor,
+        });
+        if (page.length > 0) ctx.io.stdout(page.map((run) => `${JSON.stringify(run)}\n`).join(""));
+        if (page.length < EXPORT_PAGE) return;
+        cursor = page.at(-1)!.id;
+      }
     });
 }

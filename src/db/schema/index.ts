@@ -6,3 +6,4 @@ export * from "./sessions.ts";
 export * from "./agents.ts";
 export * from "./notify.ts";
 export * from "./todos.ts";
+export * from "./retention.ts";

@@ -1,0 +1,241 @@
+import { sql } from "drizzle-orm";
+import type { Clock } from "../clock.ts";
+import { rows, type Database } from "../db/client.ts";
+import type { Logger } from "../log.ts";
+import { startSweeper, type Sweeper } from "../scheduler/sweeper.ts";
+import { archiveRuns } from "./archive.ts";
+import { retentionOf, type RetentionConfig, type RetentionKind } from "./config.ts";
+import { deleteRowBatch, rowsOverdue, type RowKind } from "./rows.ts";
+import { deleteRuns, runsOverdue, selectRunBatch, type RunRules } from "./runs.ts";
+
+// Any constant works; it only has to be the same for every missiond sharing the database.
+const PRUNE_LOCK_KEY = 7_061_000_002;
+
+// Small batches with a pause between them: each statement holds its locks briefly and leaves the
+// database to the claims, which never wait behind a long delete.
+const BATCH_ROWS = 1_000;
+const BATCH_PAUSE_MS = 50;
+
+const FIRST_PASS_AFTER_MS = 60_000;
+
+// On the embedded database nothing vacuums by itself: past this many deleted rows in a pass the
+// space is marked reusable, so the data directory stops growing at a steady state.
+const VACUUM_AFTER_ROWS = 10_000;
+
+/** Row kinds in the order a pass removes them: events before the clears they name. */
+const ROW_KINDS: readonly [RowKind, RetentionKind][] = [
+  ["events", "events"],
+  ["clears", "clears"],
+  ["decisions", "decisions"],
+  ["timers", "timers"],
+  ["todos", "todos"],
+  ["todo_batches", "todos"],
+];
+
+const TABLES: Record<RetentionKind, string[]> = {
+  runs: ["cron_job_runs", "cron_run_rollups"],
+  failed_runs: ["cron_job_runs"],
+  decisions: ["hook_decisions"],
+  timers: ["notify_timers"],
+  todos: ["todos", "todo_batches"],
+  clears: ["session_clears"],
+  events: ["session_events"],
+};
+
+export interface PrunerDeps {
+  database: Database;
+  retention: RetentionConfig;
+  clock: Clock;
+  log: Logger;
+  onPruned?: (kind: RetentionKind, count: number) => void;
+  batchRows?: number;
+  vacuumAfterRows?: number;
+}
+
+export interface PassResult {
+  /** Another instance holds the pruning lock: this one did nothing. */
+  skipped: boolean;
+  pruned: Record<RetentionKind, number>;
+  /** Runs written to the archive directory (files). */
+  archived: string[];
+  vacuumed: boolean;
+}
+
+/** A kind whose rows that may go are older than twice its retention: pruning is not keeping up. */
+export interface RetentionLag {
+  kind: RetentionKind;
+  retention: number;
+  message: string;
+}
+
+/**
+ * Removes what the retention settings let go, every prune_interval, off the claim path: one
+ * instance at a time (an advisory lock on Postgres; an embedded database has a single process).
+ */
+export class Pruner {
+  private readonly deps: PrunerDeps;
+  private sweeper: Sweeper | null = null;
+  private last: Promise<unknown> = Promise.resolve();
+  private stopping = false;
+
+  constructor(deps: PrunerDeps) {
+    this.deps = deps;
+  }
+
+  start(): void {
+    const { clock, log, retention } = this.deps;
+    this.stopping = false;
+    this.sweeper = startSweeper({
+      name: "pruner",
+      clock,
+      log,
+      intervalMs: retention.pruneIntervalMs,
+      // Not at once: a starting daemon catches up on missed slots first.
+      firstDelayMs: Math.min(retention.pruneIntervalMs, FIRST_PASS_AFTER_MS),
+      sweep: () => this.runPass(),
+    });
+  }
+
+  async stop(): Promise<void> {
+    this.stopping = true;
+    await this.sweeper?.stop();
+    await this.last.catch(() => {});
+  }
+
+  /** One pass now (after any pass under way): what it removed, kind by kind. */
+  runPass(): Promise<PassResult> {
+    const pass = this.last.catch(() => {}).then(() => this.lockedPass());
+    this.last = pass;
+    return pass;
+  }
+
+  private async lockedPass(): Promise<PassResult> {
+    const { database } = this.deps;
+    if (database.kind === "pglite") return this.pass();
+    // The lock lives as long as this otherwise idle transaction; the batches run on other
+    // connections, each its own short transaction.
+    return database.db.transaction(async (tx) => {
+      const [row] = await rows<{ got: boolean }>(tx, sql`select pg_try_advisory_xact_lock(${PRUNE_LOCK_KEY}) as got`);
+      if (!row?.got) return { ...emptyResult(), skipped: true };
+      return this.pass();
+    });
+  }
+
+  private async pass(): Promise<PassResult> {
+    const { retention, clock } = this.deps;
+    const result = emptyResult();
+    const now = clock.now();
+    for (const [rowKind, kind] of ROW_KINDS) {
+      const keepMs = retentionOf(retention, kind);
+      if (keepMs === 0) continue;
+      const before = new Date(now - keepMs);
+      await this.batches(kind, result, async () => ({
+        [kind]: await deleteRowBatch(this.deps.database.db, rowKind, before, this.batchRows),
+      }));
+    }
+    const rules = runRules(retention, now, 1);
+    await this.batches("runs", result, () => this.runBatch(rules, new Date(now), result.archived));
+    result.vacuumed = await this.vacuum(result.pruned);
+    return result;
+  }
+
+  private get batchRows(): number {
+    return this.deps.batchRows ?? BATCH_ROWS;
+  }
+
+  /** Runs one kind's batches until a batch comes back short (or the daemon stops). */
+  private async batches(
+    kind: RetentionKind,
+    result: PassResult,
+    batch: () => Promise<Partial<Record<RetentionKind, number>>>,
+  ): Promise<void> {
+    for (;;) {
+      if (this.stopping) return;
+      const counts = await batch();
+      let total = 0;
+      for (const [k, n] of Object.entries(counts) as [RetentionKind, number][]) {
+        result.pruned[k] += n;
+        total += n;
+        if (n > 0) this.deps.onPruned?.(k, n);
+      }
+      if (total > 0) this.deps.log.debug({ component: "pruner", kind, total }, "pruned a batch");
+      if (total < this.batchRows) return;
+      await this.pause();
+    }
+  }
+
+  /** Archive (when configured), then delete and roll up, in one transaction. */
+  private runBatch(rules: RunRules, now: Date, archived: string[]) {
+    const { database, retention } = this.deps;
+    return database.db.transaction(async (tx) => {
+      const batch = await selectRunBatch(tx, rules, this.batchRows);
+      if (batch.length === 0) return { runs: 0, failed_runs: 0 };
+      // Written before the delete commits: if the write fails, nothing is deleted.
+      if (retention.archiveDir) archived.push(await archiveRuns(retention.archiveDir, batch, now));
+      // A run that became Claimed or Running meanwhile stays; the short count ends this pass's
+      // runs, and the next pass goes on.
+      return deleteRuns(
+        tx,
+        batch.map((r) => r.id),
+      );
+    });
+  }
+
+  private pause(): Promise<void> {
+    return new Promise((resolve) => this.deps.clock.setTimeout(resolve, BATCH_PAUSE_MS));
+  }
+
+  private async vacuum(pruned: Record<RetentionKind, number>): Promise<boolean> {
+    const { database } = this.deps;
+    const total = Object.values(pruned).reduce((a, b) => a + b, 0);
+    if (database.kind !== "pglite" || total < (this.deps.vacuumAfterRows ?? VACUUM_AFTER_ROWS)) return false;
+    const tables = [
+      ...new Set((Object.keys(pruned) as RetentionKind[]).filter((k) => pruned[k] > 0).flatMap((k) => TABLES[k])),
+    ];
+    // VACUUM cannot run inside a transaction; PGlite's exec runs it on its own.
+    await database.pglite!.exec(`vacuum ${tables.join(", ")}`);
+    return true;
+  }
+
+  /** Kinds whose removable rows are older than twice their retention (doctor). */
+  async lagging(): Promise<RetentionLag[]> {
+    const { retention, clock, database } = this.deps;
+    const now = clock.now();
+    const lags: RetentionLag[] = [];
+    const lag = (kind: RetentionKind) => {
+      const keepMs = retentionOf(retention, kind);
+      lags.push({
+        kind,
+        retention: keepMs,
+        message: `${kind}: rows older than twice the retention (${Math.round((2 * keepMs) / 1000)}s) are still there; pruning is not keeping up`,
+      });
+    };
+    for (const [rowKind, kind] of ROW_KINDS) {
+      const keepMs = retentionOf(retention, kind);
+      if (keepMs > 0 && (await rowsOverdue(database.db, rowKind, new Date(now - 2 * keepMs)))) lag(kind);
+    }
+    const rules = runRules(retention, now, 2);
+    if (rules.ordinaryBefore && (await runsOverdue(database.db, { ...rules, failedBefore: null }))) lag("runs");
+    if (rules.failedBefore && (await runsOverdue(database.db, { ...rules, ordinaryBefore: null }))) lag("failed_runs");
+    return [...new Map(lags.map((l) => [l.kind, l])).values()];
+  }
+}
+
+/** The runs rules at `factor` times the retention (1 to prune, 2 for the doctor's lag check). */
+function runRules(retention: RetentionConfig, now: number, factor: number): RunRules {
+  const before = (ms: number) => (ms === 0 ? null : new Date(now - factor * ms));
+  return {
+    ordinaryBefore: before(retention.runsMs),
+    failedBefore: before(retention.failedRunsMs),
+    keepLast: retention.runsKeepLast,
+  };
+}
+
+function emptyResult(): PassResult {
+  return {
+    skipped: false,
+    pruned: { runs: 0, failed_runs: 0, decisions: 0, timers: 0, todos: 0, clears: 0, events: 0 },
+    archived: [],
+    vacuumed: false,
+  };
+}

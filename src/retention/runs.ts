@@ -1,0 +1,109 @@
+import { eq, sql, type SQL } from "drizzle-orm";
+import { runView, type RunView } from "../cron/views.ts";
+import { rows, type Executor } from "../db/client.ts";
+import { cronJobRuns, cronJobs, type RunStatus } from "../db/schema/index.ts";
+
+/** Kept for `runs`. Deferred rows only once continued: until then they hold a slot still to fire. */
+export const ORDINARY_STATUSES = ["Succeeded", "Skipped", "Missed", "Deferred"] as const satisfies RunStatus[];
+/** Kept for `failed_runs`: the outcomes an operator looks into. */
+export const FAILED_STATUSES = ["Failed", "TimedOut", "Unknown", "Cancelled"] as const satisfies RunStatus[];
+// Claimed and Running are never pruned, whatever their age: their chain or mission is still theirs.
+
+export interface RunRules {
+  /** Slots before these instants may go; null keeps that class forever. */
+  ordinaryBefore: Date | null;
+  failedBefore: Date | null;
+  keepLast: number;
+}
+
+const list = (values: readonly string[]) =>
+  sql.join(
+    values.map((v) => sql`${v}`),
+    sql`, `,
+  );
+
+/** The runs the rules remove, oldest slots of each job first, at most `limit`. */
+function candidates(rules: RunRules, limit: number, alias: string): SQL | null {
+  const classes: SQL[] = [];
+  if (rules.ordinaryBefore)
+    classes.push(
+      sql`(r.status in (${list(ORDINARY_STATUSES)}) and r.scheduled_for < ${rules.ordinaryBefore.toISOString()}::timestamptz)`,
+    );
+  if (rules.failedBefore)
+    classes.push(
+      sql`(r.status in (${list(FAILED_STATUSES)}) and r.scheduled_for < ${rules.failedBefore.toISOString()}::timestamptz)`,
+    );
+  if (classes.length === 0) return null;
+  const bounds = [rules.ordinaryBefore, rules.failedBefore].filter((d): d is Date => d !== null);
+  const upper = new Date(Math.max(...bounds.map((d) => d.getTime()))).toISOString();
+  // Raw SQL: per job (a lateral join on the slot index), the Nth newest slot bounds what may go,
+  // so a job that fires once a month keeps its last N runs however old they are.
+  const keep =
+    rules.keepLast > 0
+      ? sql`cross join lateral (select k.scheduled_for as keep_from from cron_job_runs k
+            where k.cron_job_id = j.id order by k.scheduled_for desc offset ${rules.keepLast - 1} limit 1) keep`
+      : sql``;
+  const belowKeep = rules.keepLast > 0 ? sql`and r.scheduled_for < keep.keep_from` : sql``;
+  return sql`select ${sql.raw(alias)}.id from cron_jobs j ${keep}
+    cross join lateral (
+      select r.id from cron_job_runs r
+      where r.cron_job_id = j.id and r.scheduled_for < ${upper}::timestamptz ${belowKeep}
+        and (${sql.join(classes, sql` or `)})
+        and (r.status <> 'Deferred' or exists (select 1 from cron_job_runs c where c.deferred_from = r.id))
+      order by r.scheduled_for limit ${limit}
+    ) ${sql.raw(alias)}
+    limit ${limit}`;
+}
+
+export interface RunBatch {
+  /** The rows as the API shows them (what the archive receives), read before the delete. */
+  rows: (RunView & { jobName: string })[];
+  deleted: number;
+}
+
+/** The next batch of runs to remove, as `/v1/runs` shows them. */
+export async function selectRunBatch(tx: Executor, rules: RunRules, limit: number): Promise<RunBatch["rows"]> {
+  const ids = candidates(rules, limit, "c");
+  if (!ids) return [];
+  const found = await tx
+    .select({ run: cronJobRuns, jobName: cronJobs.name })
+    .from(cronJobRuns)
+    .innerJoin(cronJobs, eq(cronJobs.id, cronJobRuns.cronJobId))
+    .where(sql`${cronJobRuns.id} in (${ids})`);
+  return found.map(({ run, jobName }) => ({ ...runView(run), jobName }));
+}
+
+/**
+ * Deletes these runs and adds them to the rollups in one statement, so the counts and the rows
+ * they replace cannot disagree. A run that became Claimed or Running meanwhile stays (the delete
+ * re-checks the row it waited for).
+ */
+export async function deleteRuns(tx: Executor, ids: readonly string[]): Promise<{ runs: number; failed_runs: number }> {
+  if (ids.length === 0) return { runs: 0, failed_runs: 0 };
+  const idList = sql.join(
+    ids.map((id) => sql`${id}::bigint`),
+    sql`, `,
+  );
+  const [row] = await rows<{ ordinary: number; failed: number }>(
+    tx,
+    sql`with gone as (
+      delete from cron_job_runs r where r.id in (${idList}) and r.status not in ('Claimed', 'Running')
+      returning r.cron_job_id, r.scheduled_for, r.status
+    ), rolled as (
+      insert into cron_run_rollups (job_id, day, status, count)
+      select cron_job_id, (scheduled_for at time zone 'UTC')::date, status, count(*) from gone group by 1, 2, 3
+      on conflict (job_id, day, status) do update set count = cron_run_rollups.count + excluded.count
+    )
+    select count(*) filter (where status not in (${list(FAILED_STATUSES)}))::int as ordinary,
+           count(*) filter (where status in (${list(FAILED_STATUSES)}))::int as failed
+    from gone`,
+  );
+  return { runs: row?.ordinary ?? 0, failed_runs: row?.failed ?? 0 };
+}
+
+/** Whether some run these rules remove is still there (doctor: pruning falls behind). */
+export async function runsOverdue(db: Executor, rules: RunRules): Promise<boolean> {
+  const ids = candidates(rules, 1, "c");
+  if (!ids) return false;
+  return (await rows<{ n: number }>(db, sql`select count(*)::int as n from (${ids}) x`))[0]!.n > 0;
+}

@@ -1,0 +1,149 @@
+import { sql } from "drizzle-orm";
+import postgres from "postgres";
+import { describe, expect, it } from "vitest";
+import { rows } from "../../src/db/client.ts";
+import type { Daemon } from "../../src/daemon/daemon.ts";
+import { backendName } from "../helpers/db.ts";
+import { daemonPerTest } from "../helpers/daemon.ts";
+import { insertManyRuns, insertRunRows, type RunRow } from "../helpers/ledger.ts";
+
+const t = daemonPerTest();
+
+const DAY = 86_400_000;
+const daysAgo = (days: number, extraMs = 0) => new Date(Date.now() - days * DAY - extraMs);
+
+/** A daemon with this [retention]; its own loop waits an hour, so the test's passes are the only ones that matter. */
+const withRetention = (lines: string) => t.start({ toml: `[retention]\nprune_interval = "1h"\n${lines}\n` });
+
+// A schedule that never comes due during a test: the ledger holds only what a test writes.
+const quietJob = (daemon: Daemon, name: string) =>
+  daemon.services.cron.add({ name, agentId: "a1", cron: "0 0 1 1 *", prompt: "p" });
+
+async function slotsOf(daemon: Daemon, jobId: string): Promise<{ at: string; status: string }[]> {
+  const found = await rows<{ at: Date | string; status: string }>(
+    daemon.services.database.db,
+    sql`select scheduled_for as at, status from cron_job_runs where cron_job_id = ${jobId}::bigint order by scheduled_for`,
+  );
+  return found.map((r) => ({ at: new Date(r.at).toISOString(), status: r.status }));
+}
+
+async function rollups(daemon: Daemon): Promise<string[]> {
+  const found = await rows<{ job_id: string; day: string | Date; status: string; count: string | number }>(
+    daemon.services.database.db,
+    sql`select job_id::text, day::text as day, status, count from cron_run_rollups order by job_id, day, status`,
+  );
+  return found.map((r) => `${r.job_id} ${String(r.day)} ${r.status} ${Number(r.count)}`);
+}
+
+describe(`retention: runs (${backendName})`, () => {
+  it("removes runs past `runs` but always keeps the last runs_keep_last of every job", async () => {
+    const daemon = await withRetention(`runs = "1d"\nruns_keep_last = 3\nfailed_runs = "10d"`);
+    const busy = await quietJob(daemon, "busy");
+    const rare = await quietJob(daemon, "rare");
+    const old: RunRow[] = [];
+    for (let d = 20; d >= 11; d--) old.push({ jobId: busy.id, scheduledFor: daysAgo(d), status: "Succeeded" });
+    // The rare job's only runs are old: they are its last three, so they stay.
+    for (let d = 40; d >= 38; d--) old.push({ jobId: rare.id, scheduledFor: daysAgo(d), status: "Succeeded" });
+    await insertRunRows(daemon.services.database.db, old);
+    const result = await daemon.services.pruner.runPass();
+    expect(result.pruned.runs).toBe(7);
+    expect((await slotsOf(daemon, busy.id)).map((r) => r.at)).toEqual(
+      old.slice(7, 10).map((r) => r.scheduledFor.toISOString()),
+    );
+    expect(await slotsOf(daemon, rare.id)).toHaveLength(3);
+  });
+
+  it("keeps Failed, TimedOut, Unknown and Cancelled runs for failed_runs, longer than the others", async () => {
+    const daemon = await withRetention(`runs = "1d"\nruns_keep_last = 0\nfailed_runs = "10d"`);
+    const job = await quietJob(daemon, "mixed");
+    const statuses = ["Succeeded", "Failed", "TimedOut", "Unknown", "Cancelled", "Skipped", "Missed"] as const;
+    const recent = statuses.map((status, i) => ({ jobId: job.id, scheduledFor: daysAgo(5, i * 1000), status }));
+    const ancient = statuses.map((status, i) => ({ jobId: job.id, scheduledFor: daysAgo(15, i * 1000), status }));
+    await insertRunRows(daemon.services.database.db, [...ancient, ...recent]);
+    const result = await daemon.services.pruner.runPass();
+    expect(result.pruned).toMatchObject({ runs: 3 + 3, failed_runs: 4 });
+    expect((await slotsOf(daemon, job.id)).map((r) => r.status).sort()).toEqual(
+      ["Cancelled", "Failed", "TimedOut", "Unknown"].sort(),
+    );
+  });
+
+  it("never removes a Claimed or Running run, nor a Deferred one still to fire, however old", async () => {
+    const daemon = await withRetention(`runs = "1s"\nruns_keep_last = 0\nfailed_runs = "1s"`);
+    const job = await quietJob(daemon, "stuck");
+    await insertRunRows(daemon.services.database.db, [
+      { jobId: job.id, scheduledFor: daysAgo(300), status: "Claimed" },
+      { jobId: job.id, scheduledFor: daysAgo(299), status: "Running" },
+      { jobId: job.id, scheduledFor: daysAgo(298), status: "Deferred" },
+      { jobId: job.id, scheduledFor: daysAgo(297), status: "Succeeded" },
+    ]);
+    const result = await daemon.services.pruner.runPass();
+    expect(result.pruned.runs).toBe(1);
+    expect((await slotsOf(daemon, job.id)).map((r) => r.status)).toEqual(["Claimed", "Running", "Deferred"]);
+  });
+
+  it("rolls the removed runs up per job, day and status, matching the rows they replace", async () => {
+    const daemon = await withRetention(`runs = "1d"\nruns_keep_last = 0\nfailed_runs = "1d"`);
+    const a = await quietJob(daemon, "a");
+    const b = await quietJob(daemon, "b");
+    const seeded: RunRow[] = [];
+    const statuses = ["Succeeded", "Failed", "Skipped", "Succeeded", "Cancelled"] as const;
+    for (let i = 0; i < 2_500; i++) {
+      seeded.push({
+        jobId: i % 3 === 0 ? b.id : a.id,
+        scheduledFor: new Date(Date.UTC(2020, 0, 1) + i * 97_000),
+        status: statuses[i % statuses.length]!,
+      });
+    }
+    await insertRunRows(daemon.services.database.db, seeded);
+    const expected = new Map<string, number>();
+    for (const r of seeded) {
+      const key = `${r.jobId} ${r.scheduledFor.toISOString().slice(0, 10)} ${r.status}`;
+      expected.set(key, (expected.get(key) ?? 0) + 1);
+    }
+    // Batches of 1,000: three statements, each adding to the same rollup rows.
+    const result = await daemon.services.pruner.runPass();
+    expect(result.pruned.runs + result.pruned.failed_runs).toBe(2_500);
+    expect(await rollups(daemon)).toEqual([...expected].map(([k, n]) => `${k} ${n}`).sort());
+  });
+});
+
+describe(`retention: one pruner at a time, space given back (${backendName})`, () => {
+  it.skipIf(backendName !== "postgres")("skips a pass while another instance holds the pruning lock", async () => {
+    const daemon = await withRetention(`runs = "1d"\nruns_keep_last = 0`);
+    const job = await quietJob(daemon, "locked");
+    await insertRunRows(daemon.services.database.db, [
+      { jobId: job.id, scheduledFor: daysAgo(5), status: "Succeeded" },
+    ]);
+    const other = postgres(t.db.url!, { max: 1, onnotice: () => {} });
+    try {
+      await other`select pg_advisory_lock(7061000002)`;
+      expect(await daemon.services.pruner.runPass()).toMatchObject({ skipped: true, pruned: { runs: 0 } });
+      await other`select pg_advisory_unlock(7061000002)`;
+      expect(await daemon.services.pruner.runPass()).toMatchObject({ skipped: false, pruned: { runs: 1 } });
+    } finally {
+      await other.end();
+    }
+  });
+
+  it("vacuums the embedded database after a pass that removed many rows", async () => {
+    const daemon = await withRetention(`runs = "1d"\nruns_keep_last = 0\nfailed_runs = "1d"`);
+    const job = await quietJob(daemon, "many");
+    await insertManyRuns(daemon.services.database.db, {
+      jobIds: [job.id],
+      perJob: 10_000,
+      end: daysAgo(3),
+      everyMs: 1_000,
+    });
+    const result = await daemon.services.pruner.runPass();
+    expect(result.pruned.runs + result.pruned.failed_runs).toBe(10_000);
+    // Postgres's autovacuum does this on a server.
+    expect(result.vacuumed).toBe(backendName === "pglite");
+  });
+
+  it("sets pg-boss's deletion of finished missions from the runs retention", async () => {
+    const daemon = await withRetention(`runs = "2d"\nfailed_runs = "3d"`);
+    const { boss } = daemon.services;
+    expect(await boss.getQueue("missions")).toMatchObject({ deleteAfterSeconds: 172_800 });
+    expect(await boss.getQueue("missions.dead")).toMatchObject({ deleteAfterSeconds: 259_200 });
+  });
+});
