@@ -39,6 +39,10 @@ const code = await runCli(process.argv.slice(2), {
     process.on("SIGTERM", () => handler("SIGTERM"));
     process.on("SIGINT", () => handler("SIGINT"));
   },
+  // Only `serve` registers this; other commands keep the default (a hang-up ends them).
+  onHangup(handler) {
+    process.on("SIGHUP", handler);
+  },
   forceExit: (exitCode) => process.exit(exitCode),
 });
 process.exitCode = code;

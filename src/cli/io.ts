@@ -14,6 +14,8 @@ export interface CliIo {
   stderr(text: string): void;
   /** Registers a handler for SIGTERM / SIGINT. */
   onSignal(handler: (signal: string) => void): void;
+  /** Registers a handler for SIGHUP (`systemctl reload`): the daemon reloads its plugins. */
+  onHangup?(handler: () => void): void;
   /** Ends the process at once (a second signal during shutdown). */
   forceExit(code: number): never;
 }

@@ -9,6 +9,8 @@ import { compileAgent, type AgentConfig } from "../executors/agent-config.ts";
 export type { AgentConfig };
 
 export const DEFAULT_CONFIG_PATH = "/etc/missiond/config.toml";
+/** The system's plugins; the other default is `<state dir>/plugins` (where `plugins install` writes). */
+export const SYSTEM_PLUGIN_DIR = "/etc/missiond/plugins";
 
 export interface Config {
   readonly configFile: string | null;
@@ -23,6 +25,8 @@ export interface Config {
   readonly instanceName: string;
   readonly logLevel: "fatal" | "error" | "warn" | "info" | "debug" | "trace" | "silent";
   readonly pluginDirs: readonly string[];
+  /** The default plugin directories in use (none when plugin_dirs is set): missing is normal for them. */
+  readonly defaultPluginDirs: readonly string[];
   readonly scheduler: { readonly horizonMs: number; readonly maxSleepMs: number; readonly pollIntervalMs: number };
   readonly plugins: {
     readonly handlerTimeoutMs: number;
@@ -106,7 +110,8 @@ export function loadConfig(sources: ConfigSources): Config {
     const value = env[variable];
     if (value !== undefined && value !== "") raw[key] = value;
   }
-  if (env.MISSIOND_PLUGIN_DIRS) raw.plugin_dirs = env.MISSIOND_PLUGIN_DIRS.split(":").filter(Boolean);
+  // Set but empty means no plugin directories at all (not the defaults).
+  if (env.MISSIOND_PLUGIN_DIRS !== undefined) raw.plugin_dirs = env.MISSIOND_PLUGIN_DIRS.split(":").filter(Boolean);
 
   const parsed = fileSchema.safeParse(raw);
   if (!parsed.success) {
@@ -128,6 +133,8 @@ export function loadConfig(sources: ConfigSources): Config {
     : env.RUNTIME_DIRECTORY
       ? env.RUNTIME_DIRECTORY.split(":")[0]!
       : stateDir;
+
+  const defaultPluginDirs = file.plugin_dirs ? [] : [SYSTEM_PLUGIN_DIR, join(stateDir, "plugins")];
 
   let listen: Config["listen"] = null;
   if (file.listen) {
@@ -154,7 +161,8 @@ export function loadConfig(sources: ConfigSources): Config {
     apiToken: file.api_token ?? null,
     instanceName: file.instance_name ?? `${sources.hostname}:${sources.pid}`,
     logLevel: file.log_level,
-    pluginDirs: file.plugin_dirs.map((dir) => abs(dir, base)),
+    pluginDirs: file.plugin_dirs ? file.plugin_dirs.map((dir) => abs(dir, base)) : defaultPluginDirs,
+    defaultPluginDirs,
     scheduler: {
       horizonMs: file.scheduler.horizon,
       maxSleepMs: Math.min(file.scheduler.max_sleep, 30_000),

@@ -33,7 +33,8 @@ export const fileSchema = z
     api_token: z.string().min(16, "must be at least 16 characters").optional(),
     instance_name: z.string().min(1).max(100).optional(),
     log_level: logLevel.default("info"),
-    plugin_dirs: z.array(z.string().min(1)).default([]),
+    // Absent: /etc/missiond/plugins and <state_dir>/plugins (see load.ts).
+    plugin_dirs: z.array(z.string().min(1)).optional(),
     // Agents not listed under [agents] get this executor.
     default_executor: z.enum(["log"]).default("log"),
     agents: z.record(z.string().min(1).max(200), agentSchema).default({}),

@@ -63,6 +63,8 @@ export function doctor(parts: HealthParts): () => Promise<Record<string, unknown
       .list()
       .filter((p) => p.state !== "active")
       .map((p) => ({ name: p.name, state: p.state, error: p.error }));
+    // A configured directory that is missing is a typo or a forgotten mount (the defaults may be absent).
+    const missingPluginDirs = plugins.missingDirs();
     const skewMs = scheduler.skewMs;
     const schedulerArmed = scheduler.isArmed;
     const ok =
@@ -72,12 +74,14 @@ export function doctor(parts: HealthParts): () => Promise<Record<string, unknown
       cronFindings.failingAgents.length === 0 &&
       lateTimers.length === 0 &&
       pluginProblems.length === 0 &&
+      missingPluginDirs.length === 0 &&
       Math.abs(skewMs) <= SKEW_TOLERANCE_MS;
     return {
       ok,
       ...cronFindings,
       overdueTimers: lateTimers,
       plugins: pluginProblems,
+      missingPluginDirs,
       clockSkewMs: skewMs,
       schedulerArmed,
     };

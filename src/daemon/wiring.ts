@@ -29,6 +29,7 @@ import { TodoService } from "../todos/service.ts";
 import type { DaemonDeps } from "./daemon.ts";
 import { daemonMetrics, doctor, readiness } from "./health.ts";
 import { claimLeaseMs } from "./leases.ts";
+import type { Reloader } from "./reload.ts";
 
 // How long handed-back missions get to stop (a killed command closes its pipes) before the stop goes on.
 const HAND_BACK_WAIT_MS = 1_000;
@@ -43,6 +44,8 @@ export interface DaemonEnv {
   readonly detached: InFlight;
   /** When stop() was first called: the drain budget counts from there (real time, like serve's timer). */
   readonly stopRequestedAt: () => number;
+  /** Reloads the plugins and runs the reload hooks registered with `daemon.onReload`. */
+  readonly reloader: Reloader;
 }
 
 /** The services the plugins need before they load, and the plugins. */
@@ -77,6 +80,7 @@ export async function startPlugins(
   const sessions = new SessionService(database.db, clock);
   const plugins = await Plugins.start({
     dirs: config.pluginDirs,
+    optionalDirs: config.defaultPluginDirs,
     handlerTimeoutMs: config.plugins.handlerTimeoutMs,
     chainDeadlineMs: config.plugins.chainDeadlineMs,
     breaker: { failures: config.plugins.breakerFailures, cooldownMs: config.plugins.breakerCooldownMs },
@@ -265,6 +269,7 @@ export function apiServices(env: DaemonEnv, s: Services): ApiServices {
     agents: s.agents,
     metrics: s.metrics,
     plugins: s.plugins,
+    reload: () => env.reloader.reload(s.plugins),
     notifyMaxDelaySeconds: env.config.notify.maxDelaySeconds,
     doctor: doctor(health),
     readiness: readiness(health),

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { MissiondError } from "../../errors.ts";
 import { RUNTIME_HOOK_CONTEXTS, isRuntimeHook } from "../../plugins/contexts.ts";
-import { HOOKS, HOOK_NAMES, isHookName } from "../../plugins/hooks.ts";
+import { HOOKS, HOOK_NAMES, closestHook, isHookName } from "../../plugins/hooks.ts";
 import { decisionsQuery } from "../../plugins/input.ts";
 import { validate } from "../../validation.ts";
 import { hookParams } from "../params.ts";
@@ -38,6 +38,18 @@ export const pluginRoutes = [
     handler: async ({ services }) => ({ plugins: services.plugins.list() }),
   }),
   route({
+    method: "POST",
+    url: "/v1/plugins/reload",
+    tag: "plugins",
+    summary: "Load the plugin folders anew and swap the whole chain (as SIGHUP does)",
+    description:
+      "Chains already running finish on the previous set; every chain started afterwards runs on the new one. A plugin that fails to load is listed under `failed` (and in GET /v1/plugins) and the others load. Decisions record the `generation` that made them.",
+    ok: {
+      200: "`{ generation, loaded: [{ name, version, order, position, hooks }], failed: [{ name, dir, error }], hookErrors }`",
+    },
+    handler: async ({ services }) => services.reload(),
+  }),
+  route({
     method: "GET",
     url: "/v1/hook-decisions",
     tag: "plugins",
@@ -62,7 +74,12 @@ export const pluginRoutes = [
     ok: { 200: HOOK_RESULT },
     handler: async ({ services, params: { hook }, body, hop }) => {
       if (!isHookName(hook))
-        throw new MissiondError("NOT_FOUND", `unknown hook "${hook}"; hooks are ${HOOK_NAMES.join(", ")}`);
+        throw new MissiondError(
+          "NOT_FOUND",
+          closestHook(hook)
+            ? `unknown hook "${hook}"; did you mean ${closestHook(hook)}?`
+            : `unknown hook "${hook}"; hooks are ${HOOK_NAMES.join(", ")}`,
+        );
       if (!isRuntimeHook(hook))
         throw new MissiondError("BAD_REQUEST", `${hook} is fired by the daemon itself, not over the API`);
       const context = validate(RUNTIME_HOOK_CONTEXTS[hook], body, "body") as Record<string, unknown>;
