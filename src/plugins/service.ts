@@ -6,6 +6,7 @@ import { DecisionLog } from "./decision-log.ts";
 import { grantsView, type GrantsView } from "./grants.ts";
 import { HOOKS, HOOK_NAMES, type HookName } from "./hooks.ts";
 import { hostCalls, type SessionReader } from "./host.ts";
+import { installPlugin, type InstallAnswer, type InstallBody } from "./install.ts";
 import type { HostCalls } from "./isolate.ts";
 import type { DecisionsQuery } from "./input.ts";
 import { outcomeCounts, type DecisionView } from "./queries.ts";
@@ -191,6 +192,22 @@ export class Plugins {
       })),
       failed: result.failed.map((f) => ({ name: f.name, dir: f.dir, error: f.error })),
     };
+  }
+
+  /** Validates an uploaded plugin folder and writes it to the first writable plugin directory (no reload). */
+  install(body: InstallBody): Promise<InstallAnswer> {
+    const inUse = new Map<string, string>([
+      ...this.failed.map((f): [string, string] => [f.name, f.dir]),
+      ...this.loaded.map((p): [string, string] => [p.manifest.name, p.manifest.dir]),
+    ]);
+    return installPlugin(body, {
+      dirs: this.options.dirs,
+      memoryLimitMb: this.options.memoryLimitMb,
+      env: this.options.env ?? {},
+      log: this.log,
+      now: this.options.now,
+      inUse,
+    });
   }
 
   /** Configured plugin directories that do not exist (the defaults are not counted: they are optional). */

@@ -3,6 +3,7 @@ import { MissiondError } from "../../errors.ts";
 import { RUNTIME_HOOK_CONTEXTS, isRuntimeHook } from "../../plugins/contexts.ts";
 import { HOOKS, HOOK_NAMES, closestHook, isHookName } from "../../plugins/hooks.ts";
 import { decisionsQuery } from "../../plugins/input.ts";
+import { installBody } from "../../plugins/install.ts";
 import { validate } from "../../validation.ts";
 import { hookParams } from "../params.ts";
 import { route } from "../route.ts";
@@ -48,6 +49,18 @@ export const pluginRoutes = [
       200: "`{ generation, loaded: [{ name, version, order, position, hooks }], failed: [{ name, dir, error }], hookErrors }`",
     },
     handler: async ({ services }) => services.reload(),
+  }),
+  route({
+    method: "POST",
+    url: "/v1/plugins/install",
+    tag: "plugins",
+    summary: "Validate a plugin folder and write it to the first plugin directory the daemon can write to",
+    description:
+      "The body carries the folder's files (the CLI reads them where it runs, so the daemon needs no access to that path). The folder is validated as a load would (manifest, entry file, grants, hook names) before anything is written; `dryRun` answers what would be installed, with its grants. The plugin is active after the next reload.",
+    body: installBody,
+    ok: { 200: "`{ name, version, description, kind, hooks, grants, dir, exists, installed }`" },
+    errors: [409],
+    handler: async ({ services, body }) => services.plugins.install(body),
   }),
   route({
     method: "GET",

@@ -4,6 +4,7 @@ import { HOOK_NAMES } from "../../plugins/hooks.ts";
 import type { ReloadReport } from "../../daemon/reload.ts";
 import type { PluginInfo } from "../../plugins/service.ts";
 import type { CliContext } from "../context.ts";
+import { registerInstall } from "./plugin-install.ts";
 import { shorten, table } from "../format.ts";
 import { EXIT } from "../io.ts";
 
@@ -11,6 +12,7 @@ import { EXIT } from "../io.ts";
 export function registerPlugins(program: Command, ctx: CliContext): void {
   const plugins = program.command("plugins").description("the plugin chain");
   list(plugins, ctx);
+  registerInstall(plugins, ctx);
   reload(plugins, ctx);
   decisions(plugins, ctx);
 }
