@@ -1,14 +1,15 @@
-import { mkdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { apiClient } from "../../src/cli/client.ts";
+import { runCli } from "../../src/cli/program.ts";
 import type { Daemon } from "../../src/daemon/daemon.ts";
 import type { ReloadReport } from "../../src/daemon/reload.ts";
 import { createLogger } from "../../src/log.ts";
 import { Plugins, type PluginInfo } from "../../src/plugins/service.ts";
 import type { DecisionView } from "../../src/plugins/queries.ts";
 import { backendName } from "../helpers/db.ts";
-import { daemonPerTest } from "../helpers/daemon.ts";
+import { daemonPerTest, testProbe } from "../helpers/daemon.ts";
 import { tempDir } from "../helpers/tmp.ts";
 import { waitFor } from "../helpers/wait.ts";
 
@@ -180,5 +181,43 @@ describe(`plugin reload (${backendName})`, () => {
     } finally {
       await plugins.stop();
     }
+  });
+
+  it("plugins install asks on a terminal and installs only on yes", async () => {
+    const root = tempDir("plugins");
+    const daemon = await t.start({ pluginDirs: [root] });
+    const asked: string[] = [];
+    const install = async (answer: boolean) => {
+      let stdout = "";
+      let stderr = "";
+      const code = await runCli(["plugins", "install", "cron-sentinel"], {
+        env: { MISSIOND_SOCKET: daemon.config.socketPath },
+        cwd: root,
+        hostname: "test",
+        probe: testProbe,
+        stdinIsTty: true,
+        confirm: async (question) => {
+          asked.push(question);
+          return answer;
+        },
+        stdout: (text) => void (stdout += text),
+        stderr: (text) => void (stderr += text),
+        onSignal: () => {},
+        forceExit: (c) => {
+          throw new Error(`exit ${c}`);
+        },
+      });
+      return { code, stdout, stderr };
+    };
+    expect(await install(false)).toMatchObject({ code: 1, stderr: "missiond: not installed\n" });
+    expect(existsSync(join(root, "cron-sentinel"))).toBe(false);
+    const yes = await install(true);
+    expect(yes.code).toBe(0);
+    expect(yes.stdout).toMatch(/^grants\s+log$/m);
+    expect(asked).toEqual([
+      "Install cron-sentinel with these grants? [y/N] ",
+      "Install cron-sentinel with these grants? [y/N] ",
+    ]);
+    expect(existsSync(join(root, "cron-sentinel", "index.js"))).toBe(true);
   });
 });
