@@ -9,7 +9,7 @@ import { Metrics } from "../metrics.ts";
 import { countPending, overdueTimers } from "../notify/queries.ts";
 import type { Plugins } from "../plugins/service.ts";
 import type { Scheduler } from "../scheduler/scheduler.ts";
-import { claimLeaseMs } from "./leases.ts";
+import { claimLease } from "./leases.ts";
 
 // A job whose next slot is this far in the past "should have fired but didn't" (metric and doctor).
 const OVERDUE_AFTER_MS = 60_000;
@@ -50,12 +50,12 @@ export interface HealthParts {
 export function doctor(parts: HealthParts): () => Promise<Record<string, unknown> & { ok: boolean }> {
   const { config, clock, database, plugins, scheduler } = parts;
   // Past the longest cronJobFiring chain plus a margin, a Claimed row has lost its chain.
-  const claimedMs = claimLeaseMs(plugins.chain, config.plugins, "cronJobFiring");
+  const claimedMs = claimLease(plugins.chain, config.plugins, "cronJobFiring");
   return async () => {
     const now = clock.now();
     const cronFindings = await diagnoseCron(database.db, now, {
       overdueMs: OVERDUE_AFTER_MS,
-      claimedMs,
+      claimedMs: claimedMs(),
       runningMs: STUCK_RUNNING_MS,
     });
     const lateTimers = await overdueTimers(database.db, new Date(now - OVERDUE_AFTER_MS), 50);

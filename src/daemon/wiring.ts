@@ -28,7 +28,7 @@ import { SessionService } from "../sessions/service.ts";
 import { TodoService } from "../todos/service.ts";
 import type { DaemonDeps } from "./daemon.ts";
 import { daemonMetrics, doctor, readiness } from "./health.ts";
-import { claimLeaseMs } from "./leases.ts";
+import { claimLease } from "./leases.ts";
 import type { Reloader } from "./reload.ts";
 
 // How long handed-back missions get to stop (a killed command closes its pipes) before the stop goes on.
@@ -150,7 +150,7 @@ export function wireServices(env: DaemonEnv, base: Foundation): Services {
     clock,
     log,
     instanceName,
-    leaseMs: claimLeaseMs(chain, config.plugins, "sessionClearing", "sessionClearCompleted"),
+    leaseMs: claimLease(chain, config.plugins, "sessionClearing", "sessionClearCompleted"),
     detach: (work) => detach(env, work),
     faults: deps.faults?.clears,
   });
@@ -169,7 +169,7 @@ export function wireServices(env: DaemonEnv, base: Foundation): Services {
     clock,
     log,
     instanceName,
-    staleAfterMs: claimLeaseMs(chain, config.plugins, "cronJobFiring"),
+    staleAfterMs: claimLease(chain, config.plugins, "cronJobFiring"),
     intervalMs: config.scheduler.pollIntervalMs,
   });
   const agentsBase = config.configFile ? dirname(config.configFile) : config.stateDir;
@@ -243,14 +243,14 @@ export async function drainWorkers(env: DaemonEnv, boss: PgBoss, workers: Worker
  */
 export function startResumeSweeper(env: DaemonEnv, s: Services): Sweeper {
   const { clock, log, config } = env;
-  const notifyStaleMs = claimLeaseMs(s.plugins.chain, config.plugins, "notifyDelivered");
+  const notifyStaleMs = claimLease(s.plugins.chain, config.plugins, "notifyDelivered");
   return startSweeper({
     name: "resume",
     clock,
     log,
     intervalMs: config.scheduler.pollIntervalMs,
     sweep: async () => {
-      if (await s.notifyDelivery.releaseAbandoned(new Date(clock.now() - notifyStaleMs))) s.scheduler.poke();
+      if (await s.notifyDelivery.releaseAbandoned(new Date(clock.now() - notifyStaleMs()))) s.scheduler.poke();
       await s.clears.resumeAbandoned();
     },
   });
