@@ -4,6 +4,7 @@
  * `process`.
  */
 import { hostname } from "node:os";
+import { createInterface } from "node:readline/promises";
 import { runCli } from "./cli/program.ts";
 
 const probe = {
@@ -33,12 +34,25 @@ const code = await runCli(process.argv.slice(2), {
   hostname: hostname(),
   probe,
   stdoutIsTty: process.stdout.isTTY === true,
+  stdinIsTty: process.stdin.isTTY === true,
+  async confirm(question) {
+    const prompt = createInterface({ input: process.stdin, output: process.stderr });
+    try {
+      return /^y(es)?$/i.test((await prompt.question(question)).trim());
+    } finally {
+      prompt.close();
+    }
+  },
   runtime: { version: process.version, execPath: process.execPath },
   stdout: (text) => process.stdout.write(text),
   stderr: (text) => process.stderr.write(text),
   onSignal(handler) {
     process.on("SIGTERM", () => handler("SIGTERM"));
     process.on("SIGINT", () => handler("SIGINT"));
+  },
+  // Only `serve` registers this; other commands keep the default (a hang-up ends them).
+  onHangup(handler) {
+    process.on("SIGHUP", handler);
   },
   forceExit: (exitCode) => process.exit(exitCode),
 });

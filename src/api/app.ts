@@ -3,6 +3,7 @@ import type { CronService } from "../cron/service.ts";
 import type { JobsFilesService } from "../jobs-files/jobs-files.ts";
 import type { Db } from "../db/client.ts";
 import type { Logger } from "../log.ts";
+import type { ReloadReport } from "../daemon/reload.ts";
 import type { Plugins } from "../plugins/service.ts";
 import { grants, type Authenticate } from "./caller.ts";
 import { errorHandler } from "./errors.ts";
@@ -28,6 +29,8 @@ export interface ApiServices {
   agents: AgentService;
   metrics: Metrics;
   plugins: Plugins;
+  /** Loads the plugins anew and swaps them into the chain (and runs the daemon's reload hooks). */
+  reload(): Promise<ReloadReport>;
   /** notify.max_delay in seconds (the OpenAPI document states the bound). */
   notifyMaxDelaySeconds: number;
   /** `missiond doctor`: what is late, stuck, failing or misconfigured. */

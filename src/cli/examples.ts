@@ -103,7 +103,13 @@ export const EXAMPLES: Record<string, readonly string[]> = {
     "missiond agent set worker --executor command --argv /usr/local/bin/run-agent --once --timeout 10m",
   ],
   "agent rm": ["missiond agent rm ops-bot"],
-  plugins: ["missiond plugins ls", "missiond plugins decisions --hook cronJobFiring"],
+  plugins: ["missiond plugins ls", "missiond plugins install cron-sentinel --yes", "missiond plugins reload"],
+  "plugins install": [
+    "missiond plugins install cron-sentinel",
+    "missiond plugins install ./quiet-hours --yes",
+    "missiond plugins install ./quiet-hours --yes --force",
+  ],
+  "plugins reload": ["missiond plugins reload", "missiond --socket /run/missiond/missiond.sock plugins reload --json"],
   "plugins ls": ["missiond plugins ls", "missiond plugins ls --json"],
   "plugins decisions": [
     "missiond plugins decisions --hook notifyDelivered --limit 20",

@@ -8,12 +8,18 @@ export interface CliIo {
   readonly probe: ProcessProbe;
   /** Whether stdout is a terminal: logs are then written for a person, not as JSON. */
   readonly stdoutIsTty?: boolean;
+  /** Whether stdin is a terminal a person can answer a question on (`plugins install`). */
+  readonly stdinIsTty?: boolean;
+  /** Asks a yes/no question on the terminal; resolves true for yes. */
+  confirm?(question: string): Promise<boolean>;
   /** The Node running this process, for `missiond --version`. */
   readonly runtime?: { readonly version: string; readonly execPath: string };
   stdout(text: string): void;
   stderr(text: string): void;
   /** Registers a handler for SIGTERM / SIGINT. */
   onSignal(handler: (signal: string) => void): void;
+  /** Registers a handler for SIGHUP (`systemctl reload`): the daemon reloads its plugins. */
+  onHangup?(handler: () => void): void;
   /** Ends the process at once (a second signal during shutdown). */
   forceExit(code: number): never;
 }

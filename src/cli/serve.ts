@@ -8,7 +8,8 @@ import { openSdNotify } from "../systemd/sd-notify.ts";
 import { EXIT, type CliIo } from "./io.ts";
 
 /**
- * `missiond serve`: runs until SIGTERM/SIGINT; a second signal forces an immediate exit. Under
+ * `missiond serve`: runs until SIGTERM/SIGINT; a second signal forces an immediate exit. SIGHUP
+ * reloads the plugins (and never ends the process). Under
  * systemd (`NOTIFY_SOCKET` set) it reports STATUS=, READY=1, WATCHDOG=1 and STOPPING=1.
  */
 export async function serve(config: Config, io: CliIo, logFormat?: LogFormat): Promise<number> {
@@ -57,6 +58,7 @@ async function run(config: Config, io: CliIo, daemon: Daemon): Promise<number> {
       },
     );
   });
+  io.onHangup?.(() => reloadOnHangup(daemon));
   try {
     await daemon.start();
   } catch (err) {
@@ -64,6 +66,27 @@ async function run(config: Config, io: CliIo, daemon: Daemon): Promise<number> {
     return EXIT.ERROR;
   }
   return stopped;
+}
+
+/** SIGHUP: reload and log the outcome; a reload that fails is logged, the daemon runs on. */
+function reloadOnHangup(daemon: Daemon): void {
+  const log = daemon.log.child({ component: "reload", signal: "SIGHUP" });
+  if (daemon.state !== "running") {
+    log.warn(`SIGHUP ignored: the daemon is ${daemon.state}`);
+    return;
+  }
+  log.info("reload requested");
+  daemon.reload().then(
+    (report) => {
+      const failed = report.failed.map((f) => f.error);
+      const summary = `plugins reloaded: generation ${report.generation}, ${report.loaded.length} loaded, ${failed.length} failed`;
+      const fields = { generation: report.generation, loaded: report.loaded.map((p) => p.name), failed };
+      if (failed.length > 0 || report.hookErrors.length > 0)
+        log.warn({ ...fields, hookErrors: report.hookErrors }, summary);
+      else log.info(fields, summary);
+    },
+    (err: unknown) => log.error({ err }, "reload failed; the previous plugins stay active"),
+  );
 }
 
 /** `missiond migrate`: applies migrations directly to the database and exits. */

@@ -12,6 +12,8 @@ import { compileRetention, type RetentionConfig } from "../retention/config.ts";
 export type { AgentConfig };
 
 export const DEFAULT_CONFIG_PATH = "/etc/missiond/config.toml";
+/** The system's plugins; the other default is `<state dir>/plugins` (where `plugins install` writes). */
+export const SYSTEM_PLUGIN_DIR = "/etc/missiond/plugins";
 
 export interface Config {
   readonly configFile: string | null;
@@ -37,6 +39,8 @@ export interface Config {
   readonly pluginDirs: readonly string[];
   /** Jobs files applied at start and on reload (absolute paths). */
   readonly jobsFiles: readonly string[];
+  /** The default plugin directories in use (none when plugin_dirs is set): missing is normal for them. */
+  readonly defaultPluginDirs: readonly string[];
   readonly scheduler: { readonly horizonMs: number; readonly maxSleepMs: number; readonly pollIntervalMs: number };
   readonly plugins: {
     readonly handlerTimeoutMs: number;
@@ -122,7 +126,8 @@ export function loadConfig(sources: ConfigSources): Config {
     const value = env[variable];
     if (value !== undefined && value !== "") raw[key] = value;
   }
-  if (env.MISSIOND_PLUGIN_DIRS) raw.plugin_dirs = env.MISSIOND_PLUGIN_DIRS.split(":").filter(Boolean);
+  // Set but empty means no plugin directories at all (not the defaults).
+  if (env.MISSIOND_PLUGIN_DIRS !== undefined) raw.plugin_dirs = env.MISSIOND_PLUGIN_DIRS.split(":").filter(Boolean);
 
   const parsed = fileSchema.safeParse(raw);
   if (!parsed.success) {
@@ -146,6 +151,8 @@ export function loadConfig(sources: ConfigSources): Config {
       : stateDir;
 
   const { tokens, warnings } = resolveTokens(file.api_token, file.api.tokens, env, base);
+  const defaultPluginDirs = file.plugin_dirs ? [] : [SYSTEM_PLUGIN_DIR, join(stateDir, "plugins")];
+
   let listen: Config["listen"] = null;
   if (file.listen) {
     const at = file.listen.lastIndexOf(":");
@@ -193,7 +200,8 @@ export function loadConfig(sources: ConfigSources): Config {
     warnings,
     instanceName: file.instance_name ?? `${sources.hostname}:${sources.pid}`,
     logLevel: file.log_level,
-    pluginDirs: file.plugin_dirs.map((dir) => abs(dir, base)),
+    pluginDirs: file.plugin_dirs ? file.plugin_dirs.map((dir) => abs(dir, base)) : defaultPluginDirs,
+    defaultPluginDirs,
     jobsFiles: file.jobs_files.map((path) => abs(path, base)),
     scheduler: {
       horizonMs: file.scheduler.horizon,

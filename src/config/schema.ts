@@ -68,7 +68,8 @@ export const fileSchema = z
       })
       .strict()
       .default({ operator_uids: [], operator_gids: [], tokens: [] }),
-    plugin_dirs: z.array(z.string().min(1)).default([]),
+    // Absent: /etc/missiond/plugins and <state_dir>/plugins (see load.ts).
+    plugin_dirs: z.array(z.string().min(1)).optional(),
     // Jobs files (`missiond apply` format), applied at start and on reload; relative to this file.
     jobs_files: z.array(z.string().min(1)).default([]),
     // Agents not listed under [agents] get this executor.

@@ -15,7 +15,8 @@ export interface RecoveryOptions {
   log: Logger;
   instanceName: string;
   /** A Claimed row older than this has lost its chain (the longest a chain can take, plus margin). */
-  staleAfterMs: number;
+  /** How long a claim may stay Claimed (read on each pass: it follows plugin reloads). */
+  staleAfterMs: () => number;
   intervalMs: number;
 }
 
@@ -56,7 +57,7 @@ export class ClaimRecovery {
     const { db, firing, clock, instanceName, staleAfterMs, log } = this.options;
     const now = clock.now();
     let resumed = 0;
-    for (const stale of await staleClaims(db, new Date(now - staleAfterMs), 100)) {
+    for (const stale of await staleClaims(db, new Date(now - staleAfterMs()), 100)) {
       const run = await takeOverClaim(db, stale, instanceName, new Date(now));
       if (!run) continue; // another instance took it
       const job = await findJob(db, run.cronJobId);

@@ -20,6 +20,7 @@ import type { ClearService, ClearServiceDeps } from "../sessions/clears.ts";
 import type { SessionService } from "../sessions/service.ts";
 import type { TodoService } from "../todos/service.ts";
 import { Lifecycle } from "./lifecycle.ts";
+import { Reloader, type ReloadHook, type ReloadReport } from "./reload.ts";
 import { daemonSteps, type Parts } from "./steps.ts";
 
 export type DaemonState = "idle" | "starting" | "running" | "stopping" | "stopped" | "failed";
@@ -73,6 +74,16 @@ export interface Daemon {
   readonly services: DaemonServices;
   start(): Promise<void>;
   stop(): Promise<void>;
+  /**
+   * Loads the plugin folders anew and swaps the whole chain (SIGHUP, `plugins reload`): chains
+   * already running finish on the old set. Then runs the reload hooks. Only while running.
+   */
+  reload(): Promise<ReloadReport>;
+  /**
+   * Work to redo on every reload, after the plugins are swapped: the place for configuration that
+   * is re-read at run time (a `jobs_files` re-apply registers here). Register before start().
+   */
+  onReload(name: string, hook: ReloadHook): void;
 }
 
 /**
@@ -93,6 +104,7 @@ export function createDaemon(config: Config, deps: DaemonDeps): Daemon {
     log,
     detached: new InFlight(),
     stopRequestedAt: () => stopRequestedAt,
+    reloader: new Reloader(log),
   };
   const lifecycle = new Lifecycle({ onStatus: (detail) => deps.onState?.("starting", detail), onStep: deps.onStep });
 
@@ -147,6 +159,14 @@ export function createDaemon(config: Config, deps: DaemonDeps): Daemon {
         throw err;
       });
       return starting;
+    },
+    reload() {
+      if (state !== "running" || !services)
+        return Promise.reject(new MissiondError("NOT_READY", `daemon is ${state}; nothing to reload`));
+      return env.reloader.reload(services.plugins);
+    },
+    onReload(name, hook) {
+      env.reloader.add(name, hook);
     },
     stop() {
       // The drain budget counts from here (real time, like serve's timer).

@@ -12,7 +12,7 @@ import type { Plugins } from "../plugins/service.ts";
 import type { Pruner } from "../retention/pruner.ts";
 import { oldestRows } from "../retention/rows.ts";
 import type { Scheduler } from "../scheduler/scheduler.ts";
-import { claimLeaseMs } from "./leases.ts";
+import { claimLease } from "./leases.ts";
 
 // A job whose next slot is this far in the past "should have fired but didn't" (metric and doctor).
 const OVERDUE_AFTER_MS = 60_000;
@@ -65,12 +65,12 @@ export interface HealthParts {
 export function doctor(parts: HealthParts): () => Promise<Record<string, unknown> & { ok: boolean }> {
   const { config, clock, database, plugins, scheduler, jobsFiles, pruner } = parts;
   // Past the longest cronJobFiring chain plus a margin, a Claimed row has lost its chain.
-  const claimedMs = claimLeaseMs(plugins.chain, config.plugins, "cronJobFiring");
+  const claimedMs = claimLease(plugins.chain, config.plugins, "cronJobFiring");
   return async () => {
     const now = clock.now();
     const cronFindings = await diagnoseCron(database.db, now, {
       overdueMs: OVERDUE_AFTER_MS,
-      claimedMs,
+      claimedMs: claimedMs(),
       runningMs: STUCK_RUNNING_MS,
     });
     const lateTimers = await overdueTimers(database.db, new Date(now - OVERDUE_AFTER_MS), 50);
@@ -79,6 +79,8 @@ export function doctor(parts: HealthParts): () => Promise<Record<string, unknown
       .filter((p) => p.state !== "active")
       .map((p) => ({ name: p.name, state: p.state, error: p.error }));
     const retentionLag = await pruner.lagging();
+    // A configured directory that is missing is a typo or a forgotten mount (the defaults may be absent).
+    const missingPluginDirs = plugins.missingDirs();
     const skewMs = scheduler.skewMs;
     const schedulerArmed = scheduler.isArmed;
     const jobsFilesState = jobsFiles.state();
@@ -91,6 +93,7 @@ export function doctor(parts: HealthParts): () => Promise<Record<string, unknown
       lateTimers.length === 0 &&
       pluginProblems.length === 0 &&
       retentionLag.length === 0 &&
+      missingPluginDirs.length === 0 &&
       Math.abs(skewMs) <= SKEW_TOLERANCE_MS;
     return {
       ok,
@@ -98,6 +101,7 @@ export function doctor(parts: HealthParts): () => Promise<Record<string, unknown
       overdueTimers: lateTimers,
       plugins: pluginProblems,
       retentionLag,
+      missingPluginDirs,
       clockSkewMs: skewMs,
       schedulerArmed,
       jobsFiles: jobsFilesState,

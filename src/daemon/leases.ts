@@ -25,3 +25,12 @@ export function longestChainMs(chain: PluginChain, limits: ChainLimits, hook: Ho
 export function claimLeaseMs(chain: PluginChain, limits: ChainLimits, ...hooks: HookName[]): number {
   return Math.max(...hooks.map((hook) => longestChainMs(chain, limits, hook))) + STALE_CLAIM_MARGIN_MS;
 }
+
+/**
+ * The claim lease as the plugin set changes (reloads): never shorter than it has been, because a
+ * chain of an earlier, longer set may still be running and must not be taken over.
+ */
+export function claimLease(chain: PluginChain, limits: ChainLimits, ...hooks: HookName[]): () => number {
+  let longest = 0;
+  return () => (longest = Math.max(longest, claimLeaseMs(chain, limits, ...hooks)));
+}

@@ -61,7 +61,16 @@ export function daemonSteps(env: DaemonEnv, p: Parts): Step[] {
     {
       name: "jobs files",
       status: "applying jobs files",
-      start: async () => void (await s().jobsFiles.applyConfigured()),
+      start: async () => {
+        await s().jobsFiles.applyConfigured();
+        // A reload (SIGHUP, `plugins reload`) reads the files again; an invalid one is reported in
+        // the reload's answer and the jobs stay as they were.
+        env.reloader.add("jobs files", async () => {
+          const applied = await s().jobsFiles.applyConfigured();
+          const error = s().jobsFiles.state().error;
+          if (!applied && error) throw new Error(error);
+        });
+      },
     },
     { name: "scheduler", status: "arming the scheduler", start: () => armScheduler(s()) },
     { name: "claim recovery", start: async () => startRecovery(s()) },

@@ -33,7 +33,8 @@ import { SessionService } from "../sessions/service.ts";
 import { TodoService } from "../todos/service.ts";
 import type { DaemonDeps } from "./daemon.ts";
 import { daemonMetrics, doctor, readiness } from "./health.ts";
-import { claimLeaseMs } from "./leases.ts";
+import { claimLease } from "./leases.ts";
+import type { Reloader } from "./reload.ts";
 
 // How long handed-back missions get to stop (a killed command closes its pipes) before the stop goes on.
 const HAND_BACK_WAIT_MS = 1_000;
@@ -48,6 +49,8 @@ export interface DaemonEnv {
   readonly detached: InFlight;
   /** When stop() was first called: the drain budget counts from there (real time, like serve's timer). */
   readonly stopRequestedAt: () => number;
+  /** Reloads the plugins and runs the reload hooks registered with `daemon.onReload`. */
+  readonly reloader: Reloader;
 }
 
 /** The services the plugins need before they load, and the plugins. */
@@ -92,6 +95,7 @@ export async function startPlugins(
   let peer: PeerMessages | undefined = undefined;
   const plugins = await Plugins.start({
     dirs: config.pluginDirs,
+    optionalDirs: config.defaultPluginDirs,
     handlerTimeoutMs: config.plugins.handlerTimeoutMs,
     chainDeadlineMs: config.plugins.chainDeadlineMs,
     breaker: { failures: config.plugins.breakerFailures, cooldownMs: config.plugins.breakerCooldownMs },
@@ -191,7 +195,7 @@ export function wireServices(env: DaemonEnv, base: Foundation): Services {
     clock,
     log,
     instanceName,
-    leaseMs: claimLeaseMs(chain, config.plugins, "sessionClearing", "sessionClearCompleted"),
+    leaseMs: claimLease(chain, config.plugins, "sessionClearing", "sessionClearCompleted"),
     detach: (work) => detach(env, work),
     faults: deps.faults?.clears,
   });
@@ -211,7 +215,7 @@ export function wireServices(env: DaemonEnv, base: Foundation): Services {
     clock,
     log,
     instanceName,
-    staleAfterMs: claimLeaseMs(chain, config.plugins, "cronJobFiring"),
+    staleAfterMs: claimLease(chain, config.plugins, "cronJobFiring"),
     intervalMs: config.scheduler.pollIntervalMs,
   });
   const jobsFiles = new JobsFilesService({ db, clock, log, onChange: poke, files: config.jobsFiles });
@@ -307,14 +311,14 @@ export async function drainWorkers(env: DaemonEnv, boss: PgBoss, workers: Worker
  */
 export function startResumeSweeper(env: DaemonEnv, s: Services): Sweeper {
   const { clock, log, config } = env;
-  const notifyStaleMs = claimLeaseMs(s.plugins.chain, config.plugins, "notifyDelivered");
+  const notifyStaleMs = claimLease(s.plugins.chain, config.plugins, "notifyDelivered");
   return startSweeper({
     name: "resume",
     clock,
     log,
     intervalMs: config.scheduler.pollIntervalMs,
     sweep: async () => {
-      if (await s.notifyDelivery.releaseAbandoned(new Date(clock.now() - notifyStaleMs))) s.scheduler.poke();
+      if (await s.notifyDelivery.releaseAbandoned(new Date(clock.now() - notifyStaleMs()))) s.scheduler.poke();
       await s.clears.resumeAbandoned();
     },
   });
@@ -334,6 +338,7 @@ export function apiServices(env: DaemonEnv, s: Services): ApiServices {
     agents: s.agents,
     metrics: s.metrics,
     plugins: s.plugins,
+    reload: () => env.reloader.reload(s.plugins),
     notifyMaxDelaySeconds: env.config.notify.maxDelaySeconds,
     doctor: doctor(health),
     readiness: readiness(health),

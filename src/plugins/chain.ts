@@ -36,6 +36,8 @@ export interface Decision {
   /** Cancel or defer reason, or why the handler was skipped. */
   readonly reason: string | null;
   readonly shadow: boolean;
+  /** The load of the plugin set whose handler decided (1 at start, +1 per reload). */
+  readonly generation: number;
 }
 
 export type ChainResult<C> =
@@ -75,49 +77,89 @@ export interface BreakerState {
   readonly lastFailure: string | null;
 }
 
+type Breaker = { failures: number; until: number; last: string | null };
+
+/** One load of the plugin set: its members, their breakers, and the chains still running on it. */
+interface Generation {
+  readonly number: number;
+  readonly plugins: readonly ChainPlugin[];
+  readonly breakers: Map<string, Breaker>;
+  running: number;
+  readonly idle: (() => void)[];
+}
+
+const generation = (number: number, plugins: readonly ChainPlugin[]): Generation => ({
+  number,
+  plugins,
+  breakers: new Map(),
+  running: 0,
+  idle: [],
+});
+
 /**
  * Runs the handlers hooked on one point, in order, each seeing the previous one's output. A cancel
  * (or a defer) stops the chain. Fail-open: a handler that throws, times out or returns the wrong
  * shape is skipped with a warning and the value continues unchanged, unless its plugin is
  * `required`, in which case on hooks that can cancel the failure cancels (a broken gate must not
  * let work through).
+ *
+ * The plugin set can be replaced while chains run (a reload): a chain runs start to end on the
+ * generation current when it started, and the replaced generation reports when its last chain
+ * has finished, so its plugins are stopped only once nothing can call them any more.
  */
 export class PluginChain {
   private readonly options: ChainOptions;
-  private readonly breakers = new Map<string, { failures: number; until: number; last: string | null }>();
+  private current: Generation;
 
   constructor(options: ChainOptions) {
     this.options = options;
+    this.current = generation(1, options.plugins);
   }
 
   get plugins(): readonly ChainPlugin[] {
-    return this.options.plugins;
+    return this.current.plugins;
+  }
+
+  /** 1 for the plugins loaded at start, +1 for each replacement. */
+  get generation(): number {
+    return this.current.number;
   }
 
   handles(hook: HookName): boolean {
-    return this.options.plugins.some((plugin) => plugin.hooks.has(hook));
+    return this.current.plugins.some((plugin) => plugin.hooks.has(hook));
   }
 
   breakerState(plugin: string): BreakerState {
-    const b = this.breakers.get(plugin);
-    const open = b && b.until > this.options.now();
-    return {
-      consecutiveFailures: b?.failures ?? 0,
-      suspendedUntil: open ? new Date(b.until) : null,
-      lastFailure: b?.last ?? null,
-    };
+    return breakerView(this.current.breakers.get(plugin), this.options.now());
+  }
+
+  /**
+   * Makes `plugins` the chain for every run that starts from now on (breakers start closed). The
+   * promise resolves once the chains already running on the replaced generation have finished.
+   */
+  replace(plugins: readonly ChainPlugin[]): { generation: number; previousDrained: Promise<void> } {
+    const previous = this.current;
+    this.current = generation(previous.number + 1, plugins);
+    const previousDrained =
+      previous.running === 0 ? Promise.resolve() : new Promise<void>((resolve) => previous.idle.push(resolve));
+    return { generation: this.current.number, previousDrained };
   }
 
   async run<C extends object>(hook: HookName, context: C, options: RunOptions = {}): Promise<ChainResult<C>> {
     const started = this.options.now();
+    const gen = this.current;
+    gen.running++;
     try {
-      return await this.runHandlers(hook, context, options);
+      return await this.runHandlers(gen, hook, context, options);
     } finally {
+      gen.running--;
+      if (gen.running === 0 && gen !== this.current) for (const resolve of gen.idle.splice(0)) resolve();
       this.options.onChain?.(hook, this.options.now() - started);
     }
   }
 
   private async runHandlers<C extends object>(
+    gen: Generation,
     hook: HookName,
     context: C,
     options: RunOptions,
@@ -139,10 +181,10 @@ export class PluginChain {
           }
         : null;
 
-    for (const plugin of this.options.plugins) {
+    for (const plugin of gen.plugins) {
       if (!plugin.hooks.has(hook)) continue;
 
-      const suspended = this.breakerState(plugin.name).suspendedUntil;
+      const suspended = breakerView(gen.breakers.get(plugin.name), now()).suspendedUntil;
       if (suspended) {
         // Not run, so not metered; a required gate that is suspended still fails closed.
         const closed = failClosed(plugin, `suspended until ${suspended.toISOString()}`);
@@ -162,7 +204,7 @@ export class PluginChain {
       const raw = await plugin.invoke(hook, { ...current }, Math.min(handlerTimeoutMs, remaining), meta);
       const durationMs = now() - started;
       const result = checkPatch(interpret(hook, current, raw, now()), options.accept);
-      this.track(plugin.name, result);
+      this.track(gen, plugin.name, result);
       const record = (outcome: Decision["outcome"], fields: readonly string[] | null, reason: string | null) =>
         onDecision?.({
           plugin: plugin.name,
@@ -174,6 +216,7 @@ export class PluginChain {
           fields,
           reason,
           shadow: plugin.shadow,
+          generation: gen.number,
         });
 
       switch (result.kind) {
@@ -216,12 +259,12 @@ export class PluginChain {
   }
 
   /** Circuit breaker bookkeeping: consecutive failures suspend a plugin for a cooldown. */
-  private track(plugin: string, result: Interpreted): void {
+  private track(gen: Generation, plugin: string, result: Interpreted): void {
     const breaker = this.options.breaker;
     if (!breaker || breaker.failures <= 0) return;
-    const state = this.breakers.get(plugin) ?? { failures: 0, until: 0, last: null };
+    const state = gen.breakers.get(plugin) ?? { failures: 0, until: 0, last: null };
     if (result.kind !== "skipped") {
-      this.breakers.set(plugin, { failures: 0, until: 0, last: state.last });
+      gen.breakers.set(plugin, { failures: 0, until: 0, last: state.last });
       return;
     }
     state.failures++;
@@ -235,6 +278,15 @@ export class PluginChain {
       // Half-open after the cooldown: one more failure suspends it again at once.
       state.failures = breaker.failures - 1;
     }
-    this.breakers.set(plugin, state);
+    gen.breakers.set(plugin, state);
   }
+}
+
+function breakerView(b: Breaker | undefined, now: number): BreakerState {
+  const open = b && b.until > now;
+  return {
+    consecutiveFailures: b?.failures ?? 0,
+    suspendedUntil: open ? new Date(b.until) : null,
+    lastFailure: b?.last ?? null,
+  };
 }

@@ -44,6 +44,7 @@ export class DecisionLog {
       reason: decision.reason?.replaceAll("\u0000", "") ?? null,
       shadow: decision.shadow,
       instance: this.instance,
+      generation: decision.generation,
     });
     if (this.buffer.length > MAX_BUFFERED) {
       this.dropped += this.buffer.length - MAX_BUFFERED;

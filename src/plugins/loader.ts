@@ -2,7 +2,7 @@ import { readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
 import type { Logger } from "../log.ts";
 import { runCommandHook } from "./command.ts";
-import { isHookName, type HookName, type InvocationMeta } from "./hooks.ts";
+import { describeUnknownHook, isHookName, type HookName, type InvocationMeta } from "./hooks.ts";
 import { PluginIsolate, type HostCalls } from "./isolate.ts";
 import { isPluginFolder, PluginLoadError, readManifest, type PluginManifest } from "./manifest.ts";
 import type { RawOutcome } from "./result.ts";
@@ -111,7 +111,10 @@ async function isolatePlugin(manifest: PluginManifest, options: LoadOptions): Pr
   try {
     const names = await isolate.start();
     const unknown = names.filter((name) => !isHookName(name));
-    if (unknown.length > 0) throw new Error(`unknown hook name${unknown.length > 1 ? "s" : ""}: ${unknown.join(", ")}`);
+    if (unknown.length > 0)
+      throw new Error(
+        `unknown hook name${unknown.length > 1 ? "s" : ""}: ${unknown.map(describeUnknownHook).join(", ")}`,
+      );
     return {
       manifest,
       kind: "isolate",

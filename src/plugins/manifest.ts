@@ -3,7 +3,7 @@ import { basename, join, resolve } from "node:path";
 import { z } from "zod";
 import { parseDuration } from "../duration.ts";
 import { compileGrants, permissionsSchema, type Grants } from "./grants.ts";
-import { isHookName, type HookName } from "./hooks.ts";
+import { describeUnknownHook, isHookName, type HookName } from "./hooks.ts";
 
 export const MANIFEST_FILE = "plugin.json";
 const ENTRY_FILES = ["index.js", "index.mjs", "index.ts"];
@@ -103,7 +103,8 @@ export function readManifest(dir: string): PluginManifest {
   const name = manifest.name ?? folderName.toLowerCase();
   const commands = new Map<HookName, CommandHook>();
   for (const [hook, command] of Object.entries(manifest.commands ?? {})) {
-    if (!isHookName(hook)) throw new PluginLoadError(name, dir, `unknown hook name in commands: ${hook}`);
+    if (!isHookName(hook))
+      throw new PluginLoadError(name, dir, `unknown hook name in commands: ${describeUnknownHook(hook)}`);
     const [program, ...rest] = command.argv;
     const resolved = program!.startsWith("./") || program!.startsWith("../") ? resolve(dir, program!) : program!;
     if (resolved.startsWith("/") && !existsSync(resolved))

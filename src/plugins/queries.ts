@@ -47,6 +47,8 @@ export interface DecisionView {
   reason: string | null;
   shadow: boolean;
   instance: string;
+  /** The load of the plugin set that decided (1 at start, +1 per reload). */
+  generation: number | null;
 }
 
 /** A page of the decision log, newest first, with how many of it had each outcome. */
@@ -73,6 +75,7 @@ export async function decisionPage(
     reason: d.reason,
     shadow: d.shadow,
     instance: d.instance,
+    generation: d.generation,
   }));
   return { decisions, counts: outcomeCounts(found) };
 }

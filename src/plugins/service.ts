@@ -1,3 +1,4 @@
+import { existsSync } from "node:fs";
 import type { Db } from "../db/client.ts";
 import type { Logger } from "../log.ts";
 import { PluginChain, type BreakerOptions, type ChainPlugin, type Decision } from "./chain.ts";
@@ -10,9 +11,11 @@ import type { LlmConfig } from "../llm/config.ts";
 import type { PeerMessage } from "./host-peer.ts";
 import { sshCalls, SshTargets } from "./host-ssh.ts";
 import type { AgentSsh } from "../executors/agent-config.ts";
+import { installPlugin, type InstallAnswer, type InstallBody } from "./install.ts";
+import type { HostCalls } from "./isolate.ts";
 import type { DecisionsQuery } from "./input.ts";
 import { outcomeCounts, type DecisionView } from "./queries.ts";
-import { loadPlugins, type FailedPlugin, type LoadedPlugin } from "./loader.ts";
+import { loadPlugins, type FailedPlugin, type LoadedPlugin, type LoadOptions, type LoadResult } from "./loader.ts";
 
 export interface PluginInfo {
   name: string;
@@ -20,6 +23,10 @@ export interface PluginInfo {
   kind: "isolate" | "command" | null;
   dir: string;
   order: number | null;
+  /** Where it runs in the chain (1 = first): `order` ascending, then name; null when not loaded. */
+  position: number | null;
+  /** The load of the plugin set it belongs to (1 at start, +1 per reload). */
+  generation: number;
   required: boolean;
   shadow: boolean;
   permissions: string[];
@@ -36,6 +43,8 @@ export interface PluginInfo {
 
 export interface PluginsOptions {
   dirs: readonly string[];
+  /** Directories among `dirs` that may be missing without a warning (the defaults). */
+  optionalDirs?: readonly string[];
   handlerTimeoutMs: number;
   chainDeadlineMs?: number | null;
   breaker?: BreakerOptions;
@@ -59,36 +68,90 @@ export interface PluginsOptions {
   llm?: LlmConfig | null;
 }
 
-/** The account's plugins: loaded once at start, run through one chain, their decisions logged. */
+/** What a reload (or the start) loaded: the new generation, the plugins in chain order, the failures. */
+export interface LoadReport {
+  generation: number;
+  loaded: { name: string; version: string; order: number; position: number; hooks: string[] }[];
+  failed: { name: string; dir: string; error: string }[];
+}
+
+/** The plugins of one generation as the chain runs them. */
+function chainMembers(plugins: readonly LoadedPlugin[], failed: readonly FailedPlugin[]): ChainPlugin[] {
+  const members: ChainPlugin[] = plugins.map((p) => ({
+    name: p.manifest.name,
+    required: p.manifest.required,
+    shadow: p.manifest.shadow,
+    hooks: p.hooks,
+    invoke: (hook, context, timeoutMs, meta) => p.invoke(hook, context, timeoutMs, meta),
+  }));
+  // A required gate that failed to load fails closed on every hook that can cancel: its hooks
+  // are unknown (they register at import), and letting work through is what it exists to stop.
+  for (const f of failed.filter((f) => f.required)) {
+    members.push({
+      name: f.name,
+      required: true,
+      shadow: false,
+      hooks: new Set(HOOK_NAMES.filter((h) => HOOKS[h].canCancel)),
+      invoke: async () => ({ outcome: "crashed", message: `failed to load: ${f.error}` }),
+    });
+  }
+  return members;
+}
+
+/**
+ * The account's plugins, run through one chain, their decisions logged. Loaded at start and again
+ * on each reload: the new set replaces the old one for every chain that starts afterwards, and the
+ * old set's isolates are stopped once the chains still running on it have finished.
+ */
 export class Plugins {
   readonly chain: PluginChain;
-  private readonly loaded: readonly LoadedPlugin[];
-  private readonly failed: readonly FailedPlugin[];
+  private loaded: readonly LoadedPlugin[];
+  private failed: readonly FailedPlugin[];
   private readonly decisions: DecisionLog | null;
   /** The SSH servers agent runtimes reported through sshConnectionOpening (host.ssh's targets). */
   readonly sshTargets: SshTargets;
+  private readonly options: PluginsOptions;
+  private readonly log: Logger;
+  private readonly host: HostCalls;
+  private readonly retiring = new Set<readonly LoadedPlugin[]>();
+  private reloading: Promise<unknown> = Promise.resolve();
 
   private constructor(
-    chain: PluginChain,
-    loaded: readonly LoadedPlugin[],
-    failed: readonly FailedPlugin[],
-    decisions: DecisionLog | null,
+    options: PluginsOptions,
+    log: Logger,
+    host: HostCalls,
+    first: LoadResult,
     sshTargets: SshTargets,
   ) {
+    const db = options.db ?? null;
     this.sshTargets = sshTargets;
-    this.chain = chain;
-    this.loaded = loaded;
-    this.failed = failed;
-    this.decisions = decisions;
+    this.options = options;
+    this.log = log;
+    this.host = host;
+    this.loaded = first.plugins;
+    this.failed = first.failed;
+    this.decisions = db ? new DecisionLog(db, log, options.instanceName ?? "missiond") : null;
+    this.chain = new PluginChain({
+      plugins: chainMembers(first.plugins, first.failed),
+      handlerTimeoutMs: options.handlerTimeoutMs,
+      chainDeadlineMs: options.chainDeadlineMs ?? null,
+      breaker: options.breaker,
+      log,
+      now: options.now,
+      onDecision: (decision) => {
+        this.decisions?.record(decision);
+        options.onDecision?.(decision);
+      },
+      onChain: options.onChain,
+    });
   }
 
   static async start(options: PluginsOptions): Promise<Plugins> {
     const log = options.log.child({ component: "plugins" });
-    const db = options.db ?? null;
     const sshTargets = new SshTargets();
     const extras = options.agentExtras ?? (async () => ({ workspace: null, ssh: null }));
     const host = hostCalls({
-      db,
+      db: options.db ?? null,
       now: options.now,
       agents: options.agents ?? (async () => []),
       sessions: options.sessions ?? null,
@@ -103,57 +166,94 @@ export class Plugins {
       }),
       peer: options.peer,
     });
-    const { plugins, failed } = await loadPlugins({
-      dirs: options.dirs,
-      memoryLimitMb: options.memoryLimitMb,
-      log,
-      now: options.now,
-      host,
-      env: options.env ?? {},
+    for (const dir of missingDirs(options)) log.warn({ dir }, `plugin directory ${dir} does not exist`);
+    const first = await loadPlugins(loadOptions(options, log, host));
+    const plugins = new Plugins(options, log, host, first, sshTargets);
+    plugins.logLoaded(first);
+    return plugins;
+  }
+
+  /**
+   * Loads the plugin folders again and makes the result the chain (one reload at a time). A plugin
+   * that fails to load is reported and left out; the others are active for the next chain.
+   */
+  reload(): Promise<LoadReport> {
+    const next = this.reloading.then(
+      () => this.swap(),
+      () => this.swap(),
+    );
+    this.reloading = next;
+    return next;
+  }
+
+  private async swap(): Promise<LoadReport> {
+    for (const dir of missingDirs(this.options)) this.log.warn({ dir }, `plugin directory ${dir} does not exist`);
+    const result = await loadPlugins(loadOptions(this.options, this.log, this.host));
+    const old = this.loaded;
+    const { previousDrained } = this.chain.replace(chainMembers(result.plugins, result.failed));
+    this.loaded = result.plugins;
+    this.failed = result.failed;
+    this.retiring.add(old);
+    void previousDrained.then(async () => {
+      await Promise.all(old.map((p) => p.stop()));
+      this.retiring.delete(old);
     });
-    const members: ChainPlugin[] = plugins.map((p) => ({
-      name: p.manifest.name,
-      required: p.manifest.required,
-      shadow: p.manifest.shadow,
-      hooks: p.hooks,
-      invoke: (hook, context, timeoutMs, meta) => p.invoke(hook, context, timeoutMs, meta),
-    }));
-    // A required gate that failed to load fails closed on every hook that can cancel: its hooks
-    // are unknown (they register at import), and letting work through is what it exists to stop.
-    for (const f of failed.filter((f) => f.required)) {
-      members.push({
-        name: f.name,
-        required: true,
-        shadow: false,
-        hooks: new Set(HOOK_NAMES.filter((h) => HOOKS[h].canCancel)),
-        invoke: async () => ({ outcome: "crashed", message: `failed to load: ${f.error}` }),
-      });
-    }
-    for (const p of plugins) {
-      log.info(
+    const report = this.logLoaded(result);
+    this.log.info(
+      { generation: report.generation, loaded: report.loaded.length, failed: report.failed.length },
+      `plugins reloaded: generation ${report.generation}`,
+    );
+    return report;
+  }
+
+  private logLoaded(result: LoadResult): LoadReport {
+    for (const p of result.plugins) {
+      this.log.info(
         { plugin: p.manifest.name, kind: p.kind, hooks: [...p.hooks], order: p.manifest.order },
         "plugin loaded",
       );
     }
-    const decisions = db ? new DecisionLog(db, log, options.instanceName ?? "missiond") : null;
-    const chain = new PluginChain({
-      plugins: members,
-      handlerTimeoutMs: options.handlerTimeoutMs,
-      chainDeadlineMs: options.chainDeadlineMs ?? null,
-      breaker: options.breaker,
-      log,
-      now: options.now,
-      onDecision: (decision) => {
-        decisions?.record(decision);
-        options.onDecision?.(decision);
-      },
-      onChain: options.onChain,
+    return {
+      generation: this.chain.generation,
+      loaded: result.plugins.map((p, i) => ({
+        name: p.manifest.name,
+        version: p.manifest.version,
+        order: p.manifest.order,
+        position: i + 1,
+        hooks: HOOK_NAMES.filter((h) => p.hooks.has(h)),
+      })),
+      failed: result.failed.map((f) => ({ name: f.name, dir: f.dir, error: f.error })),
+    };
+  }
+
+  /** Validates an uploaded plugin folder and writes it to the first writable plugin directory (no reload). */
+  install(body: InstallBody): Promise<InstallAnswer> {
+    const inUse = new Map<string, string>([
+      ...this.failed.map((f): [string, string] => [f.name, f.dir]),
+      ...this.loaded.map((p): [string, string] => [p.manifest.name, p.manifest.dir]),
+    ]);
+    return installPlugin(body, {
+      dirs: this.options.dirs,
+      memoryLimitMb: this.options.memoryLimitMb,
+      env: this.options.env ?? {},
+      log: this.log,
+      now: this.options.now,
+      inUse,
     });
-    return new Plugins(chain, plugins, failed, decisions, sshTargets);
+  }
+
+  /** Configured plugin directories that do not exist (the defaults are not counted: they are optional). */
+  missingDirs(): string[] {
+    return missingDirs(this.options);
+  }
+
+  /** 1 for the plugins loaded at start, +1 per reload. */
+  get generation(): number {
+    return this.chain.generation;
   }
 
   list(): PluginInfo[] {
-    const active: PluginInfo[] = this.loaded.map((p) => {
+    const active: PluginInfo[] = this.loaded.map((p, i) => {
       const status = p.status();
       const breaker = this.chain.breakerState(p.manifest.name);
       return {
@@ -162,6 +262,8 @@ export class Plugins {
         kind: p.kind,
         dir: p.manifest.dir,
         order: p.manifest.order,
+        position: i + 1,
+        generation: this.chain.generation,
         required: p.manifest.required,
         shadow: p.manifest.shadow,
         permissions: grantsView(p.manifest.grants).permissions,
@@ -182,6 +284,8 @@ export class Plugins {
       kind: null,
       dir: f.dir,
       order: null,
+      position: null,
+      generation: this.chain.generation,
       required: f.required,
       shadow: false,
       permissions: [],
@@ -208,7 +312,24 @@ export class Plugins {
   }
 
   async stop(): Promise<void> {
+    await this.reloading.catch(() => undefined);
     await this.decisions?.close();
-    await Promise.all(this.loaded.map((p) => p.stop()));
+    await Promise.all([this.loaded, ...this.retiring].flat().map((p) => p.stop()));
   }
+}
+
+function loadOptions(options: PluginsOptions, log: Logger, host: HostCalls): LoadOptions {
+  return {
+    dirs: options.dirs,
+    memoryLimitMb: options.memoryLimitMb,
+    log,
+    now: options.now,
+    host,
+    env: options.env ?? {},
+  };
+}
+
+function missingDirs(options: PluginsOptions): string[] {
+  const optional = new Set(options.optionalDirs ?? []);
+  return options.dirs.filter((dir) => !optional.has(dir) && !existsSync(dir));
 }

@@ -34,7 +34,8 @@ export interface ClearServiceDeps {
   log: Logger;
   instanceName: string;
   /** How long a step may take before another instance may take the clear over. */
-  leaseMs: number;
+  /** How long a clear's lease lasts (read each time: it follows plugin reloads). */
+  leaseMs: () => number;
   /** sessionClearCompleted runs detached (observe-only); the daemon waits for it on shutdown. */
   detach(work: Promise<unknown>): void;
   faults?: { reached(step: ClearStep, clearId: bigint): void | Promise<void> };
@@ -98,7 +99,7 @@ export class ClearService {
         uptoSubagentId: cutoffs.subagent,
         uptoPeerThreadId: cutoffs.peer,
         ownedBy: instanceName,
-        leaseUntil: new Date(now + leaseMs),
+        leaseUntil: new Date(now + leaseMs()),
         requestedAt: new Date(now),
       });
     });
@@ -125,7 +126,7 @@ export class ClearService {
     let resumed = 0;
     for (const stale of await abandonedClears(db, new Date(now), instanceName, 100)) {
       if (this.driving.has(String(stale.id))) continue;
-      const clear = await takeOverClear(db, stale.id, instanceName, new Date(now), new Date(now + leaseMs));
+      const clear = await takeOverClear(db, stale.id, instanceName, new Date(now), new Date(now + leaseMs()));
       if (!clear) continue;
       this.log.warn(
         { clearId: String(clear.id), sessionId: clear.sessionId, status: clear.status, previousOwner: stale.ownedBy },
@@ -166,7 +167,7 @@ export class ClearService {
     const counts = await countsUpTo(db, clear);
     await updateClear(db, clear.id, {
       clearingRuns: clear.clearingRuns + 1,
-      leaseUntil: new Date(clock.now() + leaseMs),
+      leaseUntil: new Date(clock.now() + leaseMs()),
     });
     // Observe-only, but awaited: it is the plugins' last chance to read the transcript.
     await chain.run("sessionClearing", {
@@ -206,7 +207,7 @@ export class ClearService {
         deletedMessageCount: gone.messages,
         deletedSubagentCount: gone.subagents,
         deletedPeerThreadCount: gone.peerThreads,
-        leaseUntil: new Date(at.getTime() + leaseMs),
+        leaseUntil: new Date(at.getTime() + leaseMs()),
       });
     });
     if (!deleted) throw new MissiondError("NOT_FOUND", `session clear ${clear.id} vanished`);

@@ -203,6 +203,30 @@ export function bodyExamples(options: {
         {},
       ],
     },
+    "POST /v1/plugins/install": {
+      valid: [
+        { folder: "quiet-hours", files: [{ path: "index.js", content: "Ly8gbm90aGluZwo=" }], dryRun: true },
+        {
+          folder: "cmd-gate",
+          files: [
+            { path: "plugin.json", content: "e30=" },
+            { path: "bin/gate.sh", content: "ZXhpdCAwCg==", executable: true },
+          ],
+          force: true,
+        },
+      ],
+      invalid: [
+        { folder: "x", files: [] },
+        { folder: "", files: [{ path: "index.js", content: "" }] },
+        { folder: "x", files: [{ path: "index.js" }] },
+        { folder: "x", files: [{ path: "index.js", content: "", mode: 755 }] },
+        { folder: "x", files: [{ path: "index.js", content: "" }], dryRun: "yes" },
+      ],
+      refinementOnly: [
+        { folder: "x", files: [{ path: "../escape.js", content: "" }] },
+        { folder: "x", files: [{ path: "/etc/passwd", content: "" }] },
+      ],
+    },
     "PUT /v1/agents/:id": {
       valid: [
         { executor: "log" },

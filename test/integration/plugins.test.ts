@@ -84,7 +84,17 @@ describe("plugins in isolates", () => {
     expect(list.find((p) => p.name === "bad-manifest")).toMatchObject({ state: "failed" });
     expect(list.find((p) => p.name === "bad-manifest")!.error).toMatch(/plugin "bad-manifest".*order.*permissions/);
     expect(list.find((p) => p.name === "unknown-hook")!.error).toMatch(
-      /plugin "unknown-hook".*unknown hook name: cronJobFired/,
+      /plugin "unknown-hook".*unknown hook name: cronJobFired \(did you mean cronJobFiring\?\)/,
     );
+  });
+
+  it("suggests the hook a misspelt name was meant to be, in a JS plugin and in a manifest's commands", async () => {
+    const { plugins } = await load([fixture("misspelt-hook"), fixture("misspelt-command"), fixture("appends")]);
+    const errors = Object.fromEntries(plugins.list().map((p) => [p.name, p.error]));
+    expect(errors["misspelt-hook"]).toMatch(/unknown hook name: cronJobFirng \(did you mean cronJobFiring\?\)$/);
+    expect(errors["misspelt-command"]).toMatch(
+      /unknown hook name in commands: sshCommandSendig \(did you mean sshCommandSending\?\)$/,
+    );
+    expect(errors.appends).toBeNull();
   });
 });

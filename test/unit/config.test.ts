@@ -45,6 +45,26 @@ describe("configuration", () => {
     expect(config.databaseUrl).toBe("postgres://u@h/db");
   });
 
+  it("looks for plugins in /etc/missiond/plugins and <state dir>/plugins unless told otherwise", () => {
+    const systemd = loadConfig({ ...base, env: { STATE_DIRECTORY: "/var/lib/missiond" } });
+    expect(systemd.pluginDirs).toEqual(["/etc/missiond/plugins", "/var/lib/missiond/plugins"]);
+    expect(systemd.defaultPluginDirs).toEqual(systemd.pluginDirs);
+    expect(loadConfig({ ...base, env: {} }).pluginDirs).toEqual([
+      "/etc/missiond/plugins",
+      "/srv/app/.missiond/plugins",
+    ]);
+    const configured = loadConfig({ ...base, configPath: withFile(`plugin_dirs = ["/opt/p"]\n`), env: {} });
+    expect(configured).toMatchObject({ pluginDirs: ["/opt/p"], defaultPluginDirs: [] });
+  });
+
+  it("takes an empty MISSIOND_PLUGIN_DIRS as no plugin directories at all", () => {
+    const path = withFile(`plugin_dirs = ["/opt/p"]\n`);
+    expect(loadConfig({ ...base, configPath: path, env: { MISSIOND_PLUGIN_DIRS: "" } })).toMatchObject({
+      pluginDirs: [],
+      defaultPluginDirs: [],
+    });
+  });
+
   it("splits MISSIOND_PLUGIN_DIRS on colons", () => {
     expect(loadConfig({ ...base, env: { MISSIOND_PLUGIN_DIRS: "/a:/b" } }).pluginDirs).toEqual(["/a", "/b"]);
   });

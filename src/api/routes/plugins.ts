@@ -1,8 +1,9 @@
 import { z } from "zod";
 import { MissiondError } from "../../errors.ts";
 import { RUNTIME_HOOK_CONTEXTS, isRuntimeHook } from "../../plugins/contexts.ts";
-import { HOOKS, HOOK_NAMES, isHookName } from "../../plugins/hooks.ts";
+import { HOOKS, HOOK_NAMES, closestHook, isHookName } from "../../plugins/hooks.ts";
 import { decisionsQuery } from "../../plugins/input.ts";
+import { installBody } from "../../plugins/install.ts";
 import { validate } from "../../validation.ts";
 import { hookParams } from "../params.ts";
 import { route } from "../route.ts";
@@ -39,6 +40,32 @@ export const pluginRoutes = [
     handler: async ({ services }) => ({ plugins: services.plugins.list() }),
   }),
   route({
+    method: "POST",
+    url: "/v1/plugins/reload",
+    tag: "plugins",
+    scope: "operator",
+    summary: "Load the plugin folders anew and swap the whole chain (as SIGHUP does)",
+    description:
+      "Chains already running finish on the previous set; every chain started afterwards runs on the new one. A plugin that fails to load is listed under `failed` (and in GET /v1/plugins) and the others load. Decisions record the `generation` that made them.",
+    ok: {
+      200: "`{ generation, loaded: [{ name, version, order, position, hooks }], failed: [{ name, dir, error }], hookErrors }`",
+    },
+    handler: async ({ services }) => services.reload(),
+  }),
+  route({
+    method: "POST",
+    url: "/v1/plugins/install",
+    tag: "plugins",
+    scope: "operator",
+    summary: "Validate a plugin folder and write it to the first plugin directory the daemon can write to",
+    description:
+      "The body carries the folder's files (the CLI reads them where it runs, so the daemon needs no access to that path). The folder is validated as a load would (manifest, entry file, grants, hook names) before anything is written; `dryRun` answers what would be installed, with its grants. The plugin is active after the next reload.",
+    body: installBody,
+    ok: { 200: "`{ name, version, description, kind, hooks, grants, dir, exists, installed }`" },
+    errors: [409],
+    handler: async ({ services, body }) => services.plugins.install(body),
+  }),
+  route({
     method: "GET",
     url: "/v1/hook-decisions",
     scope: "operator",
@@ -65,7 +92,12 @@ export const pluginRoutes = [
     ok: { 200: HOOK_RESULT },
     handler: async ({ services, params: { hook }, body, hop }) => {
       if (!isHookName(hook))
-        throw new MissiondError("NOT_FOUND", `unknown hook "${hook}"; hooks are ${HOOK_NAMES.join(", ")}`);
+        throw new MissiondError(
+          "NOT_FOUND",
+          closestHook(hook)
+            ? `unknown hook "${hook}"; did you mean ${closestHook(hook)}?`
+            : `unknown hook "${hook}"; hooks are ${HOOK_NAMES.join(", ")}`,
+        );
       if (!isRuntimeHook(hook))
         throw new MissiondError("BAD_REQUEST", `${hook} is fired by the daemon itself, not over the API`);
       const context = validate(RUNTIME_HOOK_CONTEXTS[hook], body, "body") as Record<string, unknown>;

@@ -10,6 +10,7 @@ interface Diagnosis {
   overdueTimers: { id: string; sessionId: string; dueAt: string }[];
   failingAgents: { agentId: string; failures: number; lastFailureAt: string; lastStatus: string }[];
   plugins: { name: string; state: string; error: string | null }[];
+  missingPluginDirs: string[];
   clockSkewMs: number;
   schedulerArmed: boolean;
   /** Absent from a daemon older than jobs files. */
@@ -57,6 +58,11 @@ function describe(report: Diagnosis): string {
       "plugins not active",
       report.plugins,
       (p: Diagnosis["plugins"][number]) => `${p.name}: ${p.state}${p.error ? ` (${p.error})` : ""}`,
+    ],
+    [
+      "configured plugin directories that do not exist",
+      report.missingPluginDirs,
+      (dir: string) => `${dir} (plugin_dirs / MISSIOND_PLUGIN_DIRS)`,
     ],
   ];
   const lines = sections.flatMap(([title, items, line]) =>

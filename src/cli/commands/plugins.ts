@@ -1,14 +1,19 @@
 import { Option, type Command } from "commander";
 import { grantSummary } from "../../plugins/grants.ts";
 import { HOOK_NAMES } from "../../plugins/hooks.ts";
+import type { ReloadReport } from "../../daemon/reload.ts";
 import type { PluginInfo } from "../../plugins/service.ts";
 import type { CliContext } from "../context.ts";
+import { registerInstall } from "./plugin-install.ts";
 import { shorten, table } from "../format.ts";
+import { EXIT } from "../io.ts";
 
 /** `missiond plugins …`: the plugin chain and its decision log. */
 export function registerPlugins(program: Command, ctx: CliContext): void {
   const plugins = program.command("plugins").description("the plugin chain");
   list(plugins, ctx);
+  registerInstall(plugins, ctx);
+  reload(plugins, ctx);
   decisions(plugins, ctx);
 }
 
@@ -20,8 +25,9 @@ function list(plugins: Command, ctx: CliContext): void {
       const { plugins: list } = await ctx.client().get<{ plugins: PluginInfo[] }>("/v1/plugins");
       ctx.print(list, () =>
         table(
-          ["NAME", "KIND", "ORDER", "STATE", "HOOKS", "FLAGS", "GRANTS", "ERROR"],
+          ["POS", "NAME", "KIND", "ORDER", "STATE", "HOOKS", "FLAGS", "GRANTS", "ERROR"],
           list.map((p) => [
+            p.position ?? "-",
             p.name,
             p.kind,
             p.order,
@@ -36,6 +42,32 @@ function list(plugins: Command, ctx: CliContext): void {
     });
 }
 
+function reload(plugins: Command, ctx: CliContext): void {
+  plugins
+    .command("reload")
+    .description("load the plugin folders anew and swap the chain; running chains finish on the old set")
+    .action(async () => {
+      const report = await ctx.client().post<ReloadReport>("/v1/plugins/reload", {});
+      ctx.print(report, () => describeReload(report));
+      if (report.failed.length > 0 || report.hookErrors.length > 0) ctx.setExit(EXIT.ERROR);
+    });
+}
+
+/** The reload answer for a person: the generation, the chain in order, what did not load. */
+export function describeReload(report: ReloadReport): string {
+  const lines = [`generation ${report.generation}: ${report.loaded.length} loaded, ${report.failed.length} failed`];
+  if (report.loaded.length > 0)
+    lines.push(
+      table(
+        ["POS", "NAME", "VERSION", "ORDER", "HOOKS"],
+        report.loaded.map((p) => [p.position, p.name, p.version, p.order, p.hooks.join(",") || "-"]),
+      ),
+    );
+  for (const f of report.failed) lines.push(`failed: ${f.error}`);
+  for (const h of report.hookErrors) lines.push(`reload hook ${h.hook} failed: ${h.error}`);
+  return lines.join("\n");
+}
+
 interface DecisionView {
   id: string;
   at: string;
@@ -47,6 +79,7 @@ interface DecisionView {
   fields: string[] | null;
   reason: string | null;
   shadow: boolean;
+  generation: number | null;
 }
 
 function decisions(plugins: Command, ctx: CliContext): void {
@@ -69,11 +102,12 @@ function decisions(plugins: Command, ctx: CliContext): void {
       ctx.print(result, () =>
         [
           table(
-            ["ID", "AT", "PLUGIN", "HOOK", "SUBJECT", "MS", "OUTCOME", "DETAIL"],
+            ["ID", "AT", "PLUGIN", "GEN", "HOOK", "SUBJECT", "MS", "OUTCOME", "DETAIL"],
             result.decisions.map((d) => [
               d.id,
               d.at,
               d.plugin,
+              d.generation ?? "-",
               d.hook,
               d.subjectId,
               d.durationMs,

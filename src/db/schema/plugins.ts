@@ -33,6 +33,8 @@ export const hookDecisions = pgTable(
     // Shadow-mode plugins: recorded, not enforced.
     shadow: boolean("shadow").notNull().default(false),
     instance: text("instance").notNull(),
+    // Which load of the plugin set decided: 1 at start, +1 per reload (null before generations existed).
+    generation: integer("generation"),
   },
   (t) => [
     index("hook_decisions_at_idx").on(t.at),

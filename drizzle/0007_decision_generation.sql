@@ -1,0 +1,1 @@
+ALTER TABLE "hook_decisions" ADD COLUMN "generation" integer;
