@@ -72,22 +72,12 @@ export function planSlotClaim(
   const remaining = job.maxRuns === null ? Infinity : Math.max(0, job.maxRuns - job.runCount);
   const fire = plan.fire.slice(0, remaining);
 
-  const rows: NewRun[] = plan.missed.map((scheduledFor, i) => ({
-    cronJobId: job.id,
-    scheduledFor,
-    status: "Missed",
-    reason:
-      `not run: claimed ${now - scheduledFor.getTime()} ms late (catch-up policy ${job.catchupPolicy})` +
-      (truncated && i === plan.missed.length - 1
-        ? `; the scan stopped after ${MAX_CATCHUP_SLOTS} slots: the slots between this one and ${(newest ?? nowDate).toISOString()} were missed too`
-        : ""),
-    claimedBy: instanceName,
+  const rows: NewRun[] = missedRows(job, plan.missed, {
+    now,
     claimedAt,
-    finishedAt: claimedAt,
-    latenessMs: now - scheduledFor.getTime(),
-    backfilled: false,
-    revisionId: job.revisionId,
-  }));
+    instanceName,
+    truncatedAt: truncated ? (newest ?? nowDate) : null,
+  });
 
   let started = 0;
   let skipRemaining = job.skipRemaining;
@@ -109,35 +99,10 @@ export function planSlotClaim(
       revisionId: job.revisionId,
     };
     const still = busy ? `run ${busy.id} (slot ${busy.scheduledFor.toISOString()}) is still ${busy.status}` : "";
-    // A skip request comes first: the operator asked for these slots not to run at all.
-    const skip = skipRequested(job, scheduledFor, skipRemaining);
+    const skip = skippedBeforeChain(job, scheduledFor, skipRemaining, context);
     if (skip) {
       if (skip.counted) skipRemaining--;
       rows.push({ ...base, status: "Skipped", reason: skip.reason, finishedAt: claimedAt });
-      continue;
-    }
-    // Heartbeat conditions come first: a beat outside active hours, or while the agent's session
-    // is busy, is Skipped with the reason (plugins not called).
-    if (
-      job.activeHoursStart &&
-      job.activeHoursEnd &&
-      !withinActiveHours(scheduledFor, job.activeHoursStart, job.activeHoursEnd, job.timezone)
-    ) {
-      rows.push({
-        ...base,
-        status: "Skipped",
-        reason: `outside active hours ${job.activeHoursStart}-${job.activeHoursEnd} (${job.timezone})`,
-        finishedAt: claimedAt,
-      });
-      continue;
-    }
-    if (job.skipIfBusy && context.busy) {
-      rows.push({
-        ...base,
-        status: "Skipped",
-        reason: `busy: the agent's session ${context.busy.sessionId} is running run ${context.busy.id}`,
-        finishedAt: claimedAt,
-      });
       continue;
     }
     // Overlap. The contract: cronJobFiring fires only for a slot that has passed the overlap check,
@@ -169,6 +134,59 @@ export function planSlotClaim(
   let next = exhausted ? null : truncated ? nextSlot(schedule, nowDate) : scan.beyond!;
   if (next && job.endsAt && next > job.endsAt) next = null;
   return { rows, nextFireAt: next, runCount, cancel, skipRemaining };
+}
+
+/** The slots a catch-up did not run, as Missed rows saying why. */
+function missedRows(
+  job: CronJobRow,
+  missed: readonly Date[],
+  at: { now: number; claimedAt: Date; instanceName: string; truncatedAt: Date | null },
+): NewRun[] {
+  const { now, claimedAt, instanceName, truncatedAt } = at;
+  return missed.map((scheduledFor, i) => ({
+    cronJobId: job.id,
+    scheduledFor,
+    status: "Missed",
+    reason:
+      `not run: claimed ${now - scheduledFor.getTime()} ms late (catch-up policy ${job.catchupPolicy})` +
+      (truncatedAt && i === missed.length - 1
+        ? `; the scan stopped after ${MAX_CATCHUP_SLOTS} slots: the slots between this one and ${truncatedAt.toISOString()} were missed too`
+        : ""),
+    claimedBy: instanceName,
+    claimedAt,
+    finishedAt: claimedAt,
+    latenessMs: now - scheduledFor.getTime(),
+    backfilled: false,
+    revisionId: job.revisionId,
+  }));
+}
+
+/**
+ * Why a due slot is Skipped before any plugin sees it, or null: a skip request comes first (the
+ * operator asked for it not to run at all), then the heartbeat conditions (outside active hours,
+ * or the agent's session busy).
+ */
+function skippedBeforeChain(
+  job: CronJobRow,
+  scheduledFor: Date,
+  skipRemaining: number,
+  context: ClaimContext,
+): { reason: string; counted: boolean } | null {
+  const skip = skipRequested(job, scheduledFor, skipRemaining);
+  if (skip) return skip;
+  if (
+    job.activeHoursStart &&
+    job.activeHoursEnd &&
+    !withinActiveHours(scheduledFor, job.activeHoursStart, job.activeHoursEnd, job.timezone)
+  ) {
+    const reason = `outside active hours ${job.activeHoursStart}-${job.activeHoursEnd} (${job.timezone})`;
+    return { reason, counted: false };
+  }
+  if (job.skipIfBusy && context.busy) {
+    const reason = `busy: the agent's session ${context.busy.sessionId} is running run ${context.busy.id}`;
+    return { reason, counted: false };
+  }
+  return null;
 }
 
 /** The reason prefix of a slot skipped on request (`cron skip`). */
