@@ -1,10 +1,12 @@
 /**
  * `npm run bench`: each figure is measured in this run, next to its pg-boss peer on the same kind
  * of database. Postgres rows need a server (DATABASE_URL, or the local default); without one they
- * are skipped and the table says so. BENCH_ONLY=lateness,burst,notify,scale,multi,hooks runs a
+ * are skipped and the table says so. BENCH_ONLY=lateness,burst,notify,scale,multi,hooks,boundary,memory runs a
  * subset; the sizes are BENCH_* variables (below).
  */
+import { execFileSync } from "node:child_process";
 import { cpus } from "node:os";
+import { fileURLToPath } from "node:url";
 import { missiondBurst, pgBossBurst, type BurstRow } from "./burst.ts";
 import { serverReachable } from "./databases.ts";
 import { hookOverhead } from "./hooks.ts";
@@ -15,7 +17,7 @@ import { scaleStart } from "./scale.ts";
 import { printTable } from "./stats.ts";
 
 const env = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
-const only = new Set((process.env.BENCH_ONLY ?? "lateness,burst,notify,scale,multi,hooks").split(","));
+const only = new Set((process.env.BENCH_ONLY ?? "lateness,burst,notify,scale,multi,hooks,boundary,memory").split(","));
 const backends: ("pglite" | "postgres")[] = ["pglite"];
 if (await serverReachable()) backends.push("postgres");
 else console.log("(no Postgres server reachable: Postgres rows skipped)");
@@ -188,3 +190,21 @@ if (only.has("hooks")) {
 }
 console.log(`\n(bench took ${Math.round((Date.now() - started) / 1000)} s)`);
 process.exit(0);
+
+/** A measurement that runs in a process of its own (its memory is the point), printed as it reports. */
+const own = (script: string, flags: string[] = []) =>
+  execFileSync(process.execPath, [...flags, fileURLToPath(new URL(script, import.meta.url))], {
+    stdio: ["ignore", "inherit", "inherit"],
+  });
+
+if (only.has("boundary")) {
+  console.log(
+    "\n## 7. The plugin boundary: one V8 isolate per plugin (isolated-vm); the worker-thread figures it replaced are in bench/plugin-boundary.ts\n",
+  );
+  own("./plugin-boundary.ts", ["--expose-gc"]);
+}
+
+if (only.has("memory")) {
+  console.log("\n## 8. An idle `missiond serve`: no job, no plugin (launched as bin/missiond.js launches it)\n");
+  own("./memory.ts");
+}
