@@ -19,7 +19,8 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const MB = 1024 * 1024;
 const idleS = Number(process.env.MEM_IDLE_S ?? 10);
 const runs = Number(process.env.MEM_RUNS ?? 3);
-const nodeFlags = (process.env.MEM_NODE_FLAGS ?? "").split(" ").filter(Boolean);
+// The launcher's own flags by default (bin/missiond.js), so the figure is what an operator gets.
+const nodeFlags = (process.env.MEM_NODE_FLAGS ?? "--max-semi-space-size=4").split(" ").filter(Boolean);
 const entry = process.env.MEM_ENTRY ?? fileURLToPath(new URL("../src/main.ts", import.meta.url));
 
 interface Sample {
@@ -65,6 +66,7 @@ async function once(backend: "pglite" | "postgres"): Promise<Sample> {
     MISSIOND_STATE_DIR: dir,
     MISSIOND_LOG_LEVEL: "warn",
     MISSIOND_INSTANCE_NAME: "memory",
+    NODE_COMPILE_CACHE: process.env.NODE_COMPILE_CACHE ?? join(tmpdir(), "missiond-compile-cache"),
   };
   // Migrated first, as a restart finds it: what is timed is the start, not creating the schema.
   const migrated = spawnSync(process.execPath, [...nodeFlags, entry, "migrate"], { cwd: dir, env, encoding: "utf8" });
