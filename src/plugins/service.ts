@@ -10,11 +10,15 @@ import type { LlmConfig } from "../llm/config.ts";
 import type { DecisionsQuery } from "./input.ts";
 import { outcomeCounts, type DecisionView } from "./queries.ts";
 import { loadPlugins, type FailedPlugin, type LoadedPlugin } from "./loader.ts";
+import { announce, type DaemonMoment } from "./dialects/moments.ts";
+import { DialectRunner } from "./dialects/runner.ts";
 
 export interface PluginInfo {
   name: string;
   version: string | null;
-  kind: "isolate" | "command" | null;
+  kind: "isolate" | "command" | "python" | null;
+  /** For a plugin written for another hook system: gateway, extension, event-hook or python. */
+  dialect: string | null;
   dir: string;
   order: number | null;
   required: boolean;
@@ -58,14 +62,18 @@ export class Plugins {
   private readonly loaded: readonly LoadedPlugin[];
   private readonly failed: readonly FailedPlugin[];
   private readonly decisions: DecisionLog | null;
+  /** Plugins written for the other hook systems (gateway plugins, Python, extensions). */
+  readonly dialects: DialectRunner;
 
   private constructor(
     chain: PluginChain,
     loaded: readonly LoadedPlugin[],
     failed: readonly FailedPlugin[],
     decisions: DecisionLog | null,
+    dialects: DialectRunner,
   ) {
     this.chain = chain;
+    this.dialects = dialects;
     this.loaded = loaded;
     this.failed = failed;
     this.decisions = decisions;
@@ -116,6 +124,19 @@ export class Plugins {
       );
     }
     const decisions = db ? new DecisionLog(db, log, options.instanceName ?? "missiond") : null;
+    const record = (decision: Decision) => {
+      decisions?.record(decision);
+      options.onDecision?.(decision);
+    };
+    const dialects = new DialectRunner({
+      members: plugins.flatMap((p) =>
+        p.dialect ? [{ name: p.manifest.name, shadow: p.manifest.shadow, handle: p.dialect }] : [],
+      ),
+      handlerTimeoutMs: options.handlerTimeoutMs,
+      log,
+      now: options.now,
+      onDecision: record,
+    });
     const chain = new PluginChain({
       plugins: members,
       handlerTimeoutMs: options.handlerTimeoutMs,
@@ -123,13 +144,10 @@ export class Plugins {
       breaker: options.breaker,
       log,
       now: options.now,
-      onDecision: (decision) => {
-        decisions?.record(decision);
-        options.onDecision?.(decision);
-      },
+      onDecision: record,
       onChain: options.onChain,
     });
-    return new Plugins(chain, plugins, failed, decisions);
+    return new Plugins(chain, plugins, failed, decisions, dialects);
   }
 
   list(): PluginInfo[] {
@@ -140,6 +158,7 @@ export class Plugins {
         name: p.manifest.name,
         version: p.manifest.version,
         kind: p.kind,
+        dialect: p.dialect?.kind ?? null,
         dir: p.manifest.dir,
         order: p.manifest.order,
         required: p.manifest.required,
@@ -160,6 +179,7 @@ export class Plugins {
       name: f.name,
       version: null,
       kind: null,
+      dialect: null,
       dir: f.dir,
       order: null,
       required: f.required,
@@ -187,7 +207,20 @@ export class Plugins {
     return { decisions: [], counts: outcomeCounts([]) };
   }
 
+  /**
+   * Tells the other hook systems' plugins about one of the daemon's moments. Detached (the caller
+   * is not held up), except `stopping`, which the shutdown waits for before it drains.
+   */
+  announce(moment: DaemonMoment): Promise<void> {
+    if (this.dialects.options.members.length === 0) return Promise.resolve();
+    const work = announce(this.dialects, moment);
+    if (moment.moment === "stopping") return work;
+    this.dialects.detach(work);
+    return Promise.resolve();
+  }
+
   async stop(): Promise<void> {
+    await this.dialects.drain();
     await this.decisions?.close();
     await Promise.all(this.loaded.map((p) => p.stop()));
   }
