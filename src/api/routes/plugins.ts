@@ -102,7 +102,7 @@ export const pluginRoutes = [
     description:
       "The body is `{ input, current }`; the answer `{ result, endedBy }`, with `endedBy` the extension whose result ended the chain (`{ block }` or `{ result }` for tool.call, `{ handled: true }` for prompt), or null.",
     params: dialectName("The interceptor's name: tool.call, tool.result, prompt, retry, title, tracing.redact, …"),
-    body: z.object({ input: z.unknown().optional(), current: z.unknown().optional() }),
+    body: z.object({ input: z.record(z.string(), z.unknown()).optional(), current: z.unknown().optional() }).strict(),
     ok: { 200: "`{ result, endedBy }`" },
     handler: async ({ services, params: { name }, body }) =>
       serveIntercept(services.plugins.dialects, name, body as Record<string, unknown>),
@@ -113,7 +113,8 @@ export const pluginRoutes = [
     tag: "plugins",
     summary: "Hand an event to the extensions' observers (answered at once)",
     params: dialectName("The event's name, e.g. tool:after or run:settled."),
-    body: z.record(z.string(), z.unknown()),
+    // sessionId is what an observer's { sessionId } filter compares with.
+    body: z.object({ sessionId: z.string().min(1).max(200).optional() }).catchall(z.unknown()),
     ok: { 200: "`{ extensions }`: how many extensions were handed the event" },
     handler: async ({ services, params: { name }, body }) => serveObserve(services.plugins.dialects, name, body),
   }),
