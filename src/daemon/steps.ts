@@ -79,7 +79,15 @@ export function daemonSteps(env: DaemonEnv, p: Parts): Step[] {
     { name: "api", start: async () => buildSocketApi(env, p) },
     { name: "socket", start: () => listenSocket(env, p.api) },
     { name: "tcp", start: () => listenTcp(env, p) },
+    // Last, so plugins of the other hook systems hear "started" once ready and "stopping" first.
+    { name: "plugin moments", start: async () => announceMoments(p) },
   ];
+}
+
+function announceMoments(p: Parts): Stop {
+  const { plugins } = p.foundation;
+  void plugins.announce({ moment: "started" });
+  return () => plugins.announce({ moment: "stopping" });
 }
 
 function lockUnlessShared(env: DaemonEnv): Stop | undefined {

@@ -198,7 +198,10 @@ export function wireServices(env: DaemonEnv, base: Foundation): Services {
     leaseMs: claimLease(chain, config.plugins, "sessionClearing", "sessionClearCompleted"),
     detach: (work) => detach(env, work),
     faults: deps.faults?.clears,
+    onCleared: (sessionId, agentId) => void plugins.announce({ moment: "sessionCleared", sessionId, agentId }),
   });
+  base.sessions.onCreated = ({ id, agentId }) =>
+    void plugins.announce({ moment: "sessionCreated", sessionId: id, agentId });
   scheduler = new Scheduler({
     clock,
     log,

@@ -27,7 +27,8 @@ export interface ChainPlugin {
 
 export interface Decision {
   readonly plugin: string;
-  readonly hook: HookName;
+  /** A contract hook, or the name another hook system gives its moment (prePrompt, pre_tool_call, …). */
+  readonly hook: HookName | (string & {});
   readonly subjectId: string | null;
   readonly at: Date;
   readonly durationMs: number;

@@ -54,7 +54,7 @@ export interface InstallAnswer {
   name: string;
   version: string;
   description: string | null;
-  kind: "isolate" | "command";
+  kind: "isolate" | "command" | "python";
   hooks: string[];
   grants: GrantsView;
   /** Where the plugin is (or would be) installed. */

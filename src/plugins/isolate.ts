@@ -4,6 +4,7 @@ import { methodAllowed, permissionNames, type Grants } from "./grants.ts";
 import { MAX_HOPS, type HookName, type InvocationMeta } from "./hooks.ts";
 import type { RawOutcome } from "./result.ts";
 import { BOOTSTRAP } from "./sandbox/bootstrap.ts";
+import { LIST_REGISTRATIONS } from "./sandbox/dialects.ts";
 import { loadModules } from "./sandbox/modules.ts";
 import { toOutcome } from "./sandbox/outcome.ts";
 
@@ -53,6 +54,19 @@ export type HostCalls = (
 
 type State = "starting" | "ready" | "failed" | "stopped";
 
+/** How a plugin registered: the contract's middleware object, or another hook system's calls. */
+export type PluginDialect = "middleware" | "gateway" | "extension";
+
+/** One handler a gateway plugin or extension registered, called by its key. */
+export interface Registration {
+  readonly key: string;
+  readonly kind: "gateway" | "on" | "intercept";
+  readonly event: string;
+  readonly sessionId: string | null;
+  readonly priority: number;
+  readonly match: readonly string[] | null;
+}
+
 interface Loaded {
   isolate: ivm.Isolate;
   invoke: ivm.Reference;
@@ -100,6 +114,9 @@ export class PluginIsolate {
   // host.session means "the session of the handler running": one handler at a time makes that exact.
   private queue: Promise<unknown> = Promise.resolve();
   restarts = 0;
+  /** Set by each load: how the plugin registered its handlers. */
+  dialect: PluginDialect = "middleware";
+  registrations: readonly Registration[] = [];
 
   constructor(options: IsolateOptions) {
     this.options = options;
@@ -148,7 +165,8 @@ export class PluginIsolate {
     await context.eval(BOOTSTRAP, { timeout: 2_000 });
     const invoke = (await jail.get("__invoke", { reference: true })) as ivm.Reference;
     const hooks = (await jail.get("__hooks", { reference: true })) as ivm.Reference;
-    await context.eval("delete globalThis.__invoke; delete globalThis.__hooks;");
+    const adopt = (await jail.get("__adopt", { reference: true })) as ivm.Reference;
+    await context.eval("delete globalThis.__invoke; delete globalThis.__hooks; delete globalThis.__adopt;");
     let timer: NodeJS.Timeout | undefined;
     const deadline = new Promise<never>((_, reject) => {
       timer = setTimeout(() => {
@@ -157,7 +175,18 @@ export class PluginIsolate {
       }, LOAD_TIMEOUT_MS);
     });
     try {
-      await Promise.race([loadModules(isolate, context, dir, entry, LOAD_TIMEOUT_MS), deadline]);
+      const root = await Promise.race([loadModules(isolate, context, dir, entry, LOAD_TIMEOUT_MS), deadline]);
+      // createPlugin(config, ctx) or an extension's activate(ctx) runs now, under the same deadline.
+      const adopting = adopt.apply(undefined, [root.namespace.derefInto()], {
+        result: { promise: true },
+        timeout: LOAD_TIMEOUT_MS,
+      }) as Promise<unknown>;
+      const adopted = JSON.parse(String(await Promise.race([adopting, deadline]))) as {
+        kind: PluginDialect;
+        registrations: Registration[];
+      };
+      this.dialect = adopted.kind;
+      this.registrations = adopted.registrations;
     } finally {
       clearTimeout(timer);
     }
@@ -245,7 +274,7 @@ export class PluginIsolate {
 
   /** Runs one handler. Never rejects: every failure is a RawOutcome the chain can record. */
   async invoke(
-    hook: HookName,
+    hook: HookName | string,
     context: Record<string, unknown>,
     timeoutMs: number,
     meta: InvocationMeta = { sessionId: null, hop: 0 },
@@ -262,7 +291,7 @@ export class PluginIsolate {
   }
 
   private async run(
-    hook: HookName,
+    hook: HookName | string,
     context: Record<string, unknown>,
     timeoutMs: number,
     meta: InvocationMeta,
@@ -339,7 +368,7 @@ export class PluginIsolate {
   }
 
   /** Ends a stuck isolate; every call still running in it fails as crashed, and the next call reloads it. */
-  private kill(loaded: Loaded, why: string, hook: HookName): void {
+  private kill(loaded: Loaded, why: string, hook: string): void {
     if (loaded.isolate.isDisposed) return;
     loaded.disposedBecause = why;
     if (this.loaded === loaded) {
@@ -356,6 +385,13 @@ export class PluginIsolate {
     this.pending.delete(id);
     clearTimeout(call.timer);
     call.resolve(outcome);
+  }
+
+  /** An extension's registrations now (handlers it disposed are gone). */
+  async currentRegistrations(timeoutMs: number): Promise<readonly Registration[]> {
+    const raw = await this.invoke(LIST_REGISTRATIONS, {}, timeoutMs);
+    if (raw.outcome === "value" && Array.isArray(raw.value)) this.registrations = raw.value as Registration[];
+    return this.registrations;
   }
 
   stop(): Promise<void> {

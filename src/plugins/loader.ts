@@ -3,14 +3,34 @@ import { join } from "node:path";
 import type { Logger } from "../log.ts";
 import { runCommandHook } from "./command.ts";
 import { describeUnknownHook, isHookName, type HookName, type InvocationMeta } from "./hooks.ts";
-import { PluginIsolate, type HostCalls } from "./isolate.ts";
+import { PluginIsolate, type HostCalls, type Registration } from "./isolate.ts";
+import { PythonPlugin } from "./python/process.ts";
 import { isPluginFolder, PluginLoadError, readManifest, type PluginManifest } from "./manifest.ts";
 import type { RawOutcome } from "./result.ts";
 
+/** What the payload of a dialect call carries: a JS handler takes `context`, Python `args`/`kwargs`. */
+export interface DialectPayload {
+  readonly context?: Record<string, unknown>;
+  readonly args?: unknown[];
+  readonly kwargs?: Record<string, unknown>;
+}
+
+/** A plugin written for another hook system: its handlers, each called by key. */
+export interface DialectHandle {
+  readonly kind: "gateway" | "extension" | "event-hook" | "python";
+  /** The events an event hook (HOOK.yaml) listens to. */
+  readonly events: readonly string[];
+  /** The handlers registered now (an extension may dispose some). */
+  registrations(timeoutMs: number): Promise<readonly Pick<Registration, "key" | "event">[] | readonly Registration[]>;
+  call(key: string, payload: DialectPayload, timeoutMs: number, meta: InvocationMeta): Promise<RawOutcome>;
+}
+
 export interface LoadedPlugin {
   readonly manifest: PluginManifest;
-  readonly kind: "isolate" | "command";
+  readonly kind: "isolate" | "command" | "python";
   readonly hooks: ReadonlySet<HookName>;
+  /** Set for a plugin written for another hook system; its `hooks` is then empty. */
+  readonly dialect?: DialectHandle;
   invoke(
     hook: HookName,
     context: Record<string, unknown>,
@@ -115,9 +135,21 @@ async function isolatePlugin(manifest: PluginManifest, options: LoadOptions): Pr
       throw new Error(
         `unknown hook name${unknown.length > 1 ? "s" : ""}: ${unknown.map(describeUnknownHook).join(", ")}`,
       );
+    const kind = isolate.dialect;
+    const dialect: DialectHandle | undefined =
+      kind === "middleware"
+        ? undefined
+        : {
+            kind,
+            events: [],
+            registrations: (timeoutMs) =>
+              kind === "extension" ? isolate.currentRegistrations(timeoutMs) : Promise.resolve(isolate.registrations),
+            call: (key, payload, timeoutMs, meta) => isolate.invoke(key, payload.context ?? {}, timeoutMs, meta),
+          };
     return {
       manifest,
       kind: "isolate",
+      dialect,
       hooks: new Set(names as HookName[]),
       invoke: (hook, context, timeoutMs, meta) => isolate.invoke(hook, context, timeoutMs, meta),
       status: () => isolate.status,
@@ -134,6 +166,43 @@ async function isolatePlugin(manifest: PluginManifest, options: LoadOptions): Pr
  * executables run per call. A plugin that fails to load (bad manifest, missing entry, a throw at
  * import, an unknown hook name) is reported with its name and left out; the others still load.
  */
+async function pythonPlugin(manifest: PluginManifest, options: LoadOptions): Promise<LoadedPlugin> {
+  const folder = manifest.python!;
+  const env: Record<string, string> = { ...grantedEnv(manifest, options.env) };
+  // The plugin's files under ~ (logs, state) follow the daemon's HOME, as they would on their own system.
+  for (const name of ["HOME", "LANG"]) if (options.env[name] && !env[name]) env[name] = options.env[name]!;
+  const python = new PythonPlugin({
+    name: manifest.name,
+    dir: manifest.dir,
+    kind: folder.kind,
+    file: folder.file,
+    memoryLimitMb: options.memoryLimitMb,
+    env,
+    log: options.log,
+    now: options.now,
+  });
+  try {
+    await python.start();
+  } catch (err) {
+    await python.stop();
+    throw new PluginLoadError(manifest.name, manifest.dir, (err as Error).message);
+  }
+  return {
+    manifest,
+    kind: "python",
+    hooks: new Set(),
+    invoke: async () => ({ outcome: "crashed", message: "a Python plugin has no contract hooks" }),
+    dialect: {
+      kind: folder.kind === "event-hook" ? "event-hook" : "python",
+      events: folder.events,
+      registrations: () => Promise.resolve(python.registrations),
+      call: (key, payload, timeoutMs) => python.call(key, payload.args ?? [], payload.kwargs ?? {}, timeoutMs),
+    },
+    status: () => python.status,
+    stop: () => python.stop(),
+  };
+}
+
 export async function loadPlugins(options: LoadOptions): Promise<LoadResult> {
   const failed: FailedPlugin[] = [];
   const manifests: PluginManifest[] = [];
@@ -153,7 +222,11 @@ export async function loadPlugins(options: LoadOptions): Promise<LoadResult> {
 
   const settled = await Promise.allSettled(
     manifests.map((m) =>
-      m.entry ? isolatePlugin(m, options) : Promise.resolve(commandPlugin(m, grantedEnv(m, options.env))),
+      m.python
+        ? pythonPlugin(m, options)
+        : m.entry
+          ? isolatePlugin(m, options)
+          : Promise.resolve(commandPlugin(m, grantedEnv(m, options.env))),
     ),
   );
   const plugins: LoadedPlugin[] = [];

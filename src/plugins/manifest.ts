@@ -2,6 +2,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { basename, join, resolve } from "node:path";
 import { z } from "zod";
 import { parseDuration } from "../duration.ts";
+import { isPythonFolder, readPythonFolder, type PythonFolder } from "./dialects/python-folder.ts";
 import { compileGrants, permissionsSchema, type Grants } from "./grants.ts";
 import { describeUnknownHook, isHookName, type HookName } from "./hooks.ts";
 
@@ -63,6 +64,8 @@ export interface PluginManifest {
   /** The JS entry file; null for a plugin made only of command hooks. */
   readonly entry: string | null;
   readonly commands: ReadonlyMap<HookName, CommandHook>;
+  /** A Python plugin (HOOK.yaml + handler.py, or register(ctx) in __init__.py or plugin.py). */
+  readonly python?: PythonFolder | null;
 }
 
 /** Thrown for a plugin folder that cannot load; always names the plugin. */
@@ -77,7 +80,9 @@ export class PluginLoadError extends Error {
 }
 
 export const isPluginFolder = (dir: string): boolean =>
-  existsSync(join(dir, MANIFEST_FILE)) || ENTRY_FILES.some((file) => existsSync(join(dir, file)));
+  existsSync(join(dir, MANIFEST_FILE)) ||
+  ENTRY_FILES.some((file) => existsSync(join(dir, file))) ||
+  isPythonFolder(dir);
 
 /**
  * Reads a plugin folder. A folder holding only an entry file is a plugin named after the folder,
@@ -100,7 +105,13 @@ export function readManifest(dir: string): PluginManifest {
     throw new PluginLoadError(folderName, dir, `invalid ${MANIFEST_FILE}: ${issues}`);
   }
   const manifest = parsed.data;
-  const name = manifest.name ?? folderName.toLowerCase();
+  let python: PythonFolder | null;
+  try {
+    python = readPythonFolder(dir);
+  } catch (err) {
+    throw new PluginLoadError(manifest.name ?? folderName.toLowerCase(), dir, (err as Error).message);
+  }
+  const name = manifest.name ?? python?.name ?? folderName.toLowerCase();
   const commands = new Map<HookName, CommandHook>();
   for (const [hook, command] of Object.entries(manifest.commands ?? {})) {
     if (!isHookName(hook))
@@ -121,10 +132,17 @@ export function readManifest(dir: string): PluginManifest {
     throw new PluginLoadError(name, dir, (err as Error).message);
   }
   const entryName = manifest.entry ?? ENTRY_FILES.find((file) => existsSync(join(dir, file)));
+  if (python && (commands.size > 0 || entryName)) {
+    throw new PluginLoadError(
+      name,
+      dir,
+      "has both Python hooks and an entry file or commands; a plugin is one of them",
+    );
+  }
   if (commands.size > 0 && entryName) {
     throw new PluginLoadError(name, dir, "has both an entry file and commands; a plugin is one or the other");
   }
-  if (commands.size === 0 && (!entryName || !existsSync(join(dir, entryName)))) {
+  if (!python && commands.size === 0 && (!entryName || !existsSync(join(dir, entryName)))) {
     throw new PluginLoadError(
       name,
       dir,
@@ -134,7 +152,7 @@ export function readManifest(dir: string): PluginManifest {
   return {
     name,
     version: manifest.version,
-    description: manifest.description ?? null,
+    description: manifest.description ?? python?.description ?? null,
     order: manifest.order,
     grants,
     config: manifest.config,
@@ -143,5 +161,6 @@ export function readManifest(dir: string): PluginManifest {
     dir,
     entry: entryName ? join(dir, entryName) : null,
     commands,
+    python,
   };
 }

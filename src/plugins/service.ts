@@ -16,11 +16,15 @@ import type { HostCalls } from "./isolate.ts";
 import type { DecisionsQuery } from "./input.ts";
 import { outcomeCounts, type DecisionView } from "./queries.ts";
 import { loadPlugins, type FailedPlugin, type LoadedPlugin, type LoadOptions, type LoadResult } from "./loader.ts";
+import { announce, type DaemonMoment } from "./dialects/moments.ts";
+import { DialectRunner } from "./dialects/runner.ts";
 
 export interface PluginInfo {
   name: string;
   version: string | null;
-  kind: "isolate" | "command" | null;
+  kind: "isolate" | "command" | "python" | null;
+  /** For a plugin written for another hook system: gateway, extension, event-hook or python. */
+  dialect: string | null;
   dir: string;
   order: number | null;
   /** Where it runs in the chain (1 = first): `order` ascending, then name; null when not loaded. */
@@ -114,6 +118,8 @@ export class Plugins {
   private readonly log: Logger;
   private readonly host: HostCalls;
   private readonly retiring = new Set<readonly LoadedPlugin[]>();
+  /** Plugins written for the other hook systems (gateway plugins, Python, extensions), this generation's. */
+  dialects: DialectRunner;
   private reloading: Promise<unknown> = Promise.resolve();
 
   private constructor(
@@ -131,6 +137,7 @@ export class Plugins {
     this.loaded = first.plugins;
     this.failed = first.failed;
     this.decisions = db ? new DecisionLog(db, log, options.instanceName ?? "missiond") : null;
+    this.dialects = this.dialectRunner(first.plugins);
     this.chain = new PluginChain({
       plugins: chainMembers(first.plugins, first.failed),
       handlerTimeoutMs: options.handlerTimeoutMs,
@@ -138,11 +145,26 @@ export class Plugins {
       breaker: options.breaker,
       log,
       now: options.now,
-      onDecision: (decision) => {
-        this.decisions?.record(decision);
-        options.onDecision?.(decision);
-      },
+      onDecision: (decision) => this.record(decision),
       onChain: options.onChain,
+    });
+  }
+
+  private record(decision: Decision): void {
+    this.decisions?.record(decision);
+    this.options.onDecision?.(decision);
+  }
+
+  private dialectRunner(plugins: readonly LoadedPlugin[]): DialectRunner {
+    return new DialectRunner({
+      members: plugins.flatMap((p) =>
+        p.dialect ? [{ name: p.manifest.name, shadow: p.manifest.shadow, handle: p.dialect }] : [],
+      ),
+      handlerTimeoutMs: this.options.handlerTimeoutMs,
+      log: this.log,
+      now: this.options.now,
+      // A dialect's decisions belong to the plugin set they ran in, as the chain's do.
+      onDecision: (decision) => this.record({ ...decision, generation: this.chain.generation }),
     });
   }
 
@@ -193,8 +215,11 @@ export class Plugins {
     const { previousDrained } = this.chain.replace(chainMembers(result.plugins, result.failed));
     this.loaded = result.plugins;
     this.failed = result.failed;
+    const oldDialects = this.dialects;
+    this.dialects = this.dialectRunner(result.plugins);
     this.retiring.add(old);
     void previousDrained.then(async () => {
+      await oldDialects.drain();
       await Promise.all(old.map((p) => p.stop()));
       this.retiring.delete(old);
     });
@@ -260,6 +285,7 @@ export class Plugins {
         name: p.manifest.name,
         version: p.manifest.version,
         kind: p.kind,
+        dialect: p.dialect?.kind ?? null,
         dir: p.manifest.dir,
         order: p.manifest.order,
         position: i + 1,
@@ -282,6 +308,7 @@ export class Plugins {
       name: f.name,
       version: null,
       kind: null,
+      dialect: null,
       dir: f.dir,
       order: null,
       position: null,
@@ -311,8 +338,21 @@ export class Plugins {
     return { decisions: [], counts: outcomeCounts([]) };
   }
 
+  /**
+   * Tells the other hook systems' plugins about one of the daemon's moments. Detached (the caller
+   * is not held up), except `stopping`, which the shutdown waits for before it drains.
+   */
+  announce(moment: DaemonMoment): Promise<void> {
+    if (this.dialects.options.members.length === 0) return Promise.resolve();
+    const work = announce(this.dialects, moment);
+    if (moment.moment === "stopping") return work;
+    this.dialects.detach(work);
+    return Promise.resolve();
+  }
+
   async stop(): Promise<void> {
     await this.reloading.catch(() => undefined);
+    await this.dialects.drain();
     await this.decisions?.close();
     await Promise.all([this.loaded, ...this.retiring].flat().map((p) => p.stop()));
   }

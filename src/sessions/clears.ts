@@ -39,6 +39,8 @@ export interface ClearServiceDeps {
   /** sessionClearCompleted runs detached (observe-only); the daemon waits for it on shutdown. */
   detach(work: Promise<unknown>): void;
   faults?: { reached(step: ClearStep, clearId: bigint): void | Promise<void> };
+  /** Told once a clear completed (the other hook systems' session-end moments). */
+  onCleared?: (sessionId: string, agentId: string | null) => void;
 }
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
@@ -231,5 +233,6 @@ export class ClearService {
     });
     await this.deps.faults?.reached("completing", clear.id);
     await updateClear(db, clear.id, { status: "Completed", completedAt: new Date(clock.now()) });
+    this.deps.onCleared?.(clear.sessionId, clear.agentId);
   }
 }

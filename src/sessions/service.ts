@@ -49,6 +49,8 @@ export type MessageView = ReturnType<typeof messageView>;
 export class SessionService {
   private readonly db: Db;
   private readonly clock: Clock;
+  /** Told of each session created (the other hook systems' session-start moments). */
+  onCreated: ((session: { id: string; agentId: string }) => void) | null = null;
 
   constructor(db: Db, clock: Clock) {
     this.db = db;
@@ -67,6 +69,7 @@ export class SessionService {
       updatedAt: now,
     });
     if (!row) throw new MissiondError("CONFLICT", `a session with id "${id}" already exists`);
+    this.onCreated?.({ id: row.id, agentId: row.agentId });
     return sessionView(row);
   }
 

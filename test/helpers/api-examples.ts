@@ -184,6 +184,14 @@ export function bodyExamples(options: {
         { sessionId, message: "x".repeat(100_001), delaySeconds: 1 },
       ],
     },
+    "POST /v1/intercept/:name": {
+      valid: [{ input: { name: "shell", input: { command: "ls" } }, current: "allow" }, {}],
+      invalid: [[], "text", 1],
+    },
+    "POST /v1/observe/:name": {
+      valid: [{ name: "shell", sessionId: "s1" }, {}],
+      invalid: [[], "text", 1],
+    },
     "POST /v1/sessions/:id/todos": {
       valid: [{ texts: ["one", "two"] }],
       invalid: [

@@ -11,6 +11,7 @@ import { removeTempDir, tempDir } from "../helpers/tmp.ts";
 // claims, claimed work to its outcome, missions drained while cancels still arrive, detached hooks
 // before the plugins stop, pg-boss before the database.
 const STOP_ORDER = [
+  "plugin moments",
   "tcp",
   "socket",
   "api",

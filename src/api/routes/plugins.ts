@@ -2,6 +2,7 @@ import { z } from "zod";
 import { MissiondError } from "../../errors.ts";
 import { RUNTIME_HOOK_CONTEXTS, isRuntimeHook } from "../../plugins/contexts.ts";
 import { HOOKS, HOOK_NAMES, closestHook, isHookName } from "../../plugins/hooks.ts";
+import { serveDialectHook, serveIntercept, serveObserve } from "../../plugins/dialects/serve.ts";
 import { decisionsQuery } from "../../plugins/input.ts";
 import { installBody } from "../../plugins/install.ts";
 import { validate } from "../../validation.ts";
@@ -27,6 +28,20 @@ function valueOf(hook: keyof typeof HOOKS, context: Record<string, unknown>): un
   if (fields.length === 1) return context[fields[0]!];
   return Object.fromEntries(fields.map((f) => [f, context[f]]));
 }
+
+const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === "object" && !Array.isArray(v);
+
+const dialectName = (what: string) =>
+  z.object({
+    name: z
+      .string()
+      .min(1)
+      .max(200)
+      .refine((v) => !v.includes("\u0000"), "contains a NUL character")
+      .meta({
+        description: what,
+      }),
+  });
 
 /** Loaded plugins, their decision log, and the chains an agent runtime runs itself. */
 export const pluginRoutes = [
@@ -82,7 +97,9 @@ export const pluginRoutes = [
     scope: "agent",
     tag: "plugins",
     summary: "Run the chain of a hook the daemon does not fire itself",
-    description: `The body is the hook's context, exactly as the contract gives it: ${Object.keys(RUNTIME_HOOK_CONTEXTS)
+    description: `Plugins written for the other hook systems are served here too: the gateway hooks (prePrompt, postResponse, preToolExec, postToolExec, modelSwitched) answer in their own shapes, a snake_case name (pre_tool_call, pre_llm_call, …) runs the Python plugins' callbacks with the body as keyword arguments, and an event name (agent:step, command:reset) the event hooks listening to it. For the contract's hooks, the body is the hook's context, exactly as the contract gives it: ${Object.keys(
+      RUNTIME_HOOK_CONTEXTS,
+    )
       .map((h) => `\`${h}\` takes \`${hookSchemaName(h)}\``)
       .join(", ")}. An unknown hook answers 404; a hook the daemon fires itself answers 400.`,
     params: hookParams,
@@ -91,13 +108,16 @@ export const pluginRoutes = [
     hop: true,
     ok: { 200: HOOK_RESULT },
     handler: async ({ services, params: { hook }, body, hop }) => {
-      if (!isHookName(hook))
+      if (!isHookName(hook)) {
+        const dialect = isObject(body) ? await serveDialectHook(services.plugins.dialects, hook, body) : null;
+        if (dialect) return dialect;
         throw new MissiondError(
           "NOT_FOUND",
           closestHook(hook)
             ? `unknown hook "${hook}"; did you mean ${closestHook(hook)}?`
             : `unknown hook "${hook}"; hooks are ${HOOK_NAMES.join(", ")}`,
         );
+      }
       if (!isRuntimeHook(hook))
         throw new MissiondError("BAD_REQUEST", `${hook} is fired by the daemon itself, not over the API`);
       const context = validate(RUNTIME_HOOK_CONTEXTS[hook], body, "body") as Record<string, unknown>;
@@ -115,5 +135,31 @@ export const pluginRoutes = [
       const final = result.context as Record<string, unknown>;
       return { cancelled: false, value: valueOf(hook, final), changedBy: result.changedBy, context: final };
     },
+  }),
+  route({
+    method: "POST",
+    url: "/v1/intercept/:name",
+    scope: "agent",
+    tag: "plugins",
+    summary: "Run the extensions' intercept chain of one name",
+    description:
+      "The body is `{ input, current }`; the answer `{ result, endedBy }`, with `endedBy` the extension whose result ended the chain (`{ block }` or `{ result }` for tool.call, `{ handled: true }` for prompt), or null.",
+    params: dialectName("The interceptor's name: tool.call, tool.result, prompt, retry, title, tracing.redact, …"),
+    body: z.object({ input: z.record(z.string(), z.unknown()).optional(), current: z.unknown().optional() }).strict(),
+    ok: { 200: "`{ result, endedBy }`" },
+    handler: async ({ services, params: { name }, body }) =>
+      serveIntercept(services.plugins.dialects, name, body as Record<string, unknown>),
+  }),
+  route({
+    method: "POST",
+    url: "/v1/observe/:name",
+    scope: "agent",
+    tag: "plugins",
+    summary: "Hand an event to the extensions' observers (answered at once)",
+    params: dialectName("The event's name, e.g. tool:after or run:settled."),
+    // sessionId is what an observer's { sessionId } filter compares with.
+    body: z.object({ sessionId: z.string().min(1).max(200).optional() }).catchall(z.unknown()),
+    ok: { 200: "`{ extensions }`: how many extensions were handed the event" },
+    handler: async ({ services, params: { name }, body }) => serveObserve(services.plugins.dialects, name, body),
   }),
 ];

@@ -1,3 +1,5 @@
+import { DIALECTS, LIST_REGISTRATIONS } from "./dialects.ts";
+
 /**
  * The source run first in each plugin's isolate, before the plugin's own modules. The isolate
  * has only ECMAScript built-ins; this adds what the contract promises (`middleware`, `host`,
@@ -11,6 +13,8 @@
 export const BOOTSTRAP = String.raw`
 (() => {
   "use strict";
+  const LIST = ${JSON.stringify(LIST_REGISTRATIONS)};
+  const makeDialects = ${DIALECTS};
   const g = globalThis;
   const rpc = g.__rpc;
   const setup = JSON.parse(g.__setup);
@@ -138,13 +142,20 @@ export const BOOTSTRAP = String.raw`
     }
     return json === undefined ? '{"outcome":"value"}' : '{"outcome":"value","value":' + json + "}";
   };
+  const dialect = makeDialects(g, setup, freeze, fire, describe, stringify);
+  g.__adopt = dialect.adopt;
   g.__invoke = async (hook, contextJson, metaJson) => {
     current = parse(metaJson);
     let value;
     try {
-      const handler = g.middleware[hook];
-      if (typeof handler !== "function") throw new Error("no handler for " + hook);
-      value = await handler(parse(contextJson), tools);
+      if (hook === LIST) return stringify({ outcome: "value", value: dialect.list() });
+      const registered = dialect.find(hook);
+      if (registered) value = await registered(parse(contextJson));
+      else {
+        const handler = g.middleware[hook];
+        if (typeof handler !== "function") throw new Error("no handler for " + hook);
+        value = await handler(parse(contextJson), tools);
+      }
     } catch (err) {
       return stringify({ outcome: "threw", message: message(err) });
     }

@@ -55,7 +55,7 @@ export async function loadModules(
   dir: string,
   entry: string,
   timeoutMs: number,
-): Promise<void> {
+): Promise<ivm.Module> {
   const compiled = new Map<string, Promise<ivm.Module>>();
   const paths = new WeakMap<ivm.Module, string>();
   const compile = (specifier: string, referrer: string): Promise<ivm.Module> => {
@@ -75,4 +75,5 @@ export async function loadModules(
     compile(specifier, paths.get(referrer) ?? join(dir, "(entry)")),
   );
   await root.evaluate({ timeout: timeoutMs, promise: true });
+  return root;
 }

@@ -1,0 +1,109 @@
+"""The host of one Python plugin: loads it, then answers calls as JSON lines.
+
+Usage: host.py <plugin dir> <event-hook|plugin> <file> <memory limit MB>
+
+Requests on stdin: {"id": 1, "key": "pre_tool_call#0", "args": [...], "kwargs": {...}}.
+Answers on the protocol stream: {"id": 1, "ok": <value>} or {"id": 1, "error": "<message>"}.
+The first line is {"ready": true, "registrations": [{"key", "event"}]} or {"ready": false, "error"}.
+The plugin's own output (print, logging) goes to stderr, which the daemon logs under its name.
+"""
+
+import asyncio
+import importlib.util
+import inspect
+import json
+import logging
+import os
+import sys
+import traceback
+
+
+def _limit_memory(megabytes):
+    try:
+        import resource
+
+        limit = megabytes * 1024 * 1024
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    except (ImportError, ValueError, OSError) as err:
+        print(f"memory limit not applied: {err}", file=sys.stderr)
+
+
+def _load(path, name, package_dir=None):
+    locations = [package_dir] if package_dir else None
+    spec = importlib.util.spec_from_file_location(name, path, submodule_search_locations=locations)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+class Context:
+    """What register(ctx) receives: hooks are kept in registration order."""
+
+    def __init__(self, registrations):
+        self._registrations = registrations
+
+    def register_hook(self, name, callback):
+        if not callable(callback):
+            raise TypeError(f"register_hook({name!r}) needs a callable")
+        self._registrations.append((f"{name}#{len(self._registrations)}", str(name), callback))
+
+    def register_system_prompt_section(self, *args, **kwargs):
+        # Not a hook point here: the section is accepted so such plugins still load.
+        logging.getLogger("missiond").warning("register_system_prompt_section is not supported; ignored")
+
+
+def _jsonable(value):
+    try:
+        json.dumps(value)
+        return value
+    except (TypeError, ValueError):
+        return str(value)
+
+
+def main():
+    plugin_dir, kind, file_name, memory_mb = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+    # The protocol gets its own copy of stdout; fd 1 then points at stderr for the plugin's prints.
+    protocol = os.fdopen(os.dup(1), "w", buffering=1, encoding="utf-8")
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s")
+    _limit_memory(memory_mb)
+    sys.path.insert(0, plugin_dir)
+    registrations = []
+    try:
+        path = os.path.join(plugin_dir, file_name)
+        if kind == "event-hook":
+            module = _load(path, "hook_handler")
+            if not callable(getattr(module, "handle", None)):
+                raise RuntimeError(f"{file_name} defines no handle(event_type, context)")
+            registrations.append(("handle", "*", module.handle))
+        else:
+            package = plugin_dir if file_name == "__init__.py" else None
+            module = _load(path, os.path.basename(plugin_dir).replace("-", "_") or "plugin", package)
+            if not callable(getattr(module, "register", None)):
+                raise RuntimeError(f"{file_name} defines no register(ctx)")
+            module.register(Context(registrations))
+    except BaseException as err:  # noqa: BLE001 - any failure to load is reported, not raised
+        detail = "".join(traceback.format_exception_only(type(err), err)).strip()
+        protocol.write(json.dumps({"ready": False, "error": detail}) + "\n")
+        return 1
+    handlers = {key: callback for key, _, callback in registrations}
+    listed = [{"key": key, "event": event} for key, event, _ in registrations]
+    protocol.write(json.dumps({"ready": True, "registrations": listed}) + "\n")
+    loop = asyncio.new_event_loop()
+    for raw in sys.stdin:
+        request = json.loads(raw)
+        try:
+            result = handlers[request["key"]](*request.get("args", []), **request.get("kwargs", {}))
+            if inspect.isawaitable(result):
+                result = loop.run_until_complete(result)
+            answer = {"id": request["id"], "ok": _jsonable(result)}
+        except Exception as err:  # noqa: BLE001 - a handler's failure is its outcome
+            answer = {"id": request["id"], "error": f"{type(err).__name__}: {err}"}
+        protocol.write(json.dumps(answer) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,220 @@
+import { mkdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createLogger } from "../../src/log.ts";
+import type { Decision } from "../../src/plugins/chain.ts";
+import { serveDialectHook, serveIntercept, serveObserve } from "../../src/plugins/dialects/serve.ts";
+import { Plugins } from "../../src/plugins/service.ts";
+import { tempDir } from "../helpers/tmp.ts";
+
+const fixture = (name: string) => fileURLToPath(new URL(`../fixtures/dialects/${name}`, import.meta.url));
+const FIXTURES = [
+  "content-filter",
+  "shell-gate",
+  "my-hook",
+  "command-logger",
+  "guardrails",
+  "tool-policy",
+  "py-faults",
+  "bad-yaml",
+];
+
+describe("plugins written for the other hook systems", () => {
+  let plugins: Plugins;
+  const decisions: Decision[] = [];
+  const home = tempDir("home");
+  const until = async (check: () => boolean) => {
+    for (let i = 0; i < 200 && !check(); i++) await new Promise((r) => setTimeout(r, 25));
+  };
+
+  beforeAll(async () => {
+    mkdirSync(join(home, ".mibyan", "hooks", "my-hook"), { recursive: true });
+    plugins = await Plugins.start({
+      dirs: FIXTURES.map(fixture),
+      handlerTimeoutMs: 2_000,
+      memoryLimitMb: 64,
+      log: createLogger("silent"),
+      now: () => Date.now(),
+      env: { HOME: home },
+      onDecision: (d) => decisions.push(d),
+    });
+  }, 30_000);
+  afterAll(() => plugins.stop());
+
+  it("loads every fixture but the malformed HOOK.yaml, which is named with its line", () => {
+    const list = plugins.list();
+    const bad = list.find((p) => p.state === "failed")!;
+    expect(bad.error).toMatch(/bad-yaml\/HOOK\.yaml line \d+/);
+    expect(list.filter((p) => p.state === "active").map((p) => [p.name, p.dialect])).toEqual(
+      expect.arrayContaining([
+        ["content-filter", "gateway"],
+        ["shell-gate", "extension"],
+        ["my-hook", "event-hook"],
+        ["command-logger", "event-hook"],
+        ["guardrails", "python"],
+      ]),
+    );
+  });
+
+  it("gateway: the content filter blocks a prompt and the response filter masks SSNs", async () => {
+    const d = plugins.dialects;
+    const blocked = await serveDialectHook(d, "prePrompt", { message: "please DROP TABLE users", sessionKey: "s1" });
+    expect(blocked).toMatchObject({ block: true, reason: 'Blocked: contains "DROP TABLE"', plugin: "content-filter" });
+    expect(await serveDialectHook(d, "prePrompt", { message: "hello", sessionKey: "s1" })).toMatchObject({
+      message: "hello",
+      block: false,
+    });
+    const masked = await serveDialectHook(d, "postResponse", { response: "SSN 123-45-6789.", sessionKey: "s1" });
+    expect(masked).toMatchObject({ response: "SSN ***-**-****.", block: false, changedBy: ["content-filter"] });
+    expect(await serveDialectHook(d, "preToolExec", { toolName: "ls", agentName: "a", args: [] })).toEqual({
+      allow: true,
+    });
+    expect(decisions).toContainEqual(
+      expect.objectContaining({ plugin: "content-filter", hook: "prePrompt", outcome: "cancelled", subjectId: "s1" }),
+    );
+  });
+
+  it("extensions: the rm -rf / gate blocks, tool.result redacts, retry stops at 3, title prefixes", async () => {
+    const d = plugins.dialects;
+    expect(
+      await serveIntercept(d, "tool.call", {
+        input: { name: "shell", input: { command: "rm -rf /" } },
+        current: "allow",
+      }),
+    ).toEqual({
+      result: { block: "Refused: rm -rf /." },
+      endedBy: "shell-gate",
+    });
+    // match: the gate ignores other tools.
+    expect(
+      (
+        await serveIntercept(d, "tool.call", {
+          input: { name: "edit", input: { command: "rm -rf /" } },
+          current: "allow",
+        })
+      ).result,
+    ).toBe("allow");
+    const redacted = await serveIntercept(d, "tool.result", {
+      input: { name: "shell", isError: false },
+      current: { result: "API_KEY=abc123 ok", isError: false },
+    });
+    expect(redacted.result).toEqual({
+      result: "API_KEY=<redacted> ok",
+      isError: false,
+      metadata: { "my-ext": { redacted: true } },
+    });
+    expect(
+      (await serveIntercept(d, "retry", { input: { attempt: 2 }, current: { retry: true, delayMs: 500 } })).result,
+    ).toEqual({ retry: true, delayMs: 2000 });
+    expect(
+      (await serveIntercept(d, "retry", { input: { attempt: 3 }, current: { retry: true, delayMs: 500 } })).result,
+    ).toEqual({ retry: false });
+    expect((await serveIntercept(d, "title", { input: {}, current: "Deploy" })).result).toBe("Kitchen: Deploy");
+    expect((await serveIntercept(d, "title", { input: {}, current: undefined })).result).toBeUndefined();
+  });
+
+  it("extensions: an async tracing.redact handler is skipped as an error; the synchronous one still runs", async () => {
+    const key = "sk-" + "a".repeat(24);
+    const out = await serveIntercept(plugins.dialects, "tracing.redact", {
+      input: { kind: "prompt" },
+      current: `key ${key}`,
+    });
+    expect(out.result).toBe("key sk-<redacted>");
+    expect(decisions).toContainEqual(
+      expect.objectContaining({
+        plugin: "shell-gate",
+        hook: "tracing.redact",
+        outcome: "skipped",
+        reason: expect.stringMatching(/promise/),
+      }),
+    );
+  });
+
+  it("extensions: observers are answered at once; a throw and a write to the read-only event are errors", async () => {
+    expect(serveObserve(plugins.dialects, "fault:throw", {})).toEqual({ extensions: 1 });
+    serveObserve(plugins.dialects, "fault:write", { name: "x" });
+    await until(() => decisions.filter((d) => d.hook.startsWith("fault:")).length >= 2);
+    const faults = decisions.filter((d) => d.hook.startsWith("fault:"));
+    expect(faults.map((d) => [d.hook, d.outcome])).toEqual(
+      expect.arrayContaining([
+        ["fault:throw", "skipped"],
+        ["fault:write", "skipped"],
+      ]),
+    );
+    expect(faults.find((d) => d.hook === "fault:write")!.reason).toMatch(/read[- ]only|Cannot assign/i);
+  });
+
+  it("event hooks: the activity log and the command logger write what they should", async () => {
+    const d = plugins.dialects;
+    expect(await serveDialectHook(d, "agent:step", { iteration: 2, session_id: "s9" })).toEqual({
+      event: "agent:step",
+      handledBy: ["my-hook"],
+    });
+    const activity = readFileSync(join(home, ".mibyan", "hooks", "my-hook", "activity.log"), "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
+    expect(activity.at(-1)).toMatchObject({ event: "agent:step", iteration: 2, session_id: "s9" });
+    await serveDialectHook(d, "command:reset", { command: "reset", args: "", platform: "cli", user_id: "u1" });
+    const commands = readFileSync(join(home, ".mibyan", "logs", "command_usage.jsonl"), "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
+    expect(commands.at(-1)).toMatchObject({ command: "reset", args: "", platform: "cli", user: "u1" });
+    expect(decisions).toContainEqual(
+      expect.objectContaining({ plugin: "command-logger", hook: "command:reset", outcome: "passed" }),
+    );
+  });
+
+  it("python plugins: pre_tool_call blocks and modifies, pre_llm_call injects context", async () => {
+    const d = plugins.dialects;
+    expect(
+      await serveDialectHook(d, "pre_tool_call", {
+        tool_name: "terminal",
+        args: { command: "rm -rf /tmp/x" },
+        task_id: "t1",
+      }),
+    ).toEqual({
+      action: "block",
+      message: "Reason the tool call was blocked",
+      plugin: "tool-policy",
+    });
+    expect(
+      await serveDialectHook(d, "pre_tool_call", { tool_name: "patch", args: { new_string: "x" }, task_id: "t1" }),
+    ).toMatchObject({
+      action: "allow",
+      args: { new_string: "fixed content" },
+      changedBy: ["tool-policy"],
+    });
+    const llm = await serveDialectHook(d, "pre_llm_call", {
+      session_id: "s1",
+      user_message: "hi",
+      is_first_turn: true,
+    });
+    expect((llm!.value as Record<string, unknown>).context).toBe(
+      "Never execute commands that delete files without explicit user confirmation.",
+    );
+    expect(decisions).toContainEqual(
+      expect.objectContaining({ plugin: "guardrails", hook: "pre_llm_call", outcome: "changed" }),
+    );
+  });
+
+  it("python faults: a raise is skipped, a hang is killed at the time limit, an exit is a crash; each restarts", async () => {
+    const d = plugins.dialects;
+    await serveDialectHook(d, "fault_raise", {});
+    await serveDialectHook(d, "fault_hang", {});
+    await new Promise((r) => setTimeout(r, 1_100)); // the restart back-off
+    await serveDialectHook(d, "fault_exit", {});
+    const reasons = decisions.filter((x) => x.plugin === "py-faults").map((x) => [x.hook, x.outcome, x.reason]);
+    expect(reasons).toEqual([
+      ["fault_raise", "skipped", "threw: ValueError: handler failed"],
+      ["fault_hang", "skipped", "timeout"],
+      ["fault_exit", "skipped", expect.stringMatching(/crashed: exited with code 3/)],
+    ]);
+    await new Promise((r) => setTimeout(r, 1_100));
+    await serveDialectHook(d, "fault_raise", {});
+    expect(decisions.filter((x) => x.plugin === "py-faults").at(-1)!.reason).toBe("threw: ValueError: handler failed");
+    expect(plugins.list().find((p) => p.name === "py-faults")!.restarts).toBe(2);
+  }, 20_000);
+});
