@@ -98,6 +98,15 @@ export class DialectRunner {
     );
   }
 
+  /** Whether a loaded Python plugin registered a callback for `hook` (its own hook names included). */
+  async pythonRegistered(hook: string): Promise<boolean> {
+    for (const member of this.members("python")) {
+      const registrations = await member.handle.registrations(this.options.handlerTimeoutMs);
+      if (registrations.some((r) => r.event === hook)) return true;
+    }
+    return false;
+  }
+
   /** Python plugins' callbacks registered for `hook`, called with the fields as keyword arguments. */
   async python(hook: string, kwargs: Record<string, unknown>): Promise<DialectOutcome> {
     const contexts: string[] = [];

@@ -11,7 +11,35 @@ const DAEMON_FIRED = new Set<string>(
     .filter((n): n is string => n !== null),
 );
 
-const PYTHON_HOOK = /^[a-z][a-z0-9_]*$/;
+/**
+ * The Python plugin hooks the event-hook page names (its VALID_HOOKS). These, and names a loaded
+ * Python plugin registered, are served; any other name (a typo, `constructor`) is a 404 rather than
+ * a chain nobody hooks.
+ */
+const PYTHON_HOOKS = new Set([
+  "pre_tool_call",
+  "post_tool_call",
+  "pre_llm_call",
+  "post_llm_call",
+  "on_session_start",
+  "on_session_end",
+  "on_stream_delta",
+  "pre_verify",
+  "subagent_start",
+  "subagent_stop",
+  "pre_gateway_dispatch",
+  "gateway_platform_event",
+  "pre_approval_request",
+  "post_approval_response",
+  "on_room_member_activity",
+  "pre_transcription",
+  "transform_tool_result",
+  "transform_terminal_output",
+  "transform_llm_output",
+  "kanban_task_claimed",
+  "kanban_task_completed",
+  "kanban_task_blocked",
+]);
 const EVENT_NAME = /^[a-z][a-z0-9_-]*(?::[a-z0-9_*-]+)+$/;
 
 /**
@@ -49,7 +77,7 @@ export async function serveDialectHook(
     }
   }
   if (EVENT_NAME.test(hook)) return { event: hook, handledBy: await runner.eventHooks(hook, body) };
-  if (!PYTHON_HOOK.test(hook)) return null;
+  if (!PYTHON_HOOKS.has(hook) && !(await runner.pythonRegistered(hook))) return null;
   const out = await runner.python(hook, body);
   if (hook === "pre_tool_call") {
     if (out.blocked) return { action: "block", message: out.blocked.reason, plugin: out.blocked.plugin };
