@@ -275,6 +275,7 @@ export async function startWorkers(env: DaemonEnv, s: Services): Promise<Workers
       await s.firing.releaseBuffered(jobId);
       await s.backfill.continue(jobId);
     },
+    onSettled: (data) => void s.plugins.announce({ moment: "cronRunSettled", data }),
   });
   const deliveries = await startNotifyWorker({
     db,
@@ -285,6 +286,7 @@ export async function startWorkers(env: DaemonEnv, s: Services): Promise<Workers
     retryLimit,
     executorFor,
     onTimer: (status) => s.metrics.timer(status, null),
+    onDelivered: (data) => void s.plugins.announce({ moment: "notifyDelivered", data }),
   });
   return { missions, deliveries };
 }

@@ -154,6 +154,25 @@ describe(`plugins of the other hook systems in a running daemon (${backendName})
       expect.arrayContaining(["gateway:startup", "session:start", "session:reset"]),
     );
 
+    // A cron run settled and a note delivered: cron:settled and notify:delivered to the observers.
+    const job = await daemon.services.cron.add({ name: "tick", agentId: "ops", cron: "0 0 1 1 *", prompt: "p" });
+    await api.post(`/v1/cron-jobs/${job.id}/trigger`, {});
+    await api.post("/v1/sessions", { id: "sess-2", agentId: "ops" });
+    const note = await api.post<{ id: string }>("/v1/notify", { sessionId: "sess-2", message: "m", delaySeconds: 1 });
+    const settled = await waitFor(
+      async () => (await decisionsOf(api, "lifecycle-ext")).find((d) => d.hook === "cron:settled"),
+      "cron:settled",
+    );
+    const [run] = await daemon.services.cron.runs({ jobId: job.id, limit: 1 });
+    expect(run!.sessionId).toMatch(/^cron-/);
+    expect(settled).toMatchObject({ outcome: "passed", subjectId: run!.sessionId });
+    const delivered = await waitFor(
+      async () => (await decisionsOf(api, "lifecycle-ext")).find((d) => d.hook === "notify:delivered"),
+      "notify:delivered",
+    );
+    expect(delivered).toMatchObject({ outcome: "passed", subjectId: "sess-2" });
+    expect((await daemon.services.notify.get(note.id)).status).toBe("Delivered");
+
     // Stop: gatewayShutdown and daemon:stopping, heard before the plugins stop; a later daemon on
     // the same database reads them from the decision log.
     await daemon.stop();
