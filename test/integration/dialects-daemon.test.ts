@@ -8,6 +8,7 @@ import type { DecisionView } from "../../src/plugins/queries.ts";
 import { backendName } from "../helpers/db.ts";
 import { daemonPerTest } from "../helpers/daemon.ts";
 import { tempDir } from "../helpers/tmp.ts";
+import { tlsEndpoint } from "../helpers/tls-proxy.ts";
 import { waitFor } from "../helpers/wait.ts";
 
 /**
@@ -179,5 +180,43 @@ describe(`plugins of the other hook systems in a running daemon (${backendName})
     const { api: later } = await start();
     expect(await hooksOf(later, "lifecycle-gateway")).toEqual(expect.arrayContaining(["gatewayShutdown"]));
     expect(await hooksOf(later, "lifecycle-ext")).toEqual(expect.arrayContaining(["daemon:stopping"]));
+  });
+
+  it("the session webhook example posts to its fixed https URL, reached through the proxy its manifest lets it see", async () => {
+    const endpoint = await tlsEndpoint("your-service.example.com");
+    try {
+      const home = tempDir("home");
+      // The operator's plugin.json grants HTTPS_PROXY and SSL_CERT_FILE; handler.py is the page's.
+      const daemon = await t.start({
+        pluginDirs: [fixture("session-webhook")],
+        env: { HOME: home, HTTPS_PROXY: endpoint.proxyUrl, SSL_CERT_FILE: endpoint.caFile },
+      });
+      const api = apiClient({ socketPath: daemon.config.socketPath });
+      await api.post("/v1/sessions", { id: "sess-w", agentId: "ops" });
+      await waitFor(() => endpoint.received.length >= 1, "the session:start webhook");
+      await api.post("/v1/sessions/sess-w/clear", {});
+      await waitFor(() => endpoint.received.length >= 2, "the session:reset webhook");
+      expect(endpoint.tunnels).toEqual(["your-service.example.com:443", "your-service.example.com:443"]);
+      expect(endpoint.received.map((r) => ({ ...r, body: JSON.parse(r.body) as unknown }))).toEqual([
+        {
+          method: "POST",
+          host: "your-service.example.com",
+          path: "/hermes-events",
+          body: { event: "session:start", session_id: "sess-w", agent: "ops", platform: "missiond" },
+        },
+        {
+          method: "POST",
+          host: "your-service.example.com",
+          path: "/hermes-events",
+          body: { event: "session:reset", session_id: "sess-w", agent: "ops", platform: "missiond" },
+        },
+      ]);
+      expect((await decisionsOf(api, "session-webhook")).map((d) => [d.hook, d.outcome])).toEqual([
+        ["session:reset", "passed"],
+        ["session:start", "passed"],
+      ]);
+    } finally {
+      await endpoint.close();
+    }
   });
 });
