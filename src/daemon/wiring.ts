@@ -99,6 +99,7 @@ export async function startPlugins(
     handlerTimeoutMs: config.plugins.handlerTimeoutMs,
     chainDeadlineMs: config.plugins.chainDeadlineMs,
     breaker: { failures: config.plugins.breakerFailures, cooldownMs: config.plugins.breakerCooldownMs },
+    extensionErrorBudget: config.plugins.extensionErrorBudget,
     memoryLimitMb: config.plugins.memoryLimitMb,
     log,
     now: () => clock.now(),

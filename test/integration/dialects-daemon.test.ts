@@ -5,6 +5,7 @@ import { describe, expect, it } from "vitest";
 import { apiClient, type ApiClient } from "../../src/cli/client.ts";
 import type { Daemon } from "../../src/daemon/daemon.ts";
 import type { DecisionView } from "../../src/plugins/queries.ts";
+import type { PluginInfo } from "../../src/plugins/service.ts";
 import { backendName } from "../helpers/db.ts";
 import { daemonPerTest } from "../helpers/daemon.ts";
 import { tempDir } from "../helpers/tmp.ts";
@@ -218,5 +219,44 @@ describe(`plugins of the other hook systems in a running daemon (${backendName})
     } finally {
       await endpoint.close();
     }
+  });
+
+  it("an extension that spends its error budget is suspended; GET /v1/plugins shows errors, state and registered hooks", async () => {
+    const daemon = await t.start({
+      pluginDirs: [fixture("shell-gate"), fixture("content-filter"), fixture("tool-policy")],
+      toml: "[plugins]\nextension_error_budget = 3\n",
+    });
+    const api = apiClient({ socketPath: daemon.config.socketPath });
+    const listed = async () => (await api.get<{ plugins: PluginInfo[] }>("/v1/plugins")).plugins;
+    const gate = async () => (await listed()).find((p) => p.name === "shell-gate")!;
+    expect((await listed()).map((p) => [p.name, p.dialect, p.state, p.errors, p.hooks])).toEqual([
+      ["content-filter", "gateway", "active", 0, ["prePrompt", "preToolExec", "postResponse"]],
+      [
+        "shell-gate",
+        "extension",
+        "active",
+        0,
+        ["tool.call", "tool.result", "retry", "title", "tool:after", "fault:throw", "fault:write", "tracing.redact"],
+      ],
+      ["tool-policy", "python", "active", 0, ["pre_tool_call"]],
+    ]);
+    const rmRoot = { input: { name: "shell", input: { command: "rm -rf /" } }, current: "allow" };
+    expect((await api.post<{ endedBy: string }>("/v1/intercept/tool.call", rmRoot)).endedBy).toBe("shell-gate");
+    for (let i = 0; i < 3; i++) await api.post("/v1/observe/fault:throw", {});
+    await waitFor(async () => (await gate()).state === "suspended", "shell-gate suspended");
+    expect(await gate()).toMatchObject({
+      errors: 3,
+      error: "suspended: 3 errors spent its error budget; it runs again after a reload",
+    });
+    // Its interceptors and observers no longer run; the other plugins do.
+    expect(await api.post("/v1/intercept/tool.call", rmRoot)).toEqual({ result: "allow", endedBy: null });
+    expect(await api.post("/v1/observe/fault:throw", {})).toEqual({ extensions: 0 });
+    expect(await api.post("/v1/hooks/pre_tool_call", { tool_name: "patch", args: {}, task_id: "t" })).toMatchObject({
+      changedBy: ["tool-policy"],
+    });
+    // A reload gives it a fresh budget.
+    await api.post("/v1/plugins/reload", {});
+    expect(await gate()).toMatchObject({ state: "active", errors: 0 });
+    expect((await api.post<{ endedBy: string }>("/v1/intercept/tool.call", rmRoot)).endedBy).toBe("shell-gate");
   });
 });
