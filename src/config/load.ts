@@ -48,6 +48,7 @@ export interface Config {
     readonly memoryLimitMb: number;
     readonly breakerFailures: number;
     readonly breakerCooldownMs: number;
+    readonly extensionErrorBudget: number;
   };
   readonly shutdown: { readonly drainBudgetMs: number };
   readonly missions: { readonly concurrency: number; readonly retryLimit: number };
@@ -214,6 +215,7 @@ export function loadConfig(sources: ConfigSources): Config {
       memoryLimitMb: file.plugins.memory_limit_mb,
       breakerFailures: file.plugins.breaker_failures,
       breakerCooldownMs: file.plugins.breaker_cooldown,
+      extensionErrorBudget: file.plugins.extension_error_budget,
     },
     shutdown: { drainBudgetMs: file.shutdown.drain_budget },
     missions: { concurrency: file.missions.concurrency, retryLimit: file.missions.retry_limit },

@@ -93,9 +93,17 @@ export const fileSchema = z
         // Circuit breaker: this many consecutive failures suspend a plugin for the cooldown (0 = off).
         breaker_failures: z.number().int().min(0).max(1000).default(0),
         breaker_cooldown: durationMs.default(60_000),
+        // An extension's error budget: after this many throws or timeouts its handlers stop running (0 = off).
+        extension_error_budget: z.number().int().min(0).max(100_000).default(10),
       })
       .strict()
-      .default({ handler_timeout: 5_000, memory_limit_mb: 128, breaker_failures: 0, breaker_cooldown: 60_000 }),
+      .default({
+        handler_timeout: 5_000,
+        memory_limit_mb: 128,
+        breaker_failures: 0,
+        breaker_cooldown: 60_000,
+        extension_error_budget: 10,
+      }),
     shutdown: z
       .object({ drain_budget: durationMs.default(8_000) })
       .strict()

@@ -23,6 +23,8 @@ export interface MissionWorkerDeps {
   onRun?: (status: string) => void;
   /** A run of the job ended (buffer_one releases the slot waiting behind it). */
   onRunEnded?: (jobId: bigint) => Promise<void>;
+  /** A run settled (the other hook systems' cron:settled), told with cronJobCompleted's context. */
+  onSettled?: (run: Record<string, unknown>) => void;
 }
 
 export interface MissionWorker {
@@ -266,13 +268,13 @@ async function executeOne(deps: MissionWorkerDeps, log: Logger, job: Job<CronMis
 
 /** cronJobCompleted: observe-only, at most once (only the close that won calls it), detached. */
 function fireCompleted(deps: MissionWorkerDeps, mission: CronMission, status: string): void {
-  deps.detach(
-    deps.chain.run("cronJobCompleted", {
-      cronJobId: mission.cronJobId,
-      cronJobRunId: mission.runId,
-      sessionId: mission.sessionId,
-      agentId: mission.agentId,
-      status,
-    }),
-  );
+  const run = {
+    cronJobId: mission.cronJobId,
+    cronJobRunId: mission.runId,
+    sessionId: mission.sessionId,
+    agentId: mission.agentId,
+    status,
+  };
+  deps.detach(deps.chain.run("cronJobCompleted", run));
+  deps.onSettled?.({ ...run });
 }

@@ -99,6 +99,7 @@ export async function startPlugins(
     handlerTimeoutMs: config.plugins.handlerTimeoutMs,
     chainDeadlineMs: config.plugins.chainDeadlineMs,
     breaker: { failures: config.plugins.breakerFailures, cooldownMs: config.plugins.breakerCooldownMs },
+    extensionErrorBudget: config.plugins.extensionErrorBudget,
     memoryLimitMb: config.plugins.memoryLimitMb,
     log,
     now: () => clock.now(),
@@ -275,6 +276,7 @@ export async function startWorkers(env: DaemonEnv, s: Services): Promise<Workers
       await s.firing.releaseBuffered(jobId);
       await s.backfill.continue(jobId);
     },
+    onSettled: (data) => void s.plugins.announce({ moment: "cronRunSettled", data }),
   });
   const deliveries = await startNotifyWorker({
     db,
@@ -285,6 +287,7 @@ export async function startWorkers(env: DaemonEnv, s: Services): Promise<Workers
     retryLimit,
     executorFor,
     onTimer: (status) => s.metrics.timer(status, null),
+    onDelivered: (data) => void s.plugins.announce({ moment: "notifyDelivered", data }),
   });
   return { missions, deliveries };
 }

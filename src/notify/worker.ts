@@ -16,6 +16,8 @@ export interface NotifyWorkerDeps {
   retryLimit: number;
   executorFor(agentId: string): Promise<MissionExecutor>;
   onTimer?: (status: string) => void;
+  /** A note reached its agent (the other hook systems' notify:delivered); only the close that won tells. */
+  onDelivered?: (note: { notifyId: string; sessionId: string; agentId: string; deliveredAt: string }) => void;
 }
 
 export interface NotifyWorker {
@@ -38,14 +40,32 @@ export async function startNotifyWorker(deps: NotifyWorkerDeps): Promise<NotifyW
   const log = deps.log.child({ component: "notify" });
   const executing = new Set<AbortController>();
   // Each note is closed as soon as its executor answers; closes of one turn share a statement.
+  // The missions being closed, so a close that won can say whose note it delivered.
+  const missionsClosing = new Map<string, NotifyMission>();
   const close = coalescing<DeliveryClose>(async (items) => {
     for (const closed of await closeTimers(deps.db, items)) {
       deps.onTimer?.(closed.status);
+      const mission = missionsClosing.get(String(closed.id));
+      if (closed.status === "Delivered" && mission)
+        deps.onDelivered?.({
+          notifyId: mission.notifyId,
+          sessionId: mission.sessionId,
+          agentId: mission.agentId,
+          deliveredAt: new Date(deps.clock.now()).toISOString(),
+        });
       if (closed.status === "Unknown")
         log.warn({ notifyId: closed.id }, "timer closed Unknown: an earlier delivery attempt vanished");
       else log.debug({ notifyId: closed.id, status: closed.status }, "note delivery closed");
     }
   });
+  const closeNote = async (item: DeliveryClose, mission?: NotifyMission): Promise<void> => {
+    if (mission) missionsClosing.set(mission.notifyId, mission);
+    try {
+      await close(item);
+    } finally {
+      if (mission) missionsClosing.delete(mission.notifyId);
+    }
+  };
   await deps.boss.work<
     NotifyMission,
     unknown,
@@ -68,7 +88,7 @@ export async function startNotifyWorker(deps: NotifyWorkerDeps): Promise<NotifyW
       pollingIntervalSeconds: 1,
       notifyPollingIntervalSeconds: 2,
     },
-    (jobs) => deliverBatch(deps, log, close, jobs, executing),
+    (jobs) => deliverBatch(deps, log, closeNote, jobs, executing),
   );
   return {
     handBack() {
@@ -80,7 +100,7 @@ export async function startNotifyWorker(deps: NotifyWorkerDeps): Promise<NotifyW
 async function deliverBatch(
   deps: NotifyWorkerDeps,
   log: Logger,
-  close: (item: DeliveryClose) => Promise<void>,
+  close: (item: DeliveryClose, mission?: NotifyMission) => Promise<void>,
   jobs: Job<NotifyMission>[],
   executing: Set<AbortController>,
 ): Promise<JobResult[]> {
@@ -161,15 +181,18 @@ async function deliverBatch(
           executing.delete(stop);
         }
         // An executor that reports failure or times out leaves the note undelivered: Failed, with its output.
-        await close({
-          id: BigInt(mission.notifyId),
-          status: result.status === "Succeeded" ? "Delivered" : "Failed",
-          reason: result.status === "TimedOut" ? "the executor timed out" : null,
-          finishedAt: new Date(clock.now()),
-          executor: executor.name,
-          output: boundOutput(result.output),
-          exitCode: result.exitCode ?? null,
-        });
+        await close(
+          {
+            id: BigInt(mission.notifyId),
+            status: result.status === "Succeeded" ? "Delivered" : "Failed",
+            reason: result.status === "TimedOut" ? "the executor timed out" : null,
+            finishedAt: new Date(clock.now()),
+            executor: executor.name,
+            output: boundOutput(result.output),
+            exitCode: result.exitCode ?? null,
+          },
+          mission,
+        );
       }),
   );
   await Promise.all(closing);

@@ -22,7 +22,15 @@ export interface DialectHandle {
   readonly events: readonly string[];
   /** The handlers registered now (an extension may dispose some). */
   registrations(timeoutMs: number): Promise<readonly Pick<Registration, "key" | "event">[] | readonly Registration[]>;
+  /** The registrations last seen, without asking the plugin (the plugin list). */
+  registered(): readonly Pick<Registration, "event">[];
   call(key: string, payload: DialectPayload, timeoutMs: number, meta: InvocationMeta): Promise<RawOutcome>;
+}
+
+/** What another hook system's plugin registered: its hook names in order, or an event hook's HOOK.yaml events. */
+export function dialectHooks(dialect: DialectHandle): string[] {
+  if (dialect.kind === "event-hook") return [...dialect.events];
+  return [...new Set(dialect.registered().map((r) => r.event))];
 }
 
 export interface LoadedPlugin {
@@ -144,6 +152,7 @@ async function isolatePlugin(manifest: PluginManifest, options: LoadOptions): Pr
             events: [],
             registrations: (timeoutMs) =>
               kind === "extension" ? isolate.currentRegistrations(timeoutMs) : Promise.resolve(isolate.registrations),
+            registered: () => isolate.registrations,
             call: (key, payload, timeoutMs, meta) => isolate.invoke(key, payload.context ?? {}, timeoutMs, meta),
           };
     return {
@@ -196,6 +205,7 @@ async function pythonPlugin(manifest: PluginManifest, options: LoadOptions): Pro
       kind: folder.kind === "event-hook" ? "event-hook" : "python",
       events: folder.events,
       registrations: () => Promise.resolve(python.registrations),
+      registered: () => python.registrations,
       call: (key, payload, timeoutMs) => python.call(key, payload.args ?? [], payload.kwargs ?? {}, timeoutMs),
     },
     status: () => python.status,

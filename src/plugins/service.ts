@@ -15,7 +15,14 @@ import { installPlugin, type InstallAnswer, type InstallBody } from "./install.t
 import type { HostCalls } from "./isolate.ts";
 import type { DecisionsQuery } from "./input.ts";
 import { outcomeCounts, type DecisionView } from "./queries.ts";
-import { loadPlugins, type FailedPlugin, type LoadedPlugin, type LoadOptions, type LoadResult } from "./loader.ts";
+import {
+  dialectHooks,
+  loadPlugins,
+  type FailedPlugin,
+  type LoadedPlugin,
+  type LoadOptions,
+  type LoadResult,
+} from "./loader.ts";
 import { announce, type DaemonMoment } from "./dialects/moments.ts";
 import { DialectRunner } from "./dialects/runner.ts";
 
@@ -36,8 +43,11 @@ export interface PluginInfo {
   permissions: string[];
   /** What the plugin may reach: the permissions, and the hosts, paths and env names they name. */
   grants: GrantsView;
+  /** The contract hooks it handles; for another hook system's plugin, the names it registered (or HOOK.yaml's events). */
   hooks: string[];
-  /** active; suspended by the circuit breaker; restarting after a crash or timeout; failed to load. */
+  /** Handlers of another hook system's plugin skipped since it loaded (throws, timeouts, malformed results); 0 otherwise. */
+  errors: number;
+  /** active; suspended by the circuit breaker (or, for an extension, by its spent error budget); restarting after a crash or timeout; failed to load. */
   state: "active" | "suspended" | "restarting" | "failed";
   error: string | null;
   restarts: number;
@@ -52,6 +62,8 @@ export interface PluginsOptions {
   handlerTimeoutMs: number;
   chainDeadlineMs?: number | null;
   breaker?: BreakerOptions;
+  /** Skipped handlers after which an extension stops running until a reload (0 = never); 10 by default. */
+  extensionErrorBudget?: number;
   memoryLimitMb: number;
   log: Logger;
   now: () => number;
@@ -161,6 +173,7 @@ export class Plugins {
         p.dialect ? [{ name: p.manifest.name, shadow: p.manifest.shadow, handle: p.dialect }] : [],
       ),
       handlerTimeoutMs: this.options.handlerTimeoutMs,
+      errorBudget: this.options.extensionErrorBudget ?? 10,
       log: this.log,
       now: this.options.now,
       // A dialect's decisions belong to the plugin set they ran in, as the chain's do.
@@ -281,6 +294,8 @@ export class Plugins {
     const active: PluginInfo[] = this.loaded.map((p, i) => {
       const status = p.status();
       const breaker = this.chain.breakerState(p.manifest.name);
+      const errors = this.dialects.errors.get(p.manifest.name) ?? 0;
+      const spent = this.dialects.isSuspended(p.manifest.name);
       return {
         name: p.manifest.name,
         version: p.manifest.version,
@@ -294,11 +309,14 @@ export class Plugins {
         shadow: p.manifest.shadow,
         permissions: grantsView(p.manifest.grants).permissions,
         grants: grantsView(p.manifest.grants),
-        hooks: HOOK_NAMES.filter((h) => p.hooks.has(h)),
-        state: breaker.suspendedUntil ? "suspended" : status.state === "ready" ? "active" : "restarting",
+        hooks: p.dialect ? dialectHooks(p.dialect) : HOOK_NAMES.filter((h) => p.hooks.has(h)),
+        errors,
+        state: breaker.suspendedUntil || spent ? "suspended" : status.state === "ready" ? "active" : "restarting",
         error: breaker.suspendedUntil
           ? `suspended after repeated failures (last: ${breaker.lastFailure})`
-          : status.error,
+          : spent
+            ? `suspended: ${errors} errors spent its error budget; it runs again after a reload`
+            : status.error,
         restarts: status.restarts,
         consecutiveFailures: breaker.consecutiveFailures,
         suspendedUntil: breaker.suspendedUntil?.toISOString() ?? null,
@@ -318,6 +336,7 @@ export class Plugins {
       permissions: [],
       grants: { permissions: [], fetch: [], fs: [], env: [] },
       hooks: [],
+      errors: 0,
       state: "failed",
       error: f.error,
       restarts: 0,

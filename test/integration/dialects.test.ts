@@ -218,3 +218,35 @@ describe("plugins written for the other hook systems", () => {
     expect(plugins.list().find((p) => p.name === "py-faults")!.restarts).toBe(2);
   }, 20_000);
 });
+
+describe("an extension's error budget", () => {
+  it("suspends its observers and interceptors after the configured number of errors, with a log line", async () => {
+    const lines: { msg: string; plugin?: string; errors?: number }[] = [];
+    const plugins = await Plugins.start({
+      dirs: [fixture("shell-gate")],
+      handlerTimeoutMs: 2_000,
+      extensionErrorBudget: 2,
+      memoryLimitMb: 64,
+      log: createLogger("warn", { write: (line: string) => void lines.push(JSON.parse(line)) }),
+      now: () => Date.now(),
+    });
+    try {
+      const d = plugins.dialects;
+      serveObserve(d, "fault:throw", {});
+      serveObserve(d, "fault:throw", {});
+      await d.drain();
+      expect(plugins.list()[0]).toMatchObject({ name: "shell-gate", state: "suspended", errors: 2 });
+      expect(lines.filter((l) => /suspended/.test(l.msg))).toEqual([
+        expect.objectContaining({
+          plugin: "shell-gate",
+          errors: 2,
+          msg: "extension shell-gate suspended: 2 errors spent its error budget (last: threw: observer failed); its observers and interceptors run again after a reload",
+        }),
+      ]);
+      expect(serveObserve(d, "fault:throw", {})).toEqual({ extensions: 0 });
+      expect((await serveIntercept(d, "title", { input: {}, current: "Deploy" })).result).toBe("Deploy");
+    } finally {
+      await plugins.stop();
+    }
+  });
+});

@@ -40,6 +40,7 @@ export async function intercept(
       .filter((r) => r.kind === "intercept" && r.event === name && matches(r.match, input))
       .sort((a, b) => b.priority - a.priority || order(a) - order(b));
     for (const reg of chain) {
+      if (runner.isSuspended(member.name)) break; // its budget ran out earlier in this chain
       let returned: unknown;
       const verdict = await runner.call(member, name, reg.key, { context: { input, current } }, {}, (raw) => {
         const failed = failure(raw);

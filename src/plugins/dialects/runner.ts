@@ -16,6 +16,8 @@ export interface DialectOptions {
   /** In chain order (the manifest's order, then name): the order of the plugins in the configuration. */
   members: readonly DialectMember[];
   handlerTimeoutMs: number;
+  /** Throws and timeouts after which an extension's observers and interceptors stop running (0 = never). */
+  errorBudget: number;
   log: Logger;
   now: () => number;
   onDecision: (decision: Omit<Decision, "generation">) => void;
@@ -44,15 +46,35 @@ const subjectOf = (data: Record<string, unknown>): string | null => {
 export class DialectRunner {
   readonly options: DialectOptions;
   private readonly detached = new Set<Promise<unknown>>();
-  /** Throws and timeouts per extension: its error budget, shown by the plugin list. */
+  /** Handlers skipped (throws, timeouts, malformed results) per plugin, shown by the plugin list. */
   readonly errors = new Map<string, number>();
+  /** Extensions whose error budget is spent: skipped until the plugins load again. */
+  private readonly suspended = new Set<string>();
 
   constructor(options: DialectOptions) {
     this.options = options;
   }
 
   members(kind: DialectHandle["kind"]): readonly DialectMember[] {
-    return this.options.members.filter((m) => m.handle.kind === kind);
+    return this.options.members.filter((m) => m.handle.kind === kind && !this.suspended.has(m.name));
+  }
+
+  isSuspended(name: string): boolean {
+    return this.suspended.has(name);
+  }
+
+  /** Counts a skipped handler; an extension that spent its budget is suspended, once, with a log line. */
+  private countError(member: DialectMember, why: string): void {
+    const errors = (this.errors.get(member.name) ?? 0) + 1;
+    this.errors.set(member.name, errors);
+    const { errorBudget, log } = this.options;
+    if (member.handle.kind !== "extension" || errorBudget === 0 || errors < errorBudget) return;
+    if (this.suspended.has(member.name)) return;
+    this.suspended.add(member.name);
+    log.warn(
+      { plugin: member.name, errors, last: why },
+      `extension ${member.name} suspended: ${errors} errors spent its error budget (last: ${why}); its observers and interceptors run again after a reload`,
+    );
   }
 
   /** Calls one handler and records what it did. */
@@ -75,7 +97,7 @@ export class DialectRunner {
         { plugin: member.name, hook, why: verdict.why },
         `handler skipped: ${member.name}.${hook} ${verdict.why}`,
       );
-      this.errors.set(member.name, (this.errors.get(member.name) ?? 0) + 1);
+      this.countError(member, verdict.why);
     }
     onDecision({
       plugin: member.name,
