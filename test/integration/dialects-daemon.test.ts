@@ -212,7 +212,12 @@ describe(`plugins of the other hook systems in a running daemon (${backendName})
           body: { event: "session:reset", session_id: "sess-w", agent: "ops", platform: "missiond" },
         },
       ]);
-      expect((await decisionsOf(api, "session-webhook")).map((d) => [d.hook, d.outcome])).toEqual([
+      // The handler's decision is recorded when handle() returns, just after its post arrived.
+      const decided = await waitFor(async () => {
+        const found = await decisionsOf(api, "session-webhook");
+        return found.length >= 2 ? found : null;
+      }, "both decisions");
+      expect(decided.map((d) => [d.hook, d.outcome])).toEqual([
         ["session:reset", "passed"],
         ["session:start", "passed"],
       ]);
