@@ -1,6 +1,6 @@
 /**
  * Hook overhead: the cost of one handler call and of a chain of five, with plugins isolated in
- * worker threads (how missiond runs them) next to the same plugins run in-process (a vm context
+ * V8 isolates (how missiond runs them) next to the same plugins run in-process (a vm context
  * on the daemon's thread), and one command hook (a process per call).
  */
 import { fileURLToPath } from "node:url";
@@ -69,12 +69,10 @@ export async function hookOverhead(calls: number): Promise<HookRow[]> {
   try {
     const inproc1 = inProcessChain(1);
     rows.push(await time("1 handler, in-process (vm)", calls, () => inproc1.run("cronJobFiring", context)));
-    rows.push(await time("1 handler, isolated (worker thread)", calls, () => one.chain.run("cronJobFiring", context)));
+    rows.push(await time("1 handler, isolated (V8 isolate)", calls, () => one.chain.run("cronJobFiring", context)));
     const inproc5 = inProcessChain(5);
     rows.push(await time("chain of 5, in-process (vm)", calls, () => inproc5.run("cronJobFiring", context)));
-    rows.push(
-      await time("chain of 5, isolated (worker threads)", calls, () => five.chain.run("cronJobFiring", context)),
-    );
+    rows.push(await time("chain of 5, isolated (V8 isolates)", calls, () => five.chain.run("cronJobFiring", context)));
     rows.push(
       await time("1 command hook (python3, a process per call)", Math.max(20, Math.floor(calls / 20)), () =>
         command.chain.run("cronJobFiring", context),

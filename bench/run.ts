@@ -188,8 +188,6 @@ if (only.has("hooks")) {
     hooks.map((r) => [r.setup, r.calls, r.p50.toFixed(3), r.p99.toFixed(3), r.max.toFixed(3)]),
   );
 }
-console.log(`\n(bench took ${Math.round((Date.now() - started) / 1000)} s)`);
-process.exit(0);
 
 /** A measurement that runs in a process of its own (its memory is the point), printed as it reports. */
 const own = (script: string, flags: string[] = []) =>
@@ -208,3 +206,6 @@ if (only.has("memory")) {
   console.log("\n## 8. An idle `missiond serve`: no job, no plugin (launched as bin/missiond.js launches it)\n");
   own("./memory.ts");
 }
+
+console.log(`\n(bench took ${Math.round((Date.now() - started) / 1000)} s)`);
+process.exit(0);

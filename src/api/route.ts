@@ -157,7 +157,10 @@ export function registerRoutes(
           reply,
           document,
         });
-        return result === undefined ? reply.send() : result;
+        // A handler that sent the reply itself returns it, and a reply is thenable: awaiting it
+        // yields undefined once sent. Sending again would only log "Reply was already sent".
+        if (result === undefined) return reply.sent ? reply : reply.send();
+        return result;
       },
     });
   }

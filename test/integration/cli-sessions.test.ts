@@ -1,31 +1,12 @@
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { runCli } from "../../src/cli/program.ts";
 import type { Daemon } from "../../src/daemon/daemon.ts";
 import { backendName, freshDatabase, type TestDatabase } from "../helpers/db.ts";
-import { startTestDaemon, testProbe } from "../helpers/daemon.ts";
+import { startTestDaemon } from "../helpers/daemon.ts";
 import { waitFor } from "../helpers/wait.ts";
+import { cli } from "../helpers/cli.ts";
 
 const contract = (name: string) => fileURLToPath(new URL(`../fixtures/contract/${name}`, import.meta.url));
-
-/** The real CLI code, in-process, talking to the daemon over its Unix socket. */
-async function cli(daemon: Daemon, ...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  let stdout = "";
-  let stderr = "";
-  const code = await runCli(args, {
-    env: { MISSIOND_SOCKET: daemon.config.socketPath },
-    cwd: daemon.config.stateDir,
-    hostname: "test",
-    probe: testProbe,
-    stdout: (text) => void (stdout += text),
-    stderr: (text) => void (stderr += text),
-    onSignal: () => {},
-    forceExit: (c) => {
-      throw new Error(`exit ${c}`);
-    },
-  });
-  return { code, stdout, stderr };
-}
 
 describe(`CLI: session, notify, todo (${backendName})`, () => {
   let db: TestDatabase;

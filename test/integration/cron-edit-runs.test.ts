@@ -1,10 +1,10 @@
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { runCli } from "../../src/cli/program.ts";
 import type { Daemon } from "../../src/daemon/daemon.ts";
 import { backendName } from "../helpers/db.ts";
-import { daemonPerTest, testProbe } from "../helpers/daemon.ts";
+import { daemonPerTest } from "../helpers/daemon.ts";
 import { waitFor } from "../helpers/wait.ts";
+import { cli } from "../helpers/cli.ts";
 
 const AGENT_SH = fileURLToPath(new URL("../fixtures/executors/agent.sh", import.meta.url));
 // A command agent: a prompt with NAP keeps its run Running for 2.5 s.
@@ -14,24 +14,6 @@ const noPolling = `[scheduler]\npoll_interval = "10m"\nhorizon = "10m"\n`;
 
 const t = daemonPerTest();
 const runsOf = (daemon: Daemon, jobId: string) => daemon.services.cron.runs({ jobId, limit: 1000 });
-
-async function cli(daemon: Daemon, ...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  let stdout = "";
-  let stderr = "";
-  const code = await runCli(args, {
-    env: { MISSIOND_SOCKET: daemon.config.socketPath },
-    cwd: daemon.config.stateDir,
-    hostname: "test",
-    probe: testProbe,
-    stdout: (text) => void (stdout += text),
-    stderr: (text) => void (stderr += text),
-    onSignal: () => {},
-    forceExit: (c) => {
-      throw new Error(`exit ${c}`);
-    },
-  });
-  return { code, stdout, stderr };
-}
 
 describe(`runs and revisions around an edit (${backendName})`, () => {
   it("leaves a run already going as it was (its prompt and revision); the next run has the new ones", async () => {

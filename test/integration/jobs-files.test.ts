@@ -3,31 +3,12 @@ import { join } from "node:path";
 import { asc, eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { apiClient, ApiError } from "../../src/cli/client.ts";
-import { runCli } from "../../src/cli/program.ts";
 import type { Daemon } from "../../src/daemon/daemon.ts";
 import { cronJobRevisions, cronJobs } from "../../src/db/schema/index.ts";
 import { backendName, freshDatabase, type TestDatabase } from "../helpers/db.ts";
-import { startTestDaemon, testProbe } from "../helpers/daemon.ts";
+import { startTestDaemon } from "../helpers/daemon.ts";
 import { tempDir } from "../helpers/tmp.ts";
-
-/** The real CLI code, in-process, talking to the daemon over its Unix socket. */
-async function cli(daemon: Daemon, ...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  let stdout = "";
-  let stderr = "";
-  const code = await runCli(args, {
-    env: { MISSIOND_SOCKET: daemon.config.socketPath },
-    cwd: daemon.config.stateDir,
-    hostname: "test",
-    probe: testProbe,
-    stdout: (text) => void (stdout += text),
-    stderr: (text) => void (stderr += text),
-    onSignal: () => {},
-    forceExit: (c) => {
-      throw new Error(`exit ${c}`);
-    },
-  });
-  return { code, stdout, stderr };
-}
+import { cli } from "../helpers/cli.ts";
 
 const dir = tempDir("jobs");
 function jobsFile(name: string, text: string): string {

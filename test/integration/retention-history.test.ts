@@ -3,14 +3,14 @@ import { join } from "node:path";
 import { gunzipSync } from "node:zlib";
 import { sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
-import { runCli } from "../../src/cli/program.ts";
 import { rows } from "../../src/db/client.ts";
 import type { Daemon } from "../../src/daemon/daemon.ts";
 import { backendName } from "../helpers/db.ts";
-import { daemonPerTest, testProbe } from "../helpers/daemon.ts";
+import { daemonPerTest } from "../helpers/daemon.ts";
 import { insertRunRows, type RunRow } from "../helpers/ledger.ts";
 import { tempDir } from "../helpers/tmp.ts";
 import { waitFor } from "../helpers/wait.ts";
+import { cli } from "../helpers/cli.ts";
 
 const t = daemonPerTest();
 
@@ -22,23 +22,6 @@ const quietJob = (daemon: Daemon, name: string) =>
   daemon.services.cron.add({ name, agentId: "a1", cron: "0 0 1 1 *", prompt: "p" });
 
 /** The real CLI, in-process, over the daemon's socket. */
-async function cli(daemon: Daemon, ...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  let stdout = "";
-  let stderr = "";
-  const code = await runCli(args, {
-    env: { MISSIOND_SOCKET: daemon.config.socketPath },
-    cwd: daemon.config.stateDir,
-    hostname: "test",
-    probe: testProbe,
-    stdout: (text) => void (stdout += text),
-    stderr: (text) => void (stderr += text),
-    onSignal: () => {},
-    forceExit: (c) => {
-      throw new Error(`exit ${c}`);
-    },
-  });
-  return { code, stdout, stderr };
-}
 
 interface ArchivedRun {
   id: string;
