@@ -89,3 +89,14 @@ export async function jobsWithBackfill(db: Executor, limit: number): Promise<big
   );
   return found.map((r) => BigInt(r.id));
 }
+
+/** Which of these jobs have slots queued: the cheap check before a job's row is locked. */
+export async function jobsWithQueued(db: Executor, jobIds: readonly bigint[]): Promise<bigint[]> {
+  if (jobIds.length === 0) return [];
+  const found = await rows<{ id: string }>(
+    db,
+    sql`select distinct cron_job_id::text as id from cron_backfill_slots
+        where cron_job_id = any(${`{${jobIds.map(String).join(",")}}`}::bigint[])`,
+  );
+  return found.map((r) => BigInt(r.id));
+}

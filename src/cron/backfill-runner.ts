@@ -4,7 +4,14 @@ import { coalescing } from "../db/coalesce.ts";
 import type { CronJobRow, CronJobRunRow } from "../db/schema/index.ts";
 import type { Logger } from "../log.ts";
 import { backfillRun, backfillStarts } from "./backfill.ts";
-import { countQueued, dropBackfill, jobsWithBackfill, slotWaiting, takeBackfill } from "./backfill-queries.ts";
+import {
+  countQueued,
+  dropBackfill,
+  jobsWithBackfill,
+  jobsWithQueued,
+  slotWaiting,
+  takeBackfill,
+} from "./backfill-queries.ts";
 import { activeRuns, insertRuns, lockJobs } from "./queries.ts";
 
 export interface BackfillRunnerDeps {
@@ -34,7 +41,10 @@ export class BackfillRunner {
 
   /** Continues these jobs' backfills; calls of one turn of the event loop share a pass. */
   readonly continue = coalescing<bigint>(async (jobIds) => {
-    for (const id of new Set(jobIds.map(String))) await this.continueJob(BigInt(id));
+    // Every run's end asks; only jobs with a queue take the job lock (one read for the whole turn),
+    // so runs ending at a thousand a second do not contend with the claims for their jobs' rows.
+    const unique = [...new Set(jobIds.map(String))].map((id) => BigInt(id));
+    for (const id of await jobsWithQueued(this.deps.db, unique)) await this.continueJob(id);
   });
 
   /** The recovery pass: continues every job with queued slots; resolves to the runs started. */
