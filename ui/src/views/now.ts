@@ -145,29 +145,7 @@ export function nowView(ctx: Ctx): View {
 
     const byDue = [...pending.timers].sort((a, b) => Date.parse(a.dueAt ?? "") - Date.parse(b.dueAt ?? ""));
     timersSub.textContent = pending.timers.length === 50 ? "the 50 most recently set" : "";
-    fill(
-      timers,
-      byDue.length
-        ? h(
-            "table",
-            { class: "timers" },
-            h(
-              "tbody",
-              null,
-              ...byDue.map((t) =>
-                h(
-                  "tr",
-                  { "data-timer-id": t.id },
-                  h("td", { class: "when" }, relative(t.dueAt, now)),
-                  h("td", null, h("code", null, t.sessionId)),
-                  h("td", { class: "message" }, t.message),
-                  h("td", { class: "muted small" }, dateTime(t.dueAt)),
-                ),
-              ),
-            ),
-          )
-        : empty("No notify timer is pending."),
-    );
+    fill(timers, pendingTimersTable(byDue, now));
 
     fill(
       sessions,
@@ -234,4 +212,28 @@ export function nowView(ctx: Ctx): View {
     },
     refresh,
   };
+}
+
+/** Pending notify timers, soonest first (the Now view, and an agent runtime's Sessions view). */
+export function pendingTimersTable(byDue: readonly Timer[], now: number): Node {
+  return byDue.length
+    ? h(
+        "table",
+        { class: "timers" },
+        h(
+          "tbody",
+          null,
+          ...byDue.map((t) =>
+            h(
+              "tr",
+              { "data-timer-id": t.id },
+              h("td", { class: "when" }, relative(t.dueAt, now)),
+              h("td", null, h("code", null, t.sessionId)),
+              h("td", { class: "message" }, t.message),
+              h("td", { class: "muted small" }, dateTime(t.dueAt)),
+            ),
+          ),
+        ),
+      )
+    : empty("No notify timer is pending.");
 }

@@ -1,8 +1,9 @@
 import { api, type Session, type Timer } from "../api.ts";
 import { fill, h, plural } from "../dom.ts";
 import type { View } from "../main.ts";
-import { dateTime, relative } from "../time.ts";
+import { relative } from "../time.ts";
 import { empty, panel } from "../widgets.ts";
+import { pendingTimersTable } from "./now.ts";
 
 const TIMERS_PAGE = 50;
 
@@ -50,29 +51,7 @@ export function sessionsView(): View {
     );
     timersSub.textContent = pending.timers.length === TIMERS_PAGE ? `the ${TIMERS_PAGE} most recently set` : "";
     const byDue = [...pending.timers].sort((a, b) => Date.parse(a.dueAt ?? "") - Date.parse(b.dueAt ?? ""));
-    fill(
-      timers,
-      byDue.length
-        ? h(
-            "table",
-            { class: "timers" },
-            h(
-              "tbody",
-              null,
-              ...byDue.map((t) =>
-                h(
-                  "tr",
-                  { "data-timer-id": t.id },
-                  h("td", { class: "when" }, relative(t.dueAt, now)),
-                  h("td", null, h("code", null, t.sessionId)),
-                  h("td", { class: "message" }, t.message),
-                  h("td", { class: "muted small" }, dateTime(t.dueAt)),
-                ),
-              ),
-            ),
-          )
-        : empty("No notify timer is pending."),
-    );
+    fill(timers, pendingTimersTable(byDue, now));
   }
 
   return {
