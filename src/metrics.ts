@@ -80,58 +80,7 @@ export class Metrics {
       labelNames: ["kind"],
       registers,
     });
-    new Gauge({
-      name: "missiond_oldest_row_seconds",
-      help: "Age of the oldest row of each kind retention prunes (what it holds, not what may go)",
-      labelNames: ["kind"],
-      registers,
-      async collect() {
-        this.reset();
-        for (const [kind, seconds] of Object.entries(await sources.oldestRowSeconds())) {
-          if (seconds !== null) this.set({ kind }, seconds);
-        }
-      },
-    });
-    new Gauge({
-      name: "missiond_notify_pending_timers",
-      help: "Notify timers waiting for their due time",
-      registers,
-      async collect() {
-        this.set(await sources.pendingTimers());
-      },
-    });
-    new Gauge({
-      name: "missiond_jobs_overdue",
-      help: "Jobs whose next slot is more than a minute in the past: should have fired but did not",
-      registers,
-      async collect() {
-        this.set(await sources.overdueJobs());
-      },
-    });
-    new Gauge({
-      name: "missiond_missions_queue_depth",
-      help: "Missions waiting on the pg-boss queue",
-      registers,
-      async collect() {
-        this.set(await sources.missionQueueDepth());
-      },
-    });
-    new Gauge({
-      name: "missiond_scheduler_pending_moments",
-      help: "Due moments held in the scheduler's horizon",
-      registers,
-      collect() {
-        this.set(sources.schedulerPending());
-      },
-    });
-    new Gauge({
-      name: "missiond_clock_skew_seconds",
-      help: "Database clock minus local clock, as last measured",
-      registers,
-      collect() {
-        this.set(sources.clockSkewMs() / 1000);
-      },
-    });
+    sourceGauges(sources, registers);
   }
 
   run(status: string, latenessMs?: number | null): void {
@@ -156,4 +105,60 @@ export class Metrics {
   chain(hook: string, durationMs: number): void {
     this.chainDuration.observe({ hook }, durationMs / 1000);
   }
+}
+
+/** Gauges read from their sources when /metrics is scraped, not kept up to date on the hot path. */
+function sourceGauges(sources: MetricSources, registers: Registry[]): void {
+  new Gauge({
+    name: "missiond_oldest_row_seconds",
+    help: "Age of the oldest row of each kind retention prunes (what it holds, not what may go)",
+    labelNames: ["kind"],
+    registers,
+    async collect() {
+      this.reset();
+      for (const [kind, seconds] of Object.entries(await sources.oldestRowSeconds())) {
+        if (seconds !== null) this.set({ kind }, seconds);
+      }
+    },
+  });
+  new Gauge({
+    name: "missiond_notify_pending_timers",
+    help: "Notify timers waiting for their due time",
+    registers,
+    async collect() {
+      this.set(await sources.pendingTimers());
+    },
+  });
+  new Gauge({
+    name: "missiond_jobs_overdue",
+    help: "Jobs whose next slot is more than a minute in the past: should have fired but did not",
+    registers,
+    async collect() {
+      this.set(await sources.overdueJobs());
+    },
+  });
+  new Gauge({
+    name: "missiond_missions_queue_depth",
+    help: "Missions waiting on the pg-boss queue",
+    registers,
+    async collect() {
+      this.set(await sources.missionQueueDepth());
+    },
+  });
+  new Gauge({
+    name: "missiond_scheduler_pending_moments",
+    help: "Due moments held in the scheduler's horizon",
+    registers,
+    collect() {
+      this.set(sources.schedulerPending());
+    },
+  });
+  new Gauge({
+    name: "missiond_clock_skew_seconds",
+    help: "Database clock minus local clock, as last measured",
+    registers,
+    collect() {
+      this.set(sources.clockSkewMs() / 1000);
+    },
+  });
 }

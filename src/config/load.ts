@@ -111,17 +111,7 @@ function describeIssues(error: z.ZodError, origin: string): string {
 /** Raw file + environment → validated, fully resolved, frozen configuration. */
 export function loadConfig(sources: ConfigSources): Config {
   const { env, cwd } = sources;
-  const explicitPath = sources.configPath ?? env.MISSIOND_CONFIG;
-  let configFile: string | null = null;
-  if (explicitPath) {
-    configFile = resolve(cwd, explicitPath);
-    if (!existsSync(configFile)) {
-      throw new MissiondError("CONFIG_INVALID", `config file ${configFile} does not exist`);
-    }
-  } else if (existsSync(DEFAULT_CONFIG_PATH)) {
-    configFile = DEFAULT_CONFIG_PATH;
-  }
-
+  const configFile = findConfigFile(sources);
   const raw: Record<string, unknown> = configFile ? readFileConfig(configFile) : {};
   for (const [variable, key] of Object.entries(ENV_KEYS)) {
     const value = env[variable];
@@ -154,39 +144,9 @@ export function loadConfig(sources: ConfigSources): Config {
   const { tokens, warnings } = resolveTokens(file.api_token, file.api.tokens, env, base);
   const defaultPluginDirs = file.plugin_dirs ? [] : [SYSTEM_PLUGIN_DIR, join(stateDir, "plugins")];
 
-  let listen: Config["listen"] = null;
-  if (file.listen) {
-    const at = file.listen.lastIndexOf(":");
-    const port = Number(file.listen.slice(at + 1));
-    if (port < 1 || port > 65535) {
-      throw new MissiondError("CONFIG_INVALID", `invalid configuration:\n  listen: port ${port} is out of range`);
-    }
-    listen = { host: file.listen.slice(0, at), port };
-    if (tokens.length === 0) {
-      // TCP without a token would hand the API to anyone who can reach the port.
-      throw new MissiondError(
-        "CONFIG_INVALID",
-        "invalid configuration:\n  api_token: required when listen is set (or name tokens under [[api.tokens]])",
-      );
-    }
-  }
+  const listen = parseListen(file.listen, tokens.length > 0);
 
-  const llm = compileLlm(file.llm, env);
-  for (const [id, agent] of Object.entries(file.agents)) {
-    if (
-      agent.executor === "llm" &&
-      agent.provider !== undefined &&
-      !Object.hasOwn(llm.config.providers, agent.provider)
-    )
-      llm.problems.push(`agents.${id}.provider: no provider "${agent.provider}" under [llm.providers]`);
-    if (agent.executor === "llm" && agent.provider === undefined && llm.config.defaultProvider === null)
-      llm.problems.push(`agents.${id}: the llm executor needs a provider under [llm.providers]`);
-  }
-  if (llm.problems.length > 0)
-    throw new MissiondError(
-      "CONFIG_INVALID",
-      `invalid configuration:\n${llm.problems.map((p) => `  ${p}`).join("\n")}`,
-    );
+  const llm = checkedLlm(file, env);
 
   const config: Config = {
     configFile,
@@ -227,6 +187,58 @@ export function loadConfig(sources: ConfigSources): Config {
     llm: llm.config,
   };
   return deepFreeze(config);
+}
+
+/** The config file: the one named (which must exist), else the default path if it exists, else none. */
+function findConfigFile(sources: ConfigSources): string | null {
+  const explicitPath = sources.configPath ?? sources.env.MISSIOND_CONFIG;
+  if (explicitPath) {
+    const configFile = resolve(sources.cwd, explicitPath);
+    if (!existsSync(configFile)) {
+      throw new MissiondError("CONFIG_INVALID", `config file ${configFile} does not exist`);
+    }
+    return configFile;
+  }
+  return existsSync(DEFAULT_CONFIG_PATH) ? DEFAULT_CONFIG_PATH : null;
+}
+
+/** `listen = "host:port"`: the TCP listener, which needs a token. */
+function parseListen(value: string | undefined, hasTokens: boolean): Config["listen"] {
+  if (!value) return null;
+  const at = value.lastIndexOf(":");
+  const port = Number(value.slice(at + 1));
+  if (port < 1 || port > 65535) {
+    throw new MissiondError("CONFIG_INVALID", `invalid configuration:\n  listen: port ${port} is out of range`);
+  }
+  if (!hasTokens) {
+    // TCP without a token would hand the API to anyone who can reach the port.
+    throw new MissiondError(
+      "CONFIG_INVALID",
+      "invalid configuration:\n  api_token: required when listen is set (or name tokens under [[api.tokens]])",
+    );
+  }
+  return { host: value.slice(0, at), port };
+}
+
+/** The [llm] section, checked against the agents that use it. */
+function checkedLlm(file: z.infer<typeof fileSchema>, env: ConfigSources["env"]): ReturnType<typeof compileLlm> {
+  const llm = compileLlm(file.llm, env);
+  for (const [id, agent] of Object.entries(file.agents)) {
+    if (
+      agent.executor === "llm" &&
+      agent.provider !== undefined &&
+      !Object.hasOwn(llm.config.providers, agent.provider)
+    )
+      llm.problems.push(`agents.${id}.provider: no provider "${agent.provider}" under [llm.providers]`);
+    if (agent.executor === "llm" && agent.provider === undefined && llm.config.defaultProvider === null)
+      llm.problems.push(`agents.${id}: the llm executor needs a provider under [llm.providers]`);
+  }
+  if (llm.problems.length > 0)
+    throw new MissiondError(
+      "CONFIG_INVALID",
+      `invalid configuration:\n${llm.problems.map((p) => `  ${p}`).join("\n")}`,
+    );
+  return llm;
 }
 
 function deepFreeze<T>(value: T): T {

@@ -45,6 +45,25 @@ function parse<T>(schema: z.ZodType<T>, value: unknown, member: string): T {
   throw new MissiondError("BAD_REQUEST", `${member}: ${issues}`);
 }
 
+/** What every model request of a plugin carries: the provider's model and a capped maxTokens. */
+function requestBase(
+  provider: LlmProvider,
+  r: { system?: string; maxTokens?: number; temperature?: number },
+  member: string,
+) {
+  if (r.maxTokens !== undefined && r.maxTokens > provider.maxTokens)
+    throw new MissiondError(
+      "BAD_REQUEST",
+      `${member}: maxTokens is at most ${provider.maxTokens} (max_tokens of provider "${provider.name}")`,
+    );
+  return {
+    system: r.system ?? null,
+    model: provider.model,
+    maxTokens: r.maxTokens ?? provider.maxTokens,
+    temperature: r.temperature ?? null,
+  };
+}
+
 /**
  * host.llm.complete and host.decide, served daemon-side for one plugin: the provider is the one
  * the operator (or else the manifest) set for the plugin, every model call is counted against the
@@ -96,24 +115,6 @@ export function llmHost(deps: LlmHostDeps) {
       }
     };
   };
-  const base = (
-    provider: LlmProvider,
-    r: { system?: string; maxTokens?: number; temperature?: number },
-    member: string,
-  ) => {
-    if (r.maxTokens !== undefined && r.maxTokens > provider.maxTokens)
-      throw new MissiondError(
-        "BAD_REQUEST",
-        `${member}: maxTokens is at most ${provider.maxTokens} (max_tokens of provider "${provider.name}")`,
-      );
-    return {
-      system: r.system ?? null,
-      model: provider.model,
-      maxTokens: r.maxTokens ?? provider.maxTokens,
-      temperature: r.temperature ?? null,
-    };
-  };
-
   return async (caller: HostCaller, method: string, args: unknown[]): Promise<unknown> => {
     if (method === "llm.complete") {
       const r = parse(completeSchema, args[0], "host.llm.complete");
@@ -124,7 +125,7 @@ export function llmHost(deps: LlmHostDeps) {
         provider,
         budget,
       )({
-        ...base(provider, r, "host.llm.complete"),
+        ...requestBase(provider, r, "host.llm.complete"),
         messages: r.messages ?? [{ role: "user", content: r.prompt! }],
       });
       return {
@@ -148,7 +149,7 @@ export function llmHost(deps: LlmHostDeps) {
         const decision = await decide(
           callModel(caller, "host.decide", provider, budget),
           { question: r.question, options: r.options, context },
-          base(provider, r, "host.decide"),
+          requestBase(provider, r, "host.decide"),
         );
         return { ...decision, provider: provider.name };
       } catch (err) {

@@ -1,6 +1,5 @@
 import ivm from "isolated-vm";
-import type { Logger } from "../log.ts";
-import { methodAllowed, permissionNames, type Grants } from "./grants.ts";
+import { methodAllowed, permissionNames } from "./grants.ts";
 import { MAX_HOPS, type HookName, type InvocationMeta } from "./hooks.ts";
 import type { RawOutcome } from "./result.ts";
 import { BOOTSTRAP } from "./sandbox/bootstrap.ts";
@@ -20,52 +19,10 @@ const LEVELS = new Set(["trace", "debug", "info", "warn", "error", "fatal"]);
 /** A handler's result larger than this is malformed (and would cost every later handler). */
 export const MAX_RESULT_CHARS = 1_000_000;
 
-export interface IsolateOptions {
-  name: string;
-  dir: string;
-  entry: string;
-  grants: Grants;
-  config: Readonly<Record<string, unknown>>;
-  /** The values of the environment variables the manifest lists (host.env). */
-  env: Readonly<Record<string, string>>;
-  memoryLimitMb: number;
-  log: Logger;
-  now: () => number;
-  /** Serves host.* calls (store, fetch, agents, session, fs) for this plugin. */
-  host: HostCalls;
-}
-
-/** Who is calling: the daemon, never the plugin, names the plugin and its grants. */
-export interface HostCaller {
-  readonly name: string;
-  readonly grants: Grants;
-}
-
-/**
- * The daemon side of host.* calls; a rejection reaches the plugin as a rejected promise.
- * `invocation` is what the daemon (not the plugin) says the calling handler was invoked for.
- */
-export type HostCalls = (
-  caller: HostCaller,
-  method: string,
-  args: unknown[],
-  invocation: InvocationMeta | null,
-) => Promise<unknown>;
+import type { IsolateOptions, PluginDialect, Registration } from "./isolate-types.ts";
+export type { HostCaller, HostCalls, IsolateOptions, PluginDialect, Registration } from "./isolate-types.ts";
 
 type State = "starting" | "ready" | "failed" | "stopped";
-
-/** How a plugin registered: the contract's middleware object, or another hook system's calls. */
-export type PluginDialect = "middleware" | "gateway" | "extension";
-
-/** One handler a gateway plugin or extension registered, called by its key. */
-export interface Registration {
-  readonly key: string;
-  readonly kind: "gateway" | "on" | "intercept";
-  readonly event: string;
-  readonly sessionId: string | null;
-  readonly priority: number;
-  readonly match: readonly string[] | null;
-}
 
 interface Loaded {
   isolate: ivm.Isolate;
