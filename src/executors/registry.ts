@@ -33,7 +33,7 @@ export function executorRegistry(
         return llmExecutor(agent, llm, log);
     }
   };
-  return async (agentId) => {
+  const lookup = async (agentId: string): Promise<MissionExecutor> => {
     const resolved = await agents.resolve(agentId);
     if (!resolved) return fallback;
     const cached = built.get(agentId);
@@ -41,5 +41,17 @@ export function executorRegistry(
     const executor = build(resolved.config);
     built.set(agentId, { version: resolved.version, executor });
     return executor;
+  };
+  // Missions of one batch start in the same turn of the event loop and mostly share an agent:
+  // they share one read of its settings. A change still applies from the next turn on.
+  const inTurn = new Map<string, Promise<MissionExecutor>>();
+  return (agentId) => {
+    let pending = inTurn.get(agentId);
+    if (!pending) {
+      pending = lookup(agentId);
+      if (inTurn.size === 0) setImmediate(() => inTurn.clear());
+      inTurn.set(agentId, pending);
+    }
+    return pending;
   };
 }
