@@ -29,10 +29,15 @@ describe(`/metrics (${backendName})`, () => {
   it("exposes run outcomes, fire lateness, hook durations and outcomes, and overdue jobs in Prometheus format", async () => {
     const daemon = await t.start({ pluginDirs: [examplePlugin("cron-sentinel")] });
     const ok = await daemon.services.cron.add({ name: "ok", agentId: "a1", cron: "* * * * * *", prompt: "p" });
-    await daemon.services.cron.add({ name: "held", agentId: "a1", cron: "* * * * * *", prompt: "HOLD" });
+    const held = await daemon.services.cron.add({ name: "held", agentId: "a1", cron: "* * * * * *", prompt: "HOLD" });
+    // Both jobs have claimed a slot: one ran, the other's was cancelled by the plugin.
     await waitFor(
       async () => (await daemon.services.cron.runs({ jobId: ok.id, limit: 5 })).some((r) => r.status === "Succeeded"),
       "a Succeeded run",
+    );
+    await waitFor(
+      async () => (await daemon.services.cron.runs({ jobId: held.id, limit: 5 })).some((r) => r.status === "Cancelled"),
+      "a Cancelled run",
     );
 
     const { type, text } = await scrape(daemon);
