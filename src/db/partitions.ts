@@ -146,3 +146,36 @@ export async function ensurePartitions(db: Executor, now: number, aheadDays = PA
   }
   return made;
 }
+
+export interface PartitionStatus {
+  table: string;
+  /** Day partitions and the first and last day they cover (YYYY-MM-DD, UTC). */
+  days: number;
+  oldestDay: string | null;
+  newestDay: string | null;
+  /** Whole days made ahead of today (0: tomorrow's partition is missing). */
+  aheadDays: number;
+  /** Rows in the default partition: times no day partition covers (deleted in batches, never dropped). */
+  defaultRows: number;
+}
+
+/** What `doctor` shows of the partitioned tables (none while a table is still plain). */
+export async function partitionStatus(db: Executor, now: number): Promise<PartitionStatus[]> {
+  const found: PartitionStatus[] = [];
+  for (const { table } of PARTITIONED_TABLES) {
+    if (!(await isPartitioned(db, table))) continue;
+    const { days, hasDefault } = await listPartitions(db, table);
+    const day = (ms: number | undefined) => (ms === undefined ? null : iso(ms).slice(0, 10));
+    let ahead = 0;
+    while (days.includes(dayStart(now) + (ahead + 1) * DAY_MS)) ahead++;
+    found.push({
+      table,
+      days: days.length,
+      oldestDay: day(days[0]),
+      newestDay: day(days.at(-1)),
+      aheadDays: ahead,
+      defaultRows: hasDefault ? await defaultPartitionRows(db, table) : 0,
+    });
+  }
+  return found;
+}

@@ -1,5 +1,6 @@
 import { sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
+import { apiClient } from "../../src/cli/client.ts";
 import { rows, type Executor } from "../../src/db/client.ts";
 import { dayStart, ensurePartitions, listPartitions, partitionName } from "../../src/db/partitions.ts";
 import type { Daemon } from "../../src/daemon/daemon.ts";
@@ -115,6 +116,14 @@ describe.skipIf(backendName !== "postgres")(
       expect(new Date(oldest!.at).getTime()).toBeGreaterThanOrEqual(Date.now() - 3 * DAY - 60_000);
       const ahead = await partitionsOf(db, "hook_decisions");
       expect(ahead).toContain(partitionName("hook_decisions", dayStart(Date.now()) + 7 * DAY));
+      // doctor shows the partitions: a week ahead of today, nothing caught by the default partition.
+      const report = await apiClient({ socketPath: daemon.config.socketPath }).get<{
+        partitions: { table: string; aheadDays: number; defaultRows: number }[];
+      }>("/v1/doctor");
+      expect(report.partitions.map((p) => [p.table, p.aheadDays, p.defaultRows])).toEqual([
+        ["cron_job_runs", 7, 0],
+        ["hook_decisions", 7, 0],
+      ]);
     });
   },
 );
