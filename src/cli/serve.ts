@@ -96,7 +96,8 @@ export async function migrateOnly(config: Config, io: CliIo, logFormat?: LogForm
   try {
     const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
     try {
-      await migrate(database);
+      for (const c of await migrate(database))
+        log.info({ table: c.table, rows: c.rows, partitions: c.partitions }, "ledger table partitioned by day");
     } finally {
       await database.close();
     }

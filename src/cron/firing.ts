@@ -28,6 +28,7 @@ import {
   type NewRun,
 } from "./queries.ts";
 import { CANCEL_CHANNEL, SCHEDULE_CHANNEL } from "./channels.ts";
+import { lockUncontinued } from "./deferred-queries.ts";
 import { promptText } from "./input.ts";
 import { resumeEndedPauses } from "./job-changes.ts";
 import { announce } from "../scheduler/announce.ts";
@@ -256,7 +257,7 @@ export class CronFiring {
    * `deferredFrom` the Deferred run) at the deferral's `until`, checked like any slot (a removed
    * job's is Cancelled, a paused job's and an overlapping one are Skipped) and, if it passes,
    * through the chain again. The Deferred row stays as the record of the hold. Exactly once
-   * across instances: deferred_from is unique.
+   * across instances: the Deferred row is locked and checked for a continuation first.
    */
   async fireDeferred(runIds: readonly string[]): Promise<void> {
     const { db, clock, instanceName } = this.deps;
@@ -271,12 +272,14 @@ export class CronFiring {
       const jobs = new Map(
         (await lockJobs(tx, [...new Set(deferred.map((r) => r.cronJobId))])).map((j) => [String(j.id), j]),
       );
+      const uncontinued = await lockUncontinued(tx, deferred);
       const active = await activeRuns(
         tx,
         [...jobs.values()].filter((j) => j.overlapPolicy === "skip").map((j) => j.id),
       );
       const started: { job: CronJobRow; run: CronJobRunRow }[] = [];
       for (const d of deferred) {
+        if (!uncontinued.has(String(d.id))) continue;
         const job = jobs.get(String(d.cronJobId));
         const at = new Date(now);
         const busy = job ? active.get(String(job.id)) : undefined;

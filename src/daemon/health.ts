@@ -11,6 +11,7 @@ import type { JobsFilesService } from "../jobs-files/jobs-files.ts";
 import type { Plugins } from "../plugins/service.ts";
 import type { Pruner } from "../retention/pruner.ts";
 import { oldestRows } from "../retention/rows.ts";
+import { partitionStatus } from "../db/partitions.ts";
 import type { Scheduler } from "../scheduler/scheduler.ts";
 import { claimLease } from "./leases.ts";
 
@@ -79,6 +80,8 @@ export function doctor(parts: HealthParts): () => Promise<Record<string, unknown
       .filter((p) => p.state !== "active")
       .map((p) => ({ name: p.name, state: p.state, error: p.error }));
     const retentionLag = await pruner.lagging();
+    // Postgres: the ledger's day partitions; none made ahead means inserts land in the default one.
+    const partitions = database.kind === "postgres" ? await partitionStatus(database.db, now) : null;
     // A configured directory that is missing is a typo or a forgotten mount (the defaults may be absent).
     const missingPluginDirs = plugins.missingDirs();
     const skewMs = scheduler.skewMs;
@@ -93,6 +96,7 @@ export function doctor(parts: HealthParts): () => Promise<Record<string, unknown
       lateTimers.length === 0 &&
       pluginProblems.length === 0 &&
       retentionLag.length === 0 &&
+      (partitions ?? []).every((p) => p.aheadDays > 0) &&
       missingPluginDirs.length === 0 &&
       Math.abs(skewMs) <= SKEW_TOLERANCE_MS;
     return {
@@ -101,6 +105,7 @@ export function doctor(parts: HealthParts): () => Promise<Record<string, unknown
       overdueTimers: lateTimers,
       plugins: pluginProblems,
       retentionLag,
+      partitions,
       missingPluginDirs,
       clockSkewMs: skewMs,
       schedulerArmed,

@@ -9,6 +9,7 @@ import { startBoss } from "../db/boss.ts";
 import { openDatabase, type Database } from "../db/client.ts";
 import { lockDataDir } from "../db/lock.ts";
 import { migrate } from "../db/migrate.ts";
+import { ensurePartitions } from "../db/partitions.ts";
 import type { Stop, Step } from "./lifecycle.ts";
 import { listenOnSocket, listenOnTcp } from "./listeners.ts";
 import {
@@ -47,7 +48,7 @@ export function daemonSteps(env: DaemonEnv, p: Parts): Step[] {
   return [
     { name: "data-dir lock", start: async () => lockUnlessShared(env) },
     { name: "database", status: "opening the database", start: () => openDb(env, p) },
-    { name: "migrations", status: "migrating", start: () => migrate(p.database) },
+    { name: "migrations", status: "migrating", start: () => migrateAndPartition(env, p.database) },
     { name: "pg-boss", status: "starting pg-boss", start: () => startPgBoss(env, p) },
     { name: "plugins", start: () => loadPlugins(env, p) },
     { name: "detached hooks", start: async () => () => env.detached.drain() },
@@ -88,6 +89,16 @@ function announceMoments(p: Parts): Stop {
   const { plugins } = p.foundation;
   void plugins.announce({ moment: "started" });
   return () => plugins.announce({ moment: "stopping" });
+}
+
+/** Migrations, then (Postgres) the ledger's partitions for today and the days ahead. */
+async function migrateAndPartition(env: DaemonEnv, database: Database): Promise<void> {
+  const converted = await migrate(database, env.clock.now());
+  for (const c of converted)
+    env.log.info({ table: c.table, rows: c.rows, partitions: c.partitions }, "ledger table partitioned by day");
+  if (database.kind !== "postgres") return;
+  const made = await ensurePartitions(database.db, env.clock.now());
+  if (made.length > 0) env.log.info({ partitions: made }, "ledger partitions created ahead");
 }
 
 function lockUnlessShared(env: DaemonEnv): Stop | undefined {

@@ -3,6 +3,7 @@ import { sql } from "drizzle-orm";
 import type { PgliteDatabase } from "drizzle-orm/pglite";
 import type { PostgresJsDatabase } from "drizzle-orm/postgres-js";
 import type { Database } from "./client.ts";
+import { convertLedger, type Conversion } from "./partition-convert.ts";
 
 const MIGRATIONS_FOLDER = fileURLToPath(new URL("../../drizzle", import.meta.url));
 // Any constant works; it only has to be the same for every missiond sharing the database.
@@ -10,22 +11,26 @@ const MIGRATION_LOCK_KEY = 7_061_000_001;
 
 /**
  * Applies the generated migrations. Several daemons may start at once against one Postgres: the
- * advisory lock makes them take turns, and drizzle's journal makes the later ones a no-op.
+ * advisory lock makes them take turns, and drizzle's journal makes the later ones a no-op. On
+ * Postgres the ledger tables are then converted to daily partitions (once; a no-op afterwards),
+ * in the lock's transaction: a failed conversion leaves the plain tables as they were. Resolves
+ * to the tables converted by this call.
  */
-export async function migrate(database: Database): Promise<void> {
+export async function migrate(database: Database, now = Date.now()): Promise<Conversion[]> {
   const { db } = database;
   if (database.kind === "pglite") {
     // One process owns an embedded database (the data-dir lock), so there is nobody to wait for.
     // Each backend's migrator is imported when used (it pulls in that backend's driver).
     const { migrate: migratePglite } = await import("drizzle-orm/pglite/migrator");
     await migratePglite(db as unknown as PgliteDatabase, { migrationsFolder: MIGRATIONS_FOLDER });
-    return;
+    return [];
   }
   // A transaction-scoped lock holds one connection for the whole migration; drizzle's own
   // migration transaction runs on another, which is fine: the lock is only a mutex between daemons.
   const { migrate: migratePostgres } = await import("drizzle-orm/postgres-js/migrator");
-  await db.transaction(async (tx) => {
+  return db.transaction(async (tx) => {
     await tx.execute(sql`select pg_advisory_xact_lock(${MIGRATION_LOCK_KEY})`);
     await migratePostgres(db as unknown as PostgresJsDatabase, { migrationsFolder: MIGRATIONS_FOLDER });
+    return convertLedger(tx, now);
   });
 }

@@ -3,8 +3,10 @@ import type { Clock } from "../clock.ts";
 import { rows, type Database } from "../db/client.ts";
 import type { Logger } from "../log.ts";
 import { startSweeper, type Sweeper } from "../scheduler/sweeper.ts";
+import { ensurePartitions } from "../db/partitions.ts";
 import { archiveRuns } from "./archive.ts";
 import { retentionOf, type RetentionConfig, type RetentionKind } from "./config.ts";
+import { dropDecisionPartitions, dropRunPartitions } from "./partition-drop.ts";
 import { deleteRowBatch, rowsOverdue, type RowKind } from "./rows.ts";
 import { deleteRuns, runsOverdue, selectRunBatch, type RunRules } from "./runs.ts";
 
@@ -59,6 +61,9 @@ export interface PassResult {
   /** Runs written to the archive directory (files). */
   archived: string[];
   vacuumed: boolean;
+  /** Postgres: the day partitions this pass dropped whole, and those it created ahead. */
+  partitionsDropped: string[];
+  partitionsCreated: string[];
 }
 
 /** A kind whose rows that may go are older than twice its retention: pruning is not keeping up. */
@@ -125,6 +130,7 @@ export class Pruner {
     const { retention, clock } = this.deps;
     const result = emptyResult();
     const now = clock.now();
+    if (this.deps.database.kind === "postgres") await this.partitions(now, result);
     for (const [rowKind, kind] of ROW_KINDS) {
       const keepMs = retentionOf(retention, kind);
       if (keepMs === 0) continue;
@@ -137,6 +143,32 @@ export class Pruner {
     await this.batches("runs", result, () => this.runBatch(rules, new Date(now), result.archived));
     result.vacuumed = await this.vacuum(result.pruned);
     return result;
+  }
+
+  /**
+   * Postgres: the partitions ahead, then whole days dropped where nothing in them is kept, before
+   * the batched deletes take what is left (rows of days that keep something, the default partition).
+   */
+  private async partitions(now: number, result: PassResult): Promise<void> {
+    const { database, retention, log } = this.deps;
+    result.partitionsCreated = await ensurePartitions(database.db, now);
+    const drop = {
+      db: database.db,
+      log,
+      archiveDir: retention.archiveDir,
+      pageRows: this.batchRows,
+      archived: result.archived,
+      now: new Date(now),
+      count: (kind: RetentionKind, n: number) => {
+        result.pruned[kind] += n;
+        if (n > 0) this.deps.onPruned?.(kind, n);
+      },
+    };
+    if (retention.decisionsMs > 0)
+      result.partitionsDropped.push(...(await dropDecisionPartitions(drop, now - retention.decisionsMs)));
+    result.partitionsDropped.push(...(await dropRunPartitions(drop, runRules(retention, now, 1))));
+    if (result.partitionsDropped.length > 0)
+      log.info({ component: "pruner", partitions: result.partitionsDropped }, "dropped expired ledger partitions");
   }
 
   private get batchRows(): number {
@@ -237,5 +269,7 @@ function emptyResult(): PassResult {
     pruned: { runs: 0, failed_runs: 0, decisions: 0, timers: 0, todos: 0, clears: 0, events: 0 },
     archived: [],
     vacuumed: false,
+    partitionsDropped: [],
+    partitionsCreated: [],
   };
 }

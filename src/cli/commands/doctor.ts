@@ -13,6 +13,9 @@ interface Diagnosis {
   missingPluginDirs: string[];
   clockSkewMs: number;
   schedulerArmed: boolean;
+  /** Postgres: the ledger's day partitions (null on the embedded database; absent from older daemons). */
+  partitions?:
+    { table: string; days: number; newestDay: string | null; aheadDays: number; defaultRows: number }[] | null;
   /** Absent from a daemon older than jobs files. */
   jobsFiles?: { files: string[]; at: string | null; error: string | null };
 }
@@ -71,6 +74,11 @@ function describe(report: Diagnosis): string {
   if (Math.abs(report.clockSkewMs) > 1_000)
     lines.push(`clock: the local clock is ${report.clockSkewMs} ms off the database's`);
   if (!report.schedulerArmed) lines.push("scheduler: not armed");
+  for (const p of report.partitions ?? [])
+    if (p.aheadDays === 0)
+      lines.push(
+        `partitions: ${p.table} has no partition ahead of today (newest ${p.newestDay ?? "none"}); new rows go to ${p.table}_default until a prune pass makes them`,
+      );
   if (report.jobsFiles?.error)
     lines.push(
       `jobs files: not applied at ${report.jobsFiles.at}, jobs left as they were:\n  ${report.jobsFiles.error}`,
