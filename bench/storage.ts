@@ -56,7 +56,14 @@ export async function missiondStorage(
   jobs: number,
   seconds: number,
   timers: number,
-): Promise<{ tables: StorageRow[]; runs: number; cpuSeconds: number; windowSeconds: number }> {
+): Promise<{
+  tables: StorageRow[];
+  compact: { table: string; bytes: number }[];
+  breakdown: { what: string; n: number }[];
+  runs: number;
+  cpuSeconds: number;
+  windowSeconds: number;
+}> {
   const db = await freshBenchDatabase("postgres");
   const daemon = benchDaemon(db, { MISSIOND_PLUGIN_DIRS: SENTINEL });
   const ledger = () => daemon.services.database.db;
@@ -115,7 +122,17 @@ export async function missiondStorage(
       );
       if (row!.n === 0) break;
     }
-    // Sizes as stored after the load; pg-boss's tables (its own schema) together, over its job rows.
+    // The decision log writes in batches every 500 ms; detached completion hooks finish after the close.
+    await sleep(3_000);
+    const breakdown = await rows<{ what: string; n: number }>(
+      ledger(),
+      sql`select 'hook_decisions ' || hook as what, count(*)::int as n from hook_decisions group by hook
+          union all
+          select 'pgboss.job ' || name || ' ' || state, count(*)::int from pgboss.job group by name, state
+          order by 1`,
+    );
+    // Sizes as stored after the load (dead row versions from the status updates included, as
+    // between autovacuum passes); pg-boss's tables (its own schema) together, over its job rows.
     const measured = await rows<{ table: string; rows: number; bytes: number }>(
       ledger(),
       sql`select t.name as table, t.n::int as rows, pg_total_relation_size(t.name)::float8 as bytes
@@ -129,7 +146,17 @@ export async function missiondStorage(
                  (select sum(pg_total_relation_size(c.oid)) from pg_class c join pg_namespace s on s.oid = c.relnamespace
                   where s.nspname = 'pgboss' and c.relkind in ('r', 'p', 'm'))::float8`,
     );
+    // The same after VACUUM FULL: the live rows alone, the floor that reused space tends to.
+    for (const t of ["cron_job_runs", "hook_decisions", "notify_timers"])
+      await ledger().execute(sql.raw(`vacuum full ${t}`));
+    const compact = await rows<{ table: string; bytes: number }>(
+      ledger(),
+      sql`select t as table, pg_total_relation_size(t)::float8 as bytes
+          from unnest(array['cron_job_runs', 'hook_decisions', 'notify_timers']) as t`,
+    );
     return {
+      breakdown,
+      compact,
       tables: measured.map((r) => ({ ...r, bytesPerRow: r.rows > 0 ? Math.round(r.bytes / r.rows) : NaN })),
       runs: closed,
       cpuSeconds,
@@ -150,6 +177,13 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   console.log("| table | rows | bytes (with indexes and TOAST) | bytes per row |");
   console.log("|---|---|---|---|");
   for (const t of result.tables) console.log(`| ${t.table} | ${t.rows} | ${t.bytes} | ${t.bytesPerRow} |`);
+  console.log("\nAfter VACUUM FULL (live rows only):\n");
+  for (const c of result.compact) {
+    const n = result.tables.find((t) => t.table === c.table)!.rows;
+    console.log(`- ${c.table}: ${c.bytes} bytes, ${Math.round(c.bytes / n)} per row`);
+  }
+  console.log("\nRows by kind:\n");
+  for (const b of result.breakdown) console.log(`- ${b.what}: ${b.n}`);
   console.log(
     `\nPostgres backends: ${result.cpuSeconds.toFixed(2)} CPU s for ${result.runs} runs closed in ` +
       `${result.windowSeconds.toFixed(1)} s: ${Math.round(result.runs / result.cpuSeconds)} runs per Postgres CPU-second ` +
