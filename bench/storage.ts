@@ -128,6 +128,9 @@ export async function missiondStorage(
       ledger(),
       sql`select 'hook_decisions ' || hook as what, count(*)::int as n from hook_decisions group by hook
           union all
+          select 'cron_job_runs ' || status || ' (row data ' || round(avg(pg_column_size(r.*))) || ' B each)', count(*)::int
+          from cron_job_runs r group by status
+          union all
           select 'pgboss.job ' || name || ' ' || state, count(*)::int from pgboss.job group by name, state
           order by 1`,
     );
