@@ -7,12 +7,15 @@
  * from the first slot until every run is closed. Shared Postgres processes (WAL writer,
  * checkpointer, autovacuum) are not counted.
  *
- * `npx node bench/storage.ts` (BENCH_JOBS, BENCH_SECONDS, BENCH_TIMERS to change the load).
+ * Then the same CPU count for a burst (BENCH_BURST slots due in one second): claims per CPU-second.
+ *
+ * `npx node bench/storage.ts` (BENCH_JOBS, BENCH_SECONDS, BENCH_TIMERS, BENCH_BURST to change the load).
  */
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { sql } from "drizzle-orm";
 import { rows, type Db } from "../src/db/client.ts";
+import { insertDueJobs } from "./burst.ts";
 import { benchDaemon, freshBenchDatabase } from "./databases.ts";
 
 const SENTINEL = fileURLToPath(new URL("../plugins/cron-sentinel", import.meta.url));
@@ -171,6 +174,40 @@ export async function missiondStorage(
   }
 }
 
+/**
+ * Claims per Postgres CPU-second: `jobs` slots due in the same second (the burst, with the same
+ * plugin), CPU of the backends from just before the slot until every slot is claimed, then until
+ * every run is closed.
+ */
+export async function burstCpu(jobs: number): Promise<{ claimCpu: number; claimMs: number; closeCpu: number }> {
+  const db = await freshBenchDatabase("postgres");
+  const daemon = benchDaemon(db, { MISSIOND_PLUGIN_DIRS: SENTINEL });
+  const ledger = () => daemon.services.database.db;
+  const count = async (where: ReturnType<typeof sql>) =>
+    (await rows<{ n: number }>(ledger(), sql`select count(*)::int as n from cron_job_runs where ${where}`))[0]!.n;
+  try {
+    await daemon.start();
+    const [{ name }] = (await rows<{ name: string }>(ledger(), sql`select current_database() as name`)) as [
+      { name: string },
+    ];
+    const due = new Date(Math.ceil(Date.now() / 1000) * 1000 + 3_000);
+    await insertDueJobs((q) => ledger().execute(q), jobs, due);
+    daemon.services.scheduler.poke();
+    await sleepUntil(due.getTime() - 300);
+    const before = await backendCpu(ledger(), name);
+    const limit = due.getTime() + 300_000;
+    while (Date.now() < limit && (await count(sql`true`)) < jobs) await sleep(100);
+    const claimed = await backendCpu(ledger(), name);
+    const claimMs = Date.now() - due.getTime();
+    while (Date.now() < limit && (await count(sql`finished_at is not null`)) < jobs) await sleep(250);
+    const closed = await backendCpu(ledger(), name);
+    return { claimCpu: cpuBetween(before, claimed), claimMs, closeCpu: cpuBetween(before, closed) };
+  } finally {
+    await daemon.stop();
+    await db.drop();
+  }
+}
+
 if (import.meta.url === `file://${process.argv[1]}`) {
   const jobs = Number(process.env.BENCH_JOBS ?? 500);
   const seconds = Number(process.env.BENCH_SECONDS ?? 40);
@@ -192,5 +229,14 @@ if (import.meta.url === `file://${process.argv[1]}`) {
       `${result.windowSeconds.toFixed(1)} s: ${Math.round(result.runs / result.cpuSeconds)} runs per Postgres CPU-second ` +
       `(claim, chain decisions, hand-off, pg-boss, run closed)`,
   );
+  const burst = Number(process.env.BENCH_BURST ?? 10_000);
+  if (burst > 0) {
+    const b = await burstCpu(burst);
+    console.log(
+      `\nBurst of ${burst} slots due in one second: claimed in ~${b.claimMs} ms (polled every 100 ms) with ` +
+        `${b.claimCpu.toFixed(2)} Postgres CPU s: ${Math.round(burst / b.claimCpu)} claims per Postgres CPU-second; ` +
+        `claimed, handed off and closed with ${b.closeCpu.toFixed(2)} CPU s: ${Math.round(burst / b.closeCpu)} runs per CPU-second`,
+    );
+  }
   process.exit(0);
 }
