@@ -2,7 +2,8 @@
  * `npm run bench`: each figure is measured in this run, next to its pg-boss peer on the same kind
  * of database. Postgres rows need a server (DATABASE_URL, or the local default); without one they
  * are skipped and the table says so. BENCH_ONLY=lateness,burst,notify,scale,multi,hooks,boundary,memory runs a
- * subset; the sizes are BENCH_* variables (below).
+ * subset; BENCH_ONLY=storage (not in the default set) the bytes per row of docs/SCALING.md; the sizes
+ * are BENCH_* variables (below).
  */
 import { execFileSync } from "node:child_process";
 import { cpus } from "node:os";
@@ -205,6 +206,13 @@ if (only.has("boundary")) {
 if (only.has("memory")) {
   console.log("\n## 8. An idle `missiond serve`: no job, no plugin (launched as bin/missiond.js launches it)\n");
   own("./memory.ts");
+}
+
+// Not in the default set (about 3 minutes more): BENCH_ONLY=storage, on Postgres only.
+if (only.has("storage")) {
+  console.log("\n## 9. Storage per row and Postgres CPU per run (read in docs/SCALING.md)\n");
+  if (await serverReachable()) own("./storage.ts");
+  else console.log("(skipped: no Postgres server reachable)");
 }
 
 console.log(`\n(bench took ${Math.round((Date.now() - started) / 1000)} s)`);
