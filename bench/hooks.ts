@@ -24,7 +24,7 @@ export interface HookRow {
   max: number;
 }
 
-async function time(label: string, calls: number, run: () => Promise<unknown>): Promise<HookRow> {
+export async function time(label: string, calls: number, run: () => Promise<unknown>): Promise<HookRow> {
   for (let i = 0; i < Math.min(50, calls); i++) await run(); // warm-up
   const samples: number[] = [];
   for (let i = 0; i < calls; i++) {

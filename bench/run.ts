@@ -11,6 +11,7 @@ import { fileURLToPath } from "node:url";
 import { missiondBurst, pgBossBurst, type BurstRow } from "./burst.ts";
 import { serverReachable } from "./databases.ts";
 import { hookOverhead } from "./hooks.ts";
+import { dialectHookCalls } from "./hooks-dialects.ts";
 import { missiondLateness, pgBossLateness, pgBossScheduleLateness, type LatenessRow } from "./lateness.ts";
 import { multiInstance } from "./multi.ts";
 import { missiondNotify, pgBossNotify, type MemoryRow, type NotifyRow } from "./notify.ts";
@@ -182,8 +183,10 @@ if (only.has("multi") && backends.includes("postgres")) {
 
 if (only.has("hooks")) {
   const calls = env("BENCH_HOOK_CALLS", 2_000);
-  console.log(`\n## 5. Hook overhead: cronJobFiring, ${calls} sequential calls per row (ms per chain run)\n`);
-  const hooks = await hookOverhead(calls);
+  console.log(
+    `\n## 5. Hook overhead: cronJobFiring through the chain, then the other hook systems' calls; ${calls} sequential calls per row (ms per call)\n`,
+  );
+  const hooks = [...(await hookOverhead(calls)), ...(await dialectHookCalls(calls))];
   printTable(
     ["setup", "calls", "p50", "p99", "max"],
     hooks.map((r) => [r.setup, r.calls, r.p50.toFixed(3), r.p99.toFixed(3), r.max.toFixed(3)]),

@@ -13,6 +13,7 @@ import { apiRoutes } from "./routes/index.ts";
 import { isUiAsset, uiRoutes } from "./ui.ts";
 import type { SessionService } from "../sessions/service.ts";
 import type { ClearService } from "../sessions/clears.ts";
+import type { SessionRemoval } from "../sessions/removal.ts";
 import type { NotifyService } from "../notify/service.ts";
 import type { TodoService } from "../todos/service.ts";
 import type { Metrics } from "../metrics.ts";
@@ -24,6 +25,7 @@ export interface ApiServices {
   jobsFiles: JobsFilesService;
   sessions: SessionService;
   clears: ClearService;
+  removals: SessionRemoval;
   notify: NotifyService;
   todos: TodoService;
   agents: AgentService;

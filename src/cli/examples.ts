@@ -74,6 +74,7 @@ export const EXAMPLES: Record<string, readonly string[]> = {
     'missiond session clear s-42 --text "start over with the billing bug"',
     "missiond session clear s-42 --json",
   ],
+  "session rm": ["missiond session rm s-42", "missiond session rm s-42 --force --json"],
   "session say": [
     'missiond session say s-42 "what is left on the deploy?"',
     'missiond session say s-42 --role system "be brief"',

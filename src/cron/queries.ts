@@ -394,3 +394,12 @@ export async function databaseNow(db: Executor): Promise<Date> {
   const [row] = await rows<{ now: Date | string }>(db, sql`select clock_timestamp() as now`);
   return new Date(row!.now);
 }
+
+/** Live jobs that deliver into a fixed session (`session_mode = fixed`). */
+export async function jobsBoundToSession(db: Executor, sessionId: string): Promise<{ id: bigint; name: string }[]> {
+  return db
+    .select({ id: cronJobs.id, name: cronJobs.name })
+    .from(cronJobs)
+    .where(and(live, eq(cronJobs.sessionMode, "fixed"), eq(cronJobs.sessionId, sessionId)))
+    .orderBy(asc(cronJobs.id));
+}

@@ -29,6 +29,7 @@ import { Pruner } from "../retention/pruner.ts";
 import { Scheduler } from "../scheduler/scheduler.ts";
 import { startSweeper, type Sweeper } from "../scheduler/sweeper.ts";
 import { ClearService } from "../sessions/clears.ts";
+import { SessionRemoval } from "../sessions/removal.ts";
 import { SessionService } from "../sessions/service.ts";
 import { TodoService } from "../todos/service.ts";
 import type { DaemonDeps } from "./daemon.ts";
@@ -73,6 +74,7 @@ export interface Services extends Foundation {
   notify: NotifyService;
   todos: TodoService;
   clears: ClearService;
+  removals: SessionRemoval;
   scheduler: Scheduler;
   recovery: ClaimRecovery;
   jobsFiles: JobsFilesService;
@@ -201,6 +203,12 @@ export function wireServices(env: DaemonEnv, base: Foundation): Services {
     faults: deps.faults?.clears,
     onCleared: (sessionId, agentId) => void plugins.announce({ moment: "sessionCleared", sessionId, agentId }),
   });
+  const removals = new SessionRemoval({
+    db,
+    clock,
+    log,
+    onRemoved: (removed) => void plugins.announce({ moment: "sessionRemoved", ...removed }),
+  });
   base.sessions.onCreated = ({ id, agentId }) =>
     void plugins.announce({ moment: "sessionCreated", sessionId: id, agentId });
   scheduler = new Scheduler({
@@ -239,6 +247,7 @@ export function wireServices(env: DaemonEnv, base: Foundation): Services {
     notify,
     todos,
     clears,
+    removals,
     scheduler,
     recovery,
     jobsFiles,
@@ -339,6 +348,7 @@ export function apiServices(env: DaemonEnv, s: Services): ApiServices {
     jobsFiles: s.jobsFiles,
     sessions: s.sessions,
     clears: s.clears,
+    removals: s.removals,
     notify: s.notify,
     todos: s.todos,
     agents: s.agents,

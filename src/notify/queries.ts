@@ -187,3 +187,32 @@ export async function overdueTimers(
     .limit(limit);
   return found.map((t) => ({ id: String(t.id), sessionId: t.sessionId, dueAt: t.dueAt!.toISOString() }));
 }
+
+/** A session's timers not yet delivered: Pending ones can be cancelled, the others are on their way. */
+export async function undeliveredTimers(
+  db: Executor,
+  sessionId: string,
+): Promise<{ id: bigint; status: NotifyStatus }[]> {
+  return db
+    .select({ id: notifyTimers.id, status: notifyTimers.status })
+    .from(notifyTimers)
+    .where(
+      and(eq(notifyTimers.sessionId, sessionId), inArray(notifyTimers.status, ["Pending", "Claimed", "Delivering"])),
+    )
+    .orderBy(asc(notifyTimers.id));
+}
+
+/** Pending → Cancelled with a reason, for a session's timers; conditional, so a claimed one is left alone. */
+export async function cancelPendingTimers(
+  db: Executor,
+  sessionId: string,
+  reason: string,
+  at: Date,
+): Promise<bigint[]> {
+  const cancelled = await db
+    .update(notifyTimers)
+    .set({ status: "Cancelled", reason, finishedAt: at })
+    .where(and(eq(notifyTimers.sessionId, sessionId), eq(notifyTimers.status, "Pending")))
+    .returning({ id: notifyTimers.id });
+  return cancelled.map((t) => t.id);
+}

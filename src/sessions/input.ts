@@ -45,3 +45,13 @@ export const eventsQuery = z
     limit: z.coerce.number().int().min(1).max(1000).default(100),
   })
   .strict();
+
+/** `DELETE /v1/sessions/:id?force=true`: a query string carries text, so the flag is spelled out. */
+export const removeQuery = z
+  .object({
+    force: z
+      .enum(["true", "false"], { message: 'force must be "true" or "false"' })
+      .default("false")
+      .transform((v) => v === "true"),
+  })
+  .strict();

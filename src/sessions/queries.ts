@@ -1,4 +1,4 @@
-import { and, asc, count, desc, eq, gt, lt, lte, max, ne, or } from "drizzle-orm";
+import { and, asc, count, desc, eq, gt, isNull, lt, lte, max, ne, or } from "drizzle-orm";
 import type { Executor } from "../db/client.ts";
 import {
   sessionClears,
@@ -18,13 +18,53 @@ export async function insertSession(db: Executor, session: typeof sessions.$infe
   return row ?? null;
 }
 
-export async function findSession(db: Executor, id: string): Promise<SessionRow | null> {
+/** A session that exists and was not removed; `lock` holds its row until the transaction ends. */
+export async function findSession(
+  db: Executor,
+  id: string,
+  options: { lock?: boolean } = {},
+): Promise<SessionRow | null> {
+  const query = db
+    .select()
+    .from(sessions)
+    .where(and(eq(sessions.id, id), isNull(sessions.removedAt)));
+  const [row] = options.lock ? await query.for("update") : await query;
+  return row ?? null;
+}
+
+/** Any session with this id, removed or not (ids of removed sessions are not reused). */
+export async function findSessionEver(db: Executor, id: string): Promise<SessionRow | null> {
   const [row] = await db.select().from(sessions).where(eq(sessions.id, id));
   return row ?? null;
 }
 
 export async function listSessions(db: Executor, limit: number): Promise<SessionRow[]> {
-  return db.select().from(sessions).orderBy(desc(sessions.updatedAt)).limit(limit);
+  return db.select().from(sessions).where(isNull(sessions.removedAt)).orderBy(desc(sessions.updatedAt)).limit(limit);
+}
+
+/**
+ * Marks the session removed and deletes its transcript, subagents and peer threads; run inside
+ * the transaction that holds the session's row and records the sessionRemoved event.
+ */
+export async function removeSession(
+  tx: Executor,
+  sessionId: string,
+  at: Date,
+): Promise<{ messages: number; subagents: number; peerThreads: number }> {
+  await tx.update(sessions).set({ removedAt: at, updatedAt: at }).where(eq(sessions.id, sessionId));
+  const messages = await tx
+    .delete(sessionMessages)
+    .where(eq(sessionMessages.sessionId, sessionId))
+    .returning({ id: sessionMessages.id });
+  const subagents = await tx
+    .delete(sessionSubagents)
+    .where(eq(sessionSubagents.sessionId, sessionId))
+    .returning({ id: sessionSubagents.id });
+  const peerThreads = await tx
+    .delete(sessionPeerThreads)
+    .where(eq(sessionPeerThreads.sessionId, sessionId))
+    .returning({ id: sessionPeerThreads.id });
+  return { messages: messages.length, subagents: subagents.length, peerThreads: peerThreads.length };
 }
 
 export async function appendMessages(

@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { Clock } from "../clock.ts";
-import type { Db } from "../db/client.ts";
+import type { Db, Executor } from "../db/client.ts";
 import type { SessionEventRow, SessionMessageRow, SessionRow } from "../db/schema/index.ts";
 import { MissiondError } from "../errors.ts";
 import { validate } from "../validation.ts";
@@ -11,6 +11,7 @@ import {
   addSubagent,
   appendMessages,
   findSession,
+  findSessionEver,
   insertSession,
   listEvents,
   listSessions,
@@ -42,6 +43,15 @@ export const eventView = (e: SessionEventRow) => ({
 });
 
 export type SessionView = ReturnType<typeof sessionView>;
+
+/** The 404 for a session id: a removed session says when it was removed. */
+export async function sessionNotFound(db: Executor, id: string): Promise<MissiondError> {
+  const removed = (await findSessionEver(db, id))?.removedAt;
+  return new MissiondError(
+    "NOT_FOUND",
+    removed ? `session "${id}" was removed at ${removed.toISOString()}` : `no session with id "${id}"`,
+  );
+}
 export type EventView = ReturnType<typeof eventView>;
 export type MessageView = ReturnType<typeof messageView>;
 
@@ -68,7 +78,15 @@ export class SessionService {
       createdAt: now,
       updatedAt: now,
     });
-    if (!row) throw new MissiondError("CONFLICT", `a session with id "${id}" already exists`);
+    if (!row) {
+      const removed = (await findSessionEver(this.db, id))?.removedAt;
+      throw new MissiondError(
+        "CONFLICT",
+        removed
+          ? `a session with id "${id}" was removed at ${removed.toISOString()}; the id of a removed session is not reused`
+          : `a session with id "${id}" already exists`,
+      );
+    }
     this.onCreated?.({ id: row.id, agentId: row.agentId });
     return sessionView(row);
   }
@@ -118,7 +136,7 @@ export class SessionService {
     return (await findSession(this.db, id))?.agentId ?? null;
   }
 
-  /** Durable events (sessionCleared) after a cursor, oldest first; `next` is the cursor to pass on. */
+  /** Durable events (sessionCleared, sessionRemoved) after a cursor, oldest first; `next` is the cursor to pass on. */
   async events(rawQuery: unknown = {}): Promise<{ events: EventView[]; next: string }> {
     const query = validate(eventsQuery, rawQuery, "query");
     const prunedThrough = await eventsPrunedThrough(this.db);
@@ -149,7 +167,7 @@ export class SessionService {
 
   private async require(id: string): Promise<SessionRow> {
     const session = await findSession(this.db, id);
-    if (!session) throw new MissiondError("NOT_FOUND", `no session with id "${id}"`);
+    if (!session) throw await sessionNotFound(this.db, id);
     return session;
   }
 }

@@ -66,3 +66,23 @@ export async function openCounts(db: Executor, sessionIds: readonly string[]): P
     .groupBy(todos.sessionId);
   return new Map(found.map((r) => [r.sessionId, Number(r.n)]));
 }
+
+/** A session's open todos, oldest first. */
+export async function openTodoIds(db: Executor, sessionId: string): Promise<bigint[]> {
+  const found = await db
+    .select({ id: todos.id })
+    .from(todos)
+    .where(and(eq(todos.sessionId, sessionId), eq(todos.status, "open")))
+    .orderBy(asc(todos.id));
+  return found.map((t) => t.id);
+}
+
+/** open → cancelled for every open todo of a session. */
+export async function cancelOpenTodos(db: Executor, sessionId: string, at: Date): Promise<bigint[]> {
+  const closed = await db
+    .update(todos)
+    .set({ status: "cancelled", closedAt: at })
+    .where(and(eq(todos.sessionId, sessionId), eq(todos.status, "open")))
+    .returning({ id: todos.id });
+  return closed.map((t) => t.id);
+}

@@ -264,6 +264,10 @@ export function queryExamples(): Record<string, Examples<Record<string, string>>
       invalid: [{ limit: "0" }, { limit: "1001" }, { after: "x" }, { q: "" }, { dueBefore: "soon" }, { page: "2" }],
       refinementOnly: [{ after: "5", dueBefore: "2030-01-01T00:00:00Z" }, { after: "9223372036854775808" }],
     },
+    "DELETE /v1/sessions/:id": {
+      valid: [{ force: "true" }, { force: "false" }, {}],
+      invalid: [{ force: "yes" }, { force: "" }, { cascade: "true" }],
+    },
     "GET /v1/cron-jobs/:id/runs": {
       valid: [
         { status: "Cancelled", limit: "5", before: "12" },

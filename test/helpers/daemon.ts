@@ -18,6 +18,8 @@ export interface TestDaemonOptions {
   faults?: DaemonDeps["faults"];
   /** The dashboard's built files (a test builds its own). */
   uiDir?: string;
+  /** Receives each line of the daemon's log (at info and above) instead of discarding it. */
+  logLines?: (line: string) => void;
 }
 
 export const testProbe = {
@@ -58,7 +60,9 @@ export async function startTestDaemon(db: TestDatabase, options: TestDaemonOptio
     probe: testProbe,
     pglite: db.pglite ?? undefined,
     skipDataDirLock: true,
-    log: createLogger(process.env.MISSIOND_TEST_LOG ?? "silent"),
+    log: options.logLines
+      ? createLogger("info", { write: options.logLines })
+      : createLogger(process.env.MISSIOND_TEST_LOG ?? "silent"),
     onDecision: options.onDecision,
     faults: options.faults,
     uiDir: options.uiDir,

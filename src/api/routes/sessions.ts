@@ -5,6 +5,7 @@ import {
   eventsQuery,
   readMessagesQuery,
   relationInput,
+  removeQuery,
 } from "../../sessions/input.ts";
 import { idParams, sessionParams } from "../params.ts";
 import { route } from "../route.ts";
@@ -48,6 +49,23 @@ export const sessionRoutes = [
     params: sessionParams,
     ok: { 200: "The session" },
     handler: async ({ services, params }) => services.sessions.get(params.id),
+  }),
+  route({
+    method: "DELETE",
+    url: "/v1/sessions/:id",
+    scope: "agent",
+    tag: "sessions",
+    summary: "Remove a session (its transcript goes; timers, todos, clears and events stay on record)",
+    description:
+      'Answers 409 naming what is still bound to the session: pending notify timers and open todos (`force=true` cancels them, timers as `Cancelled` with the reason `session "<id>" was removed`), cron jobs that deliver into it and timers being delivered (never overridden: move or remove the jobs, or retry), or a clear under way. A removal appends a `sessionRemoved` event and tells the other hook systems (gateway `sessionDisposed`, event hook `session:end`, Python `on_session_end`, extension `session:removed`). The id is not reused.',
+    params: sessionParams,
+    query: removeQuery,
+    status: 204,
+    ok: { 204: "Removed" },
+    errors: [409],
+    handler: async ({ services, params, query }) => {
+      await services.removals.remove(params.id, { force: query.force });
+    },
   }),
   route({
     method: "POST",
@@ -136,7 +154,7 @@ export const sessionRoutes = [
     url: "/v1/events",
     scope: "agent",
     tag: "sessions",
-    summary: "Durable events after a cursor (sessionCleared), oldest first",
+    summary: "Durable events after a cursor (sessionCleared, sessionRemoved), oldest first",
     description:
       "Without `after`, from the oldest event still kept. Events older than `[retention] events` are removed: a cursor below the last one removed answers 410 with `error.oldestCursor`, the oldest cursor still valid (what was between is gone).",
     query: eventsQuery,

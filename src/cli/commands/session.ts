@@ -11,6 +11,7 @@ export function registerSession(program: Command, ctx: CliContext): void {
   add(session, ctx);
   list(session, ctx);
   clear(session, ctx);
+  remove(session, ctx);
   events(session, ctx);
   say(session, ctx);
   messages(session, ctx);
@@ -88,6 +89,19 @@ function clear(session: Command, ctx: CliContext): void {
     });
 }
 
+function remove(session: Command, ctx: CliContext): void {
+  session
+    .command("rm <id>")
+    .description(
+      "remove a session: its transcript is deleted, its timers, todos, clears and events stay on record; refused while timers, todos or cron jobs are bound to it",
+    )
+    .option("--force", "cancel its pending notify timers and open todos instead of refusing")
+    .action(async (id: string, opts: { force?: boolean }) => {
+      await ctx.client().delete(`/v1/sessions/${encodeURIComponent(id)}${opts.force ? "?force=true" : ""}`);
+      ctx.print({ removed: id, forced: opts.force === true }, () => `removed session ${id}`);
+    });
+}
+
 interface EventPage {
   events: { id: string; kind: string; sessionId: string; at: string; data: Record<string, unknown> }[];
   next: string;
@@ -96,7 +110,7 @@ interface EventPage {
 function events(session: Command, ctx: CliContext): void {
   session
     .command("events")
-    .description("durable session events (sessionCleared) after a cursor, oldest first")
+    .description("durable session events (sessionCleared, sessionRemoved) after a cursor, oldest first")
     .option("--after <id>", "the cursor: the last event id already seen", "0")
     .option("--session <id>", "only this session's events")
     .option("--limit <n>", "at most this many", "100")

@@ -74,4 +74,4 @@ export const CLEAR_STATUSES = ["Requested", "Deleted", "Completed"] as const;
 export type ClearStatus = (typeof CLEAR_STATUSES)[number];
 
 /** Durable events consumers read after a cursor. */
-export const EVENT_KINDS = ["sessionCleared"] as const;
+export const EVENT_KINDS = ["sessionCleared", "sessionRemoved"] as const;

@@ -13,6 +13,9 @@ export const sessions = pgTable(
     kind: text("kind").notNull().default("direct"),
     createdAt: tstz("created_at").notNull().defaultNow(),
     updatedAt: tstz("updated_at").notNull().defaultNow(),
+    // Removal is soft: the timers, todos, clears and events that name the session keep pointing at
+    // it, and its id is not given to a new session.
+    removedAt: tstz("removed_at"),
   },
   (t) => [
     index("sessions_agent_idx").on(t.agentId),
@@ -114,7 +117,7 @@ export const sessionEvents = pgTable(
     id: bigint("id", { mode: "bigint" }).primaryKey().generatedAlwaysAsIdentity(),
     kind: text("kind", { enum: EVENT_KINDS }).notNull(),
     sessionId: text("session_id").notNull(),
-    // sessionCleared exists exactly once per clear.
+    // sessionCleared exists exactly once per clear; sessionRemoved once per session.
     clearId: bigint("clear_id", { mode: "bigint" }).references(() => sessionClears.id),
     payload: jsonb("payload").notNull(),
     createdAt: tstz("created_at").notNull(),

@@ -8,6 +8,7 @@ The first line is {"ready": true, "registrations": [{"key", "event"}]} or {"read
 The plugin's own output (print, logging) goes to stderr, which the daemon logs under its name.
 """
 
+import ast
 import asyncio
 import importlib.util
 import inspect
@@ -35,6 +36,50 @@ def _load(path, name, package_dir=None):
     sys.modules[name] = module
     spec.loader.exec_module(module)
     return module
+
+
+def _load_plugin(path, name, package_dir):
+    """Loads a plugin module; returns it with its register(ctx) functions, in definition order.
+
+    A module that defines register(ctx) more than once at top level (examples pasted one after
+    another, each with its own register) would keep only the last under Python's rules, silently
+    dropping the others' hooks. Each definition is kept as the module defines it, and all are called.
+    """
+    with open(path, "rb") as f:
+        tree = ast.parse(f.read(), path)
+    defs = [
+        node
+        for node in tree.body
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == "register"
+    ]
+    if len(defs) < 2:
+        module = _load(path, name, package_dir)
+        register = getattr(module, "register", None)
+        return module, [register] if callable(register) else []
+    keep = "__missiond_kept_register__"
+    body = []
+    for node in tree.body:
+        body.append(node)
+        if node in defs:
+            body.append(ast.copy_location(ast.parse(f"{keep}(register)").body[0], node))
+    tree.body = body
+    ast.fix_missing_locations(tree)
+    locations = [package_dir] if package_dir else None
+    spec = importlib.util.spec_from_file_location(name, path, submodule_search_locations=locations)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    registers = []
+    module.__dict__[keep] = registers.append
+    exec(compile(tree, path, "exec"), module.__dict__)
+    del module.__dict__[keep]
+    lines = ", ".join(str(node.lineno) for node in defs)
+    logging.getLogger("missiond").info(
+        "%s defines register(ctx) %d times (lines %s): each is called, in order",
+        os.path.basename(path),
+        len(defs),
+        lines,
+    )
+    return module, registers
 
 
 class Context:
@@ -80,10 +125,13 @@ def main():
             registrations.append(("handle", "*", module.handle))
         else:
             package = plugin_dir if file_name == "__init__.py" else None
-            module = _load(path, os.path.basename(plugin_dir).replace("-", "_") or "plugin", package)
-            if not callable(getattr(module, "register", None)):
+            name = os.path.basename(plugin_dir).replace("-", "_") or "plugin"
+            _, registers = _load_plugin(path, name, package)
+            if not registers:
                 raise RuntimeError(f"{file_name} defines no register(ctx)")
-            module.register(Context(registrations))
+            context = Context(registrations)
+            for register in registers:
+                register(context)
     except BaseException as err:  # noqa: BLE001 - any failure to load is reported, not raised
         detail = "".join(traceback.format_exception_only(type(err), err)).strip()
         protocol.write(json.dumps({"ready": False, "error": detail}) + "\n")
