@@ -116,9 +116,19 @@ export async function startSoakDaemon(backend: Backend, settings: SoakSettings):
   const socketPath = join(dir, "missiond.sock");
   const api = apiClient({ socketPath });
   const sql = db ? postgres(db.url!, { max: 2, onnotice: () => {} }) : null;
+  const stop = async () => {
+    child.kill("SIGTERM");
+    await exited;
+    await sql?.end();
+    await db?.drop();
+    rmSync(dir, { recursive: true, force: true });
+  };
   const started = Date.now();
   while (!(await api.get<{ ready: boolean }>("/readyz").catch(() => null))?.ready) {
-    if (child.exitCode !== null || Date.now() - started > 120_000) throw new Error("the daemon did not become ready");
+    if (child.exitCode !== null || Date.now() - started > 180_000) {
+      await stop();
+      throw new Error("the daemon did not become ready within 3 minutes");
+    }
     await sleep(200);
   }
   return {
@@ -129,12 +139,6 @@ export async function startSoakDaemon(backend: Backend, settings: SoakSettings):
     api,
     query: <T>(text: string) =>
       sql ? (sql.unsafe(text) as unknown as Promise<T[]>) : probeQuery<T>(probeSocket, text),
-    async stop() {
-      child.kill("SIGTERM");
-      await exited;
-      await sql?.end();
-      await db?.drop();
-      rmSync(dir, { recursive: true, force: true });
-    },
+    stop,
   };
 }

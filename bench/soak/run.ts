@@ -24,7 +24,21 @@ const settings = z
       .transform(
         (v, ctx) => parseDuration(v) ?? (ctx.addIssue({ code: "custom", message: `not a duration: ${v}` }), z.NEVER),
       ),
-    SOAK_JOBS: z.coerce.number().int().min(1).default(1000),
+    // One count for every backend ("300"), or one per backend ("pglite=100,postgres=300").
+    SOAK_JOBS: z
+      .string()
+      .default("1000")
+      .transform((v, ctx) => {
+        const count = z.coerce.number().int().min(1);
+        if (!v.includes("=")) return { pglite: count.parse(v), postgres: count.parse(v) };
+        const pairs = Object.fromEntries(v.split(",").map((pair) => pair.split("=").map((x) => x.trim())));
+        const parsed = z.object({ pglite: count, postgres: count }).partial().strict().safeParse(pairs);
+        if (!parsed.success) {
+          ctx.addIssue({ code: "custom", message: `SOAK_JOBS: not "N" or "pglite=N,postgres=M": ${v}` });
+          return z.NEVER;
+        }
+        return parsed.data;
+      }),
     SOAK_BACKENDS: z
       .string()
       .default("pglite,postgres")
@@ -39,6 +53,12 @@ const settings = z
   .parse(process.env);
 
 const runS = settings.SOAK_MINUTES * 60;
+const jobsFor = (backend: Backend) => {
+  const jobs = settings.SOAK_JOBS[backend];
+  if (jobs === undefined) throw new Error(`SOAK_JOBS names no count for ${backend}`);
+  return jobs;
+};
+const jobsText = settings.SOAK_BACKENDS.map((b) => `${b} ${jobsFor(b)}`).join(", ");
 const sampleS = settings.SOAK_SAMPLE_S ?? Math.max(5, Math.round(runS / 90));
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, Math.max(0, ms)));
 
@@ -84,11 +104,12 @@ async function timeQueries(api: ApiClient): Promise<QueryTiming[]> {
 
 async function bytesPerRow(daemon: SoakDaemon): Promise<void> {
   const tables = ["cron_job_runs", "hook_decisions", "notify_timers", "todos", "session_clears", "pgboss.job"];
-  const found = await daemon.query<{ t: string; rows: string; bytes: string }>(
+  const found = await daemon.query<{ t: string; rows: string; width: string; bytes: string }>(
     tables
       .map(
         (t) =>
           `select '${t}' as t, (select count(*) from ${t})::text as rows,
+             (select coalesce(avg(pg_column_size(x.*)), 0)::int from ${t} x)::text as width,
              (pg_total_relation_size('${t}') + (select coalesce(sum(pg_total_relation_size(inhrelid)), 0) from pg_inherits where inhparent = '${t}'::regclass))::text as bytes`,
       )
       .join(" union all "),
@@ -97,10 +118,11 @@ async function bytesPerRow(daemon: SoakDaemon): Promise<void> {
     "\nBytes per row at the end (table, indexes and TOAST over live rows; churned tables carry their free space):\n",
   );
   printTable(
-    ["table", "rows", "total bytes", "bytes per row"],
+    ["table", "rows", "row data bytes (avg)", "total bytes", "bytes per row"],
     found.map((r) => [
       r.t,
       Number(r.rows),
+      Number(r.width),
       Number(r.bytes),
       Number(r.rows) ? Math.round(Number(r.bytes) / Number(r.rows)) : "-",
     ]),
@@ -146,7 +168,8 @@ function timeline(samples: Sample[]): void {
 }
 
 async function soak(backend: Backend): Promise<{ samples: Sample[]; verdicts: Verdict[] }> {
-  const daemon = await startSoakDaemon(backend, { jobs: settings.SOAK_JOBS, retentionMs: settings.SOAK_RETENTION });
+  const jobs = jobsFor(backend);
+  const daemon = await startSoakDaemon(backend, { jobs, retentionMs: settings.SOAK_RETENTION });
   try {
     const flow = await startFlow(daemon.api, {
       timers: settings.SOAK_TIMERS,
@@ -180,7 +203,7 @@ async function soak(backend: Backend): Promise<{ samples: Sample[]; verdicts: Ve
     const seconds = steady.reduce((a, s) => a + s.windowS, 0);
     const daemonCpu = steady.reduce((a, s) => a + s.daemonCpuS, 0);
     console.log(
-      `Last half: ${(claims / seconds).toFixed(0)} runs claimed a second (of ${settings.SOAK_JOBS} due), daemon CPU ${((daemonCpu / seconds) * 100).toFixed(0)}% of a core` +
+      `Last half: ${(claims / seconds).toFixed(0)} runs claimed a second (of ${jobs} due), daemon CPU ${((daemonCpu / seconds) * 100).toFixed(0)}% of a core` +
         (backend === "postgres"
           ? `, Postgres backends of this database ${((steady.reduce((a, s) => a + s.pgCpuS, 0) / seconds) * 100).toFixed(0)}% of a core`
           : ""),
@@ -194,7 +217,7 @@ async function soak(backend: Backend): Promise<{ samples: Sample[]; verdicts: Ve
 
 const startedAt = Date.now();
 console.log(
-  `missiond soak — ${new Date().toISOString()} — ${settings.SOAK_JOBS} per-second jobs, timers ${settings.SOAK_TIMERS}/s, todo batches ${settings.SOAK_TODOS}/s, messages ${settings.SOAK_MESSAGES}/s, clears ${settings.SOAK_CLEARS}/s; ${settings.SOAK_MINUTES} min per backend, retention ${process.env.SOAK_RETENTION ?? "5m"}, a sample every ${sampleS} s`,
+  `missiond soak — ${new Date().toISOString()} — per-second jobs: ${jobsText}; timers ${settings.SOAK_TIMERS}/s, todo batches ${settings.SOAK_TODOS}/s, messages ${settings.SOAK_MESSAGES}/s, clears ${settings.SOAK_CLEARS}/s; ${settings.SOAK_MINUTES} min per backend, retention ${process.env.SOAK_RETENTION ?? "5m"}, a sample every ${sampleS} s`,
 );
 const series: Series[] = [];
 const summary: (string | number)[][] = [];
@@ -212,7 +235,7 @@ printTable(["db", "criterion", "result"], summary);
 await writeChartPng(
   chartSvg(
     series,
-    `${settings.SOAK_JOBS} per-second jobs, retention ${process.env.SOAK_RETENTION ?? "5m"}, ${settings.SOAK_MINUTES} min`,
+    `per-second jobs: ${jobsText}; retention ${process.env.SOAK_RETENTION ?? "5m"}, ${settings.SOAK_MINUTES} min`,
   ),
   settings.SOAK_CHART,
 );
