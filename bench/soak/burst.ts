@@ -2,7 +2,8 @@
  * Claims and deliveries per Postgres core: a real `missiond serve` on Postgres (the soak's daemon:
  * log executor, cron-sentinel in the chain), SCALING_BURST slots due in the same second, and the
  * CPU time the Postgres backends of its database and the daemon used from just before the slot
- * until every run was closed. `node bench/soak/burst.ts`; figures in docs/SCALING.md.
+ * until every run was closed; then bytes per row of the tables that only grew.
+ * `node bench/soak/burst.ts`; figures in docs/SCALING.md.
  */
 import { readFileSync } from "node:fs";
 import { z } from "zod";
@@ -61,6 +62,25 @@ try {
       runsPerDaemonCoreS: Math.round(jobs / daemonCpu),
     }),
   );
+  // Bytes per row on tables that only grew (no deletes yet): the packed figure, beside the soak's
+  // figure at its plateau, which includes the free space deletes leave.
+  const sizes = await daemon.query<{ t: string; rows: string; bytes: string }>(
+    ["cron_job_runs", "hook_decisions", "pgboss.job"]
+      .map(
+        (t) => `select '${t}' as t, (select count(*) from ${t})::text as rows,
+          (pg_total_relation_size('${t}') + (select coalesce(sum(pg_total_relation_size(inhrelid)), 0) from pg_inherits where inhparent = '${t}'::regclass))::text as bytes`,
+      )
+      .join(" union all "),
+  );
+  for (const r of sizes)
+    console.log(
+      JSON.stringify({
+        table: r.t,
+        rows: Number(r.rows),
+        bytes: Number(r.bytes),
+        bytesPerRow: Math.round(Number(r.bytes) / Number(r.rows)),
+      }),
+    );
 } finally {
   await daemon.stop();
 }
