@@ -37,6 +37,12 @@ export function verdicts(samples: Sample[], runS: number, queries: QueryTiming[]
     figures: `mean ${mb(mean)} MB, min ${mb(Math.min(...sizes))}, max ${mb(Math.max(...sizes))}, furthest ${(spread * 100).toFixed(1)}% from the mean; at the start of that half ${mb(sizes[0]!)} MB, at the end ${mb(sizes.at(-1)!)} MB`,
     pass: spread <= 0.1,
   });
+  const wal = lastHalf.map((s) => s.walBytes);
+  if (wal.some((w) => w > 0)) {
+    const tables = lastHalf.map((s) => s.dbBytes - s.walBytes);
+    out.at(-1)!.figures +=
+      `; of which WAL ${mb(wal[0]!)} → ${mb(wal.at(-1)!)} MB, the rest (tables) ${mb(tables[0]!)} → ${mb(tables.at(-1)!)} MB`;
+  }
   const first = window(samples, runS, 0, 1 / 6);
   const last = window(samples, runS, 5 / 6, 1);
   for (const [name, pick] of [

@@ -26,6 +26,8 @@ export interface Sample {
   /** Seconds since the load started. */
   t: number;
   dbBytes: number;
+  /** Of which WAL: PGlite's data directory holds its pg_wal (pg_database_size on Postgres does not). */
+  walBytes: number;
   rows: Record<string, number>;
   /** Slot (the job's own moment) → claimed, ms, of the runs slotted in this sample's window. */
   claimLateness: number[];
@@ -131,9 +133,11 @@ export function sampler(daemon: SoakDaemon, loadStartedAt: number): Sampler {
                 .size,
             )
           : dirBytes(join(daemon.dir, "pgdata"));
+      const walBytes = daemon.backend === "postgres" ? 0 : dirBytes(join(daemon.dir, "pgdata", "pg_wal"));
       return {
         t,
         dbBytes,
+        walBytes,
         rows: Object.fromEntries(TABLES.map((table) => [table, Number(counts[0]![table])])),
         claimLateness: runs.filter((r) => r.claim !== null).map((r) => Number(r.claim)),
         doneLateness: runs.filter((r) => r.done !== null).map((r) => Number(r.done)),
