@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config/load.ts";
-import { bossDeleteAfterSeconds } from "../../src/db/boss.ts";
+import { bossDeleteAfterSeconds, bossMaintenanceSeconds } from "../../src/db/boss.ts";
 import { isMissiondError } from "../../src/errors.ts";
 import { describeRetention } from "../../src/retention/config.ts";
 import { writeFileSync } from "node:fs";
@@ -74,5 +74,12 @@ describe("[retention] configuration", () => {
       dead: 604_800,
     });
     expect(bossDeleteAfterSeconds(load(`[retention]\nruns = "1500ms"\n`).retention).finished).toBe(2);
+  });
+
+  it("runs pg-boss's deletion pass as often as the pruner, not once a day", () => {
+    expect(bossMaintenanceSeconds(load("").retention)).toBe(3_600);
+    expect(bossMaintenanceSeconds(load(`[retention]\nprune_interval = "30s"\n`).retention)).toBe(30);
+    expect(bossMaintenanceSeconds(load(`[retention]\nprune_interval = "100ms"\n`).retention)).toBe(1);
+    expect(bossMaintenanceSeconds(load(`[retention]\nprune_interval = "2d"\n`).retention)).toBe(86_400);
   });
 });

@@ -1,0 +1,101 @@
+/**
+ * The soak's verdicts, each over windows scaled to the run's length (a 30-minute run: the plateau
+ * over the last 15 minutes, lateness in the first and last 5): the database size on a plateau,
+ * lateness at the end like at the start, memory flat, and the read paths fast at the end.
+ */
+import { printTable, summarize } from "../stats.ts";
+import type { Sample } from "./sample.ts";
+
+export interface QueryTiming {
+  name: string;
+  p50: number;
+  max: number;
+}
+
+export interface Verdict {
+  criterion: string;
+  figures: string;
+  pass: boolean;
+}
+
+const median = (values: number[]) => summarize(values).p50;
+const mb = (bytes: number) => (bytes / 1024 / 1024).toFixed(1);
+
+/** Samples whose time falls in [from, to) of the run, as fractions of its length. */
+function window(samples: Sample[], runS: number, from: number, to: number): Sample[] {
+  return samples.filter((s) => s.t >= from * runS && s.t < to * runS + 1e-9);
+}
+
+export function verdicts(samples: Sample[], runS: number, queries: QueryTiming[]): Verdict[] {
+  const out: Verdict[] = [];
+  const lastHalf = window(samples, runS, 0.5, 1);
+  const sizes = lastHalf.map((s) => s.dbBytes);
+  const mean = sizes.reduce((a, b) => a + b, 0) / sizes.length;
+  const spread = Math.max(...sizes.map((s) => Math.abs(s - mean) / mean));
+  out.push({
+    criterion: "database size on a plateau over the last half (every sample within ±10% of its mean)",
+    figures: `mean ${mb(mean)} MB, min ${mb(Math.min(...sizes))}, max ${mb(Math.max(...sizes))}, furthest ${(spread * 100).toFixed(1)}% from the mean; at the start of that half ${mb(sizes[0]!)} MB, at the end ${mb(sizes.at(-1)!)} MB`,
+    pass: spread <= 0.1,
+  });
+  const wal = lastHalf.map((s) => s.walBytes);
+  if (wal.some((w) => w > 0)) {
+    const tables = lastHalf.map((s) => s.dbBytes - s.walBytes);
+    out.at(-1)!.figures +=
+      `; of which WAL ${mb(wal[0]!)} → ${mb(wal.at(-1)!)} MB, the rest (tables) ${mb(tables[0]!)} → ${mb(tables.at(-1)!)} MB`;
+  }
+  const first = window(samples, runS, 0, 1 / 6);
+  const last = window(samples, runS, 5 / 6, 1);
+  for (const [name, pick] of [
+    ["fire lateness (slot → claimed) p99", (s: Sample) => s.claimLateness],
+    ["end to end (slot → executor done, run closed) p99", (s: Sample) => s.doneLateness],
+  ] as const) {
+    const a = summarize(first.flatMap(pick));
+    const b = summarize(last.flatMap(pick));
+    out.push({
+      criterion: `${name}: last sixth within 20% of the first sixth`,
+      figures: `first ${a.p99} ms (p50 ${a.p50}, n ${a.n}), last ${b.p99} ms (p50 ${b.p50}, n ${b.n}): ${b.p99 >= a.p99 ? "+" : ""}${(((b.p99 - a.p99) / a.p99) * 100).toFixed(0)}%`,
+      pass: b.p99 <= a.p99 * 1.2,
+    });
+  }
+  for (const [name, pick] of [
+    ["RSS", (s: Sample) => s.rssMb],
+    ["V8 heap used", (s: Sample) => s.heapUsedMb],
+  ] as const) {
+    const a = median(first.map(pick));
+    const b = median(last.map(pick));
+    out.push({
+      criterion: `${name} flat: median of the last sixth under 5 MB above the first sixth's`,
+      figures: `${a.toFixed(1)} → ${b.toFixed(1)} MB (${b - a >= 0 ? "+" : ""}${(b - a).toFixed(1)}); range over the run ${Math.min(...samples.map(pick)).toFixed(1)}–${Math.max(...samples.map(pick)).toFixed(1)} MB`,
+      pass: b - a < 5,
+    });
+  }
+  const slowest = queries.reduce((a, b) => (b.p50 > a.p50 ? b : a));
+  out.push({
+    criterion: "`runs ls` and the dashboard's queries under 50 ms at the end (median of 5 each)",
+    figures: `slowest ${slowest.name} ${slowest.p50.toFixed(1)} ms`,
+    pass: queries.every((q) => q.p50 < 50),
+  });
+  return out;
+}
+
+export function printBackend(backend: string, samples: Sample[], runS: number, queries: QueryTiming[]): Verdict[] {
+  const list = verdicts(samples, runS, queries);
+  console.log(`\n### ${backend}\n`);
+  printTable(
+    ["criterion", "figures", "result"],
+    list.map((v) => [v.criterion, v.figures, v.pass ? "PASS" : "FAIL"]),
+  );
+  console.log("\nRead paths at the end (ms over the socket, 5 calls after one warm-up):\n");
+  printTable(
+    ["query", "p50", "max"],
+    queries.map((q) => [q.name, q.p50, q.max]),
+  );
+  const end = samples.at(-1)!;
+  console.log(
+    "\nRows at the end:",
+    Object.entries(end.rows)
+      .map(([t, n]) => `${t} ${n}`)
+      .join(", "),
+  );
+  return list;
+}
