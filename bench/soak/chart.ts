@@ -3,7 +3,7 @@
  * heap), one colour per backend, drawn as SVG and rendered to PNG by the chromium the dashboard
  * tests use (playwright-core, a dev dependency already).
  */
-import { writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { chromium } from "playwright-core";
 import { summarize } from "../stats.ts";
 import type { Sample } from "./sample.ts";
@@ -109,4 +109,24 @@ export async function writeChartPng(svg: string, path: string): Promise<void> {
   } finally {
     await browser.close();
   }
+}
+
+/**
+ * The samples as the chart needs them (lateness reduced to its p99), written after each backend so
+ * a chart can be redrawn (`SOAK_REPLOT`) even when the run's PNG is lost or a later backend fails.
+ */
+export function saveSeries(series: Series[], path: string): void {
+  const compact = series.map((s) => ({
+    backend: s.backend,
+    samples: s.samples.map((x) => ({
+      ...x,
+      claimLateness: x.claimLateness.length ? [summarize(x.claimLateness).p99] : [],
+      doneLateness: x.doneLateness.length ? [summarize(x.doneLateness).p99] : [],
+    })),
+  }));
+  writeFileSync(path, JSON.stringify(compact));
+}
+
+export function loadSeries(path: string): Series[] {
+  return JSON.parse(readFileSync(path, "utf8")) as Series[];
 }

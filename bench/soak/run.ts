@@ -9,7 +9,7 @@ import type { ApiClient } from "../../src/cli/client.ts";
 import { parseDuration } from "../../src/duration.ts";
 import { serverReachable } from "../databases.ts";
 import { printTable, summarize } from "../stats.ts";
-import { chartSvg, writeChartPng, type Series } from "./chart.ts";
+import { chartSvg, loadSeries, saveSeries, writeChartPng, type Series } from "./chart.ts";
 import { startSoakDaemon, type Backend, type SoakDaemon } from "./daemon.ts";
 import { startFlow } from "./load.ts";
 import { printBackend, type QueryTiming, type Verdict } from "./report.ts";
@@ -49,6 +49,8 @@ const settings = z
     SOAK_MESSAGES: z.coerce.number().min(0).default(2),
     SOAK_CLEARS: z.coerce.number().min(0).default(0.5),
     SOAK_CHART: z.string().default(fileURLToPath(new URL("../soak.png", import.meta.url))),
+    // Redraw SOAK_CHART from the samples a run saved (its chart path with .json), without a run.
+    SOAK_REPLOT: z.string().optional(),
   })
   .parse(process.env);
 
@@ -215,6 +217,13 @@ async function soak(backend: Backend): Promise<{ samples: Sample[]; verdicts: Ve
   }
 }
 
+const subtitle = `per-second jobs: ${jobsText}; retention ${process.env.SOAK_RETENTION ?? "5m"}, ${settings.SOAK_MINUTES} min`;
+if (settings.SOAK_REPLOT) {
+  await writeChartPng(chartSvg(loadSeries(settings.SOAK_REPLOT), subtitle), settings.SOAK_CHART);
+  console.log(`Chart: ${settings.SOAK_CHART}, from ${settings.SOAK_REPLOT}`);
+  process.exit(0);
+}
+const samplesPath = settings.SOAK_CHART.replace(/\.png$/, "") + ".json";
 const startedAt = Date.now();
 console.log(
   `missiond soak — ${new Date().toISOString()} — per-second jobs: ${jobsText}; timers ${settings.SOAK_TIMERS}/s, todo batches ${settings.SOAK_TODOS}/s, messages ${settings.SOAK_MESSAGES}/s, clears ${settings.SOAK_CLEARS}/s; ${settings.SOAK_MINUTES} min per backend, retention ${process.env.SOAK_RETENTION ?? "5m"}, a sample every ${sampleS} s`,
@@ -228,15 +237,12 @@ for (const backend of settings.SOAK_BACKENDS) {
   }
   const { samples, verdicts } = await soak(backend);
   series.push({ backend, samples });
+  saveSeries(series, samplesPath);
   for (const v of verdicts) summary.push([backend, v.criterion, v.pass ? "PASS" : "FAIL"]);
 }
 console.log("\n## Summary\n");
 printTable(["db", "criterion", "result"], summary);
-await writeChartPng(
-  chartSvg(
-    series,
-    `per-second jobs: ${jobsText}; retention ${process.env.SOAK_RETENTION ?? "5m"}, ${settings.SOAK_MINUTES} min`,
-  ),
-  settings.SOAK_CHART,
+await writeChartPng(chartSvg(series, subtitle), settings.SOAK_CHART);
+console.log(
+  `\nChart: ${settings.SOAK_CHART} (samples: ${samplesPath})\n(soak took ${Math.round((Date.now() - startedAt) / 1000)} s)`,
 );
-console.log(`\nChart: ${settings.SOAK_CHART}\n(soak took ${Math.round((Date.now() - startedAt) / 1000)} s)`);
