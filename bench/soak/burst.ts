@@ -5,21 +5,12 @@
  * until every run was closed; then bytes per row of the tables that only grew.
  * `node bench/soak/burst.ts`; figures in docs/SCALING.md.
  */
-import { readFileSync } from "node:fs";
 import { z } from "zod";
 import { startSoakDaemon } from "./daemon.ts";
+import { cpuSeconds } from "./sample.ts";
 
 const jobs = z.coerce.number().int().min(1).default(10_000).parse(process.env.SCALING_BURST);
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-function cpuSeconds(pid: number): number {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
-    return (Number(fields[11]) + Number(fields[12])) / 100;
-  } catch {
-    return 0;
-  }
-}
 
 const daemon = await startSoakDaemon("postgres", { jobs: 0, retentionMs: 3_600_000 });
 try {

@@ -66,7 +66,7 @@ function dirBytes(dir: string): number {
 const rssMb = (pid: number) => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))![1]) / 1024;
 
 /** CPU time (user + system) of a process in seconds; /proc counts 10 ms ticks. 0 once it is gone. */
-function cpuSeconds(pid: number): number {
+export function cpuSeconds(pid: number): number {
   try {
     const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
     return (Number(fields[11]) + Number(fields[12])) / 100;

@@ -3,13 +3,7 @@ import { runView } from "../cron/views.ts";
 import { rows, type Executor } from "../db/client.ts";
 import { DAY_MS, partitionName } from "../db/partitions.ts";
 import { cronJobRuns, cronJobs } from "../db/schema/index.ts";
-import { FAILED_STATUSES, ORDINARY_STATUSES, type RunBatch, type RunRules } from "./runs.ts";
-
-const list = (values: readonly string[]) =>
-  sql.join(
-    values.map((v) => sql`${v}`),
-    sql`, `,
-  );
+import { FAILED_STATUSES, list, removableClasses, type RunBatch, type RunRules } from "./runs.ts";
 
 /**
  * Whether a day's partition of cron_job_runs holds a run the rules keep: Claimed or Running, a
@@ -19,15 +13,7 @@ const list = (values: readonly string[]) =>
  */
 export async function partitionKeepsRuns(tx: Executor, day: number, rules: RunRules): Promise<boolean> {
   const part = sql.raw(partitionName("cron_job_runs", day));
-  const removable: ReturnType<typeof sql>[] = [];
-  if (rules.ordinaryBefore)
-    removable.push(
-      sql`(r.status in (${list(ORDINARY_STATUSES)}) and r.scheduled_for < ${rules.ordinaryBefore.toISOString()}::timestamptz)`,
-    );
-  if (rules.failedBefore)
-    removable.push(
-      sql`(r.status in (${list(FAILED_STATUSES)}) and r.scheduled_for < ${rules.failedBefore.toISOString()}::timestamptz)`,
-    );
+  const removable = removableClasses(rules);
   if (removable.length === 0) return true;
   // Raw SQL: per job present that day, the Nth newest slot across the whole ledger bounds what may
   // go; a job with fewer than N runs keeps them all (no bound found).

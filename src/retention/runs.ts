@@ -16,14 +16,17 @@ export interface RunRules {
   keepLast: number;
 }
 
-const list = (values: readonly string[]) =>
+export const list = (values: readonly string[]) =>
   sql.join(
     values.map((v) => sql`${v}`),
     sql`, `,
   );
 
-/** The runs the rules remove, oldest slots of each job first, at most `limit`. */
-function candidates(rules: RunRules, limit: number, alias: string): SQL | null {
+/**
+ * The status classes the rules remove, each a predicate on a run aliased `r`: shared by the batched
+ * delete and the partition drop, so a day is dropped only for rows a batch would delete anyway.
+ */
+export function removableClasses(rules: RunRules): SQL[] {
   const classes: SQL[] = [];
   if (rules.ordinaryBefore)
     classes.push(
@@ -33,6 +36,12 @@ function candidates(rules: RunRules, limit: number, alias: string): SQL | null {
     classes.push(
       sql`(r.status in (${list(FAILED_STATUSES)}) and r.scheduled_for < ${rules.failedBefore.toISOString()}::timestamptz)`,
     );
+  return classes;
+}
+
+/** The runs the rules remove, oldest slots of each job first, at most `limit`. */
+function candidates(rules: RunRules, limit: number, alias: string): SQL | null {
+  const classes = removableClasses(rules);
   if (classes.length === 0) return null;
   const bounds = [rules.ordinaryBefore, rules.failedBefore].filter((d): d is Date => d !== null);
   const upper = new Date(Math.max(...bounds.map((d) => d.getTime()))).toISOString();
