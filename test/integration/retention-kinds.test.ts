@@ -79,7 +79,8 @@ describe(`retention: timers, todos, clears, events, decisions (${backendName})`,
     const daemon = await withRetention(`events = "2d"\nclears = "1d"`);
     await session(daemon, "s1");
     await session(daemon, "s2");
-    // An unfinished clear holds a live lease, or the daemon's own sweeper would resume and finish it.
+    // An unfinished clear holds another instance's live lease, or the daemon's own sweeper would resume and
+    // finish it (a clear owned under the daemon's own name, "test", counts as its own from an earlier life).
     const clear = async (
       sessionId: string,
       status: string,
@@ -90,7 +91,7 @@ describe(`retention: timers, todos, clears, events, decisions (${backendName})`,
         await column(
           daemon,
           sql`insert into session_clears (session_id, agent_id, status, upto_message_id, upto_subagent_id, upto_peer_thread_id, owned_by, lease_until, requested_at, completed_at)
-            values (${sessionId}, 'a1', ${status}, 0, 0, 0, 'test', ${lease}::timestamptz, ${ago(days)}::timestamptz,
+            values (${sessionId}, 'a1', ${status}, 0, 0, 0, 'another-instance', ${lease}::timestamptz, ${ago(days)}::timestamptz,
                     ${status === "Completed" ? ago(days) : null}::timestamptz) returning id::text as v`,
         )
       )[0]!;
