@@ -51,7 +51,7 @@ export interface Config {
     readonly extensionErrorBudget: number;
   };
   readonly shutdown: { readonly drainBudgetMs: number };
-  readonly missions: { readonly concurrency: number; readonly retryLimit: number };
+  readonly missions: { readonly concurrency: number; readonly retryLimit: number; readonly direct: boolean };
   readonly notify: { readonly maxDelaySeconds: number };
   readonly retention: RetentionConfig;
   readonly defaultExecutor: "log";
@@ -178,7 +178,11 @@ export function loadConfig(sources: ConfigSources): Config {
       extensionErrorBudget: file.plugins.extension_error_budget,
     },
     shutdown: { drainBudgetMs: file.shutdown.drain_budget },
-    missions: { concurrency: file.missions.concurrency, retryLimit: file.missions.retry_limit },
+    missions: {
+      concurrency: file.missions.concurrency,
+      retryLimit: file.missions.retry_limit,
+      direct: file.missions.direct,
+    },
     notify: { maxDelaySeconds: file.notify.max_delay / 1000 },
     retention: compileRetention(file.retention, (p) => abs(p, base)),
     defaultExecutor: file.default_executor,

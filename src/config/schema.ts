@@ -114,9 +114,12 @@ export const fileSchema = z
         // time, so it bounds throughput with fast executors (128: about 1,000 missions a second).
         concurrency: z.number().int().min(1).max(1024).default(128),
         retry_limit: z.number().int().min(0).max(100).default(2),
+        // The instance that hands a mission or note off executes it at once (pg-boss still holds
+        // its job, for retries and takeover); false sends every one through pg-boss's fetch.
+        direct: z.boolean().default(true),
       })
       .strict()
-      .default({ concurrency: 128, retry_limit: 2 }),
+      .default({ concurrency: 128, retry_limit: 2, direct: true }),
     notify: z
       .object({
         // The longest delay a notify timer may have, checked before and after notifyScheduled.

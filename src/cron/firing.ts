@@ -1,9 +1,9 @@
 import { randomUUID } from "node:crypto";
-import { sql } from "drizzle-orm";
-import { fromDrizzle, type DrizzleTransactionLike, type PgBoss } from "pg-boss";
+import type { PgBoss } from "pg-boss";
 import type { Clock } from "../clock.ts";
 import type { Db } from "../db/client.ts";
-import { MISSIONS_QUEUE } from "../db/boss.ts";
+import { enqueue, MISSIONS_QUEUE } from "../db/boss.ts";
+import { handOffWithLane, type DirectLane } from "../delivery/direct.ts";
 import type { CronJobRow, CronJobRunRow } from "../db/schema/index.ts";
 import type { CronMission } from "../executors/types.ts";
 import type { Logger } from "../log.ts";
@@ -46,6 +46,8 @@ export interface FiringDeps {
   onRun?: (status: string, latenessMs: number | null) => void;
   /** A run of the job ended before its mission (a plugin cancelled or deferred it). */
   onRunEnded?: (jobId: bigint) => Promise<void>;
+  /** The mission worker's direct lane, once the workers have started. */
+  direct?: () => DirectLane<CronMission> | undefined;
 }
 
 interface PendingHandOff {
@@ -95,24 +97,27 @@ export class CronFiring {
    * transaction (a burst is one statement and one pg-boss insert, not one of each per slot).
    */
   private readonly handOff = coalescing<PendingHandOff>(async (batch) => {
-    const { db, boss } = this.deps;
-    await db.transaction(async (tx) => {
-      const started = await startRuns(
-        tx,
-        batch.map((h) => ({
-          id: h.runId,
-          promptFired: h.mission.prompt,
-          startedAt: h.startedAt,
-          sessionId: h.mission.sessionId,
-          missionJobId: h.missionJobId,
-        })),
-      );
-      const jobs = batch
-        .filter((h) => started.has(String(h.runId)))
-        .map((h) => ({ id: h.missionJobId, data: h.mission }));
-      if (jobs.length > 0)
-        await boss.insert(MISSIONS_QUEUE, jobs, { db: fromDrizzle(tx as unknown as DrizzleTransactionLike, sql) });
-    });
+    const { db, boss, clock } = this.deps;
+    await handOffWithLane(this.deps.direct?.(), batch.length, (granted) =>
+      db.transaction(async (tx) => {
+        const started = await startRuns(
+          tx,
+          batch.map((h, i) => ({
+            id: h.runId,
+            promptFired: h.mission.prompt,
+            startedAt: h.startedAt,
+            sessionId: h.mission.sessionId,
+            missionJobId: h.missionJobId,
+            direct: i < granted,
+          })),
+        );
+        const jobs = batch
+          .map((h, i) => ({ id: h.missionJobId, data: h.mission, direct: i < granted, runId: h.runId }))
+          .filter((j) => started.has(String(j.runId)));
+        await enqueue(boss, tx, MISSIONS_QUEUE, jobs, clock.now());
+        return jobs.filter((j) => j.direct);
+      }),
+    );
     for (const _ of batch) this.deps.onRun?.("Running", null);
   });
 

@@ -158,7 +158,15 @@ export async function insertAtFreeInstant(tx: Executor, run: NewRun): Promise<Cr
  */
 export async function startRuns(
   tx: Executor,
-  starts: readonly { id: bigint; promptFired: string; startedAt: Date; sessionId: string; missionJobId: string }[],
+  starts: readonly {
+    id: bigint;
+    promptFired: string;
+    startedAt: Date;
+    sessionId: string;
+    missionJobId: string;
+    /** Executed at once by this instance (the direct lane): its first attempt is counted here. */
+    direct: boolean;
+  }[],
 ): Promise<Set<string>> {
   const started = new Set<string>();
   for (let i = 0; i < starts.length; i += 500) {
@@ -167,14 +175,15 @@ export async function startRuns(
         .slice(i, i + 500)
         .map(
           (s) =>
-            sql`(${String(s.id)}::bigint, ${s.promptFired}::text, ${s.startedAt.toISOString()}::timestamptz, ${s.sessionId}::text, ${s.missionJobId}::text)`,
+            sql`(${String(s.id)}::bigint, ${s.promptFired}::text, ${s.startedAt.toISOString()}::timestamptz, ${s.sessionId}::text, ${s.missionJobId}::text, ${s.direct ? 1 : 0}::int)`,
         ),
       sql`, `,
     );
     const moved = await rows<{ id: string }>(
       tx,
-      sql`update cron_job_runs as r set status = 'Running', prompt_fired = v.prompt, started_at = v.started_at, session_id = v.session_id, mission_job_id = v.mission_job_id
-          from (values ${values}) as v(id, prompt, started_at, session_id, mission_job_id)
+      sql`update cron_job_runs as r set status = 'Running', prompt_fired = v.prompt, started_at = v.started_at, session_id = v.session_id,
+            mission_job_id = v.mission_job_id, attempts = r.attempts + v.attempt
+          from (values ${values}) as v(id, prompt, started_at, session_id, mission_job_id, attempt)
           where r.id = v.id and r.status = 'Claimed' returning r.id::text as id`,
     );
     for (const row of moved) started.add(row.id);

@@ -15,7 +15,8 @@ import { MISSIONS_QUEUE, NOTIFY_QUEUE } from "../db/boss.ts";
 import type { Database } from "../db/client.ts";
 import { AgentService } from "../executors/agents.ts";
 import { executorRegistry } from "../executors/registry.ts";
-import type { MissionExecutor } from "../executors/types.ts";
+import type { DirectLane } from "../delivery/direct.ts";
+import type { CronMission, MissionExecutor, NotifyMission } from "../executors/types.ts";
 import type { InFlight } from "../in-flight.ts";
 import type { Logger } from "../log.ts";
 import type { Metrics } from "../metrics.ts";
@@ -79,6 +80,8 @@ export interface Services extends Foundation {
   recovery: ClaimRecovery;
   jobsFiles: JobsFilesService;
   pruner: Pruner;
+  /** The workers' direct lanes, set once they start: hand-offs execute on them at once. */
+  lanes: { missions?: DirectLane<CronMission>; notes?: DirectLane<NotifyMission> };
 }
 
 export async function startPlugins(
@@ -143,6 +146,7 @@ export function wireServices(env: DaemonEnv, base: Foundation): Services {
   let scheduler: Scheduler | undefined = undefined;
   const poke = () => scheduler?.poke();
   let backfill: BackfillRunner | undefined = undefined;
+  const lanes: Services["lanes"] = {};
   const firing = new CronFiring({
     db,
     boss,
@@ -153,6 +157,7 @@ export function wireServices(env: DaemonEnv, base: Foundation): Services {
     onDeferred: poke,
     onRun: (status, latenessMs) => base.metrics.run(status, latenessMs),
     onRunEnded: (jobId) => backfill!.continue(jobId),
+    direct: () => lanes.missions,
   });
   backfill = new BackfillRunner({
     db,
@@ -177,6 +182,7 @@ export function wireServices(env: DaemonEnv, base: Foundation): Services {
     log,
     instanceName,
     onTimer: (status, latenessMs) => base.metrics.timer(status, latenessMs),
+    direct: () => lanes.notes,
   });
   const notify = new NotifyService({
     db,
@@ -252,6 +258,7 @@ export function wireServices(env: DaemonEnv, base: Foundation): Services {
     recovery,
     jobsFiles,
     pruner,
+    lanes,
   };
 }
 
@@ -298,6 +305,10 @@ export async function startWorkers(env: DaemonEnv, s: Services): Promise<Workers
     onTimer: (status) => s.metrics.timer(status, null),
     onDelivered: (data) => void s.plugins.announce({ moment: "notifyDelivered", data }),
   });
+  if (config.missions.direct) {
+    s.lanes.missions = missions.direct;
+    s.lanes.notes = deliveries.direct;
+  }
   return { missions, deliveries };
 }
 
@@ -307,7 +318,10 @@ export async function startWorkers(env: DaemonEnv, s: Services): Promise<Workers
  * database fits in the grace serve allows past the budget.
  */
 export async function drainWorkers(env: DaemonEnv, boss: PgBoss, workers: Workers): Promise<void> {
+  // The direct lanes stop taking hand-offs and settle what they run; the fetches stop.
   const drained = Promise.all([
+    workers.missions.direct.drain(),
+    workers.deliveries.direct.drain(),
     boss.offWork(MISSIONS_QUEUE, { wait: true }),
     boss.offWork(NOTIFY_QUEUE, { wait: true }),
   ]);

@@ -1,7 +1,8 @@
-import { fromPglite, PgBoss } from "pg-boss";
+import { sql } from "drizzle-orm";
+import { fromDrizzle, fromPglite, PgBoss, type DrizzleTransactionLike } from "pg-boss";
 import type { Logger } from "../log.ts";
 import type { RetentionConfig } from "../retention/config.ts";
-import type { Database } from "./client.ts";
+import type { Database, Tx } from "./client.ts";
 
 export const MISSIONS_QUEUE = "missions";
 export const MISSIONS_DEAD_QUEUE = "missions.dead";
@@ -88,4 +89,38 @@ export async function startBoss(options: BossOptions): Promise<PgBoss> {
     await boss.updateQueue(queue, { deleteAfterSeconds: keep.finished });
   }
   return boss;
+}
+
+// A direct job's start_after, beyond the hand-off: a job inserted due now would NOTIFY every
+// worker of its queue to fetch it, and it is active before any could.
+const DIRECT_START_AFTER_MS = 60_000;
+
+/**
+ * Inserts a hand-off's jobs in its transaction. Those marked `direct` are made active for this
+ * instance in the same transaction, as pg-boss's own fetch would (started and heartbeat now, first
+ * attempt), so the instance executes them at once and pg-boss supervises them like any fetched job.
+ */
+export async function enqueue(
+  boss: PgBoss,
+  tx: Tx,
+  queue: string,
+  jobs: readonly { id: string; data: object; direct: boolean }[],
+  now: number,
+): Promise<void> {
+  if (jobs.length === 0) return;
+  await boss.insert(
+    queue,
+    jobs.map((j) =>
+      j.direct
+        ? { id: j.id, data: j.data, startAfter: new Date(now + DIRECT_START_AFTER_MS) }
+        : { id: j.id, data: j.data },
+    ),
+    { db: fromDrizzle(tx as unknown as DrizzleTransactionLike, sql) },
+  );
+  const direct = jobs.filter((j) => j.direct).map((j) => sql`${j.id}::uuid`);
+  if (direct.length === 0) return;
+  await tx.execute(
+    sql`update pgboss.job set state = 'active', started_on = pgboss.job_now(), heartbeat_on = pgboss.job_now()
+        where name = ${queue} and state = 'created' and id in (${sql.join(direct, sql`, `)})`,
+  );
 }

@@ -1,8 +1,8 @@
 import { randomUUID } from "node:crypto";
-import { sql } from "drizzle-orm";
-import { fromDrizzle, type DrizzleTransactionLike, type PgBoss } from "pg-boss";
+import type { PgBoss } from "pg-boss";
 import type { Clock } from "../clock.ts";
-import { NOTIFY_QUEUE } from "../db/boss.ts";
+import { enqueue, NOTIFY_QUEUE } from "../db/boss.ts";
+import { handOffWithLane, type DirectLane } from "../delivery/direct.ts";
 import type { Db } from "../db/client.ts";
 import { coalescing } from "../db/coalesce.ts";
 import { InFlight } from "../in-flight.ts";
@@ -26,6 +26,8 @@ export interface NotifyDeliveryDeps {
   instanceName: string;
   /** A timer reached a status (metrics); lateness with the claim. */
   onTimer?: (status: string, latenessMs: number | null) => void;
+  /** The delivery worker's direct lane, once the workers have started. */
+  direct?: () => DirectLane<NotifyMission> | undefined;
 }
 
 /**
@@ -121,16 +123,25 @@ export class NotifyDelivery {
 
   /** Delivering and its job commit together; a burst's hand-offs share one transaction. */
   private readonly handOff = coalescing<{ id: bigint; mission: NotifyMission; missionJobId: string }>(async (batch) => {
-    const { db, boss } = this.deps;
-    await db.transaction(async (tx) => {
-      const moved = await startDeliveries(
-        tx,
-        batch.map((b) => ({ id: b.id, messageDelivered: b.mission.prompt, missionJobId: b.missionJobId })),
-      );
-      const jobs = batch.filter((b) => moved.has(String(b.id))).map((b) => ({ id: b.missionJobId, data: b.mission }));
-      if (jobs.length > 0)
-        await boss.insert(NOTIFY_QUEUE, jobs, { db: fromDrizzle(tx as unknown as DrizzleTransactionLike, sql) });
-    });
+    const { db, boss, clock } = this.deps;
+    await handOffWithLane(this.deps.direct?.(), batch.length, (granted) =>
+      db.transaction(async (tx) => {
+        const moved = await startDeliveries(
+          tx,
+          batch.map((b, i) => ({
+            id: b.id,
+            messageDelivered: b.mission.prompt,
+            missionJobId: b.missionJobId,
+            direct: i < granted,
+          })),
+        );
+        const jobs = batch
+          .map((b, i) => ({ id: b.missionJobId, data: b.mission, direct: i < granted, timerId: b.id }))
+          .filter((j) => moved.has(String(j.timerId)));
+        await enqueue(boss, tx, NOTIFY_QUEUE, jobs, clock.now());
+        return jobs.filter((j) => j.direct);
+      }),
+    );
     for (const _ of batch) this.deps.onTimer?.("Delivering", null);
   });
 }

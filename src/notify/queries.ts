@@ -100,21 +100,31 @@ export async function transitionTimer(
 /** Hand-off: Claimed → Delivering for a batch, in one statement per 500; resolves to the ids that moved. */
 export async function startDeliveries(
   tx: Executor,
-  items: readonly { id: bigint; messageDelivered: string; missionJobId: string }[],
+  items: readonly {
+    id: bigint;
+    messageDelivered: string;
+    missionJobId: string;
+    /** Delivered at once by this instance (the direct lane): its first attempt is counted here. */
+    direct: boolean;
+  }[],
 ): Promise<Set<string>> {
   const moved = new Set<string>();
   for (let i = 0; i < items.length; i += 500) {
     const values = sql.join(
       items
         .slice(i, i + 500)
-        .map((item) => sql`(${String(item.id)}::bigint, ${item.messageDelivered}::text, ${item.missionJobId}::text)`),
+        .map(
+          (item) =>
+            sql`(${String(item.id)}::bigint, ${item.messageDelivered}::text, ${item.missionJobId}::text, ${item.direct ? 1 : 0}::int)`,
+        ),
       sql`, `,
     );
     // Raw SQL: an update joined to a VALUES list (one statement for the batch).
     const updated = await rows<{ id: string }>(
       tx,
-      sql`update notify_timers as t set status = 'Delivering', message_delivered = v.message, mission_job_id = v.job
-          from (values ${values}) as v(id, message, job)
+      sql`update notify_timers as t set status = 'Delivering', message_delivered = v.message, mission_job_id = v.job,
+            attempts = t.attempts + v.attempt
+          from (values ${values}) as v(id, message, job, attempt)
           where t.id = v.id and t.status = 'Claimed' returning t.id::text as id`,
     );
     for (const row of updated) moved.add(row.id);

@@ -1,0 +1,66 @@
+import type { ExecutionResult, Mission } from "../executors/types.ts";
+import type { Logger } from "../log.ts";
+
+/** One attempt at a delivery: a pg-boss job as fetched, or one the hand-off activated for this instance. */
+export interface Attempt<M extends Mission> {
+  /** The pg-boss job's id. */
+  readonly id: string;
+  readonly data: M;
+  /** pg-boss's count of earlier attempts (0 on the first). */
+  readonly retryCount: number;
+  /** pg-boss's own stop (the job expired); absent on the direct lane. */
+  readonly signal?: AbortSignal;
+}
+
+export type AttemptResult =
+  | { status: "completed" }
+  /** retry: a failed attempt to count and retry; otherwise the last try, bound for the dead letter. */
+  | { status: "failed"; message: string; retry: boolean };
+
+/** A ledger row's delivery state, as the triage of a fetched attempt reads it. */
+export interface AttemptState {
+  /** Still in the status its deliveries run in (a run Running, a timer Delivering). */
+  readonly open: boolean;
+  readonly status: string | null;
+  readonly attempts: number;
+  readonly failedAttempts: number;
+}
+
+/** What the executor answered, to be closed on the row. */
+export interface Outcome {
+  readonly result: ExecutionResult;
+  readonly executor: string;
+  readonly finishedAt: Date;
+}
+
+/**
+ * What differs between kinds of delivery (cron missions, notify notes): their queue, their ledger
+ * and what they close and tell. Everything else (triage, attempts, retries, the dead letter, the
+ * direct lane, hand-back) is the worker's.
+ */
+export interface DeliveryKind<M extends Mission> {
+  readonly queue: string;
+  /** For logs: "mission", "note delivery". */
+  readonly noun: string;
+  readonly log: Logger;
+  /** The ledger row a delivery belongs to (a run id, a timer id). */
+  key(mission: M): string;
+  read(keys: readonly string[]): Promise<Map<string, AttemptState>>;
+  /** Counts a started or a failed attempt on open rows; resolves to the keys counted. */
+  count(keys: readonly string[], which: "started" | "failed"): Promise<Set<string>>;
+  /** Crash truth: attempt `attempts` started on an instance that stopped before recording its outcome. */
+  closeVanished(mission: M, attempts: number): Promise<void>;
+  /** Closes the row with the executor's answer (or the last try's failure) and tells whoever listens. */
+  close(mission: M, outcome: Outcome): Promise<void>;
+  /** Stopped because a newer slot replaced it (cancel_previous), which already closed the row. */
+  cancelled?(mission: M): Promise<void>;
+}
+
+/** Why an execution was stopped by this instance. */
+export class Interrupted extends Error {
+  readonly kind: "cancelled" | "handed back";
+  constructor(kind: "cancelled" | "handed back", message: string) {
+    super(message);
+    this.kind = kind;
+  }
+}

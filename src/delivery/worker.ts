@@ -1,0 +1,181 @@
+import type { PgBoss } from "pg-boss";
+import type { ExecutionResult, Mission, MissionExecutor } from "../executors/types.ts";
+import type { Logger } from "../log.ts";
+import { DirectLane } from "./direct.ts";
+import { Interrupted, type Attempt, type AttemptResult, type DeliveryKind } from "./kind.ts";
+
+export interface DeliveryWorkerDeps {
+  boss: PgBoss;
+  log: Logger;
+  /** Deliveries executing at once on the direct lane, and the size of pg-boss's fetches. */
+  concurrency: number;
+  retryLimit: number;
+  executorFor(agentId: string): Promise<MissionExecutor>;
+  now(): Date;
+  /** pg-boss's fetch: how many batches at once, and how often it polls for retries. */
+  workers: number;
+  pollingIntervalSeconds: number;
+  notifyPollingIntervalSeconds: number;
+}
+
+export interface DeliveryWorker<M extends Mission> {
+  /** The direct lane: hand-offs that start their delivery here at once, without a trip through the queue. */
+  readonly direct: DirectLane<M>;
+  /** Stops the delivery of this key if this instance is executing it (cancel_previous). */
+  abort(key: string): void;
+  /**
+   * Shutdown past its drain budget: stops every delivery still executing here and hands it back to
+   * pg-boss. The interruption is recorded as a failed attempt, so a live instance retries it.
+   */
+  handBack(): void;
+}
+
+/**
+ * One worker shape for every kind of delivery (cron missions, notify notes): an attempt is read
+ * against its ledger row (crash truth: an earlier attempt that started and recorded no outcome is
+ * closed Unknown, never replayed), counted as started, executed by the agent's executor, then
+ * closed, or handed to pg-boss's retry as a failed attempt; the last failed try is the dead letter.
+ *
+ * Attempts arrive two ways. The hand-off's own instance starts them at once on the direct lane
+ * (its transaction already counted the attempt and activated the pg-boss job for this instance);
+ * pg-boss's fetch brings the rest: retries, takeovers after a crash, and hand-offs made while the
+ * direct lane was full.
+ */
+export async function startDeliveryWorker<M extends Mission>(
+  deps: DeliveryWorkerDeps,
+  kind: DeliveryKind<M>,
+): Promise<DeliveryWorker<M>> {
+  const executing = new Map<string, AbortController>();
+  const attempt = (a: Attempt<M>) => executeAttempt(deps, kind, a, executing);
+  const direct = new DirectLane<M>({ ...deps, kind, attempt });
+  const workers = Math.max(1, Math.min(deps.workers, deps.concurrency));
+  await deps.boss.work<
+    M,
+    unknown,
+    {
+      batchSize: number;
+      localConcurrency: number;
+      perJobResults: true;
+      burstWhenBatchFull: true;
+      pollingIntervalSeconds: number;
+      notifyPollingIntervalSeconds: number;
+    }
+  >(
+    kind.queue,
+    {
+      batchSize: Math.max(1, Math.ceil(deps.concurrency / workers)),
+      localConcurrency: workers,
+      perJobResults: true,
+      burstWhenBatchFull: true,
+      pollingIntervalSeconds: deps.pollingIntervalSeconds,
+      notifyPollingIntervalSeconds: deps.notifyPollingIntervalSeconds,
+    },
+    async (jobs) => {
+      const results = await fetchedBatch(kind, jobs, attempt);
+      return jobs.map((job, i) => {
+        const r = results[i]!;
+        return r.status === "completed"
+          ? { id: job.id, status: "completed" as const }
+          : { id: job.id, status: "failed" as const, output: { message: r.message } };
+      });
+    },
+  );
+  return {
+    direct,
+    abort(key) {
+      executing.get(key)?.abort(new Interrupted("cancelled", "cancelled by a newer slot (cancel_previous)"));
+    },
+    handBack() {
+      for (const controller of executing.values())
+        controller.abort(new Interrupted("handed back", "the daemon is stopping; handed back to pg-boss"));
+    },
+  };
+}
+
+/**
+ * A batch pg-boss fetched: one read for triage, one statement counting the attempts that start,
+ * one counting those that failed (before pg-boss retries, so the next attempt knows this one ended
+ * and did not vanish). Resolves to a result per job, in order.
+ */
+async function fetchedBatch<M extends Mission>(
+  kind: DeliveryKind<M>,
+  jobs: readonly Attempt<M>[],
+  attempt: (a: Attempt<M>) => Promise<AttemptResult>,
+): Promise<AttemptResult[]> {
+  const states = await kind.read(jobs.map((j) => kind.key(j.data)));
+  const results: AttemptResult[] = jobs.map(() => ({ status: "completed" }));
+  const settling: Promise<unknown>[] = [];
+  const toStart: number[] = [];
+  jobs.forEach((job, i) => {
+    const key = kind.key(job.data);
+    const state = states.get(key);
+    if (!state?.open) kind.log.info({ key, status: state?.status ?? null }, `${kind.noun} skipped: no longer open`);
+    // Crash truth: an earlier attempt that started and recorded no outcome may have reached the
+    // agent. Replaying it blindly could deliver twice, so it is closed Unknown instead.
+    else if (state.attempts > state.failedAttempts) settling.push(kind.closeVanished(job.data, state.attempts));
+    else toStart.push(i);
+  });
+  const started = await kind.count(
+    toStart.map((i) => kind.key(jobs[i]!.data)),
+    "started",
+  );
+  await Promise.all(
+    toStart
+      .filter((i) => started.has(kind.key(jobs[i]!.data)))
+      .map(async (i) => {
+        results[i] = await attempt(jobs[i]!);
+      }),
+  );
+  await Promise.all(settling);
+  await kind.count(
+    results.flatMap((r, i) => (r.status === "failed" && r.retry ? [kind.key(jobs[i]!.data)] : [])),
+    "failed",
+  );
+  return results;
+}
+
+/** Executes one attempt and closes its row, or asks for pg-boss's retry (a failed attempt). */
+async function executeAttempt<M extends Mission>(
+  deps: DeliveryWorkerDeps,
+  kind: DeliveryKind<M>,
+  attempt: Attempt<M>,
+  executing: Map<string, AbortController>,
+): Promise<AttemptResult> {
+  const mission = attempt.data;
+  const key = kind.key(mission);
+  const executor = await deps.executorFor(mission.agentId);
+  const stop = new AbortController();
+  executing.set(key, stop);
+  let result: ExecutionResult;
+  let lastTry: Error | null = null;
+  try {
+    result = await executor.execute(
+      mission,
+      attempt.signal ? AbortSignal.any([attempt.signal, stop.signal]) : stop.signal,
+    );
+    // A stopped execution may still resolve (a killed command exits by a signal): that is the
+    // interruption, not an outcome to record.
+    if (stop.signal.aborted) throw stop.signal.reason;
+  } catch (err) {
+    const interrupted = stop.signal.aborted && stop.signal.reason instanceof Interrupted ? stop.signal.reason : null;
+    if (interrupted?.kind === "cancelled") {
+      // cancel_previous already closed the row Cancelled; nothing to retry or record.
+      await kind.cancelled?.(mission);
+      return { status: "completed" };
+    }
+    const message = (err as Error).message;
+    if (attempt.retryCount < deps.retryLimit) {
+      if (interrupted) kind.log.warn({ key }, `${kind.noun} interrupted by shutdown; handed back to pg-boss`);
+      else kind.log.warn({ err, key, attempt: attempt.retryCount + 1 }, `${kind.noun} failed; pg-boss will retry`);
+      return { status: "failed", message, retry: true };
+    }
+    result = { status: "Failed", output: `delivery failed after ${attempt.retryCount + 1} attempts: ${message}` };
+    lastTry = err as Error;
+  } finally {
+    executing.delete(key);
+  }
+  await kind.close(mission, { result, executor: executor.name, finishedAt: deps.now() });
+  // The last try failed to deliver: the row is closed Failed, and failing the job moves it to the
+  // dead-letter queue.
+  return lastTry ? { status: "failed", message: lastTry.message, retry: false } : { status: "completed" };
+}

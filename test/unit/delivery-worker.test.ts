@@ -1,0 +1,194 @@
+import type { PgBoss } from "pg-boss";
+import { describe, expect, it } from "vitest";
+import { startDeliveryWorker } from "../../src/delivery/worker.ts";
+import type { AttemptState, DeliveryKind, Outcome } from "../../src/delivery/kind.ts";
+import type { ExecutionResult, MissionExecutor, NotifyMission } from "../../src/executors/types.ts";
+import { createLogger } from "../../src/log.ts";
+
+type Batch = (jobs: { id: string; data: NotifyMission; retryCount: number }[]) => Promise<unknown[]>;
+
+/** pg-boss as the worker sees it: work() hands over the batch handler; settles are recorded. */
+function fakeQueue() {
+  const calls: string[] = [];
+  let handler: Batch | null = null;
+  const boss = {
+    work: async (_queue: string, _options: unknown, fn: Batch) => {
+      handler = fn;
+      return "worker";
+    },
+    complete: async (_queue: string, jobs: { id: string; retryCount: number }[]) => {
+      calls.push(...jobs.map((j) => `complete ${j.id}:${j.retryCount}`));
+      return { jobs: [], requested: jobs.length, affected: jobs.length };
+    },
+    fail: async (_queue: string, job: { id: string; retryCount: number }, data: { message: string }) => {
+      calls.push(`fail ${job.id}:${job.retryCount} ${data.message}`);
+      return { jobs: [], requested: 1, affected: 1 };
+    },
+    touch: async (_queue: string, jobs: { id: string }[]) => {
+      calls.push(`touch ${jobs.map((j) => j.id).join(",")}`);
+      return { jobs: [], requested: jobs.length, affected: jobs.length };
+    },
+  };
+  return { boss: boss as unknown as PgBoss, calls, fetched: (jobs: Parameters<Batch>[0]) => handler!(jobs) };
+}
+
+/** A ledger in memory: rows by key, with the kind's reads, counts and closes recorded. */
+function memoryKind(rows: Record<string, AttemptState>) {
+  const events: string[] = [];
+  const kind: DeliveryKind<NotifyMission> = {
+    queue: "notify",
+    noun: "note delivery",
+    log: createLogger("silent"),
+    key: (m) => m.notifyId,
+    read: async (keys) => new Map(keys.filter((k) => rows[k]).map((k) => [k, rows[k]!])),
+    count: async (keys, which) => {
+      const counted = keys.filter((k) => rows[k]?.open);
+      for (const k of counted) {
+        const row = rows[k]!;
+        rows[k] =
+          which === "started"
+            ? { ...row, attempts: row.attempts + 1 }
+            : { ...row, failedAttempts: row.failedAttempts + 1 };
+        events.push(`${which} ${k}`);
+      }
+      return new Set(counted);
+    },
+    closeVanished: async (m, attempts) => {
+      rows[m.notifyId] = { ...rows[m.notifyId]!, open: false, status: "Unknown" };
+      events.push(`unknown ${m.notifyId} after ${attempts}`);
+    },
+    close: async (m, outcome: Outcome) => {
+      rows[m.notifyId] = { ...rows[m.notifyId]!, open: false, status: outcome.result.status };
+      events.push(
+        `close ${m.notifyId} ${outcome.result.status} by ${outcome.executor}: ${outcome.result.output ?? ""}`,
+      );
+    },
+  };
+  return { kind, events, rows };
+}
+
+const note = (id: string, prompt = "wake"): NotifyMission => ({
+  kind: "notify",
+  notifyId: id,
+  agentId: "a",
+  sessionId: "s",
+  prompt,
+  scheduledFor: "2026-01-01T00:00:00.000Z",
+  firedAt: "2026-01-01T00:00:00.000Z",
+  latenessMs: 0,
+});
+
+/** An executor driven by the prompt: "fail" throws, "hold" waits until stopped. */
+const executor: MissionExecutor = {
+  name: "fake",
+  execute: (mission, signal): Promise<ExecutionResult> => {
+    if (mission.prompt === "fail") return Promise.reject(new Error("receiver down"));
+    if (mission.prompt === "hold")
+      return new Promise((_, reject) => signal.addEventListener("abort", () => reject(signal.reason as Error)));
+    return Promise.resolve({ status: "Succeeded", output: `got ${mission.prompt}` });
+  },
+};
+
+const open = (attempts = 0, failedAttempts = 0): AttemptState => ({
+  open: true,
+  status: "Delivering",
+  attempts,
+  failedAttempts,
+});
+
+async function worker(rows: Record<string, AttemptState>, concurrency = 4) {
+  const queue = fakeQueue();
+  const ledger = memoryKind(rows);
+  const w = await startDeliveryWorker(
+    {
+      boss: queue.boss,
+      log: createLogger("silent"),
+      concurrency,
+      retryLimit: 2,
+      executorFor: async () => executor,
+      now: () => new Date(0),
+      workers: 2,
+      pollingIntervalSeconds: 1,
+      notifyPollingIntervalSeconds: 2,
+    },
+    ledger.kind,
+  );
+  return { w, ...queue, ...ledger };
+}
+
+describe("the delivery worker, against a fake queue", () => {
+  it("a fetched batch: closed rows skipped, a vanished attempt closed Unknown and not run, failures retried and counted, the last try dead-lettered", async () => {
+    const { fetched, events } = await worker({
+      ok: open(),
+      gone: { open: false, status: "Delivered", attempts: 1, failedAttempts: 0 },
+      vanished: open(1, 0),
+      flaky: open(1, 1),
+      last: open(2, 2),
+    });
+    const results = await fetched([
+      { id: "j1", data: note("ok"), retryCount: 0 },
+      { id: "j2", data: note("gone"), retryCount: 0 },
+      { id: "j3", data: note("vanished"), retryCount: 1 },
+      { id: "j4", data: note("flaky", "fail"), retryCount: 1 },
+      { id: "j5", data: note("last", "fail"), retryCount: 2 },
+    ]);
+    expect(results).toEqual([
+      { id: "j1", status: "completed" },
+      { id: "j2", status: "completed" },
+      { id: "j3", status: "completed" },
+      { id: "j4", status: "failed", output: { message: "receiver down" } },
+      { id: "j5", status: "failed", output: { message: "receiver down" } },
+    ]);
+    expect(events.sort()).toEqual(
+      [
+        "started ok",
+        "started flaky",
+        "started last",
+        "unknown vanished after 1",
+        "close ok Succeeded by fake: got wake",
+        // Counted before pg-boss retries it; the last try is closed instead, never counted as retried.
+        "failed flaky",
+        "close last Failed by fake: delivery failed after 3 attempts: receiver down",
+      ].sort(),
+    );
+  });
+
+  it("the direct lane: places up to the concurrency, executes at once, completes or fails the job fenced on its first attempt", async () => {
+    const { w, calls, events, rows } = await worker({ a: open(1), b: open(1), c: open(1) }, 2);
+    expect(w.direct.reserve(3)).toBe(2);
+    expect(w.direct.reserve(1)).toBe(0);
+    w.direct.start(2, [
+      { id: "ja", data: note("a") },
+      { id: "jb", data: note("b", "fail") },
+    ]);
+    await w.direct.drain();
+    expect(calls.sort()).toEqual(["complete ja:0", "fail jb:0 receiver down"]);
+    expect(events).toContain("close a Succeeded by fake: got wake");
+    // The failed attempt is on the row before pg-boss retries it, so the retry is not taken for a vanished one.
+    expect(events).toContain("failed b");
+    expect(rows.b).toMatchObject({ attempts: 1, failedAttempts: 1, open: true });
+    // Draining closed the lane: new hand-offs go through the queue.
+    expect(w.direct.reserve(1)).toBe(0);
+  });
+
+  it("hand-back stops a direct delivery mid-run: a failed attempt on record, the job failed back to pg-boss for its retry", async () => {
+    const { w, calls, rows } = await worker({ h: open(1) });
+    expect(w.direct.reserve(1)).toBe(1);
+    w.direct.start(1, [{ id: "jh", data: note("h", "hold") }]);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(w.direct.size).toBe(1);
+    const drained = w.direct.drain();
+    w.handBack();
+    await drained;
+    expect(calls).toEqual(["fail jh:0 the daemon is stopping; handed back to pg-boss"]);
+    expect(rows.h).toMatchObject({ attempts: 1, failedAttempts: 1, open: true });
+    expect(w.direct.size).toBe(0);
+  });
+
+  it("places not used by a hand-off that did not commit are given back", async () => {
+    const { w } = await worker({}, 2);
+    expect(w.direct.reserve(2)).toBe(2);
+    w.direct.start(2, []);
+    expect(w.direct.reserve(2)).toBe(2);
+  });
+});
