@@ -1,7 +1,7 @@
 /**
  * `npm run bench`: each figure is measured in this run, next to its pg-boss peer on the same kind
  * of database. Postgres rows need a server (DATABASE_URL, or the local default); without one they
- * are skipped and the table says so. BENCH_ONLY=lateness,burst,notify,scale,multi,hooks,boundary,memory runs a
+ * are skipped and the table says so. BENCH_ONLY=wake,lateness,burst,notify,scale,multi,hooks,boundary,memory runs a
  * subset; BENCH_ONLY=storage (not in the default set) the bytes per row of docs/SCALING.md; the sizes
  * are BENCH_* variables (below).
  */
@@ -17,9 +17,12 @@ import { multiInstance } from "./multi.ts";
 import { missiondNotify, pgBossNotify, type MemoryRow, type NotifyRow } from "./notify.ts";
 import { scaleStart } from "./scale.ts";
 import { printTable } from "./stats.ts";
+import { graphileWake, missiondWake, pgBossWake, type WakeRow } from "./wake/wake.ts";
 
 const env = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
-const only = new Set((process.env.BENCH_ONLY ?? "lateness,burst,notify,scale,multi,hooks,boundary,memory").split(","));
+const only = new Set(
+  (process.env.BENCH_ONLY ?? "wake,lateness,burst,notify,scale,multi,hooks,boundary,memory").split(","),
+);
 const backends: ("pglite" | "postgres")[] = ["pglite"];
 if (await serverReachable()) backends.push("postgres");
 else console.log("(no Postgres server reachable: Postgres rows skipped)");
@@ -39,6 +42,26 @@ const latenessCells = (r: LatenessRow | NotifyRow) => [
   r.p99,
   r.max,
 ];
+
+if (only.has("wake")) {
+  const seconds = env("BENCH_WAKE_SECONDS", 15);
+  const sizes = (process.env.BENCH_WAKE_JOBS ?? "10,200").split(",").map(Number);
+  console.log(
+    `\n## 0. Slot → agent's webhook received: N jobs due at every whole second for ${seconds} s, one local receiver in its own process (ms)\n`,
+  );
+  const rows: WakeRow[] = [];
+  for (const jobs of sizes)
+    for (const backend of backends) {
+      rows.push(await missiondWake(backend, jobs, seconds));
+      rows.push(await missiondWake(backend, jobs, seconds, false));
+      rows.push(await pgBossWake(backend, jobs, seconds));
+      if (backend === "postgres") rows.push(await graphileWake(jobs, seconds));
+    }
+  printTable(
+    ["system", "db", "jobs/s", "expected", "seen", "dup", "p50", "p99", "max"],
+    rows.map((r) => [r.system, r.backend, r.jobs, r.expected, r.seen, r.duplicates, r.p50, r.p99, r.max]),
+  );
+}
 
 if (only.has("lateness")) {
   const jobs = env("BENCH_JOBS", 1_000);

@@ -1,0 +1,193 @@
+/**
+ * Slot → the agent's webhook received: N jobs due at every whole second for D seconds, each system
+ * waking the agent by an HTTP POST to one local receiver in its own process (receiver.ts), which
+ * records receipt time minus the moment the job was due. missiond fires per-second cron jobs with
+ * the webhook executor; pg-boss runs delayed jobs (`startAfter`) with a worker polling at 0.5 s, its
+ * fastest; graphile-worker runs jobs with `runAt` at its default polling (Postgres only). The two
+ * peers' handlers POST the same way missiond's executor does (fetch, keep-alive).
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import { createInterface } from "node:readline";
+import { fileURLToPath } from "node:url";
+import { Logger, makeWorkerUtils, run } from "graphile-worker";
+import { benchBoss, benchDaemon, freshBenchDatabase } from "../databases.ts";
+import { summarize } from "../stats.ts";
+
+export interface WakeRow {
+  system: string;
+  backend: string;
+  jobs: number;
+  expected: number;
+  seen: number;
+  duplicates: number;
+  p50: number;
+  p99: number;
+  max: number;
+}
+
+interface Receiver {
+  url: string;
+  take(): Promise<{ key: string; lateMs: number }[]>;
+  stop(): void;
+}
+
+const RECEIVER = fileURLToPath(new URL("./receiver.ts", import.meta.url));
+const sleepUntil = (t: number) => new Promise((resolve) => setTimeout(resolve, Math.max(0, t - Date.now())));
+
+async function startReceiver(): Promise<Receiver> {
+  const child: ChildProcess = spawn(process.execPath, [RECEIVER], { stdio: ["ignore", "pipe", "inherit"] });
+  const lines = createInterface({ input: child.stdout! });
+  const port = await new Promise<string>((resolve) => lines.once("line", resolve));
+  const url = `http://127.0.0.1:${port}/`;
+  return {
+    url,
+    take: async () => (await (await fetch(url)).json()) as { key: string; lateMs: number }[],
+    stop: () => child.kill(),
+  };
+}
+
+/** The first whole second far enough ahead that every job is stored before it. */
+const firstSlot = (setupMs: number) => Math.ceil((Date.now() + setupMs) / 1000) * 1000;
+
+function row(
+  system: string,
+  backend: string,
+  jobs: number,
+  seconds: number,
+  samples: { key: string; lateMs: number }[],
+) {
+  const keys = new Set(samples.map((s) => s.key));
+  return {
+    system,
+    backend,
+    jobs,
+    expected: jobs * seconds,
+    seen: keys.size,
+    duplicates: samples.length - keys.size,
+    ...summarize(samples.map((s) => s.lateMs)),
+  };
+}
+
+/** missiond: per-second cron jobs, no jitter, the webhook executor; `direct = false` sends every mission through pg-boss's fetch. */
+export async function missiondWake(
+  backend: "pglite" | "postgres",
+  jobs: number,
+  seconds: number,
+  direct = true,
+): Promise<WakeRow> {
+  const receiver = await startReceiver();
+  const db = await freshBenchDatabase(backend);
+  const toml = `[missions]\ndirect = ${direct}\n\n[agents.hook]\nexecutor = "webhook"\nurl = "${receiver.url}"\n`;
+  const daemon = benchDaemon(db, {}, toml);
+  try {
+    await daemon.start();
+    const from = firstSlot(3_000 + jobs * 15);
+    for (let i = 0; i < jobs; i++)
+      await daemon.services.cron.add({
+        name: `wake-${i}`,
+        agentId: "hook",
+        cron: "* * * * * *",
+        prompt: "wake",
+        overlapPolicy: "allow",
+        startsAt: new Date(from).toISOString(),
+      });
+    if (Date.now() > from - 500) throw new Error(`adding ${jobs} jobs took past their start`);
+    const to = from + seconds * 1000;
+    await sleepUntil(to + 3_000);
+    const inWindow = (await receiver.take()).filter((s) => {
+      const slot = Date.parse(s.key.slice(s.key.indexOf("@") + 1));
+      return slot >= from && slot < to;
+    });
+    return row(
+      `missiond (webhook executor${direct ? "" : ", through pg-boss's fetch"})`,
+      backend,
+      jobs,
+      seconds,
+      inWindow,
+    );
+  } finally {
+    await daemon.stop();
+    await db.drop();
+    receiver.stop();
+  }
+}
+
+/** pg-boss: delayed jobs, a worker at 0.5 s polling (its fastest) whose handler POSTs each job. */
+export async function pgBossWake(backend: "pglite" | "postgres", jobs: number, seconds: number): Promise<WakeRow> {
+  const receiver = await startReceiver();
+  const db = await freshBenchDatabase(backend);
+  const boss = benchBoss(db, { schema: "wake_boss" });
+  try {
+    await boss.start();
+    await boss.createQueue("wake");
+    const from = firstSlot(3_000);
+    const inserts = [];
+    for (let s = 0; s < seconds; s++)
+      for (let j = 0; j < jobs; j++) {
+        const due = from + s * 1000;
+        inserts.push({ data: { due, key: `${j}@${s}` }, startAfter: new Date(due) });
+      }
+    for (let i = 0; i < inserts.length; i += 500) await boss.insert("wake", inserts.slice(i, i + 500));
+    await boss.work<{ due: number; key: string }>(
+      "wake",
+      { batchSize: Math.max(10, jobs), pollingIntervalSeconds: 0.5 },
+      async (batch) => {
+        await Promise.all(
+          batch.map((job) =>
+            fetch(receiver.url, { method: "POST", body: JSON.stringify(job.data) }).then((r) => r.text()),
+          ),
+        );
+      },
+    );
+    await sleepUntil(from + seconds * 1000 + 3_000);
+    return row("pg-boss 12, startAfter, poll 0.5 s", backend, jobs, seconds, await receiver.take());
+  } finally {
+    await boss.stop({ graceful: false, close: true });
+    await db.drop();
+    receiver.stop();
+  }
+}
+
+const quiet = new Logger(() => () => {});
+
+/** graphile-worker: jobs with runAt, its default polling (2 s), concurrency up to the jobs per second. */
+export async function graphileWake(jobs: number, seconds: number): Promise<WakeRow> {
+  const receiver = await startReceiver();
+  const db = await freshBenchDatabase("postgres");
+  const concurrency = Math.min(jobs, 32);
+  const runner = await run({
+    connectionString: db.url!,
+    concurrency,
+    noHandleSignals: true,
+    logger: quiet,
+    taskList: {
+      wake: async (payload) => {
+        await (await fetch(receiver.url, { method: "POST", body: JSON.stringify(payload) })).text();
+      },
+    },
+  });
+  const utils = await makeWorkerUtils({ connectionString: db.url!, logger: quiet });
+  try {
+    const from = firstSlot(3_000);
+    const specs = [];
+    for (let s = 0; s < seconds; s++)
+      for (let j = 0; j < jobs; j++) {
+        const due = from + s * 1000;
+        specs.push({ identifier: "wake", payload: { due, key: `${j}@${s}` }, runAt: new Date(due) });
+      }
+    for (let i = 0; i < specs.length; i += 500) await utils.addJobs(specs.slice(i, i + 500));
+    await sleepUntil(from + seconds * 1000 + 4_000);
+    return row(
+      `graphile-worker 0.17, runAt, default polling, concurrency ${concurrency}`,
+      "postgres",
+      jobs,
+      seconds,
+      await receiver.take(),
+    );
+  } finally {
+    await utils.release();
+    await runner.stop();
+    await db.drop();
+    receiver.stop();
+  }
+}
