@@ -19,7 +19,11 @@ export interface ReceivedRequest {
  * pointed at the proxy (HTTPS_PROXY) and trusting the certificate (SSL_CERT_FILE) talks to it as
  * it would to the real host.
  */
-export async function tlsEndpoint(hostname: string): Promise<{
+export async function tlsEndpoint(
+  hostname: string,
+  /** The body of the answer to a request (default "ok"); a JSON answer is sent as application/json. */
+  respond: (request: ReceivedRequest) => string | object = () => "ok",
+): Promise<{
   proxyUrl: string;
   caFile: string;
   received: ReceivedRequest[];
@@ -56,8 +60,12 @@ export async function tlsEndpoint(hostname: string): Promise<{
     let body = "";
     req.on("data", (chunk: Buffer) => (body += chunk.toString()));
     req.on("end", () => {
-      received.push({ method: req.method ?? "", host: req.headers.host ?? "", path: req.url ?? "", body });
-      res.end("ok");
+      const request = { method: req.method ?? "", host: req.headers.host ?? "", path: req.url ?? "", body };
+      received.push(request);
+      const answer = respond(request);
+      if (typeof answer === "string") return void res.end(answer);
+      res.setHeader("content-type", "application/json");
+      res.end(JSON.stringify(answer));
     });
   });
   const proxy = createHttpServer((_req, res) => {

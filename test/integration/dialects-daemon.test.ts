@@ -26,7 +26,10 @@ const PLUGINS = [
   "lifecycle-ext",
   "lifecycle-events",
   "session-files",
-].map(fixture);
+]
+  .map(fixture)
+  // A contract plugin on sessionClearCompleted, to see where the contract's hook falls in the sequence.
+  .concat(fileURLToPath(new URL("../fixtures/plugins/clear-observer", import.meta.url)));
 
 const lines = (path: string): Record<string, unknown>[] =>
   existsSync(path)
@@ -155,6 +158,27 @@ describe(`plugins of the other hook systems in a running daemon (${backendName})
     expect(await hooksOf(api, "lifecycle-events")).toEqual(
       expect.arrayContaining(["gateway:startup", "session:start", "session:reset"]),
     );
+    // The documented sequence for a clear: the contract's sessionClearCompleted first, then the
+    // extension observers start, then gateway plugins, event hooks and Python plugins, in turn.
+    const all = (await api.get<{ decisions: DecisionView[] }>("/v1/hook-decisions", { limit: 1000 })).decisions;
+    const clearHooks = [
+      "sessionClearCompleted",
+      "sessionDisposed",
+      "session:reset",
+      "on_session_end",
+      "session:cleared",
+    ];
+    const clearOrder = all
+      .filter((d) => d.subjectId === "sess-1" && clearHooks.includes(d.hook))
+      .sort((a, b) => Number(BigInt(a.id) - BigInt(b.id)))
+      .map((d) => [d.plugin, d.hook]);
+    expect(clearOrder[0]).toEqual(["clear-observer", "sessionClearCompleted"]);
+    expect(clearOrder.slice(1).filter(([plugin]) => plugin !== "lifecycle-ext")).toEqual([
+      ["lifecycle-gateway", "sessionDisposed"],
+      ["lifecycle-events", "session:reset"],
+      ["session-files", "on_session_end"],
+    ]);
+    expect(clearOrder).toContainEqual(["lifecycle-ext", "session:cleared"]);
 
     // A cron run settled and a note delivered: cron:settled and notify:delivered to the observers.
     const job = await daemon.services.cron.add({ name: "tick", agentId: "ops", cron: "0 0 1 1 *", prompt: "p" });

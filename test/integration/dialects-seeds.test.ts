@@ -1,14 +1,15 @@
-import { cpSync, rmSync } from "node:fs";
+import { chmodSync, cpSync, existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createLogger } from "../../src/log.ts";
 import type { Decision } from "../../src/plugins/chain.ts";
 import { announce } from "../../src/plugins/dialects/moments.ts";
-import { serveDialectHook, serveIntercept } from "../../src/plugins/dialects/serve.ts";
+import { serveDialectHook, serveIntercept, serveObserve } from "../../src/plugins/dialects/serve.ts";
 import { Plugins } from "../../src/plugins/service.ts";
 import { backendName } from "../helpers/db.ts";
 import { tempDir } from "../helpers/tmp.ts";
+import { tlsEndpoint } from "../helpers/tls-proxy.ts";
 
 /**
  * The other hook systems' remaining examples, each copied unchanged into a plugin folder (a
@@ -28,6 +29,15 @@ const FIXTURES = [
   "spongebob",
   "model-switched",
   "seed-interceptors",
+  "seed-catalog",
+  "log-response-length",
+  "defer-ui-checks",
+  "subagent-start",
+  "subagent-stop",
+  "platform-event",
+  "notify-approval",
+  "add-vocab",
+  "stream-delta",
 ];
 
 interface LogLine {
@@ -60,8 +70,17 @@ describe(`the other hook systems' remaining examples, unchanged (${backendName})
     for (let i = 0; i < 200 && !check(); i++) await new Promise((r) => setTimeout(r, 25));
   };
 
+  // A stand-in for macOS's osascript, on the PATH that notify-approval's plugin.json grants it.
+  const bin = tempDir("bin");
+  writeFileSync(
+    join(bin, "osascript"),
+    '#!/bin/sh\nfor arg in "$@"; do printf \'%s\\n\' "$arg"; done >> "$HOME/osascript.log"\n',
+  );
+  chmodSync(join(bin, "osascript"), 0o755);
+
   beforeAll(async () => {
-    plugins = await startPlugins(FIXTURES.map(fixture), { HOME: home, SPONGEBOB_MODE: "on" }, logs, decisions);
+    const env = { HOME: home, SPONGEBOB_MODE: "on", PATH: `${bin}:/usr/bin:/bin` };
+    plugins = await startPlugins(FIXTURES.map(fixture), env, logs, decisions);
   }, 30_000);
   afterAll(() => plugins.stop());
 
@@ -231,5 +250,290 @@ describe(`the other hook systems' remaining examples, unchanged (${backendName})
     const trimmed = (await run("context", {}, messagesList)).result as { content: string }[];
     expect(trimmed.map((m) => m.content)).toEqual(["m0", ...messagesList.slice(-39).map((m) => m.content)]);
     expect((await run("context", {}, messagesList.slice(0, 10))).result).toHaveLength(10);
+  });
+
+  it("run:settled: the observer with { sessionId } hears only that session, and only a run whose session still exists", async () => {
+    const d = plugins.dialects;
+    const turns = [{ id: "t1" }, { id: "t2" }, { id: "t3" }];
+    serveObserve(d, "run:settled", { sessionId: "a-session-id", session: { turns } });
+    serveObserve(d, "run:settled", { sessionId: "another-session", session: { turns } });
+    serveObserve(d, "run:settled", { sessionId: "a-session-id", session: null });
+    await d.drain();
+    expect(messages("seed-catalog")).toEqual(['run ended {"sessionId":"a-session-id","turns":3}']);
+    expect(
+      decisions.filter((x) => x.plugin === "seed-catalog" && x.hook === "run:settled").map((x) => x.outcome),
+    ).toEqual(["passed", "passed"]);
+  });
+
+  it("extension interceptors: skills.activate, mcp.tools (match: github), shell.env, http.request (match: anthropic)", async () => {
+    const d = plugins.dialects;
+    const run = async (name: string, input: unknown, current: unknown) =>
+      (await serveIntercept(d, name, { input: input as Record<string, unknown>, current })).result;
+    const skills = (prompt: string) => ({
+      skills: ["deploy-checklist", "triage"],
+      run: { prompt, model: "m", depth: 0 },
+    });
+    expect(await run("skills.activate", skills("deploy the api"), [])).toEqual(["deploy-checklist"]);
+    expect(await run("skills.activate", skills("fix the tests"), [])).toEqual([]);
+    const tools = [{ name: "create_issue" }, { name: "delete_repo" }, { name: "list_prs" }];
+    expect(await run("mcp.tools", { server: "github", transport: "stdio", tools }, tools)).toEqual([
+      { name: "create_issue" },
+      { name: "list_prs" },
+    ]);
+    expect(await run("mcp.tools", { server: "gitlab", transport: "stdio", tools }, tools)).toEqual(tools);
+    expect(await run("shell.env", { sessionId: "s1", command: "make", cwd: "/srv/app" }, { CI: "1" })).toEqual({
+      CI: "1",
+      KITCHEN_SINK: "1",
+      KITCHEN_CWD: "/srv/app",
+    });
+    const request = (provider: string) => ({
+      provider,
+      url: "https://api.example/v1/messages",
+      method: "POST",
+      headers: { "content-type": "application/json" },
+    });
+    expect(await run("http.request", request("anthropic"), {})).toEqual({
+      headers: { "content-type": "application/json", "x-team": "platform" },
+    });
+    expect(await run("http.request", request("openai"), {})).toEqual({});
+  });
+
+  it("post_llm_call: log_response_length logs the reply's length", async () => {
+    await serveDialectHook(plugins.dialects, "post_llm_call", {
+      session_id: "s7",
+      user_message: "hi",
+      assistant_response: "Hello there!",
+      conversation_history: [],
+      model: "m1",
+      platform: "missiond",
+    });
+    await until(() => messages("log-response-length").length > 0);
+    expect(messages("log-response-length")).toEqual([
+      "INFO log_response_length: RESPONSE session=s7 model=m1 chars=12",
+    ]);
+  });
+
+  it("pre_verify: defer_ui_checks keeps the agent going once, for pure-UI coding work only", async () => {
+    const d = plugins.dialects;
+    const verify = { session_id: "s8", platform: "missiond", model: "m", final_response: "Done." };
+    expect(
+      await serveDialectHook(d, "pre_verify", {
+        ...verify,
+        coding: true,
+        attempt: 0,
+        changed_paths: ["a.tsx", "b.css"],
+      }),
+    ).toEqual({
+      action: "continue",
+      message:
+        "This is UI work — don't run tests/lints yet; ask the user to eyeball it first, and clean the diff before any commit.",
+      plugin: "defer-ui-checks",
+    });
+    for (const other of [
+      { coding: true, attempt: 1, changed_paths: ["a.tsx"] },
+      { coding: false, attempt: 0, changed_paths: ["a.tsx"] },
+      { coding: true, attempt: 0, changed_paths: ["a.tsx", "server.py"] },
+    ])
+      expect(await serveDialectHook(d, "pre_verify", { ...verify, ...other })).toEqual({ action: "finish" });
+    expect(
+      decisions.filter((x) => x.plugin === "defer-ui-checks").map((x) => [x.hook, x.outcome, x.subjectId]),
+    ).toEqual([
+      ["pre_verify", "cancelled", "s8"],
+      ["pre_verify", "passed", "s8"],
+      ["pre_verify", "passed", "s8"],
+      ["pre_verify", "passed", "s8"],
+    ]);
+  });
+
+  it("subagent_start / subagent_stop: log_subagent_start and log_subagent log the sub-agent", async () => {
+    const d = plugins.dialects;
+    await serveDialectHook(d, "subagent_start", {
+      parent_session_id: "p1",
+      parent_turn_id: "turn-4",
+      parent_subagent_id: null,
+      child_session_id: "c1",
+      child_subagent_id: "sa-1",
+      child_role: "reviewer",
+      child_goal: "Review the diff",
+    });
+    await serveDialectHook(d, "subagent_stop", {
+      parent_session_id: "p1",
+      child_role: "reviewer",
+      child_summary: "LGTM",
+      child_status: "completed",
+      tool_call_history: [],
+      duration_ms: 1234,
+    });
+    await until(() => messages("subagent-start").length > 0 && messages("subagent-stop").length > 0);
+    expect(messages("subagent-start")).toEqual([
+      "INFO subagent_start: SUBAGENT_START parent=p1 turn=turn-4 child_session=c1 child=sa-1 role=reviewer goal='Review the diff'",
+    ]);
+    expect(messages("subagent-stop")).toEqual([
+      "INFO subagent_stop: SUBAGENT parent=p1 role=reviewer status=completed duration_ms=1234",
+    ]);
+  });
+
+  it("gateway_platform_event: on_platform_event prints a Telegram reaction and an edited message, nothing else", async () => {
+    const d = plugins.dialects;
+    await serveDialectHook(d, "gateway_platform_event", {
+      platform: "telegram",
+      event_type: "reaction",
+      payload: { chat_id: -100, message_id: 42, emojis: ["👍"] },
+    });
+    await serveDialectHook(d, "gateway_platform_event", {
+      platform: "slack",
+      event_type: "message_edited",
+      payload: { chat_id: "C1", message_id: 7, text: "new text" },
+    });
+    await serveDialectHook(d, "gateway_platform_event", { platform: "slack", event_type: "typing", payload: {} });
+    await until(() => messages("platform-event").length >= 2);
+    expect(messages("platform-event")).toEqual(["-100 42 ['👍']", "slack C1 7 new text"]);
+  });
+
+  it("pre_approval_request: notify_approval runs osascript with the notification (found on the PATH its manifest grants)", async () => {
+    const log = join(home, "osascript.log");
+    await serveDialectHook(plugins.dialects, "pre_approval_request", {
+      command: "rm -rf /tmp/build",
+      description: "Recursive delete",
+      pattern_key: "rm_rf",
+      pattern_keys: ["rm_rf"],
+      session_key: "s1",
+      surface: "cli",
+    });
+    await until(() => existsSync(log) && readFileSync(log, "utf8").split("\n").length >= 3);
+    expect(readFileSync(log, "utf8")).toBe(
+      '-e\ndisplay notification "Recursive delete: rm -rf /tmp/build" with title "Mibyan needs approval"\n',
+    );
+    expect(decisions.filter((x) => x.plugin === "notify-approval").map((x) => [x.hook, x.outcome])).toEqual([
+      ["pre_approval_request", "passed"],
+    ]);
+  });
+
+  it("pre_transcription: add_vocab adds the vocabulary to a gateway transcription's prompt only", async () => {
+    const d = plugins.dialects;
+    const call = { file_path: "/tmp/a.ogg", provider: "whisper", model: null, language: "en" };
+    expect(await serveDialectHook(d, "pre_transcription", { ...call, prompt: "Standup", source: "gateway" })).toEqual({
+      value: { ...call, prompt: "Standup. Mibyan, Teknium, Nous Research, kanban", source: "gateway" },
+      changedBy: ["add-vocab"],
+    });
+    expect(await serveDialectHook(d, "pre_transcription", { ...call, prompt: null, source: "gateway" })).toMatchObject({
+      value: { prompt: "Mibyan, Teknium, Nous Research, kanban" },
+      changedBy: ["add-vocab"],
+    });
+    expect(await serveDialectHook(d, "pre_transcription", { ...call, prompt: "Standup", source: "cli" })).toEqual({
+      value: { ...call, prompt: "Standup", source: "cli" },
+      changedBy: [],
+    });
+  });
+
+  it("on_stream_delta: on_delta prints the text deltas as they come, not the reasoning", async () => {
+    const d = plugins.dialects;
+    const delta = (text: string, kind: string) =>
+      serveDialectHook(d, "on_stream_delta", { delta: text, kind, model: "m", provider: "p" });
+    await delta("Hello, ", "text");
+    await delta("(thinking it over)", "reasoning");
+    await delta("world\n", "text");
+    await until(() => messages("stream-delta").length > 0);
+    expect(messages("stream-delta")).toEqual(["Hello, world"]);
+  });
+});
+
+describe(`the other hook systems' examples that post to their fixed https URLs, unchanged (${backendName})`, () => {
+  it("pre_llm_call: recall injects the memory API's results as context; post_llm_call: sync_memory stores the turn", async () => {
+    const endpoint = await tlsEndpoint("your-memory-api.example.com", (r) =>
+      r.path === "/recall" && (JSON.parse(r.body) as { query: string }).query === "what do I like?"
+        ? { results: [{ text: "User likes Python" }, { text: "Working on mibyan-agent" }] }
+        : { results: [] },
+    );
+    const decisions: Decision[] = [];
+    const plugins = await startPlugins(
+      [fixture("recall"), fixture("sync-memory")],
+      { HOME: tempDir("home"), HTTPS_PROXY: endpoint.proxyUrl, SSL_CERT_FILE: endpoint.caFile },
+      [],
+      decisions,
+    );
+    try {
+      const d = plugins.dialects;
+      const turn = {
+        session_id: "s1",
+        conversation_history: [],
+        is_first_turn: true,
+        model: "m",
+        platform: "missiond",
+      };
+      const recalled = await serveDialectHook(d, "pre_llm_call", { ...turn, user_message: "what do I like?" });
+      expect((recalled!.value as { context: unknown }).context).toBe(
+        "Recalled context:\n- User likes Python\n- Working on mibyan-agent",
+      );
+      const nothing = await serveDialectHook(d, "pre_llm_call", { ...turn, user_message: "hello" });
+      expect((nothing!.value as { context: unknown }).context).toBeNull();
+      await serveDialectHook(d, "post_llm_call", {
+        ...turn,
+        user_message: "what do I like?",
+        assistant_response: "Python.",
+      });
+      expect(endpoint.received.map((r) => [r.method, r.host, r.path, JSON.parse(r.body) as unknown])).toEqual([
+        ["POST", "your-memory-api.example.com", "/recall", { session_id: "s1", query: "what do I like?" }],
+        ["POST", "your-memory-api.example.com", "/recall", { session_id: "s1", query: "hello" }],
+        [
+          "POST",
+          "your-memory-api.example.com",
+          "/store",
+          { session_id: "s1", user: "what do I like?", assistant: "Python." },
+        ],
+      ]);
+      expect(decisions.map((x) => [x.plugin, x.hook, x.outcome])).toEqual([
+        ["recall", "pre_llm_call", "changed"],
+        ["recall", "pre_llm_call", "passed"],
+        ["sync-memory", "post_llm_call", "passed"],
+      ]);
+    } finally {
+      await plugins.stop();
+      await endpoint.close();
+    }
+  });
+
+  it("agent:step: long-task-alert posts to Telegram at the tenth step only, with the bot token and chat its manifest grants", async () => {
+    const endpoint = await tlsEndpoint("api.telegram.org", () => ({ ok: true }));
+    const decisions: Decision[] = [];
+    const plugins = await startPlugins(
+      [fixture("long-task-alert")],
+      {
+        HOME: tempDir("home"),
+        TELEGRAM_BOT_TOKEN: "123:abc",
+        TELEGRAM_HOME_CHANNEL: "-1001",
+        HTTPS_PROXY: endpoint.proxyUrl,
+        SSL_CERT_FILE: endpoint.caFile,
+      },
+      [],
+      decisions,
+    );
+    try {
+      const d = plugins.dialects;
+      for (const iteration of [9, 10, 11])
+        expect(
+          await serveDialectHook(d, "agent:step", {
+            iteration,
+            tool_names: ["terminal", "read_file"],
+            session_id: "s1",
+          }),
+        ).toEqual({ event: "agent:step", handledBy: ["long-task-alert"] });
+      expect(endpoint.received.map((r) => [r.method, r.host, r.path, JSON.parse(r.body) as unknown])).toEqual([
+        [
+          "POST",
+          "api.telegram.org",
+          "/bot123:abc/sendMessage",
+          { chat_id: "-1001", text: "⚠️ Agent has been running for 10 steps. Last tools: terminal, read_file" },
+        ],
+      ]);
+      expect(decisions.map((x) => [x.plugin, x.hook, x.outcome])).toEqual([
+        ["long-task-alert", "agent:step", "passed"],
+        ["long-task-alert", "agent:step", "passed"],
+        ["long-task-alert", "agent:step", "passed"],
+      ]);
+    } finally {
+      await plugins.stop();
+      await endpoint.close();
+    }
   });
 });

@@ -86,6 +86,13 @@ describe("plugins written for the other hook systems", () => {
       result: { block: "Refused: rm -rf /." },
       endedBy: "shell-gate",
     });
+    // 'ask' (hand the call to the user) does not end the chain: a later gate still sees it.
+    expect(
+      await serveIntercept(d, "tool.call", {
+        input: { name: "shell", input: { command: "git push origin main --force" } },
+        current: "allow",
+      }),
+    ).toEqual({ result: "ask", endedBy: null });
     // match: the gate ignores other tools.
     expect(
       (
@@ -248,5 +255,62 @@ describe("an extension's error budget", () => {
     } finally {
       await plugins.stop();
     }
+  });
+});
+
+describe("the order of the other hook systems' chains", () => {
+  let plugins: Plugins;
+  const decisions: Decision[] = [];
+
+  beforeAll(async () => {
+    plugins = await Plugins.start({
+      dirs: ["chain-order-b", "chain-order-a", "gateway-order-a", "gateway-order-b"].map(fixture),
+      handlerTimeoutMs: 2_000,
+      memoryLimitMb: 64,
+      log: createLogger("silent"),
+      now: () => Date.now(),
+      onDecision: (d) => decisions.push(d),
+    });
+  }, 30_000);
+  afterAll(() => plugins.stop());
+
+  it("an intercept chain: extension load order, then priority (higher first), then registration order; a disposed handler is gone", async () => {
+    expect(await serveIntercept(plugins.dialects, "chain.order", { input: {}, current: [] })).toEqual({
+      result: ["a:high", "a:first", "a:second", "b:top"],
+      endedBy: null,
+    });
+    expect(plugins.list().find((p) => p.name === "chain-order-a")!.hooks).toEqual(["chain.order", "chain.readonly"]);
+  });
+
+  it("an interceptor's input and current are read-only views: a write throws a TypeError and the handler is skipped", async () => {
+    const before = decisions.length;
+    expect(
+      await serveIntercept(plugins.dialects, "chain.readonly", { input: { name: "shell" }, current: ["start"] }),
+    ).toEqual({ result: ["start", "TypeError", "TypeError", "TypeError"], endedBy: null });
+    expect(decisions.slice(before).map((d) => [d.plugin, d.outcome, d.reason])).toEqual([
+      ["chain-order-a", "skipped", "threw: Cannot assign to read only property 'name' of object '#<Object>'"],
+      ["chain-order-a", "skipped", "threw: Cannot add property 1, object is not extensible"],
+      ["chain-order-a", "changed", null],
+    ]);
+  });
+
+  it("gateway hooks run in configuration order (plugin.json order, then name), and a block stops the rest", async () => {
+    expect(await serveDialectHook(plugins.dialects, "prePrompt", { message: "hi", sessionKey: "s1" })).toEqual({
+      message: "hi +b +a",
+      block: false,
+      changedBy: ["gateway-order-b", "gateway-order-a"],
+    });
+    const before = decisions.length;
+    expect(await serveDialectHook(plugins.dialects, "prePrompt", { message: "stop here", sessionKey: "s2" })).toEqual({
+      message: "",
+      block: true,
+      reason: "stopped by a",
+      plugin: "gateway-order-a",
+      changedBy: ["gateway-order-b"],
+    });
+    expect(decisions.slice(before).map((d) => [d.plugin, d.outcome])).toEqual([
+      ["gateway-order-b", "changed"],
+      ["gateway-order-a", "cancelled"],
+    ]);
   });
 });

@@ -69,7 +69,9 @@ export const PYTHON_TRANSFORMS: Readonly<Record<string, string>> = {
 /**
  * The Python page's return conventions: None is no change; pre_tool_call takes
  * { action: block | modify | approve } (or the { decision, reason | tool_input } shape); pre_llm_call
- * a context string or { context }; a transform_* hook the replacement string.
+ * a context string or { context }; a transform_* hook the replacement string; pre_verify
+ * { action: "continue", message } (or { decision: "block", reason }), which keeps the agent going
+ * (a veto of its finish, so the first such answer ends the chain); pre_transcription { prompt }.
  */
 export function pythonVerdict(hook: string, raw: RawOutcome): Verdict {
   const failed = failure(raw);
@@ -85,6 +87,17 @@ export function pythonVerdict(hook: string, raw: RawOutcome): Verdict {
   if (field) {
     if (typeof value !== "string") return { kind: "skipped", why: "malformed: expected the new text or None" };
     return { kind: "changed", patch: { [field]: value } };
+  }
+  if (hook === "pre_verify" && isObject(value)) {
+    const keepGoing = value.action === "continue" || value.decision === "block";
+    if (!keepGoing) return { kind: "passed" };
+    const message = value.message ?? value.reason;
+    if (typeof message !== "string") return { kind: "skipped", why: "malformed: continue needs a message" };
+    return { kind: "cancelled", reason: message };
+  }
+  if (hook === "pre_transcription" && isObject(value)) {
+    if (typeof value.prompt !== "string") return { kind: "skipped", why: "malformed: expected { prompt } or None" };
+    return { kind: "changed", patch: { prompt: value.prompt } };
   }
   if (hook !== "pre_tool_call" || !isObject(value)) return { kind: "passed" };
   const action = value.action ?? value.decision;

@@ -85,6 +85,11 @@ export async function serveDialectHook(
     if (approval) return { action: "approve", ...approval, args: out.value.args };
     return { action: "allow", args: out.value.args, changedBy: out.changedBy };
   }
+  if (hook === "pre_verify") {
+    // The first callback that keeps the agent going ends the chain; its message is the next turn's.
+    if (out.blocked) return { action: "continue", message: out.blocked.reason, plugin: out.blocked.plugin };
+    return { action: "finish" };
+  }
   return { value: out.value, changedBy: out.changedBy };
 }
 
