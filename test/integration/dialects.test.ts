@@ -73,6 +73,9 @@ describe("plugins written for the other hook systems", () => {
     expect(decisions).toContainEqual(
       expect.objectContaining({ plugin: "content-filter", hook: "prePrompt", outcome: "cancelled", subjectId: "s1" }),
     );
+    expect(decisions).toContainEqual(
+      expect.objectContaining({ plugin: "content-filter", hook: "postResponse", outcome: "changed", subjectId: "s1" }),
+    );
   });
 
   it("extensions: the rm -rf / gate blocks, tool.result redacts, retry stops at 3, title prefixes", async () => {
@@ -119,6 +122,8 @@ describe("plugins written for the other hook systems", () => {
     ).toEqual({ retry: false });
     expect((await serveIntercept(d, "title", { input: {}, current: "Deploy" })).result).toBe("Kitchen: Deploy");
     expect((await serveIntercept(d, "title", { input: {}, current: undefined })).result).toBeUndefined();
+    const gate = decisions.filter((x) => x.plugin === "shell-gate").map((x) => [x.hook, x.outcome]);
+    for (const hook of ["tool.call", "tool.result", "retry", "title"]) expect(gate).toContainEqual([hook, "changed"]);
   });
 
   it("extensions: an async tracing.redact handler is skipped as an error; the synchronous one still runs", async () => {
@@ -163,6 +168,9 @@ describe("plugins written for the other hook systems", () => {
       .split("\n")
       .map((l) => JSON.parse(l));
     expect(activity.at(-1)).toMatchObject({ event: "agent:step", iteration: 2, session_id: "s9" });
+    expect(decisions).toContainEqual(
+      expect.objectContaining({ plugin: "my-hook", hook: "agent:step", outcome: "passed", subjectId: "s9" }),
+    );
     await serveDialectHook(d, "command:reset", { command: "reset", args: "", platform: "cli", user_id: "u1" });
     const commands = readFileSync(join(home, ".mibyan", "logs", "command_usage.jsonl"), "utf8")
       .trim()

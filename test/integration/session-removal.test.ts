@@ -274,6 +274,12 @@ describe(`removing a session (${backendName})`, () => {
       ["session-caches", "on_session_end", "passed"],
       ["session-caches", "on_session_start", "passed"],
     ]);
+    // A clear ends the session for on_session_end too: the same line for a cleared session.
+    await api.post("/v1/sessions", { id: "r-6", agentId: "ops" });
+    await waitFor(() => heard("session-caches", "on_session_start", "r-6"), "on_session_start");
+    await api.post("/v1/sessions/r-6/clear", {});
+    const cleared = "Session r-6 ended: completed, 0 tool calls";
+    await waitFor(() => logs.some((l) => l.plugin === "session-caches" && l.msg === cleared), "the print line");
     // The host says why both examples' hooks are registered (the module defines register twice).
     expect(logs).toContainEqual(
       expect.objectContaining({
