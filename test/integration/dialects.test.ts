@@ -322,3 +322,28 @@ describe("the order of the other hook systems' chains", () => {
     ]);
   });
 });
+
+describe("a Python plugin's memory limit", () => {
+  it("an allocation past the address-space limit fails in the callback (MemoryError, skipped); the host goes on", async () => {
+    const decisions: Decision[] = [];
+    const plugins = await Plugins.start({
+      dirs: [fixture("py-memory")],
+      handlerTimeoutMs: 5_000,
+      memoryLimitMb: 256,
+      log: createLogger("silent"),
+      now: () => Date.now(),
+      onDecision: (d) => decisions.push(d),
+    });
+    try {
+      await serveDialectHook(plugins.dialects, "fault_memory", {});
+      await serveDialectHook(plugins.dialects, "fault_small", {});
+      expect(decisions.map((d) => [d.hook, d.outcome, d.reason])).toEqual([
+        ["fault_memory", "skipped", "threw: MemoryError: "],
+        ["fault_small", "passed", null],
+      ]);
+      expect(plugins.list()[0]).toMatchObject({ name: "py-memory", restarts: 0 });
+    } finally {
+      await plugins.stop();
+    }
+  });
+});
