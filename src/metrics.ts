@@ -26,6 +26,7 @@ export class Metrics {
   private readonly timers: Counter<"status">;
   private readonly timerLateness: Histogram;
   private readonly prunedRows: Counter<"kind">;
+  private readonly deliveries: Counter<"queue" | "lane">;
 
   constructor(sources: MetricSources) {
     collectDefaultMetrics({ register: this.registry, prefix: "missiond_" });
@@ -80,7 +81,17 @@ export class Metrics {
       labelNames: ["kind"],
       registers,
     });
+    this.deliveries = new Counter({
+      name: "missiond_delivery_attempts_total",
+      help: "Mission and note attempts started by this instance: on the direct lane (at once, by the instance that handed it off) or fetched from pg-boss (retries, takeovers, a full lane)",
+      labelNames: ["queue", "lane"],
+      registers,
+    });
     sourceGauges(sources, registers);
+  }
+
+  attempt(queue: string, lane: "direct" | "fetched"): void {
+    this.deliveries.inc({ queue, lane });
   }
 
   run(status: string, latenessMs?: number | null): void {

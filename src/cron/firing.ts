@@ -1,11 +1,10 @@
-import { randomUUID } from "node:crypto";
 import type { PgBoss } from "pg-boss";
 import type { Clock } from "../clock.ts";
 import type { Db } from "../db/client.ts";
-import { enqueue, MISSIONS_QUEUE } from "../db/boss.ts";
 import { handOffWithLane, type DirectLane } from "../delivery/direct.ts";
 import type { CronJobRow, CronJobRunRow } from "../db/schema/index.ts";
 import type { CronMission } from "../executors/types.ts";
+import { handOffFor, writeHandOffs, type PendingHandOff } from "./hand-off.ts";
 import type { Logger } from "../log.ts";
 import type { PluginChain } from "../plugins/chain.ts";
 import { MissiondError } from "../errors.ts";
@@ -23,7 +22,6 @@ import {
   insertRuns,
   lockJobs,
   releaseBuffered,
-  startRuns,
   transitionRun,
   type NewRun,
 } from "./queries.ts";
@@ -50,13 +48,6 @@ export interface FiringDeps {
   direct?: () => DirectLane<CronMission> | undefined;
 }
 
-interface PendingHandOff {
-  runId: bigint;
-  mission: CronMission;
-  missionJobId: string;
-  startedAt: Date;
-}
-
 /**
  * The per-slot flow: claim → overlap check → cronJobFiring chain → Cancelled row, or Running row
  * + mission job in one transaction. The claim and the outcome are separate transactions on
@@ -79,8 +70,17 @@ export class CronFiring {
    * a slow plugin makes the next slot overlap (Skipped), never late.
    */
   async fireSlots(batch: readonly { jobId: bigint; slot: Date }[]): Promise<Map<string, Date | null>> {
-    const { jobs, claimed } = await this.claim(batch);
-    for (const run of claimed) this.startChain(jobs.get(String(run.cronJobId))!, run);
+    // No plugin hooks cronJobFiring: its chain would pass every slot unchanged, so the hand-off
+    // commits with the claim, one transaction and no turn in between, and starts on the direct lane.
+    const passThrough = !this.deps.chain.handles("cronJobFiring");
+    let claim: Awaited<ReturnType<CronFiring["claim"]>> | undefined;
+    await handOffWithLane(passThrough ? this.deps.direct?.() : undefined, batch.length, async (granted) => {
+      claim = await this.claim(batch, passThrough ? granted : null);
+      return claim.activated;
+    });
+    const { jobs, claimed } = claim!;
+    if (passThrough) for (const _ of claimed) this.deps.onRun?.("Running", null);
+    else for (const run of claimed) this.startChain(jobs.get(String(run.cronJobId))!, run);
     // A paused job's next moment is the end of its pause, if it has one (a resume re-arms the
     // scheduler); otherwise the scheduler is given the jittered slot.
     return new Map(
@@ -99,24 +99,7 @@ export class CronFiring {
   private readonly handOff = coalescing<PendingHandOff>(async (batch) => {
     const { db, boss, clock } = this.deps;
     await handOffWithLane(this.deps.direct?.(), batch.length, (granted) =>
-      db.transaction(async (tx) => {
-        const started = await startRuns(
-          tx,
-          batch.map((h, i) => ({
-            id: h.runId,
-            promptFired: h.mission.prompt,
-            startedAt: h.startedAt,
-            sessionId: h.mission.sessionId,
-            missionJobId: h.missionJobId,
-            direct: i < granted,
-          })),
-        );
-        const jobs = batch
-          .map((h, i) => ({ id: h.missionJobId, data: h.mission, direct: i < granted, runId: h.runId }))
-          .filter((j) => started.has(String(j.runId)));
-        await enqueue(boss, tx, MISSIONS_QUEUE, jobs, clock.now());
-        return jobs.filter((j) => j.direct);
-      }),
+      db.transaction((tx) => writeHandOffs(tx, boss, batch, granted, clock.now())),
     );
     for (const _ of batch) this.deps.onRun?.("Running", null);
   });
@@ -137,10 +120,19 @@ export class CronFiring {
     return this.inFlight.drain();
   }
 
-  /** One transaction: lock the jobs, write Missed / Skipped / Claimed rows, advance next_fire_at. */
+  /**
+   * One transaction: lock the jobs, write Missed / Skipped / Claimed rows, advance next_fire_at;
+   * with `direct` set (no chain to run), also hand the claimed runs off, the first `direct` of them
+   * to this instance's direct lane.
+   */
   private async claim(
     batch: readonly { jobId: bigint; slot: Date }[],
-  ): Promise<{ jobs: Map<string, CronJobRow>; claimed: CronJobRunRow[] }> {
+    direct: number | null,
+  ): Promise<{
+    jobs: Map<string, CronJobRow>;
+    claimed: CronJobRunRow[];
+    activated: { id: string; data: CronMission }[];
+  }> {
     const { db, clock, instanceName } = this.deps;
     const slotOf = new Map(batch.map((b) => [String(b.jobId), b.slot]));
     return db.transaction(async (tx) => {
@@ -226,7 +218,14 @@ export class CronFiring {
         }
       }
       for (const run of inserted) this.deps.onRun?.(run.status, run.latenessMs);
-      return { jobs, claimed: inserted.filter((run) => run.status === "Claimed") };
+      const claimed = inserted.filter((run) => run.status === "Claimed");
+      if (direct === null || claimed.length === 0) return { jobs, claimed, activated: [] };
+      const at = new Date(now);
+      const handOffs = claimed.map((run) => {
+        const job = jobs.get(String(run.cronJobId))!;
+        return handOffFor(job, run, job.prompt, at);
+      });
+      return { jobs, claimed, activated: await writeHandOffs(tx, this.deps.boss, handOffs, direct, now) };
     });
   }
 
@@ -381,23 +380,7 @@ export class CronFiring {
       return;
     }
 
-    const prompt = result.context.prompt;
-    const sessionId = job.sessionMode === "fixed" && job.sessionId ? job.sessionId : `cron-${job.id}-${run.id}`;
-    const mission: CronMission = {
-      kind: "cron",
-      runId: String(run.id),
-      cronJobId: String(job.id),
-      jobName: job.name,
-      jobKind: job.kind,
-      agentId: job.agentId,
-      sessionId,
-      prompt,
-      scheduledFor: run.scheduledFor.toISOString(),
-      firedAt: now.toISOString(),
-      latenessMs: run.latenessMs ?? 0,
-      backfilled: run.backfilled,
-    };
-    await this.handOff({ runId: run.id, mission, missionJobId: randomUUID(), startedAt: now });
+    await this.handOff(handOffFor(job, run, result.context.prompt, now));
     log.debug("mission handed off");
   }
 }

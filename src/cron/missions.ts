@@ -19,6 +19,8 @@ export interface MissionWorkerDeps {
   concurrency: number;
   retryLimit: number;
   executorFor(agentId: string): Promise<MissionExecutor>;
+  /** An attempt started, on the direct lane or fetched from pg-boss (metrics). */
+  onAttempt?: (lane: "direct" | "fetched") => void;
   /** Observe-only hooks run detached; the daemon tracks them so shutdown can wait for them. */
   detach(work: Promise<unknown>): void;
   /** A run reached a status (metrics). */
@@ -49,6 +51,7 @@ export async function startMissionWorker(deps: MissionWorkerDeps): Promise<Missi
       retryLimit: deps.retryLimit,
       executorFor: deps.executorFor,
       now: () => new Date(deps.clock.now()),
+      onAttempt: deps.onAttempt,
       workers: WORKERS,
       pollingIntervalSeconds: 1,
       notifyPollingIntervalSeconds: 5,

@@ -288,6 +288,7 @@ export async function startWorkers(env: DaemonEnv, s: Services): Promise<Workers
     executorFor,
     detach: (work) => detach(env, work),
     onRun: (status) => s.metrics.run(status),
+    onAttempt: (lane) => s.metrics.attempt(MISSIONS_QUEUE, lane),
     onRunEnded: async (jobId) => {
       await s.firing.releaseBuffered(jobId);
       await s.backfill.continue(jobId);
@@ -303,6 +304,7 @@ export async function startWorkers(env: DaemonEnv, s: Services): Promise<Workers
     retryLimit,
     executorFor,
     onTimer: (status) => s.metrics.timer(status, null),
+    onAttempt: (lane) => s.metrics.attempt(NOTIFY_QUEUE, lane),
     onDelivered: (data) => void s.plugins.announce({ moment: "notifyDelivered", data }),
   });
   if (config.missions.direct) {

@@ -16,6 +16,8 @@ export interface DeliveryWorkerDeps {
   workers: number;
   pollingIntervalSeconds: number;
   notifyPollingIntervalSeconds: number;
+  /** An attempt started, on the direct lane or fetched from pg-boss (metrics). */
+  onAttempt?: (lane: "direct" | "fetched") => void;
 }
 
 export interface DeliveryWorker<M extends Mission> {
@@ -46,8 +48,11 @@ export async function startDeliveryWorker<M extends Mission>(
   kind: DeliveryKind<M>,
 ): Promise<DeliveryWorker<M>> {
   const executing = new Map<string, AbortController>();
-  const attempt = (a: Attempt<M>) => executeAttempt(deps, kind, a, executing);
-  const direct = new DirectLane<M>({ ...deps, kind, attempt });
+  const attempt = (lane: "direct" | "fetched") => (a: Attempt<M>) => {
+    deps.onAttempt?.(lane);
+    return executeAttempt(deps, kind, a, executing);
+  };
+  const direct = new DirectLane<M>({ ...deps, kind, attempt: attempt("direct") });
   const workers = Math.max(1, Math.min(deps.workers, deps.concurrency));
   await deps.boss.work<
     M,
@@ -71,7 +76,7 @@ export async function startDeliveryWorker<M extends Mission>(
       notifyPollingIntervalSeconds: deps.notifyPollingIntervalSeconds,
     },
     async (jobs) => {
-      const results = await fetchedBatch(kind, jobs, attempt);
+      const results = await fetchedBatch(kind, jobs, attempt("fetched"));
       return jobs.map((job, i) => {
         const r = results[i]!;
         return r.status === "completed"

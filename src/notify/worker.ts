@@ -17,6 +17,8 @@ export interface NotifyWorkerDeps {
   concurrency: number;
   retryLimit: number;
   executorFor(agentId: string): Promise<MissionExecutor>;
+  /** An attempt started, on the direct lane or fetched from pg-boss (metrics). */
+  onAttempt?: (lane: "direct" | "fetched") => void;
   onTimer?: (status: string) => void;
   /** A note reached its agent (the other hook systems' notify:delivered); only the close that won tells. */
   onDelivered?: (note: { notifyId: string; sessionId: string; agentId: string; deliveredAt: string }) => void;
@@ -39,6 +41,7 @@ export async function startNotifyWorker(deps: NotifyWorkerDeps): Promise<NotifyW
       retryLimit: deps.retryLimit,
       executorFor: deps.executorFor,
       now: () => new Date(deps.clock.now()),
+      onAttempt: deps.onAttempt,
       workers: 2,
       // New jobs wake the worker through NOTIFY; retries do not, so the poll is what picks them up.
       pollingIntervalSeconds: 1,

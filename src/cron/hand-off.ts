@@ -1,0 +1,66 @@
+import { randomUUID } from "node:crypto";
+import type { PgBoss } from "pg-boss";
+import { enqueue, MISSIONS_QUEUE } from "../db/boss.ts";
+import type { Tx } from "../db/client.ts";
+import type { CronJobRow, CronJobRunRow } from "../db/schema/index.ts";
+import type { CronMission } from "../executors/types.ts";
+import { startRuns } from "./queries.ts";
+
+/** A run whose chain passed, on its way to its agent. */
+export interface PendingHandOff {
+  runId: bigint;
+  mission: CronMission;
+  missionJobId: string;
+  startedAt: Date;
+}
+
+/** What the agent receives for a run of `job`: the prompt as the chain left it. */
+export function handOffFor(job: CronJobRow, run: CronJobRunRow, prompt: string, now: Date): PendingHandOff {
+  const sessionId = job.sessionMode === "fixed" && job.sessionId ? job.sessionId : `cron-${job.id}-${run.id}`;
+  const mission: CronMission = {
+    kind: "cron",
+    runId: String(run.id),
+    cronJobId: String(job.id),
+    jobName: job.name,
+    jobKind: job.kind,
+    agentId: job.agentId,
+    sessionId,
+    prompt,
+    scheduledFor: run.scheduledFor.toISOString(),
+    firedAt: now.toISOString(),
+    latenessMs: run.latenessMs ?? 0,
+    backfilled: run.backfilled,
+  };
+  return { runId: run.id, mission, missionJobId: randomUUID(), startedAt: now };
+}
+
+/**
+ * In `tx`: the runs still Claimed go Running and their missions into pg-boss, so there is no
+ * Running row without its mission and no mission for a row that is not Running. The first
+ * `direct` of them are for this instance's direct lane (attempt counted, job active); resolves to
+ * those jobs, to start once `tx` has committed.
+ */
+export async function writeHandOffs(
+  tx: Tx,
+  boss: PgBoss,
+  batch: readonly PendingHandOff[],
+  direct: number,
+  now: number,
+): Promise<{ id: string; data: CronMission }[]> {
+  const started = await startRuns(
+    tx,
+    batch.map((h, i) => ({
+      id: h.runId,
+      promptFired: h.mission.prompt,
+      startedAt: h.startedAt,
+      sessionId: h.mission.sessionId,
+      missionJobId: h.missionJobId,
+      direct: i < direct,
+    })),
+  );
+  const jobs = batch
+    .map((h, i) => ({ id: h.missionJobId, data: h.mission, direct: i < direct, runId: String(h.runId) }))
+    .filter((j) => started.has(j.runId));
+  await enqueue(boss, tx, MISSIONS_QUEUE, jobs, now);
+  return jobs.filter((j) => j.direct);
+}

@@ -1,0 +1,143 @@
+import { createServer, request, type Server } from "node:http";
+import { sql } from "drizzle-orm";
+import { afterEach, describe, expect, it } from "vitest";
+import type { Daemon } from "../../src/daemon/daemon.ts";
+import { rows } from "../../src/db/client.ts";
+import { backendName } from "../helpers/db.ts";
+import { daemonPerTest } from "../helpers/daemon.ts";
+import { examplePlugin } from "../helpers/plugins.ts";
+import { waitFor } from "../helpers/wait.ts";
+
+const t = daemonPerTest();
+
+function scrape(daemon: Daemon): Promise<string> {
+  return new Promise((resolve, reject) => {
+    request({ socketPath: daemon.config.socketPath, path: "/metrics" }, (res) => {
+      let text = "";
+      res.on("data", (d) => (text += d));
+      res.on("end", () => resolve(text));
+    })
+      .on("error", reject)
+      .end();
+  });
+}
+
+const counter = (text: string, queue: string, lane: string) => {
+  const series = `missiond_delivery_attempts_total{queue="${queue}",lane="${lane}"}`;
+  const line = text.split("\n").find((l) => l.startsWith(series + " "));
+  return line === undefined ? 0 : Number(line.slice(series.length + 1));
+};
+
+interface Ledger {
+  id: string;
+  status: string;
+  attempts: number;
+  failed_attempts: number;
+  job_state: string | null;
+  /** Started in the claim's own transaction (no chain to wait for), at the claim's instant. */
+  with_claim: boolean;
+}
+
+/** Each run of the job with its attempts and its pg-boss job's state. */
+const ledger = (daemon: Daemon, jobId: string) =>
+  rows<Ledger>(
+    daemon.services.database.db,
+    sql`select r.id::text, r.status, r.attempts, r.failed_attempts, j.state::text as job_state,
+               coalesce(r.started_at = r.claimed_at, false) as with_claim
+        from cron_job_runs r left join pgboss.job j on j.id::text = r.mission_job_id
+        where r.cron_job_id = ${jobId}::bigint order by r.id`,
+  );
+
+/** A webhook receiver whose answers a test sets (503 makes the executor throw: a retry). */
+let server: Server | null = null;
+async function receiver(answer: (n: number) => number): Promise<string> {
+  let calls = 0;
+  server = createServer((req, res) => {
+    req.resume();
+    req.on("end", () => {
+      res.statusCode = answer(++calls);
+      res.end("ok");
+    });
+  });
+  await new Promise<void>((resolve) => server!.listen(0, "127.0.0.1", resolve));
+  const address = server.address();
+  return `http://127.0.0.1:${typeof address === "object" && address ? address.port : 0}/`;
+}
+
+afterEach(async () => {
+  await new Promise((resolve) => (server ? server.close(resolve) : resolve(null)));
+  server = null;
+});
+
+describe(`the direct lane (${backendName})`, () => {
+  it("with no plugin on cronJobFiring, each slot's mission starts on the instance that claimed it, without a fetch: one attempt, its pg-boss job completed", async () => {
+    const daemon = await t.start();
+    const job = await daemon.services.cron.add({ name: "tick", agentId: "a1", cron: "* * * * * *", prompt: "p" });
+    // Three runs closed, and their jobs settled in pg-boss (completed just after the run's close).
+    const settled = (r: Ledger) => r.status === "Succeeded" && (r.job_state === null || r.job_state === "completed");
+    await waitFor(
+      async () => (await ledger(daemon, job.id)).filter(settled).length >= 3,
+      "three Succeeded runs with their jobs completed",
+    );
+    const runs = (await ledger(daemon, job.id)).filter(settled);
+    expect(runs.map((r) => [r.attempts, r.failed_attempts, r.with_claim])).toEqual(runs.map(() => [1, 0, true]));
+    const text = await scrape(daemon);
+    expect(counter(text, "missions", "direct")).toBeGreaterThanOrEqual(3);
+    expect(counter(text, "missions", "fetched")).toBe(0);
+  });
+
+  it("after a plugin's cronJobFiring chain, the mission also starts on the direct lane", async () => {
+    const daemon = await t.start({ pluginDirs: [examplePlugin("cron-sentinel")] });
+    const job = await daemon.services.cron.add({ name: "tick", agentId: "a1", cron: "* * * * * *", prompt: "p" });
+    await waitFor(async () => (await ledger(daemon, job.id)).some((r) => r.status === "Succeeded"), "a Succeeded run");
+    // The chain ran between the claim and the hand-off.
+    expect((await ledger(daemon, job.id)).find((r) => r.status === "Succeeded")).toMatchObject({ with_claim: false });
+    const text = await scrape(daemon);
+    expect(counter(text, "missions", "direct")).toBeGreaterThanOrEqual(1);
+    expect(counter(text, "missions", "fetched")).toBe(0);
+  });
+
+  it("a failed direct attempt is counted as ended and retried through pg-boss's fetch, then succeeds", async () => {
+    const url = await receiver((n) => (n === 1 ? 503 : 200));
+    const daemon = await t.start({ toml: `[agents.hooked]\nexecutor = "webhook"\nurl = "${url}"\n` });
+    const job = await daemon.services.cron.add({ name: "flaky", agentId: "hooked", every: "1h", prompt: "p" });
+    await daemon.services.cron.trigger(job.id);
+    const [run] = await waitFor(
+      async () => {
+        const found = await ledger(daemon, job.id);
+        return found.length > 0 && !["Claimed", "Running"].includes(found[0]!.status) ? found : null;
+      },
+      "the run to close",
+      30_000,
+    );
+    expect(run).toMatchObject({ status: "Succeeded", attempts: 2, failed_attempts: 1 });
+    const text = await scrape(daemon);
+    expect(counter(text, "missions", "direct")).toBe(1);
+    expect(counter(text, "missions", "fetched")).toBe(1);
+  });
+
+  it("notes are delivered on the direct lane too", async () => {
+    const daemon = await t.start();
+    await daemon.services.sessions.create({ id: "s1", agentId: "a1" });
+    const timer = await daemon.services.notify.schedule({ sessionId: "s1", delaySeconds: 0, message: "wake" });
+    await waitFor(
+      async () => (await daemon.services.notify.get(timer.id)).status === "Delivered",
+      "the note delivered",
+    );
+    const text = await scrape(daemon);
+    expect(counter(text, "notify", "direct")).toBe(1);
+    expect(counter(text, "notify", "fetched")).toBe(0);
+  });
+
+  it("[missions] direct = false sends every mission through pg-boss's fetch", async () => {
+    const daemon = await t.start({ toml: `[missions]\ndirect = false\n` });
+    const job = await daemon.services.cron.add({ name: "tick", agentId: "a1", cron: "* * * * * *", prompt: "p" });
+    await waitFor(
+      async () => (await ledger(daemon, job.id)).filter((r) => r.status === "Succeeded").length >= 2,
+      "two Succeeded runs",
+    );
+    const text = await scrape(daemon);
+    expect(counter(text, "missions", "fetched")).toBeGreaterThanOrEqual(2);
+    expect(counter(text, "missions", "direct")).toBe(0);
+  });
+});
