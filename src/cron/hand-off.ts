@@ -4,7 +4,7 @@ import { enqueue, MISSIONS_QUEUE } from "../db/boss.ts";
 import type { Tx } from "../db/client.ts";
 import type { CronJobRow, CronJobRunRow } from "../db/schema/index.ts";
 import type { CronMission } from "../executors/types.ts";
-import { startRuns } from "./queries.ts";
+import { startRuns } from "./attempt-queries.ts";
 
 /** A run whose chain passed, on its way to its agent. */
 export interface PendingHandOff {
@@ -51,6 +51,7 @@ export async function writeHandOffs(
     tx,
     batch.map((h, i) => ({
       id: h.runId,
+      scheduledFor: new Date(h.mission.scheduledFor),
       promptFired: h.mission.prompt,
       startedAt: h.startedAt,
       sessionId: h.mission.sessionId,

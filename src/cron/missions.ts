@@ -8,7 +8,7 @@ import type { DeliveryKind, Outcome } from "../delivery/kind.ts";
 import { boundOutput, type CronMission, type MissionExecutor } from "../executors/types.ts";
 import type { Logger } from "../log.ts";
 import type { PluginChain } from "../plugins/chain.ts";
-import { closeRuns, countAttempts, findRuns, type RunClose } from "./queries.ts";
+import { closeRuns, countAttempts, findRuns, type RunClose, type RunRef } from "./attempt-queries.ts";
 
 export interface MissionWorkerDeps {
   db: Db;
@@ -73,14 +73,15 @@ function missionKind(deps: MissionWorkerDeps): DeliveryKind<CronMission> {
     await close(item);
     return closedStatus.get(item) ?? null;
   };
-  const ids = (keys: readonly string[]) => keys.map((k) => BigInt(k));
+  const refs = (missions: readonly CronMission[]): RunRef[] =>
+    missions.map((m) => ({ id: BigInt(m.runId), scheduledFor: new Date(m.scheduledFor) }));
   return {
     queue: MISSIONS_QUEUE,
     noun: "mission",
     log,
     key: (mission) => mission.runId,
-    async read(keys) {
-      const runs = await findRuns(deps.db, ids(keys));
+    async read(missions) {
+      const runs = await findRuns(deps.db, refs(missions));
       return new Map(
         runs.map((r) => [
           String(r.id),
@@ -88,10 +89,11 @@ function missionKind(deps: MissionWorkerDeps): DeliveryKind<CronMission> {
         ]),
       );
     },
-    count: (keys, which) => countAttempts(deps.db, ids(keys), which),
+    count: (missions, which) => countAttempts(deps.db, refs(missions), which),
     async closeVanished(mission, attempts) {
       const closed = await closeRun({
         id: BigInt(mission.runId),
+        scheduledFor: new Date(mission.scheduledFor),
         status: "Unknown",
         reason: `attempt ${attempts} started on an instance that stopped before recording its outcome; not replayed`,
         finishedAt: new Date(deps.clock.now()),
@@ -120,6 +122,7 @@ async function closeMission(
     mission.jobKind === "heartbeat" && result.status === "Succeeded" && /HEARTBEAT_OK\s*$/.test(result.output ?? "");
   const status = await closeRun({
     id: BigInt(mission.runId),
+    scheduledFor: new Date(mission.scheduledFor),
     status: result.status,
     reason: acknowledged ? "acknowledged: HEARTBEAT_OK" : null,
     finishedAt,

@@ -1,6 +1,5 @@
 import { and, asc, count, eq, inArray, isNull, lt, lte, or, sql } from "drizzle-orm";
 import { rows, type Executor } from "../db/client.ts";
-import { closeDeliveries, type DeliveryOutcome } from "../db/close-deliveries.ts";
 import { cronJobRuns, cronJobs, type CronJobRow, type CronJobRunRow, type RunStatus } from "../db/schema/index.ts";
 
 export type NewCronJob = typeof cronJobs.$inferInsert;
@@ -153,45 +152,6 @@ export async function insertAtFreeInstant(tx: Executor, run: NewRun): Promise<Cr
 }
 
 /**
- * Claimed → Running for many runs in one statement, each with its prompt as fired; conditional on
- * the run still being Claimed. Raw SQL: UPDATE … FROM (VALUES …) has no drizzle builder.
- */
-export async function startRuns(
-  tx: Executor,
-  starts: readonly {
-    id: bigint;
-    promptFired: string;
-    startedAt: Date;
-    sessionId: string;
-    missionJobId: string;
-    /** Executed at once by this instance (the direct lane): its first attempt is counted here. */
-    direct: boolean;
-  }[],
-): Promise<Set<string>> {
-  const started = new Set<string>();
-  for (let i = 0; i < starts.length; i += 500) {
-    const values = sql.join(
-      starts
-        .slice(i, i + 500)
-        .map(
-          (s) =>
-            sql`(${String(s.id)}::bigint, ${s.promptFired}::text, ${s.startedAt.toISOString()}::timestamptz, ${s.sessionId}::text, ${s.missionJobId}::text, ${s.direct ? 1 : 0}::int)`,
-        ),
-      sql`, `,
-    );
-    const moved = await rows<{ id: string }>(
-      tx,
-      sql`update cron_job_runs as r set status = 'Running', prompt_fired = v.prompt, started_at = v.started_at, session_id = v.session_id,
-            mission_job_id = v.mission_job_id, attempts = r.attempts + v.attempt
-          from (values ${values}) as v(id, prompt, started_at, session_id, mission_job_id, attempt)
-          where r.id = v.id and r.status = 'Claimed' returning r.id::text as id`,
-    );
-    for (const row of moved) started.add(row.id);
-  }
-  return started;
-}
-
-/**
  * Missions running for these agents or in these sessions (skipIfBusy): by agent id and by
  * session id, one run each.
  */
@@ -255,39 +215,6 @@ export async function releaseBuffered(db: Executor, jobIds: readonly bigint[], a
     .returning({ id: cronJobRuns.id });
   return released.length;
 }
-
-export async function findRuns(db: Executor, ids: readonly bigint[]): Promise<CronJobRunRow[]> {
-  if (ids.length === 0) return [];
-  return db
-    .select()
-    .from(cronJobRuns)
-    .where(inArray(cronJobRuns.id, [...ids]));
-}
-
-/** Counts started (or recorded failed) attempts on Running runs; resolves to the ids counted. */
-export async function countAttempts(
-  db: Executor,
-  ids: readonly bigint[],
-  which: "started" | "failed",
-): Promise<Set<string>> {
-  if (ids.length === 0) return new Set();
-  const updated = await db
-    .update(cronJobRuns)
-    .set(
-      which === "started"
-        ? { attempts: sql`${cronJobRuns.attempts} + 1` }
-        : { failedAttempts: sql`${cronJobRuns.failedAttempts} + 1` },
-    )
-    .where(and(inArray(cronJobRuns.id, [...ids]), eq(cronJobRuns.status, "Running")))
-    .returning({ id: cronJobRuns.id });
-  return new Set(updated.map((r) => String(r.id)));
-}
-
-export type RunClose = DeliveryOutcome<"Succeeded" | "Failed" | "TimedOut" | "Unknown">;
-
-/** Closes Running runs (batched); resolves to the runs that were still Running. */
-export const closeRuns = (tx: Executor, closes: readonly RunClose[]) =>
-  closeDeliveries(tx, "cron_job_runs", "Running", closes);
 
 /** cancel_previous: closes the replaced run Cancelled (whatever it was doing: chain or mission). */
 export async function cancelRun(db: Executor, run: CronJobRunRow, reason: string, at: Date): Promise<boolean> {

@@ -1,4 +1,4 @@
-import { sql } from "drizzle-orm";
+import { sql, type SQL } from "drizzle-orm";
 import { rows, type Executor } from "./client.ts";
 
 /** The outcome of one delivery (a cron run's mission, a notify timer's note), as its ledger records it. */
@@ -22,16 +22,17 @@ export async function closeDeliveries<S extends string>(
   table: "cron_job_runs" | "notify_timers",
   openStatus: string,
   outcomes: readonly DeliveryOutcome<S>[],
+  /** A further condition for a chunk (the ledger's partition key, so Postgres prunes partitions). */
+  also?: (chunk: readonly DeliveryOutcome<S>[]) => SQL,
 ): Promise<{ id: string; status: S }[]> {
   const closed: { id: string; status: S }[] = [];
   for (let i = 0; i < outcomes.length; i += 500) {
+    const chunk = outcomes.slice(i, i + 500);
     const values = sql.join(
-      outcomes
-        .slice(i, i + 500)
-        .map(
-          (c) =>
-            sql`(${String(c.id)}::bigint, ${c.status}::text, ${c.reason}::text, ${c.finishedAt.toISOString()}::timestamptz, ${c.executor}::text, ${c.output}::text, ${c.exitCode}::int)`,
-        ),
+      chunk.map(
+        (c) =>
+          sql`(${String(c.id)}::bigint, ${c.status}::text, ${c.reason}::text, ${c.finishedAt.toISOString()}::timestamptz, ${c.executor}::text, ${c.output}::text, ${c.exitCode}::int)`,
+      ),
       sql`, `,
     );
     closed.push(
@@ -39,7 +40,7 @@ export async function closeDeliveries<S extends string>(
         tx,
         sql`update ${sql.identifier(table)} as t set status = v.status, reason = v.reason, finished_at = v.finished_at, executor = v.executor, output = v.output, exit_code = v.exit_code
             from (values ${values}) as v(id, status, reason, finished_at, executor, output, exit_code)
-            where t.id = v.id and t.status = ${openStatus} returning t.id::text as id, t.status`,
+            where t.id = v.id and t.status = ${openStatus}${also ? sql` and ${also(chunk)}` : sql``} returning t.id::text as id, t.status`,
       )),
     );
   }

@@ -108,9 +108,7 @@ export class DirectLane<M extends Mission> {
   private readonly settle = coalescing<{ attempt: Attempt<M>; result: AttemptResult }>(async (items) => {
     const { boss, kind } = this.deps;
     await kind.count(
-      items.flatMap(({ attempt, result }) =>
-        result.status === "failed" && result.retry ? [kind.key(attempt.data)] : [],
-      ),
+      items.flatMap(({ attempt, result }) => (result.status === "failed" && result.retry ? [attempt.data] : [])),
       "failed",
     );
     const completed = items.filter(({ result }) => result.status === "completed");

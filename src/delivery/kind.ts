@@ -45,9 +45,10 @@ export interface DeliveryKind<M extends Mission> {
   readonly log: Logger;
   /** The ledger row a delivery belongs to (a run id, a timer id). */
   key(mission: M): string;
-  read(keys: readonly string[]): Promise<Map<string, AttemptState>>;
+  /** The rows of these deliveries, by key. */
+  read(missions: readonly M[]): Promise<Map<string, AttemptState>>;
   /** Counts a started or a failed attempt on open rows; resolves to the keys counted. */
-  count(keys: readonly string[], which: "started" | "failed"): Promise<Set<string>>;
+  count(missions: readonly M[], which: "started" | "failed"): Promise<Set<string>>;
   /** Crash truth: attempt `attempts` started on an instance that stopped before recording its outcome. */
   closeVanished(mission: M, attempts: number): Promise<void>;
   /** Closes the row with the executor's answer (or the last try's failure) and tells whoever listens. */

@@ -107,7 +107,7 @@ async function fetchedBatch<M extends Mission>(
   jobs: readonly Attempt<M>[],
   attempt: (a: Attempt<M>) => Promise<AttemptResult>,
 ): Promise<AttemptResult[]> {
-  const states = await kind.read(jobs.map((j) => kind.key(j.data)));
+  const states = await kind.read(jobs.map((j) => j.data));
   const results: AttemptResult[] = jobs.map(() => ({ status: "completed" }));
   const settling: Promise<unknown>[] = [];
   const toStart: number[] = [];
@@ -121,7 +121,7 @@ async function fetchedBatch<M extends Mission>(
     else toStart.push(i);
   });
   const started = await kind.count(
-    toStart.map((i) => kind.key(jobs[i]!.data)),
+    toStart.map((i) => jobs[i]!.data),
     "started",
   );
   await Promise.all(
@@ -133,7 +133,7 @@ async function fetchedBatch<M extends Mission>(
   );
   await Promise.all(settling);
   await kind.count(
-    results.flatMap((r, i) => (r.status === "failed" && r.retry ? [kind.key(jobs[i]!.data)] : [])),
+    results.flatMap((r, i) => (r.status === "failed" && r.retry ? [jobs[i]!.data] : [])),
     "failed",
   );
   return results;

@@ -80,14 +80,14 @@ function noteKind(deps: NotifyWorkerDeps): DeliveryKind<NotifyMission> {
       missionsClosing.delete(mission.notifyId);
     }
   };
-  const ids = (keys: readonly string[]) => keys.map((k) => BigInt(k));
+  const ids = (missions: readonly NotifyMission[]) => missions.map((m) => BigInt(m.notifyId));
   return {
     queue: NOTIFY_QUEUE,
     noun: "note delivery",
     log,
     key: (mission) => mission.notifyId,
-    async read(keys) {
-      const timers = await findTimers(deps.db, ids(keys));
+    async read(missions) {
+      const timers = await findTimers(deps.db, ids(missions));
       return new Map(
         timers.map((t) => [
           String(t.id),
@@ -95,7 +95,7 @@ function noteKind(deps: NotifyWorkerDeps): DeliveryKind<NotifyMission> {
         ]),
       );
     },
-    count: (keys, which) => countDeliveryAttempts(deps.db, ids(keys), which),
+    count: (missions, which) => countDeliveryAttempts(deps.db, ids(missions), which),
     closeVanished: (mission, attempts) =>
       closeNote(
         {

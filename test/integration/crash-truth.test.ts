@@ -40,7 +40,7 @@ describe(`crash truth (${backendName})`, () => {
           values (${BigInt(job.id)}, ${slot}::timestamptz, 'Running', 'dead-instance', ${slot}::timestamptz, ${slot}::timestamptz, 'p', 1, 's')
           returning id::text as id`,
     );
-    await sendMission(daemon, { runId: run!.id, cronJobId: job.id });
+    await sendMission(daemon, { runId: run!.id, cronJobId: job.id, scheduledFor: slot });
     const closed = await waitFor(
       async () => (await daemon.services.cron.runs({ jobId: job.id, limit: 5 })).find((r) => r.status === "Unknown"),
       "the run to close Unknown",
@@ -52,7 +52,7 @@ describe(`crash truth (${backendName})`, () => {
   });
 });
 
-async function sendMission(daemon: Daemon, ids: { runId: string; cronJobId: string }) {
+async function sendMission(daemon: Daemon, ids: { runId: string; cronJobId: string; scheduledFor: string }) {
   const mission = {
     kind: "cron",
     runId: ids.runId,
@@ -62,7 +62,8 @@ async function sendMission(daemon: Daemon, ids: { runId: string; cronJobId: stri
     agentId: "a1",
     sessionId: "s",
     prompt: "p",
-    scheduledFor: new Date().toISOString(),
+    // The run's own slot, as every mission carries it (the ledger is partitioned by it on Postgres).
+    scheduledFor: ids.scheduledFor,
     firedAt: new Date().toISOString(),
     latenessMs: 0,
     backfilled: false,

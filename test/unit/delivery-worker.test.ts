@@ -40,9 +40,10 @@ function memoryKind(rows: Record<string, AttemptState>) {
     noun: "note delivery",
     log: createLogger("silent"),
     key: (m) => m.notifyId,
-    read: async (keys) => new Map(keys.filter((k) => rows[k]).map((k) => [k, rows[k]!])),
-    count: async (keys, which) => {
-      const counted = keys.filter((k) => rows[k]?.open);
+    read: async (missions) =>
+      new Map(missions.filter((m) => rows[m.notifyId]).map((m) => [m.notifyId, rows[m.notifyId]!])),
+    count: async (missions, which) => {
+      const counted = missions.map((m) => m.notifyId).filter((k) => rows[k]?.open);
       for (const k of counted) {
         const row = rows[k]!;
         rows[k] =
