@@ -3,17 +3,17 @@
  * ready (/readyz) on a migrated database, then RSS and the V8 heap (from /metrics) after it has sat idle. Run on its own:
  * `node bench/memory.ts`. MEM_IDLE_S (10) is the idle wait, MEM_RUNS (3) the starts per backend
  * (the median is shown), MEM_NODE_FLAGS extra Node flags for the daemon, MEM_ENTRY another entry
- * (a bundled main.js, say) instead of src/main.ts, MEM_BACKENDS=pglite,postgres a subset.
+ * (src/main.ts, say) instead of the bundled dist/main.js, MEM_BACKENDS=pglite,postgres a subset.
  */
 import { spawn, spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { get } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { apiClient } from "../src/cli/client.ts";
 import { serverReachable, freshBenchDatabase } from "./databases.ts";
 import { printTable } from "./stats.ts";
+import { buildDaemon, DIST_MAIN } from "../build.ts";
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const MB = 1024 * 1024;
@@ -21,7 +21,9 @@ const idleS = Number(process.env.MEM_IDLE_S ?? 10);
 const runs = Number(process.env.MEM_RUNS ?? 3);
 // The launcher's own flags by default (bin/missiond.js), so the figure is what an operator gets.
 const nodeFlags = (process.env.MEM_NODE_FLAGS ?? "--max-semi-space-size=4").split(" ").filter(Boolean);
-const entry = process.env.MEM_ENTRY ?? fileURLToPath(new URL("../src/main.ts", import.meta.url));
+// What an installed package runs (bin/missiond.js, the systemd unit): the bundled dist/main.js,
+// built now from the sources; MEM_ENTRY=src/main.ts measures a checkout's start instead.
+const entry = process.env.MEM_ENTRY ?? (await buildDaemon(), DIST_MAIN);
 
 interface Sample {
   readyMs: number;

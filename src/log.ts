@@ -1,6 +1,11 @@
 import { pino, type Logger, type DestinationStream } from "pino";
 import { Writable } from "node:stream";
-import { build as prettyStream } from "pino-pretty";
+import { createRequire } from "node:module";
+import type PinoPretty from "pino-pretty";
+
+// Loaded only for a terminal's log: a daemon under systemd writes JSON and never needs it.
+const prettyStream = (options: PinoPretty.PrettyOptions): PinoPretty.PrettyStream =>
+  (createRequire(import.meta.url)("pino-pretty") as typeof PinoPretty).build(options);
 
 export type { Logger };
 

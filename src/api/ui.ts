@@ -1,11 +1,11 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { packagePath } from "../paths.ts";
 import fastifyStatic from "@fastify/static";
 import type { FastifyInstance, FastifyReply } from "fastify";
 
 /** Where `npm run build:ui` (run by `npm install`) writes the dashboard. */
-export const UI_DIST = fileURLToPath(new URL("../../ui/dist/", import.meta.url));
+export const UI_DIST = packagePath("ui", "dist");
 
 /**
  * The dashboard's own files are not secret: they hold no data, and every API call they make

@@ -1,11 +1,11 @@
-import { fileURLToPath } from "node:url";
 import { sql } from "drizzle-orm";
 import type { PgliteDatabase } from "drizzle-orm/pglite";
 import type { PostgresJsDatabase } from "drizzle-orm/postgres-js";
+import { packagePath } from "../paths.ts";
 import type { Database } from "./client.ts";
 import { convertLedger, type Conversion } from "./partition-convert.ts";
 
-const MIGRATIONS_FOLDER = fileURLToPath(new URL("../../drizzle", import.meta.url));
+const MIGRATIONS_FOLDER = packagePath("drizzle");
 // Any constant works; it only has to be the same for every missiond sharing the database.
 const MIGRATION_LOCK_KEY = 7_061_000_001;
 

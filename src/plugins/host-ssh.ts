@@ -1,6 +1,10 @@
 import { readFileSync } from "node:fs";
 import { constants } from "node:os";
-import { Client } from "ssh2";
+import { createRequire } from "node:module";
+import type ssh2 from "ssh2";
+
+// Loaded with the first host.ssh.command: most daemons never open an SSH connection.
+const ssh = (): typeof ssh2 => createRequire(import.meta.url)("ssh2") as typeof ssh2;
 import type { AgentSsh } from "../executors/agent-config.ts";
 import { MissiondError } from "../errors.ts";
 import type { InvocationMeta } from "./hooks.ts";
@@ -125,7 +129,7 @@ function runCommand(
   const where = `${target.username}@${target.hostname}:${target.port}`;
   const started = now();
   return new Promise((resolve, reject) => {
-    const client = new Client();
+    const client = new (ssh().Client)();
     let hostKeyRefused = false;
     let settled = false;
     const finish = (outcome: () => void) => {

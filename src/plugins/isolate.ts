@@ -1,4 +1,10 @@
-import ivm from "isolated-vm";
+import { createRequire } from "node:module";
+import type ivmModule from "isolated-vm";
+
+// The native addon is loaded with the first plugin: a daemon without JS plugins never maps it.
+type Ivm = typeof ivmModule;
+let loaded: Ivm | undefined;
+const ivmLib = (): Ivm => (loaded ??= createRequire(import.meta.url)("isolated-vm") as Ivm);
 import { methodAllowed, permissionNames } from "./grants.ts";
 import { MAX_HOPS, type HookName, type InvocationMeta } from "./hooks.ts";
 import type { RawOutcome } from "./result.ts";
@@ -25,8 +31,8 @@ export type { HostCaller, HostCalls, IsolateOptions, PluginDialect, Registration
 type State = "starting" | "ready" | "failed" | "stopped";
 
 interface Loaded {
-  isolate: ivm.Isolate;
-  invoke: ivm.Reference;
+  isolate: ivmModule.Isolate;
+  invoke: ivmModule.Reference;
   /** Why the daemon disposed this isolate; calls still running in it fail with this. */
   disposedBecause?: string;
 }
@@ -89,7 +95,7 @@ export class PluginIsolate {
     if (this.ready && (this.state === "starting" || this.state === "ready")) return this.ready;
     this.state = "starting";
     this.lastStartAt = this.options.now();
-    const isolate = new ivm.Isolate({
+    const isolate = new (ivmLib().Isolate)({
       memoryLimit: this.options.memoryLimitMb,
       onCatastrophicError: (message) => this.options.log.fatal({ plugin: this.name }, `plugin isolate: ${message}`),
     });
@@ -109,20 +115,20 @@ export class PluginIsolate {
     return ready;
   }
 
-  private async load(isolate: ivm.Isolate): Promise<readonly string[]> {
+  private async load(isolate: ivmModule.Isolate): Promise<readonly string[]> {
     const { grants, config, env, dir, entry } = this.options;
     const context = await isolate.createContext();
     const jail = context.global;
-    await jail.set("__rpc", new ivm.Reference(this.hostCall));
+    await jail.set("__rpc", new (ivmLib().Reference)(this.hostCall));
     const members = permissionNames(grants);
     await jail.set(
       "__setup",
       JSON.stringify({ members, config, env, maxResultChars: MAX_RESULT_CHARS, maxHops: MAX_HOPS }),
     );
     await context.eval(BOOTSTRAP, { timeout: 2_000 });
-    const invoke = (await jail.get("__invoke", { reference: true })) as ivm.Reference;
-    const hooks = (await jail.get("__hooks", { reference: true })) as ivm.Reference;
-    const adopt = (await jail.get("__adopt", { reference: true })) as ivm.Reference;
+    const invoke = (await jail.get("__invoke", { reference: true })) as ivmModule.Reference;
+    const hooks = (await jail.get("__hooks", { reference: true })) as ivmModule.Reference;
+    const adopt = (await jail.get("__adopt", { reference: true })) as ivmModule.Reference;
     await context.eval("delete globalThis.__invoke; delete globalThis.__hooks; delete globalThis.__adopt;");
     let timer: NodeJS.Timeout | undefined;
     const deadline = new Promise<never>((_, reject) => {

@@ -1,6 +1,6 @@
 import { existsSync, lstatSync, readdirSync, readFileSync } from "node:fs";
 import { basename, isAbsolute, join, relative, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
+import { packagePath } from "../../paths.ts";
 import type { Command } from "commander";
 import { grantSummary } from "../../plugins/grants.ts";
 import type { InstallAnswer, InstallBody } from "../../plugins/install.ts";
@@ -8,7 +8,7 @@ import { isPluginFolder } from "../../plugins/manifest.ts";
 import { UsageError, type CliContext } from "../context.ts";
 
 /** The package's example plugins (`plugins install cron-sentinel`). */
-export const BUNDLED_PLUGINS = fileURLToPath(new URL("../../../plugins/", import.meta.url));
+export const BUNDLED_PLUGINS = packagePath("plugins");
 
 // Not part of a plugin: what a checkout or a package manager leaves beside it.
 const SKIPPED = new Set([".git", "node_modules"]);

@@ -1,12 +1,14 @@
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
 import { existsSync } from "node:fs";
 import { createInterface } from "node:readline";
-import { fileURLToPath } from "node:url";
+import { packagePath } from "../../paths.ts";
 import type { Logger } from "../../log.ts";
 import type { RawOutcome } from "../result.ts";
 
-/** Shipped beside this file (the build copies it into dist). */
-const HOST_SCRIPT = fileURLToPath(new URL("./host.py", import.meta.url));
+/** In the sources, and copied by the build beside the bundled daemon. */
+const HOST_SCRIPT = [packagePath("src", "plugins", "python", "host.py"), packagePath("dist", "host.py")].find((p) =>
+  existsSync(p),
+)!;
 // Debian's interpreter; PATH's python3 may be another one without the packages plugins use.
 const PYTHON = existsSync("/usr/bin/python3") ? "/usr/bin/python3" : "python3";
 const PATH = "/usr/local/bin:/usr/bin:/bin";
