@@ -106,7 +106,11 @@ export function createDaemon(config: Config, deps: DaemonDeps): Daemon {
     stopRequestedAt: () => stopRequestedAt,
     reloader: new Reloader(log),
   };
-  const lifecycle = new Lifecycle({ onStatus: (detail) => deps.onState?.("starting", detail), onStep: deps.onStep });
+  const lifecycle = new Lifecycle({
+    onStatus: (detail) => deps.onState?.("starting", detail),
+    onStep: deps.onStep,
+    onStarted: (step, ms) => log.debug({ component: "daemon", step, ms }, "step started"),
+  });
 
   const setState = (next: DaemonState, detail: string) => {
     state = next;

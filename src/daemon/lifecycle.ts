@@ -14,6 +14,8 @@ export interface LifecycleHooks {
   onStatus?: (detail: string) => void;
   /** Each step as it starts and as its stop begins (tracing and tests). */
   onStep?: (name: string, phase: "start" | "stop") => void;
+  /** A step finished starting, after `ms` (where a slow start spends its time). */
+  onStarted?: (name: string, ms: number) => void;
 }
 
 /**
@@ -33,7 +35,9 @@ export class Lifecycle {
     for (const step of steps) {
       if (step.status) this.hooks.onStatus?.(step.status);
       this.hooks.onStep?.(step.name, "start");
+      const began = performance.now();
       const stop = await step.start();
+      this.hooks.onStarted?.(step.name, Math.round((performance.now() - began) * 10) / 10);
       if (!stop) continue;
       this.stack.defer(async () => {
         this.hooks.onStep?.(step.name, "stop");

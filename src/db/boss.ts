@@ -64,30 +64,37 @@ export async function startBoss(options: BossOptions): Promise<PgBoss> {
       : new PgBoss({ ...common, connectionString: database.url!, max: 4, application_name: "missiond-boss" });
   boss.on("error", (err) => log.error({ err, component: "pg-boss" }, "pg-boss error"));
   boss.on("warning", (warning) => log.warn({ component: "pg-boss", warning }, "pg-boss warning"));
+  const t0 = performance.now();
   await boss.start();
+  log.debug({ component: "pg-boss", ms: Math.round(performance.now() - t0) }, "pg-boss started");
   const keep = bossDeleteAfterSeconds(options.retention);
   // createQueue is idempotent (it leaves an existing queue as it is, so the retention is applied
-  // with updateQueue); a dead-letter queue keeps deliveries that exhausted their retries.
-  for (const [queue, dead] of [
-    [MISSIONS_QUEUE, MISSIONS_DEAD_QUEUE],
-    [NOTIFY_QUEUE, NOTIFY_DEAD_QUEUE],
-  ] as const) {
-    await boss.createQueue(dead);
-    await boss.updateQueue(dead, { deleteAfterSeconds: keep.dead });
-    await boss.createQueue(queue, {
-      retryLimit: options.retryLimit,
-      retryBackoff: true,
-      retryDelay: 2,
-      deadLetter: dead,
-      notify: true,
-      expireInSeconds: 3600,
-      // Workers heartbeat their active deliveries; a dead instance's are noticed within this and
-      // retried elsewhere (where crash truth closes them Unknown rather than replaying them).
-      heartbeatSeconds: 30,
-      deleteAfterSeconds: keep.finished,
-    });
-    await boss.updateQueue(queue, { deleteAfterSeconds: keep.finished });
-  }
+  // with updateQueue); a dead-letter queue keeps deliveries that exhausted their retries. The two
+  // kinds in parallel (each statement is a round trip, and start waits for them).
+  await Promise.all(
+    (
+      [
+        [MISSIONS_QUEUE, MISSIONS_DEAD_QUEUE],
+        [NOTIFY_QUEUE, NOTIFY_DEAD_QUEUE],
+      ] as const
+    ).map(async ([queue, dead]) => {
+      await boss.createQueue(dead);
+      await boss.updateQueue(dead, { deleteAfterSeconds: keep.dead });
+      await boss.createQueue(queue, {
+        retryLimit: options.retryLimit,
+        retryBackoff: true,
+        retryDelay: 2,
+        deadLetter: dead,
+        notify: true,
+        expireInSeconds: 3600,
+        // Workers heartbeat their active deliveries; a dead instance's are noticed within this and
+        // retried elsewhere (where crash truth closes them Unknown rather than replaying them).
+        heartbeatSeconds: 30,
+        deleteAfterSeconds: keep.finished,
+      });
+      await boss.updateQueue(queue, { deleteAfterSeconds: keep.finished });
+    }),
+  );
   return boss;
 }
 
