@@ -237,13 +237,7 @@ export function wireServices(env: DaemonEnv, base: Foundation): Services {
     intervalMs: config.scheduler.pollIntervalMs,
   });
   const jobsFiles = new JobsFilesService({ db, clock, log, onChange: poke, files: config.jobsFiles });
-  const pruner = new Pruner({
-    database,
-    retention: config.retention,
-    clock,
-    log,
-    onPruned: (kind, count) => base.metrics.pruned(kind, count),
-  });
+  const pruner = retentionPruner(env, base);
   return {
     ...base,
     firing,
@@ -261,6 +255,16 @@ export function wireServices(env: DaemonEnv, base: Foundation): Services {
     lanes,
   };
 }
+
+/** Retention's pruner: its own loop, never on the claim path. */
+const retentionPruner = (env: DaemonEnv, base: Foundation): Pruner =>
+  new Pruner({
+    database: base.database,
+    retention: env.config.retention,
+    clock: env.clock,
+    log: env.log,
+    onPruned: (kind, count) => base.metrics.pruned(kind, count),
+  });
 
 const detach = (env: DaemonEnv, work: Promise<unknown>) =>
   env.detached.add(work, (err) => env.log.error({ err }, "detached hook failed"));
