@@ -1,5 +1,5 @@
 import type { Db } from "../db/client.ts";
-import { failingAgents, lastFailureStatus, overdueJobs, stuckRuns } from "./ledger-reads.ts";
+import { failingAgents, overdueJobs, stuckRuns } from "./ledger-reads.ts";
 
 export interface CronDiagnosis {
   overdueJobs: { id: string; name: string; nextFireAt: string; lateBySeconds: number }[];
@@ -37,13 +37,11 @@ export async function diagnoseCron(
       since: (r.status === "Running" ? r.startedAt! : r.claimedAt).toISOString(),
       claimedBy: r.claimedBy,
     })),
-    failingAgents: await Promise.all(
-      failing.map(async (f) => ({
-        agentId: f.agentId,
-        failures: Number(f.failures),
-        lastFailureAt: new Date(f.lastFailureAt as unknown as string).toISOString(),
-        lastStatus: await lastFailureStatus(db, f.agentId),
-      })),
-    ),
+    failingAgents: failing.map((f) => ({
+      agentId: f.agentId,
+      failures: f.failures,
+      lastFailureAt: f.lastFailureAt.toISOString(),
+      lastStatus: f.lastStatus,
+    })),
   };
 }

@@ -4,6 +4,7 @@ import {
   count,
   desc,
   eq,
+  exists,
   gt,
   gte,
   ilike,
@@ -11,8 +12,6 @@ import {
   isNull,
   lt,
   lte,
-  max,
-  or,
   sql,
   type SQL,
 } from "drizzle-orm";
@@ -197,7 +196,8 @@ export interface TimelineLane {
 /**
  * Run counts per job, per time bucket and per status over [from, to): the ledger's timeline. A page
  * of jobs (those with runs in the range, by id); the counting is done by the database, so the answer
- * is at most limit × buckets × statuses cells whatever the number of runs.
+ * is at most limit × buckets × statuses cells whatever the number of runs, and only the runs of the
+ * page's jobs are read.
  */
 export async function runTimeline(
   db: Executor,
@@ -209,12 +209,24 @@ export async function runTimeline(
     filter.jobId !== undefined ? eq(cronJobRuns.cronJobId, filter.jobId) : undefined,
     filter.status ? eq(cronJobRuns.status, filter.status) : undefined,
   ];
+  // The page: jobs (by id) with a matching run, each found by one probe of the (cron_job_id,
+  // scheduled_for) index, so a page costs its jobs, not every run in the range.
   const jobsFound = await db
-    .select({ id: cronJobRuns.cronJobId, n: count() })
-    .from(cronJobRuns)
-    .where(and(...matching, filter.afterId !== undefined ? gt(cronJobRuns.cronJobId, filter.afterId) : undefined))
-    .groupBy(cronJobRuns.cronJobId)
-    .orderBy(asc(cronJobRuns.cronJobId))
+    .select({ id: cronJobs.id, name: cronJobs.name, deletedAt: cronJobs.deletedAt })
+    .from(cronJobs)
+    .where(
+      and(
+        filter.jobId !== undefined ? eq(cronJobs.id, filter.jobId) : undefined,
+        filter.afterId !== undefined ? gt(cronJobs.id, filter.afterId) : undefined,
+        exists(
+          db
+            .select({ one: sql`1` })
+            .from(cronJobRuns)
+            .where(and(eq(cronJobRuns.cronJobId, cronJobs.id), ...matching)),
+        ),
+      ),
+    )
+    .orderBy(asc(cronJobs.id))
     .limit(filter.limit + 1);
   const page = jobsFound.slice(0, filter.limit);
   if (page.length === 0) return { bucketMs, lanes: [], more: false };
@@ -229,25 +241,23 @@ export async function runTimeline(
     .where(and(...matching, inArray(cronJobRuns.cronJobId, ids)))
     .groupBy(sql`1, 2, 3`)
     .orderBy(sql`1, 2, 3`);
-  const names = await db
-    .select({ id: cronJobs.id, name: cronJobs.name, deletedAt: cronJobs.deletedAt })
-    .from(cronJobs)
-    .where(inArray(cronJobs.id, ids));
-  const nameOf = new Map(names.map((j) => [String(j.id), j]));
 
-  const lanes: TimelineLane[] = page.map((j) => {
-    const job = nameOf.get(String(j.id));
-    return {
-      jobId: String(j.id),
-      name: job?.name ?? `job ${j.id}`,
-      removed: job?.deletedAt != null,
-      total: Number(j.n),
-      cells: [],
-      revisions: [],
-    };
-  });
+  // A lane's total is the sum of its cells: the same runs, counted once.
+  const lanes: TimelineLane[] = page.map((job) => ({
+    jobId: String(job.id),
+    name: job.name,
+    removed: job.deletedAt != null,
+    total: 0,
+    cells: [],
+    revisions: [],
+  }));
   const laneOf = new Map(lanes.map((l) => [l.jobId, l]));
-  for (const c of cells) laneOf.get(String(c.id))?.cells.push([Number(c.bucket), c.status, Number(c.n)]);
+  for (const c of cells) {
+    const lane = laneOf.get(String(c.id));
+    if (!lane) continue;
+    lane.cells.push([Number(c.bucket), c.status, Number(c.n)]);
+    lane.total += Number(c.n);
+  }
   const revisions = await db
     .select()
     .from(cronJobRevisions)
@@ -267,8 +277,10 @@ export async function runTimeline(
   return { bucketMs, lanes, more: jobsFound.length > filter.limit };
 }
 
-// Statuses `missiond doctor` counts as an agent's failures.
-const FAILURES: ("Failed" | "TimedOut" | "Unknown")[] = ["Failed", "TimedOut", "Unknown"];
+// Statuses `missiond doctor` counts as an agent's failures. Written into the statements as literals,
+// like the predicate of the partial index that serves them (cron_job_runs_failures_idx), so that a
+// cached generic plan can still use it.
+const FAILURES = sql.raw(`'Failed', 'TimedOut', 'Unknown'`);
 
 /** Live, unpaused jobs whose next slot is older than `before` (with jitter), oldest first. */
 export function overdueJobs(db: Executor, before: Date, limit: number) {
@@ -280,45 +292,72 @@ export function overdueJobs(db: Executor, before: Date, limit: number) {
     .limit(limit);
 }
 
-/** Runs Claimed since before `claimedBefore` or Running since before `startedBefore`. */
-export function stuckRuns(
+/**
+ * Runs Claimed since before `claimedBefore` or Running since before `startedBefore`, by claim time.
+ * One bounded read per state, each from its partial index (the Claimed rows by claim time, the
+ * Running ones by start), merged here: a single OR over both went through the status index, whose
+ * entries include every version of every run that was ever Claimed or Running until a vacuum.
+ * The states are literals, like the indexes' predicates.
+ */
+export async function stuckRuns(
   db: Executor,
   cutoffs: { claimedBefore: Date; startedBefore: Date },
   limit: number,
 ): Promise<CronJobRunRow[]> {
-  return db
+  const claimed = await db
     .select()
     .from(cronJobRuns)
-    .where(
-      or(
-        and(eq(cronJobRuns.status, "Claimed"), lt(cronJobRuns.claimedAt, cutoffs.claimedBefore)),
-        and(eq(cronJobRuns.status, "Running"), lt(cronJobRuns.startedAt, cutoffs.startedBefore)),
-      ),
-    )
+    .where(and(sql`${cronJobRuns.status} = 'Claimed'`, lt(cronJobRuns.claimedAt, cutoffs.claimedBefore)))
     .orderBy(cronJobRuns.claimedAt)
     .limit(limit);
-}
-
-/** Agents whose runs failed after `since`, most failures first. */
-export function failingAgents(db: Executor, since: Date, limit: number) {
-  return db
-    .select({ agentId: cronJobs.agentId, failures: count(), lastFailureAt: max(cronJobRuns.finishedAt) })
+  const running = await db
+    .select()
     .from(cronJobRuns)
-    .innerJoin(cronJobs, eq(cronJobs.id, cronJobRuns.cronJobId))
-    .where(and(inArray(cronJobRuns.status, FAILURES), gt(cronJobRuns.finishedAt, since)))
-    .groupBy(cronJobs.agentId)
-    .orderBy(desc(sql`count(*)`))
+    .where(and(sql`${cronJobRuns.status} = 'Running'`, lt(cronJobRuns.startedAt, cutoffs.startedBefore)))
+    .orderBy(cronJobRuns.claimedAt)
     .limit(limit);
+  return [...claimed, ...running].sort((a, b) => a.claimedAt.getTime() - b.claimedAt.getTime()).slice(0, limit);
 }
 
-/** The status of the agent's latest failed run ("Failed" when it has none). */
-export async function lastFailureStatus(db: Executor, agentId: string): Promise<string> {
-  const [row] = await db
-    .select({ status: cronJobRuns.status })
-    .from(cronJobRuns)
-    .innerJoin(cronJobs, eq(cronJobs.id, cronJobRuns.cronJobId))
-    .where(and(eq(cronJobs.agentId, agentId), inArray(cronJobRuns.status, FAILURES)))
-    .orderBy(desc(cronJobRuns.finishedAt))
-    .limit(1);
-  return row?.status ?? "Failed";
+export interface FailingAgent {
+  agentId: string;
+  failures: number;
+  lastFailureAt: Date;
+  /** The status of the agent's latest failed run (by finish, any time). */
+  lastStatus: string;
+}
+
+/**
+ * Agents whose runs failed after `since`, most failures first, each with the status of its latest
+ * failed run: one statement, reading only the failures (cron_job_runs_failures_idx) after `since`.
+ * The latest failure of all time is the latest of these, except for a failure without a finish
+ * time, which sorts first in `order by finished_at desc` and so wins when there is one.
+ */
+export async function failingAgents(db: Executor, since: Date, limit: number): Promise<FailingAgent[]> {
+  const found = await rows<{ agent_id: string; failures: number; last_ms: number | string; last_status: string }>(
+    db,
+    // Raw SQL: array_agg with its own order, and the unfinished-failure check per agent.
+    sql`with failing as (
+          select j.agent_id, count(*)::int as failures,
+                 (extract(epoch from max(r.finished_at)) * 1000)::float8 as last_ms,
+                 (array_agg(r.status order by r.finished_at desc))[1] as latest_status
+          from cron_job_runs r join cron_jobs j on j.id = r.cron_job_id
+          where r.status in (${FAILURES}) and r.finished_at > ${since.toISOString()}::timestamptz
+          group by j.agent_id
+          order by count(*) desc, j.agent_id
+          limit ${limit}
+        )
+        select f.agent_id, f.failures, f.last_ms,
+               coalesce((select u.status from cron_job_runs u join cron_jobs uj on uj.id = u.cron_job_id
+                         where uj.agent_id = f.agent_id and u.status in (${FAILURES}) and u.finished_at is null
+                         limit 1), f.latest_status) as last_status
+        from failing f
+        order by f.failures desc, f.agent_id`,
+  );
+  return found.map((r) => ({
+    agentId: r.agent_id,
+    failures: Number(r.failures),
+    lastFailureAt: new Date(Number(r.last_ms)),
+    lastStatus: r.last_status,
+  }));
 }

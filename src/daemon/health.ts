@@ -69,19 +69,23 @@ export function doctor(parts: HealthParts): () => Promise<Record<string, unknown
   const claimedMs = claimLease(plugins.chain, config.plugins, "cronJobFiring");
   return async () => {
     const now = clock.now();
-    const cronFindings = await diagnoseCron(database.db, now, {
-      overdueMs: OVERDUE_AFTER_MS,
-      claimedMs: claimedMs(),
-      runningMs: STUCK_RUNNING_MS,
-    });
-    const lateTimers = await overdueTimers(database.db, new Date(now - OVERDUE_AFTER_MS), 50);
+    // The four reads are independent: side by side, each on a connection of its own (on Postgres;
+    // the embedded database takes them in turn), so the report takes as long as the longest.
+    const [cronFindings, lateTimers, retentionLag, partitions] = await Promise.all([
+      diagnoseCron(database.db, now, {
+        overdueMs: OVERDUE_AFTER_MS,
+        claimedMs: claimedMs(),
+        runningMs: STUCK_RUNNING_MS,
+      }),
+      overdueTimers(database.db, new Date(now - OVERDUE_AFTER_MS), 50),
+      pruner.lagging(),
+      // Postgres: the ledger's day partitions; none made ahead means inserts land in the default one.
+      database.kind === "postgres" ? partitionStatus(database.db, now) : null,
+    ]);
     const pluginProblems = plugins
       .list()
       .filter((p) => p.state !== "active")
       .map((p) => ({ name: p.name, state: p.state, error: p.error }));
-    const retentionLag = await pruner.lagging();
-    // Postgres: the ledger's day partitions; none made ahead means inserts land in the default one.
-    const partitions = database.kind === "postgres" ? await partitionStatus(database.db, now) : null;
     // A configured directory that is missing is a typo or a forgotten mount (the defaults may be absent).
     const missingPluginDirs = plugins.missingDirs();
     const skewMs = scheduler.skewMs;

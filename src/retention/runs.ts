@@ -110,9 +110,64 @@ export async function deleteRuns(tx: Executor, ids: readonly string[]): Promise<
   return { runs: row?.ordinary ?? 0, failed_runs: row?.failed ?? 0 };
 }
 
-/** Whether some run these rules remove is still there (doctor: pruning falls behind). */
+/**
+ * Whether some run these rules remove is still there (doctor: pruning falls behind). Each class is
+ * asked on its own (a run is removable when either class removes it), each reading only what can
+ * answer: the ordinary runs job by job below the bound, the failed ones from their own index.
+ */
 export async function runsOverdue(db: Executor, rules: RunRules): Promise<boolean> {
-  const ids = candidates(rules, 1, "c");
-  if (!ids) return false;
-  return (await rows<{ n: number }>(db, sql`select count(*)::int as n from (${ids}) x`))[0]!.n > 0;
+  if (rules.ordinaryBefore && (await ordinaryRunOverdue(db, rules.ordinaryBefore, rules.keepLast))) return true;
+  return rules.failedBefore ? failedRunOverdue(db, rules.failedBefore, rules.keepLast) : false;
+}
+
+/**
+ * Some job's oldest ordinary run that a batch would remove (slot before `before`, a Deferred one
+ * only once fired again) that is not one of the job's last `keepLast` runs (its slot is before the
+ * Nth newest; a job with fewer runs keeps them all). If a job's oldest such run is among its last
+ * N, so are its younger ones: one probe per job below the bound, and the job's N newest slots
+ * read only for a job that has such a run.
+ */
+async function ordinaryRunOverdue(db: Executor, before: Date, keepLast: number): Promise<boolean> {
+  const [ordinary] = removableClasses({ ordinaryBefore: before, failedBefore: null, keepLast });
+  const notLastN =
+    keepLast > 0
+      ? sql`where oldest.scheduled_for < (select k.scheduled_for from cron_job_runs k where k.cron_job_id = j.id
+          order by k.scheduled_for desc offset ${keepLast - 1} limit 1)`
+      : sql``;
+  // Raw SQL: a lateral join per job, as the batches select their runs (candidates above).
+  const found = await rows(
+    db,
+    sql`select 1 from cron_jobs j cross join lateral (
+          select r.scheduled_for from cron_job_runs r
+          where r.cron_job_id = j.id and ${ordinary}
+            and (r.status <> 'Deferred' or exists (select 1 from cron_job_runs c where c.deferred_from = r.id))
+          order by r.scheduled_for limit 1
+        ) oldest ${notLastN}
+        limit 1`,
+  );
+  return found.length > 0;
+}
+
+// FAILED_STATUSES as literals, the predicate of cron_job_runs_failed_slot_idx: a cached generic
+// plan can still prove it and use the index.
+const FAILED_LITERALS = sql.raw(FAILED_STATUSES.map((s) => `'${s}'`).join(", "));
+
+/**
+ * Some failed run with its slot before `before` that is not one of the last `keepLast` runs of its
+ * job: the failed class of removableClasses with the keep rule of the batches, read from the
+ * failed runs' own index; the job's N newest slots are read for each such run only.
+ */
+async function failedRunOverdue(db: Executor, before: Date, keepLast: number): Promise<boolean> {
+  const notLastN =
+    keepLast > 0
+      ? sql`and r.scheduled_for < (select k.scheduled_for from cron_job_runs k where k.cron_job_id = r.cron_job_id
+          order by k.scheduled_for desc offset ${keepLast - 1} limit 1)`
+      : sql``;
+  const found = await rows(
+    db,
+    sql`select 1 from cron_job_runs r
+        where r.status in (${FAILED_LITERALS}) and r.scheduled_for < ${before.toISOString()}::timestamptz ${notLastN}
+        limit 1`,
+  );
+  return found.length > 0;
 }

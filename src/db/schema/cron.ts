@@ -181,6 +181,18 @@ export const cronJobRuns = pgTable(
       .on(t.deferredUntil)
       .where(sql`${t.status} = 'Deferred'`),
     uniqueIndex("cron_job_runs_deferred_from_uq").on(t.deferredFrom),
+    // `doctor`: runs Running since too long, and the agents whose runs failed lately, each read from
+    // the few rows of its state instead of every run the status index ever held.
+    index("cron_job_runs_running_idx")
+      .on(t.startedAt)
+      .where(sql`${t.status} = 'Running'`),
+    index("cron_job_runs_failures_idx")
+      .on(t.finishedAt)
+      .where(sql`${t.status} in ('Failed', 'TimedOut', 'Unknown')`),
+    // Retention's failed runs by slot: the doctor's lag check and the oldest-row gauge of `failed_runs`.
+    index("cron_job_runs_failed_slot_idx")
+      .on(t.scheduledFor)
+      .where(sql`${t.status} in ('Failed', 'TimedOut', 'Unknown', 'Cancelled')`),
     check("cron_job_runs_status_ck", inList("status", RUN_STATUSES)),
     check("cron_job_runs_trigger_ck", inList("trigger", RUN_TRIGGERS)),
     check("cron_job_runs_reason_len_ck", sql`reason is null or char_length(reason) <= 2000`),

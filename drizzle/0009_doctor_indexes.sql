@@ -1,0 +1,3 @@
+CREATE INDEX "cron_job_runs_running_idx" ON "cron_job_runs" USING btree ("started_at") WHERE "cron_job_runs"."status" = 'Running';--> statement-breakpoint
+CREATE INDEX "cron_job_runs_failures_idx" ON "cron_job_runs" USING btree ("finished_at") WHERE "cron_job_runs"."status" in ('Failed', 'TimedOut', 'Unknown');--> statement-breakpoint
+CREATE INDEX "cron_job_runs_failed_slot_idx" ON "cron_job_runs" USING btree ("scheduled_for") WHERE "cron_job_runs"."status" in ('Failed', 'TimedOut', 'Unknown', 'Cancelled');
