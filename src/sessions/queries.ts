@@ -1,4 +1,4 @@
-import { and, asc, count, desc, eq, gt, isNull, lt, lte, max, ne, or } from "drizzle-orm";
+import { and, asc, count, desc, eq, gt, isNull, lt, lte, max, ne, or, sql } from "drizzle-orm";
 import type { Executor } from "../db/client.ts";
 import {
   sessionClears,
@@ -38,8 +38,34 @@ export async function findSessionEver(db: Executor, id: string): Promise<Session
   return row ?? null;
 }
 
-export async function listSessions(db: Executor, limit: number): Promise<SessionRow[]> {
-  return db.select().from(sessions).where(isNull(sessions.removedAt)).orderBy(desc(sessions.updatedAt)).limit(limit);
+export interface SessionCounts {
+  messageCount: number;
+  subagentCount: number;
+  peerThreadCount: number;
+}
+
+/**
+ * The most recently active sessions with their counts, in one statement: a correlated count per
+ * table and session (each an index-only range of that session), not three queries per session.
+ */
+export async function listSessions(db: Executor, limit: number): Promise<(SessionRow & SessionCounts)[]> {
+  const found = await db
+    .select({
+      session: sessions,
+      // Raw SQL: correlated subqueries in the select list, which drizzle's builder cannot nest. The
+      // outer id is qualified by hand: drizzle prints select-list columns of a one-table query bare.
+      messageCount:
+        sql<number>`(select count(*) from ${sessionMessages} m where m.session_id = ${sessions}.id)`.mapWith(Number),
+      subagentCount:
+        sql<number>`(select count(*) from ${sessionSubagents} a where a.session_id = ${sessions}.id)`.mapWith(Number),
+      peerThreadCount:
+        sql<number>`(select count(*) from ${sessionPeerThreads} p where p.session_id = ${sessions}.id)`.mapWith(Number),
+    })
+    .from(sessions)
+    .where(isNull(sessions.removedAt))
+    .orderBy(desc(sessions.updatedAt))
+    .limit(limit);
+  return found.map(({ session, ...counts }) => ({ ...session, ...counts }));
 }
 
 /**
@@ -108,10 +134,7 @@ export async function addPeerThread(db: Executor, sessionId: string, peerSession
   await db.insert(sessionPeerThreads).values({ sessionId, peerSessionId, createdAt: at }).onConflictDoNothing();
 }
 
-export async function sessionCounts(
-  db: Executor,
-  sessionId: string,
-): Promise<{ messageCount: number; subagentCount: number; peerThreadCount: number }> {
+export async function sessionCounts(db: Executor, sessionId: string): Promise<SessionCounts> {
   const [messages] = await db
     .select({ n: count() })
     .from(sessionMessages)

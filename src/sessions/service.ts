@@ -95,7 +95,12 @@ export class SessionService {
     limit = 100,
   ): Promise<(SessionView & { messageCount: number; subagentCount: number; peerThreadCount: number })[]> {
     const rows = await listSessions(this.db, limit);
-    return Promise.all(rows.map(async (s) => ({ ...sessionView(s), ...(await sessionCounts(this.db, s.id)) })));
+    return rows.map((s) => ({
+      ...sessionView(s),
+      messageCount: s.messageCount,
+      subagentCount: s.subagentCount,
+      peerThreadCount: s.peerThreadCount,
+    }));
   }
 
   async get(

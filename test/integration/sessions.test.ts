@@ -53,6 +53,43 @@ describe(`sessions and host.session (${backendName})`, () => {
     expect(await api.get("/v1/sessions/s-1")).toMatchObject({ messageCount: 2, subagentCount: 1, peerThreadCount: 1 });
   });
 
+  it("lists sessions, most recently active first, each with the counts it shows on its own", async () => {
+    // Distinct counts per session and per kind, so that a count read for the wrong session or the
+    // wrong relation shows.
+    const made = [
+      { id: "count-a", messages: 3, subagents: 0, peers: 2 },
+      { id: "count-b", messages: 0, subagents: 2, peers: 0 },
+      { id: "count-c", messages: 5, subagents: 1, peers: 1 },
+    ];
+    for (const m of made) {
+      await api.post("/v1/sessions", { id: m.id, agentId: "a1" });
+      for (let i = 0; i < m.subagents; i++)
+        await api.post(`/v1/sessions/${m.id}/subagents`, { sessionId: `${m.id}-child-${i}` });
+      for (let i = 0; i < m.peers; i++)
+        await api.post(`/v1/sessions/${m.id}/peer-threads`, { sessionId: `${m.id}-peer-${i}` });
+      if (m.messages > 0)
+        await api.post(`/v1/sessions/${m.id}/messages`, {
+          messages: Array.from({ length: m.messages }, (_, i) => ({ role: "user", text: `m${i}` })),
+        });
+    }
+    type Listed = {
+      id: string;
+      updatedAt: string;
+      messageCount: number;
+      subagentCount: number;
+      peerThreadCount: number;
+    };
+    const { sessions } = await api.get<{ sessions: Listed[] }>("/v1/sessions");
+    const updated = sessions.map((s) => s.updatedAt);
+    expect(updated).toEqual([...updated].sort().reverse());
+    for (const m of made) {
+      const listed = sessions.find((s) => s.id === m.id);
+      expect(listed).toMatchObject({ messageCount: m.messages, subagentCount: m.subagents, peerThreadCount: m.peers });
+      const { openTodos: _, ...shown } = listed as Listed & { openTodos: number };
+      expect(shown).toEqual(await api.get(`/v1/sessions/${m.id}`));
+    }
+  });
+
   it("refuses a duplicate id, an unknown session and a bad role, naming the problem", async () => {
     expect(await rejection(api.post("/v1/sessions", { id: "s-1", agentId: "a1" }))).toMatchObject({
       status: 409,
