@@ -161,6 +161,36 @@ async function oldTimelinePage(db: Executor, from: Date, to: Date, status: RunSt
     .limit(limit + 1);
 }
 
+/** The cells as the timeline counted them before: numeric epoch arithmetic per run. */
+async function oldTimelineCells(
+  db: Executor,
+  from: Date,
+  to: Date,
+  buckets: number,
+  status: RunStatus | undefined,
+  ids: string[],
+) {
+  const bucketMs = Math.max(1, Math.ceil((to.getTime() - from.getTime()) / buckets));
+  const bucket = sql<number>`floor(extract(epoch from (${cronJobRuns.scheduledFor} - ${from.toISOString()}::timestamptz)) * 1000 / ${bucketMs})::int`;
+  const found = await db
+    .select({ id: cronJobRuns.cronJobId, bucket, status: cronJobRuns.status, n: count() })
+    .from(cronJobRuns)
+    .where(
+      and(
+        sql`${cronJobRuns.scheduledFor} >= ${from.toISOString()}::timestamptz`,
+        lt(cronJobRuns.scheduledFor, to),
+        status ? eq(cronJobRuns.status, status) : undefined,
+        inArray(
+          cronJobRuns.cronJobId,
+          ids.map((id) => BigInt(id)),
+        ),
+      ),
+    )
+    .groupBy(sql`1, 2, 3`)
+    .orderBy(sql`1, 2, 3`);
+  return found.map((c) => [String(c.id), Number(c.bucket), c.status, Number(c.n)]);
+}
+
 async function database(): Promise<{ tdb: TestDatabase; database: Database }> {
   const tdb = await freshDatabase();
   const opened = await openDatabase({
@@ -252,10 +282,36 @@ describe(`the doctor's ledger reads and the timeline answer as the queries they 
   it("timeline: the page of jobs, each lane's total and cells, for every filter", async () => {
     const from = new Date(NOW - 2 * 24 * 60 * MINUTE);
     const to = new Date(NOW - 6 * 60 * MINUTE);
+    // Runs on the edges of buckets (exactly on one, a millisecond either side), for each width used.
+    const [edge] = await rows<{ id: string }>(db, sql`select min(id)::text as id from cron_jobs`);
+    for (const buckets of [12, 7, 1000]) {
+      const bucketMs = Math.ceil((to.getTime() - from.getTime()) / buckets);
+      const slots = [0, 1, 2, buckets - 1].flatMap((k) => [-1, 0, 1].map((d) => from.getTime() + k * bucketMs + d));
+      await db.execute(sql`insert into cron_job_runs (cron_job_id, scheduled_for, status, claimed_by)
+          select ${edge!.id}::bigint, at, 'Succeeded', 'edge'
+          from unnest(array[${sql.join(
+            slots.map((ms) => sql`${new Date(ms).toISOString()}::timestamptz`),
+            sql`, `,
+          )}]) at on conflict do nothing`);
+    }
     for (const status of [undefined, "Failed", "Succeeded", "Deferred"] as const)
-      for (const limit of [1, 3, 50]) {
+      for (const [limit, buckets] of [
+        [1, 12],
+        [3, 7],
+        [50, 1000],
+      ] as const) {
         const expected = await oldTimelinePage(db, from, to, status, limit);
-        const timeline = await runTimeline(db, { from, to, buckets: 12, status, limit });
+        const timeline = await runTimeline(db, { from, to, buckets, status, limit });
+        expect(timeline.lanes.flatMap((l) => l.cells.map((c) => [l.jobId, ...c]))).toEqual(
+          await oldTimelineCells(
+            db,
+            from,
+            to,
+            buckets,
+            status,
+            timeline.lanes.map((l) => l.jobId),
+          ),
+        );
         expect(timeline.lanes.map((l) => [l.jobId, l.total])).toEqual(
           expected.slice(0, limit).map((j) => [String(j.id), Number(j.n)]),
         );
@@ -263,7 +319,7 @@ describe(`the doctor's ledger reads and the timeline answer as the queries they 
         for (const lane of timeline.lanes) expect(lane.cells.reduce((n, c) => n + c[2], 0)).toBe(lane.total);
         if (expected.length > 1) {
           const afterId = BigInt(expected[0]!.id);
-          const next = await runTimeline(db, { from, to, buckets: 12, status, limit, afterId });
+          const next = await runTimeline(db, { from, to, buckets, status, limit, afterId });
           expect(next.lanes.map((l) => l.jobId)).toEqual(expected.slice(1, limit + 1).map((j) => String(j.id)));
         }
       }
