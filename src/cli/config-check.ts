@@ -1,5 +1,6 @@
 import { readFileSync } from "node:fs";
 import { loadConfig, type Config } from "../config/load.ts";
+import { looksSecret } from "../config/plugin-sections.ts";
 import { isMissiondError } from "../errors.ts";
 import { JobsFileError, parseJobsFiles } from "../jobs-files/parse.ts";
 import { describeRetention } from "../retention/config.ts";
@@ -99,7 +100,10 @@ function checkJobsFiles(config: Config): number {
   return parseJobsFiles(files).reduce((sum, file) => sum + file.jobs.length, 0);
 }
 
-/** The configuration with its secrets replaced: tokens, passwords, webhook secrets, model API keys, agents' env values. */
+/**
+ * The configuration with its secrets replaced: tokens, passwords, webhook secrets, model API keys,
+ * agents' env values, and in plugins' own sections any key naming a secret and a URL's credentials.
+ */
 export function redact(config: Config): Record<string, unknown> {
   const walk = (value: unknown, path: string[]): unknown => {
     if (value === null || typeof value !== "object") {
@@ -107,6 +111,11 @@ export function redact(config: Config): Record<string, unknown> {
       if (value !== null && isSecretKey(key)) return REDACTED;
       // An agent's command environment is where credentials for the agent's runtime go.
       if (path.length === 4 && path[0] === "agents" && path[2] === "env") return REDACTED;
+      // A plugin's own keys: any that names a secret, at any depth, and credentials inside a URL.
+      if (path[0] === "pluginConfig") {
+        if (value !== null && path.slice(2).some(looksSecret)) return REDACTED;
+        if (typeof value === "string") return redactUrlCredentials(value);
+      }
       if (key === "databaseUrl" && typeof value === "string") return redactUrl(value);
       return value;
     }
@@ -128,6 +137,28 @@ function redactUrl(value: string): string {
     return url.toString();
   } catch {
     return REDACTED;
+  }
+}
+
+/** A URL's user and password, and its query values whose names look secret (`?token=…`); other text as it is. */
+function redactUrlCredentials(value: string): string {
+  if (!/^[a-z][a-z0-9+.-]*:\/\//i.test(value)) return value;
+  try {
+    const url = new URL(value);
+    let changed = false;
+    if (url.username || url.password) {
+      url.username = "redacted";
+      url.password = "";
+      changed = true;
+    }
+    for (const name of [...url.searchParams.keys()])
+      if (looksSecret(name)) {
+        url.searchParams.set(name, "redacted");
+        changed = true;
+      }
+    return changed ? url.toString() : value;
+  } catch {
+    return value;
   }
 }
 

@@ -6,6 +6,7 @@ import { MissiondError } from "../errors.ts";
 import { fileSchema } from "./schema.ts";
 import { compileAgent, type AgentConfig } from "../executors/agent-config.ts";
 import { compileLlm, type LlmConfig } from "../llm/config.ts";
+import { compilePluginSections, type PluginSection } from "./plugin-sections.ts";
 import { resolveTokens, type ApiTokenConfig } from "./tokens.ts";
 import { compileRetention, type RetentionConfig } from "../retention/config.ts";
 
@@ -50,6 +51,11 @@ export interface Config {
     readonly breakerCooldownMs: number;
     readonly extensionErrorBudget: number;
   };
+  /**
+   * `[plugin.<name>]` tables, in the file's order: each one is that plugin's `config` (in place of
+   * its plugin.json `config`), and gateway plugins with one run in this order, before the others.
+   */
+  readonly pluginConfig: Readonly<Record<string, PluginSection>>;
   readonly shutdown: { readonly drainBudgetMs: number };
   readonly missions: { readonly concurrency: number; readonly retryLimit: number; readonly direct: boolean };
   readonly notify: { readonly maxDelaySeconds: number };
@@ -145,6 +151,8 @@ export function loadConfig(sources: ConfigSources): Config {
   const defaultPluginDirs = file.plugin_dirs ? [] : [SYSTEM_PLUGIN_DIR, join(stateDir, "plugins")];
 
   const listen = parseListen(file.listen, tokens.length > 0);
+  const plugin = compilePluginSections(file.plugin, configFile);
+  warnings.push(...plugin.warnings);
 
   const llm = checkedLlm(file, env);
 
@@ -177,6 +185,7 @@ export function loadConfig(sources: ConfigSources): Config {
       breakerCooldownMs: file.plugins.breaker_cooldown,
       extensionErrorBudget: file.plugins.extension_error_budget,
     },
+    pluginConfig: plugin.sections,
     shutdown: { drainBudgetMs: file.shutdown.drain_budget },
     missions: {
       concurrency: file.missions.concurrency,

@@ -104,6 +104,20 @@ export const fileSchema = z
         breaker_cooldown: 60_000,
         extension_error_budget: 10,
       }),
+    // [plugin.<name>]: a plugin's own configuration (its `config`), in the order the tables appear;
+    // gateway plugins run in that order. Checked against the loaded plugins at start (see load.ts).
+    plugin: z
+      .record(z.string(), z.record(z.string(), z.unknown()))
+      .superRefine((sections, ctx) => {
+        for (const name of Object.keys(sections))
+          if (!/^[a-z0-9][a-z0-9._-]{0,63}$/.test(name))
+            ctx.addIssue({
+              code: "custom",
+              path: [name],
+              message: "must be a plugin's name (lowercase letters, digits, '.', '_' or '-', at most 64)",
+            });
+      })
+      .default({}),
     shutdown: z
       .object({ drain_budget: durationMs.default(8_000) })
       .strict()

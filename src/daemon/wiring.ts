@@ -124,6 +124,7 @@ export async function startPlugins(
     onChain: (hook, durationMs) => metrics.chain(hook, durationMs),
     env: deps.env,
     llm: config.llm,
+    pluginConfig: config.pluginConfig,
   });
   peer = new PeerMessages({
     db: database.db,

@@ -71,6 +71,8 @@ export interface LoadOptions {
   host: HostCalls;
   /** The daemon's environment: a plugin sees only the names its manifest lists. */
   env: Readonly<Record<string, string | undefined>>;
+  /** `[plugin.<name>]` tables of the configuration: a JS plugin's `config` in place of plugin.json's. */
+  pluginConfig?: Readonly<Record<string, Readonly<Record<string, unknown>>>>;
 }
 
 /** Plugin folders under each directory (or the directory itself if it is a plugin folder). */
@@ -111,6 +113,12 @@ export function grantedEnv(
   return granted;
 }
 
+/** The plugin's section of the configuration when it has one, else its plugin.json `config`. */
+export const configOf = (manifest: PluginManifest, options: Pick<LoadOptions, "pluginConfig">) =>
+  options.pluginConfig && Object.hasOwn(options.pluginConfig, manifest.name)
+    ? options.pluginConfig[manifest.name]!
+    : manifest.config;
+
 function commandPlugin(manifest: PluginManifest, env: Record<string, string>): LoadedPlugin {
   return {
     manifest,
@@ -130,7 +138,7 @@ async function isolatePlugin(manifest: PluginManifest, options: LoadOptions): Pr
     entry: manifest.entry!,
     grants: manifest.grants,
     env: grantedEnv(manifest, options.env),
-    config: manifest.config,
+    config: configOf(manifest, options),
     memoryLimitMb: options.memoryLimitMb,
     log: options.log,
     now: options.now,

@@ -3,7 +3,7 @@ import type { Db } from "../db/client.ts";
 import type { Logger } from "../log.ts";
 import { PluginChain, type BreakerOptions, type ChainPlugin, type Decision } from "./chain.ts";
 import { DecisionLog } from "./decision-log.ts";
-import { grantsView, type GrantsView } from "./grants.ts";
+import { grantsView } from "./grants.ts";
 import { HOOKS, HOOK_NAMES, type HookName } from "./hooks.ts";
 import { hostCalls, type SessionReader } from "./host.ts";
 import { llmHost } from "./host-llm.ts";
@@ -23,37 +23,12 @@ import {
   type LoadOptions,
   type LoadResult,
 } from "./loader.ts";
+import { idleSections, inConfigOrder, type PluginSections } from "./config-sections.ts";
 import { announce, type DaemonMoment } from "./dialects/moments.ts";
 import { DialectRunner } from "./dialects/runner.ts";
+import { unloadedInfo, type PluginInfo } from "./plugin-info.ts";
 
-export interface PluginInfo {
-  name: string;
-  version: string | null;
-  kind: "isolate" | "command" | "python" | null;
-  /** For a plugin written for another hook system: gateway, extension, event-hook or python. */
-  dialect: string | null;
-  dir: string;
-  order: number | null;
-  /** Where it runs in the chain (1 = first): `order` ascending, then name; null when not loaded. */
-  position: number | null;
-  /** The load of the plugin set it belongs to (1 at start, +1 per reload). */
-  generation: number;
-  required: boolean;
-  shadow: boolean;
-  permissions: string[];
-  /** What the plugin may reach: the permissions, and the hosts, paths and env names they name. */
-  grants: GrantsView;
-  /** The contract hooks it handles; for another hook system's plugin, the names it registered (or HOOK.yaml's events). */
-  hooks: string[];
-  /** Handlers of another hook system's plugin skipped since it loaded (throws, timeouts, malformed results); 0 otherwise. */
-  errors: number;
-  /** active; suspended by the circuit breaker (or, for an extension, by its spent error budget); restarting after a crash or timeout; failed to load. */
-  state: "active" | "suspended" | "restarting" | "failed";
-  error: string | null;
-  restarts: number;
-  consecutiveFailures: number;
-  suspendedUntil: string | null;
-}
+export type { PluginInfo };
 
 export interface PluginsOptions {
   dirs: readonly string[];
@@ -82,6 +57,8 @@ export interface PluginsOptions {
   env?: Readonly<Record<string, string | undefined>>;
   /** The [llm] settings behind host.llm and host.decide; without them those calls are refused. */
   llm?: LlmConfig | null;
+  /** `[plugin.<name>]` tables: a JS plugin's `config`, and the gateway plugins' order. */
+  pluginConfig?: PluginSections;
 }
 
 /** What a reload (or the start) loaded: the new generation, the plugins in chain order, the failures. */
@@ -89,6 +66,8 @@ export interface LoadReport {
   generation: number;
   loaded: { name: string; version: string; order: number; position: number; hooks: string[] }[];
   failed: { name: string; dir: string; error: string }[];
+  /** `[plugin.<name>]` sections that configure nothing (also in the log). */
+  warnings: string[];
 }
 
 /** The plugins of one generation as the chain runs them. */
@@ -133,6 +112,8 @@ export class Plugins {
   /** Plugins written for the other hook systems (gateway plugins, Python, extensions), this generation's. */
   dialects: DialectRunner;
   private reloading: Promise<unknown> = Promise.resolve();
+  /** `[plugin.<name>]` sections that name no plugin of this generation (listed as `missing`). */
+  private missingSections: { name: string; error: string }[] = [];
 
   private constructor(
     options: PluginsOptions,
@@ -169,8 +150,11 @@ export class Plugins {
 
   private dialectRunner(plugins: readonly LoadedPlugin[]): DialectRunner {
     return new DialectRunner({
-      members: plugins.flatMap((p) =>
-        p.dialect ? [{ name: p.manifest.name, shadow: p.manifest.shadow, handle: p.dialect }] : [],
+      members: inConfigOrder(
+        plugins.flatMap((p) =>
+          p.dialect ? [{ name: p.manifest.name, shadow: p.manifest.shadow, handle: p.dialect }] : [],
+        ),
+        this.options.pluginConfig ?? {},
       ),
       handlerTimeoutMs: this.options.handlerTimeoutMs,
       errorBudget: this.options.extensionErrorBudget ?? 10,
@@ -251,6 +235,9 @@ export class Plugins {
         "plugin loaded",
       );
     }
+    const idle = idleSections(this.options.pluginConfig ?? {}, result.plugins, result.failed);
+    this.missingSections = idle.missing;
+    for (const warning of idle.warnings) this.log.warn({ component: "config" }, warning);
     return {
       generation: this.chain.generation,
       loaded: result.plugins.map((p, i) => ({
@@ -261,6 +248,7 @@ export class Plugins {
         hooks: HOOK_NAMES.filter((h) => p.hooks.has(h)),
       })),
       failed: result.failed.map((f) => ({ name: f.name, dir: f.dir, error: f.error })),
+      warnings: idle.warnings,
     };
   }
 
@@ -291,6 +279,8 @@ export class Plugins {
   }
 
   list(): PluginInfo[] {
+    const sections = Object.keys(this.options.pluginConfig ?? {});
+    const section = (name: string) => (sections.includes(name) ? sections.indexOf(name) + 1 : null);
     const active: PluginInfo[] = this.loaded.map((p, i) => {
       const status = p.status();
       const breaker = this.chain.breakerState(p.manifest.name);
@@ -304,6 +294,7 @@ export class Plugins {
         dir: p.manifest.dir,
         order: p.manifest.order,
         position: i + 1,
+        section: section(p.manifest.name),
         generation: this.chain.generation,
         required: p.manifest.required,
         shadow: p.manifest.shadow,
@@ -322,28 +313,12 @@ export class Plugins {
         suspendedUntil: breaker.suspendedUntil?.toISOString() ?? null,
       };
     });
-    const broken: PluginInfo[] = this.failed.map((f) => ({
-      name: f.name,
-      version: null,
-      kind: null,
-      dialect: null,
-      dir: f.dir,
-      order: null,
-      position: null,
-      generation: this.chain.generation,
-      required: f.required,
-      shadow: false,
-      permissions: [],
-      grants: { permissions: [], fetch: [], fs: [], env: [] },
-      hooks: [],
-      errors: 0,
-      state: "failed",
-      error: f.error,
-      restarts: 0,
-      consecutiveFailures: 0,
-      suspendedUntil: null,
-    }));
-    return [...active, ...broken];
+    const generation = this.chain.generation;
+    const broken = this.failed.map((f) => unloadedInfo(f, "failed", generation, section(f.name)));
+    const missing = this.missingSections.map((m) =>
+      unloadedInfo({ ...m, dir: "", required: false }, "missing", generation, section(m.name)),
+    );
+    return [...active, ...broken, ...missing];
   }
 
   /** Writes buffered decisions now (tests and the decisions endpoint read after this). */
@@ -385,6 +360,7 @@ function loadOptions(options: PluginsOptions, log: Logger, host: HostCalls): Loa
     now: options.now,
     host,
     env: options.env ?? {},
+    pluginConfig: options.pluginConfig,
   };
 }
 

@@ -140,6 +140,20 @@ describe("missiond config check", () => {
     expect(stdout).toContain("environment: no overrides");
   });
 
+  it("shows each [plugin.<name>] section, with the values of secret-looking keys and URL credentials hidden", () => {
+    const { code, stdout } = check({
+      file: `[plugin.content-filter]\nblockedPatterns = ["DROP TABLE"]\n[plugin.session-webhook]\nurl = "https://bot:pw-0123@hooks.test/in?token=tk-0123&room=ops"\napiKey = "key-0123"\n[plugin.session-webhook.auth]\nuser = "ops"\n`,
+    });
+    expect(code).toBe(EXIT.OK);
+    expect(stdout).toMatch(/^ {2}pluginConfig\.content-filter\.blockedPatterns\s+\["DROP TABLE"\]$/m);
+    expect(stdout).toMatch(/^ {2}pluginConfig\.session-webhook\.apiKey\s+\[redacted\]$/m);
+    expect(stdout).toMatch(/^ {2}pluginConfig\.session-webhook\.auth\.user\s+\[redacted\]$/m);
+    expect(stdout).toMatch(
+      /^ {2}pluginConfig\.session-webhook\.url\s+https:\/\/redacted@hooks\.test\/in\?token=redacted&room=ops$/m,
+    );
+    for (const secret of ["pw-0123", "tk-0123", "key-0123"]) expect(stdout).not.toContain(secret);
+  });
+
   it("rejects an invalid file with exit 1 and an error naming each key", () => {
     const { code, stdout, stderr } = check({ file: `log_level = "loud"\n[scheduler]\nhorizon = "10ms"\n` });
     expect(code).toBe(EXIT.ERROR);

@@ -1,4 +1,4 @@
-import { writeFileSync } from "node:fs";
+import { chmodSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config/load.ts";
@@ -135,6 +135,38 @@ describe("configuration", () => {
     expect(tokens(entry("a", 'token = "inline-token-0123456789"')).warnings).toEqual([
       'api.tokens[0].token: token "a" is written in the configuration file; prefer token_env or token_file',
     ]);
+  });
+
+  it("reads [plugin.<name>] tables in the file's order, dates as JSON strings; a bad name is named", () => {
+    const path = withFile(
+      `[plugin.zeta]\nurl = "https://example.test"\n[plugin.content-filter]\nblockedPatterns = ["rm -rf"]\n` +
+        `[plugin.content-filter.limits]\nmax = 3\n[plugin.alpha]\nsince = 2026-01-02T03:04:05Z\n`,
+    );
+    const config = loadConfig({ ...base, configPath: path, env: {} });
+    expect(Object.keys(config.pluginConfig)).toEqual(["zeta", "content-filter", "alpha"]);
+    expect(config.pluginConfig).toEqual({
+      zeta: { url: "https://example.test" },
+      "content-filter": { blockedPatterns: ["rm -rf"], limits: { max: 3 } },
+      alpha: { since: "2026-01-02T03:04:05.000Z" },
+    });
+    expect(Object.isFrozen(config.pluginConfig["content-filter"]!.blockedPatterns)).toBe(true);
+    expect(loadConfig({ ...base, env: {} }).pluginConfig).toEqual({});
+    expect(() => loadConfig({ ...base, configPath: withFile(`[plugin.Bad_Name]\nx = 1\n`), env: {} })).toThrow(
+      /plugin\.Bad_Name: must be a plugin's name/,
+    );
+    expect(() => loadConfig({ ...base, configPath: withFile(`plugin = { x = 1 }\n`), env: {} })).toThrow(/plugin\.x/);
+  });
+
+  it("warns of a plugin section holding a secret in a file every user can read, and of a name of digits", () => {
+    const path = withFile(`[plugin.notify]\napi_key = "k-0123456789"\n[plugin.42]\nx = 1\n`);
+    chmodSync(path, 0o644);
+    const open = loadConfig({ ...base, configPath: path, env: {} }).warnings;
+    expect(open).toContainEqual(
+      expect.stringMatching(/^plugin\.notify\.api_key: looks like a secret, and .* is readable by every user/),
+    );
+    expect(open).toContainEqual(expect.stringMatching(/^plugin\.42: a name made only of digits/));
+    chmodSync(path, 0o600);
+    expect(loadConfig({ ...base, configPath: path, env: {} }).warnings.some((w) => w.includes("api_key"))).toBe(false);
   });
 
   it("says so when an explicit config file does not exist or is not TOML", () => {

@@ -109,7 +109,7 @@ export interface Plugin {
   shadow: boolean;
   permissions: string[];
   hooks: string[];
-  state: "active" | "suspended" | "restarting" | "failed";
+  state: "active" | "suspended" | "restarting" | "failed" | "missing";
   error: string | null;
   restarts: number;
   consecutiveFailures: number;

@@ -33,7 +33,9 @@ function list(plugins: Command, ctx: CliContext): void {
             p.order,
             p.state,
             p.hooks.join(",") || "-",
-            [p.required && "required", p.shadow && "shadow"].filter(Boolean).join(",") || "-",
+            [p.required && "required", p.shadow && "shadow", p.section && `section:${p.section}`]
+              .filter(Boolean)
+              .join(",") || "-",
             grantSummary(p.grants),
             shorten(p.error, 80),
           ]),
@@ -64,6 +66,8 @@ export function describeReload(report: ReloadReport): string {
       ),
     );
   for (const f of report.failed) lines.push(`failed: ${f.error}`);
+  // Absent from a daemon older than [plugin.<name>] sections.
+  for (const w of report.warnings ?? []) lines.push(`warning: ${w}`);
   for (const h of report.hookErrors) lines.push(`reload hook ${h.hook} failed: ${h.error}`);
   return lines.join("\n");
 }

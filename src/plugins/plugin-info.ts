@@ -1,0 +1,71 @@
+import type { GrantsView } from "./grants.ts";
+
+/** One plugin as GET /v1/plugins, `plugins ls`, the dashboard and the doctor see it. */
+export interface PluginInfo {
+  name: string;
+  version: string | null;
+  kind: "isolate" | "command" | "python" | null;
+  /** For a plugin written for another hook system: gateway, extension, event-hook or python. */
+  dialect: string | null;
+  dir: string;
+  order: number | null;
+  /** Where it runs in the chain (1 = first): `order` ascending, then name; null when not loaded. */
+  position: number | null;
+  /**
+   * The place (1 = first) of its `[plugin.<name>]` section in the configuration, null without one:
+   * gateway plugins with a section run in this order, before the others (which run by `position`).
+   */
+  section: number | null;
+  /** The load of the plugin set it belongs to (1 at start, +1 per reload). */
+  generation: number;
+  required: boolean;
+  shadow: boolean;
+  permissions: string[];
+  /** What the plugin may reach: the permissions, and the hosts, paths and env names they name. */
+  grants: GrantsView;
+  /** The contract hooks it handles; for another hook system's plugin, the names it registered (or HOOK.yaml's events). */
+  hooks: string[];
+  /** Handlers of another hook system's plugin skipped since it loaded (throws, timeouts, malformed results); 0 otherwise. */
+  errors: number;
+  /**
+   * active; suspended by the circuit breaker (or, for an extension, by its spent error budget);
+   * restarting after a crash or timeout; failed to load; missing: the configuration has a
+   * `[plugin.<name>]` section for it, but no plugin folder by that name loaded.
+   */
+  state: "active" | "suspended" | "restarting" | "failed" | "missing";
+  error: string | null;
+  restarts: number;
+  consecutiveFailures: number;
+  suspendedUntil: string | null;
+}
+
+/** A plugin that is not running: one that failed to load, or one the configuration names but that is not there. */
+export function unloadedInfo(
+  plugin: { name: string; dir: string; error: string; required: boolean },
+  state: "failed" | "missing",
+  generation: number,
+  section: number | null,
+): PluginInfo {
+  return {
+    name: plugin.name,
+    version: null,
+    kind: null,
+    dialect: null,
+    dir: plugin.dir,
+    order: null,
+    position: null,
+    section,
+    generation,
+    required: plugin.required,
+    shadow: false,
+    permissions: [],
+    grants: { permissions: [], fetch: [], fs: [], env: [] },
+    hooks: [],
+    errors: 0,
+    state,
+    error: plugin.error,
+    restarts: 0,
+    consecutiveFailures: 0,
+    suspendedUntil: null,
+  };
+}
