@@ -130,6 +130,12 @@ describe(`session clears (${backendName})`, () => {
     const { clear } = await daemon.services.clears.request("s1", {});
     expect(clear.deletedMessageCount).toBe(3);
     expect((await daemon.services.sessions.messages("s1")).map((m) => m.text)).toEqual(["arrived mid-clear"]);
+    // Until its sessionClearCompleted has run, the first clear is still under way and a second
+    // request would join it.
+    await waitFor(
+      async () => (await daemon.services.clears.get(clear.id)).status === "Completed",
+      "the first clear to complete",
+    );
     const second = await api.post<ClearView>("/v1/sessions/s1/clear", {});
     expect(second.deletedMessageCount).toBe(1);
     expect((await clearedEvents(daemon)).map((e) => e.data)).toEqual([
