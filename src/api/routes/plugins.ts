@@ -2,6 +2,7 @@ import { z } from "zod";
 import { MissiondError } from "../../errors.ts";
 import { RUNTIME_HOOK_CONTEXTS, isRuntimeHook } from "../../plugins/contexts.ts";
 import { HOOKS, HOOK_NAMES, closestHook, isHookName } from "../../plugins/hooks.ts";
+import { appendSections, type PromptContext } from "../../plugins/dialects/sections.ts";
 import { serveDialectHook, serveIntercept, serveObserve } from "../../plugins/dialects/serve.ts";
 import { decisionsQuery } from "../../plugins/input.ts";
 import { installBody } from "../../plugins/install.ts";
@@ -97,7 +98,7 @@ export const pluginRoutes = [
     scope: "agent",
     tag: "plugins",
     summary: "Run the chain of a hook the daemon does not fire itself",
-    description: `Plugins written for the other hook systems are served here too: the gateway hooks (prePrompt, postResponse, preToolExec, postToolExec, modelSwitched) answer in their own shapes, a snake_case name (pre_tool_call, pre_llm_call, …) runs the Python plugins' callbacks with the body as keyword arguments, and an event name (agent:step, command:reset) the event hooks listening to it. For the contract's hooks, the body is the hook's context, exactly as the contract gives it: ${Object.keys(
+    description: `Plugins written for the other hook systems are served here too: the gateway hooks (prePrompt, postResponse, preToolExec, postToolExec, modelSwitched) answer in their own shapes, a snake_case name (pre_tool_call, pre_llm_call, …) runs the Python plugins' callbacks with the body as keyword arguments, and an event name (agent:step, command:reset) the event hooks listening to it; systemPrompt's answer has the Python plugins' system prompt sections appended after the contract's chain. For the contract's hooks, the body is the hook's context, exactly as the contract gives it: ${Object.keys(
       RUNTIME_HOOK_CONTEXTS,
     )
       .map((h) => `\`${h}\` takes \`${hookSchemaName(h)}\``)
@@ -132,8 +133,15 @@ export const pluginRoutes = [
       if (result.kind === "cancelled") return { cancelled: true, reason: result.reason, plugin: result.plugin };
       // Only cronJobFiring accepts a defer, and it is not a runtime hook: interpret() rejects it.
       if (result.kind === "deferred") throw new MissiondError("INTERNAL", `${hook} cannot be deferred`);
-      const final = result.context as Record<string, unknown>;
-      return { cancelled: false, value: valueOf(hook, final), changedBy: result.changedBy, context: final };
+      let final = result.context as Record<string, unknown>;
+      let changedBy = [...result.changedBy];
+      // The Python plugins' system prompt sections go after what the contract's chain answered.
+      if (hook === "systemPrompt") {
+        const added = await appendSections(services.plugins.dialects, final as unknown as PromptContext);
+        final = { ...final, systemPrompt: added.systemPrompt };
+        changedBy = [...changedBy, ...added.changedBy.filter((name) => !changedBy.includes(name))];
+      }
+      return { cancelled: false, value: valueOf(hook, final), changedBy, context: final };
     },
   }),
   route({

@@ -31,6 +31,9 @@ export interface DialectOutcome {
   readonly changedBy: readonly string[];
 }
 
+/** A Python plugin's system prompt section: not a hook, run only by sections.ts. */
+const isSection = (r: object): boolean => (r as { kind?: string }).kind === "section";
+
 const subjectOf = (data: Record<string, unknown>): string | null => {
   for (const key of ["sessionKey", "sessionId", "session_id", "task_id", "session_key"]) {
     if (typeof data[key] === "string" && data[key] !== "") return data[key];
@@ -124,7 +127,7 @@ export class DialectRunner {
   async pythonRegistered(hook: string): Promise<boolean> {
     for (const member of this.members("python")) {
       const registrations = await member.handle.registrations(this.options.handlerTimeoutMs);
-      if (registrations.some((r) => r.event === hook)) return true;
+      if (registrations.some((r) => r.event === hook && !isSection(r))) return true;
     }
     return false;
   }
@@ -172,7 +175,7 @@ export class DialectRunner {
     const changedBy: string[] = [];
     for (const member of members) {
       const registrations = (await member.handle.registrations(this.options.handlerTimeoutMs)).filter(
-        (r) => r.event === hook && (r as Partial<Registration>).kind !== "on",
+        (r) => r.event === hook && (r as Partial<Registration>).kind !== "on" && !isSection(r),
       );
       for (const reg of registrations) {
         const verdict = await run(member, reg, value);

@@ -4,7 +4,8 @@ Usage: host.py <plugin dir> <event-hook|plugin> <file> <memory limit MB>
 
 Requests on stdin: {"id": 1, "key": "pre_tool_call#0", "args": [...], "kwargs": {...}}.
 Answers on the protocol stream: {"id": 1, "ok": <value>} or {"id": 1, "error": "<message>"}.
-The first line is {"ready": true, "registrations": [{"key", "event"}]} or {"ready": false, "error"}.
+The first line is {"ready": true, "registrations": [{"key", "event", "kind"?, "section"?}]} or
+{"ready": false, "error"}; a system prompt section is listed with kind "section".
 The plugin's own output (print, logging) goes to stderr, which the daemon logs under its name.
 """
 
@@ -15,8 +16,15 @@ import inspect
 import json
 import logging
 import os
+import re
 import sys
 import traceback
+import types
+
+# System prompt sections, bounded as on the page's platform: an id, one position, at most 4000 characters.
+_SECTION_ID = re.compile(r"^[a-z0-9][a-z0-9._-]{0,127}$")
+_SECTION_POSITIONS = ("after_memory",)
+_SECTION_MAX_CHARS = 4000
 
 
 def _limit_memory(megabytes):
@@ -83,7 +91,7 @@ def _load_plugin(path, name, package_dir):
 
 
 class Context:
-    """What register(ctx) receives: hooks are kept in registration order."""
+    """What register(ctx) receives: hooks and sections are kept in registration order."""
 
     def __init__(self, registrations):
         self._registrations = registrations
@@ -91,11 +99,34 @@ class Context:
     def register_hook(self, name, callback):
         if not callable(callback):
             raise TypeError(f"register_hook({name!r}) needs a callable")
-        self._registrations.append((f"{name}#{len(self._registrations)}", str(name), callback))
+        self._registrations.append((f"{name}#{len(self._registrations)}", str(name), callback, {}))
 
-    def register_system_prompt_section(self, *args, **kwargs):
-        # Not a hook point here: the section is accepted so such plugins still load.
-        logging.getLogger("missiond").warning("register_system_prompt_section is not supported; ignored")
+    def register_system_prompt_section(self, id, content, *, position="after_memory", max_chars=_SECTION_MAX_CHARS):
+        """A section added to the system prompt: a string, or a callable given the session's info.
+
+        The daemon calls it (with a read-only session_info) each time a runtime asks for a system
+        prompt (POST /v1/hooks/systemPrompt) and appends what it returns.
+        """
+        if not isinstance(id, str) or not _SECTION_ID.match(id):
+            raise ValueError(
+                "system prompt section id must be 1-128 lowercase characters using letters, numbers, '.', '_', or '-'"
+            )
+        if not isinstance(content, str) and not callable(content):
+            raise TypeError("system prompt section content must be a string or callable")
+        if position not in _SECTION_POSITIONS:
+            raise ValueError("system prompt section position must be one of: " + ", ".join(_SECTION_POSITIONS))
+        if isinstance(max_chars, bool) or not isinstance(max_chars, int) or not 0 < max_chars <= _SECTION_MAX_CHARS:
+            raise ValueError(f"system prompt section max_chars must be between 1 and {_SECTION_MAX_CHARS}")
+        key = f"system_prompt_section:{id}"
+        if any(existing == key for existing, *_ in self._registrations):
+            raise ValueError(f"system prompt section {id!r} is already registered")
+
+        def render(session_info):
+            info = types.MappingProxyType(dict(session_info or {}))
+            return content(info) if callable(content) else content
+
+        section = {"id": id, "position": position, "max_chars": max_chars}
+        self._registrations.append((key, "system_prompt_section", render, {"kind": "section", "section": section}))
 
 
 def _jsonable(value):
@@ -122,7 +153,7 @@ def main():
             module = _load(path, "hook_handler")
             if not callable(getattr(module, "handle", None)):
                 raise RuntimeError(f"{file_name} defines no handle(event_type, context)")
-            registrations.append(("handle", "*", module.handle))
+            registrations.append(("handle", "*", module.handle, {}))
         else:
             package = plugin_dir if file_name == "__init__.py" else None
             name = os.path.basename(plugin_dir).replace("-", "_") or "plugin"
@@ -136,8 +167,8 @@ def main():
         detail = "".join(traceback.format_exception_only(type(err), err)).strip()
         protocol.write(json.dumps({"ready": False, "error": detail}) + "\n")
         return 1
-    handlers = {key: callback for key, _, callback in registrations}
-    listed = [{"key": key, "event": event} for key, event, _ in registrations]
+    handlers = {key: callback for key, _, callback, _ in registrations}
+    listed = [{"key": key, "event": event, **extra} for key, event, _, extra in registrations]
     protocol.write(json.dumps({"ready": True, "registrations": listed}) + "\n")
     loop = asyncio.new_event_loop()
     for raw in sys.stdin:

@@ -34,6 +34,9 @@ export interface PythonOptions {
 export interface PythonRegistration {
   readonly key: string;
   readonly event: string;
+  /** "section" for ctx.register_system_prompt_section (event "system_prompt_section"), absent for a hook. */
+  readonly kind?: "section";
+  readonly section?: { readonly id: string; readonly position: string; readonly max_chars: number };
 }
 
 interface Running {
