@@ -67,4 +67,70 @@ describe(`Python plugins' answers, returned to the runtime (${backendName})`, ()
       error: expect.stringContaining("ValueError: system prompt section id must be 1-128 lowercase characters"),
     });
   });
+
+  it("pre_gateway_dispatch: every callback runs, the first skip, rewrite or allow is answered, with its plugin", async () => {
+    const daemon = await t.start({ pluginDirs: ["dispatch-allow", "gateway-dispatch"].map(fixture) });
+    const api = apiClient({ socketPath: daemon.config.socketPath });
+    const dispatch = (text: string, source: Record<string, string>) =>
+      api.post("/v1/hooks/pre_gateway_dispatch", { event: { text, source: { platform: "telegram", ...source } } });
+    const dm = { chat_type: "dm", chat_id: "dm-7", user_id: "u-stranger" };
+    const group = { chat_type: "group", chat_id: "g-1", user_id: "u-stranger" };
+
+    // Both of gateway-dispatch's callbacks skip an unapproved DM; the first one's reason is the answer.
+    expect(await dispatch("hi there", dm)).toEqual({
+      action: "skip",
+      reason: "unauthorized-dm",
+      plugin: "gateway-dispatch",
+    });
+    expect(await dispatch("ambient chatter", group)).toEqual({
+      action: "skip",
+      reason: "ambient-buffered",
+      plugin: "gateway-dispatch",
+    });
+    // The mention collapses the group's buffer into one rewritten message.
+    expect(await dispatch("@bot what did I miss?", group)).toEqual({
+      action: "rewrite",
+      text: "ambient chatter\n@bot what did I miss?",
+      plugin: "gateway-dispatch",
+    });
+    // dispatch-allow comes first in plugin order: its allow wins over the skips after it.
+    expect(await dispatch("let me in", dm)).toEqual({ action: "allow", plugin: "dispatch-allow" });
+
+    const outcomes = (await decisionsOf(api, "gateway-dispatch")).map((d) => [d.outcome, d.fields, d.reason]).reverse();
+    expect(outcomes).toEqual([
+      ["cancelled", null, "unauthorized-dm"],
+      ["cancelled", null, "ambient-buffered"],
+      ["passed", null, null],
+      ["cancelled", null, "ambient-buffered"],
+      ["passed", null, null],
+      ["changed", ["text"], null],
+      ["cancelled", null, "unauthorized-dm"],
+      ["cancelled", null, "ambient-buffered"],
+    ]);
+    expect((await decisionsOf(api, "dispatch-allow")).map((d) => [d.hook, d.outcome])).toContainEqual([
+      "pre_gateway_dispatch",
+      "passed",
+    ]);
+  });
+
+  it("transform_api_error_classification: the first valid classification is answered; an unknown reason is skipped", async () => {
+    const daemon = await t.start({ pluginDirs: [fixture("error-classes")] });
+    const api = apiClient({ socketPath: daemon.config.socketPath });
+    const classify = (body: Record<string, unknown>) => api.post("/v1/hooks/transform_api_error_classification", body);
+    const error = { model: "acme/large-1", error_message: "no such model", approx_tokens: 1200, num_messages: 3 };
+    expect(await classify({ provider: "acme", status_code: 404, ...error })).toEqual({
+      classification: { reason: "model_not_found", retryable: false, should_fallback: true },
+      plugin: "error-classes",
+    });
+    expect(await classify({ provider: "other", status_code: 500, ...error })).toEqual({
+      classification: null,
+      plugin: null,
+    });
+    const decided = (await decisionsOf(api, "error-classes")).map((d) => [d.outcome, d.fields, d.reason]).reverse();
+    expect(decided.slice(0, 3)).toEqual([
+      ["skipped", null, 'malformed: reason "not-a-real-reason" is not a FailoverReason name'],
+      ["changed", ["classification"], null],
+      ["changed", ["classification"], null],
+    ]);
+  });
 });

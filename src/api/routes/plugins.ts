@@ -98,7 +98,7 @@ export const pluginRoutes = [
     scope: "agent",
     tag: "plugins",
     summary: "Run the chain of a hook the daemon does not fire itself",
-    description: `Plugins written for the other hook systems are served here too: the gateway hooks (prePrompt, postResponse, preToolExec, postToolExec, modelSwitched) answer in their own shapes, a snake_case name (pre_tool_call, pre_llm_call, …) runs the Python plugins' callbacks with the body as keyword arguments, and an event name (agent:step, command:reset) the event hooks listening to it; systemPrompt's answer has the Python plugins' system prompt sections appended after the contract's chain. For the contract's hooks, the body is the hook's context, exactly as the contract gives it: ${Object.keys(
+    description: `Plugins written for the other hook systems are served here too: the gateway hooks (prePrompt, postResponse, preToolExec, postToolExec, modelSwitched) answer in their own shapes, a snake_case name (pre_tool_call, pre_llm_call, …) runs the Python plugins' callbacks with the body as keyword arguments (pre_gateway_dispatch and transform_api_error_classification answer the first deciding callback's answer, with its plugin), and an event name (agent:step, command:reset) the event hooks listening to it; systemPrompt's answer has the Python plugins' system prompt sections appended after the contract's chain. For the contract's hooks, the body is the hook's context, exactly as the contract gives it: ${Object.keys(
       RUNTIME_HOOK_CONTEXTS,
     )
       .map((h) => `\`${h}\` takes \`${hookSchemaName(h)}\``)

@@ -114,3 +114,93 @@ export function pythonVerdict(hook: string, raw: RawOutcome): Verdict {
     };
   return { kind: "passed" };
 }
+
+/** What a run-all-then-pick-first hook's callback answered: its verdict, and what it decides (null: nothing). */
+export interface Reading<T> {
+  readonly verdict: Verdict;
+  readonly decides: T | null;
+}
+
+export type DispatchAnswer =
+  | { readonly action: "skip"; readonly reason: string | null }
+  | { readonly action: "rewrite"; readonly text: string }
+  | { readonly action: "allow" };
+
+/**
+ * pre_gateway_dispatch, by its page: `{"action": "skip", "reason"}` drops the message,
+ * `{"action": "rewrite", "text"}` replaces its text, `{"action": "allow"}` dispatches it as it is;
+ * None (or another action) leaves the decision to the next callback.
+ */
+export function readDispatch(value: unknown): Reading<DispatchAnswer> {
+  if (value === undefined || value === null) return { verdict: { kind: "passed" }, decides: null };
+  if (!isObject(value))
+    return { verdict: { kind: "skipped", why: "malformed: expected { action } or None" }, decides: null };
+  if (value.action === "skip") {
+    const reason = typeof value.reason === "string" ? value.reason : null;
+    return { verdict: { kind: "cancelled", reason: reason ?? "skip" }, decides: { action: "skip", reason } };
+  }
+  if (value.action === "rewrite") {
+    if (typeof value.text !== "string")
+      return { verdict: { kind: "skipped", why: "malformed: rewrite needs text (a string)" }, decides: null };
+    return {
+      verdict: { kind: "changed", patch: { text: value.text } },
+      decides: { action: "rewrite", text: value.text },
+    };
+  }
+  if (value.action === "allow") return { verdict: { kind: "passed" }, decides: { action: "allow" } };
+  return { verdict: { kind: "passed" }, decides: null };
+}
+
+/** The FailoverReason names of the page's platform: a classification naming another is skipped. */
+export const FAILOVER_REASONS: ReadonlySet<string> = new Set([
+  "auth",
+  "auth_permanent",
+  "billing",
+  "rate_limit",
+  "overloaded",
+  "server_error",
+  "timeout",
+  "context_overflow",
+  "payload_too_large",
+  "image_too_large",
+  "model_not_found",
+  "provider_policy_blocked",
+  "format_error",
+  "thinking_signature",
+  "long_context_tier",
+  "oauth_long_context_beta_forbidden",
+  "unknown",
+]);
+const RECOVERY_HINTS = ["retryable", "should_compress", "should_rotate_credential", "should_fallback"] as const;
+
+/**
+ * transform_api_error_classification, by its page: None declines; `{"reason": <FailoverReason
+ * name>}` with the optional recovery hints (`retryable`, `should_compress`,
+ * `should_rotate_credential`, `should_fallback`: booleans), `message` (text) and `error_context`
+ * (an object) claims the error. An invalid answer or an unknown reason is skipped.
+ */
+export function readClassification(value: unknown): Reading<Record<string, unknown>> {
+  const invalid = (why: string): Reading<Record<string, unknown>> => ({
+    verdict: { kind: "skipped", why: `malformed: ${why}` },
+    decides: null,
+  });
+  if (value === undefined || value === null) return { verdict: { kind: "passed" }, decides: null };
+  if (!isObject(value)) return invalid("expected { reason, … } or None");
+  if (typeof value.reason !== "string" || !FAILOVER_REASONS.has(value.reason))
+    return invalid(`reason ${JSON.stringify(value.reason ?? null)} is not a FailoverReason name`);
+  const classification: Record<string, unknown> = { reason: value.reason };
+  for (const hint of RECOVERY_HINTS) {
+    if (value[hint] === undefined) continue;
+    if (typeof value[hint] !== "boolean") return invalid(`${hint} is not a boolean`);
+    classification[hint] = value[hint];
+  }
+  if (value.message !== undefined) {
+    if (typeof value.message !== "string") return invalid("message is not text");
+    classification.message = value.message;
+  }
+  if (value.error_context !== undefined) {
+    if (!isObject(value.error_context)) return invalid("error_context is not an object");
+    classification.error_context = value.error_context;
+  }
+  return { verdict: { kind: "changed", patch: { classification } }, decides: classification };
+}

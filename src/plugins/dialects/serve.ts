@@ -1,5 +1,6 @@
 import { MissiondError } from "../../errors.ts";
 import { observe, intercept } from "./extensions.ts";
+import { errorClassification, gatewayDispatch } from "./first-answer.ts";
 import { MOMENT_NAMES } from "./moments.ts";
 import { GATEWAY_SERVED } from "./results.ts";
 import type { DialectRunner } from "./runner.ts";
@@ -28,6 +29,7 @@ const PYTHON_HOOKS = new Set([
   "subagent_start",
   "subagent_stop",
   "pre_gateway_dispatch",
+  "transform_api_error_classification",
   "gateway_platform_event",
   "pre_approval_request",
   "post_approval_response",
@@ -78,6 +80,9 @@ export async function serveDialectHook(
   }
   if (EVENT_NAME.test(hook)) return { event: hook, handledBy: await runner.eventHooks(hook, body) };
   if (!PYTHON_HOOKS.has(hook) && !(await runner.pythonRegistered(hook))) return null;
+  // Every callback runs and the first deciding answer wins (the page's run-all-then-pick-first).
+  if (hook === "pre_gateway_dispatch") return gatewayDispatch(runner, body);
+  if (hook === "transform_api_error_classification") return errorClassification(runner, body);
   const out = await runner.python(hook, body);
   if (hook === "pre_tool_call") {
     if (out.blocked) return { action: "block", message: out.blocked.reason, plugin: out.blocked.plugin };

@@ -129,6 +129,27 @@ class Context:
         self._registrations.append((key, "system_prompt_section", render, {"kind": "section", "section": section}))
 
 
+class _Fields(dict):
+    """A JSON object whose keys also read as attributes (event.source.chat_id), as the page's objects do."""
+
+    __slots__ = ()
+
+    def __getattr__(self, name):
+        try:
+            return self[name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+
+def _fields(value):
+    """Objects of a call's arguments as _Fields, all the way down; other values as they are."""
+    if isinstance(value, dict):
+        return _Fields({key: _fields(inner) for key, inner in value.items()})
+    if isinstance(value, list):
+        return [_fields(inner) for inner in value]
+    return value
+
+
 def _jsonable(value):
     try:
         json.dumps(value)
@@ -174,7 +195,9 @@ def main():
     for raw in sys.stdin:
         request = json.loads(raw)
         try:
-            result = handlers[request["key"]](*request.get("args", []), **request.get("kwargs", {}))
+            args = _fields(request.get("args", []))
+            kwargs = _fields(request.get("kwargs", {}))
+            result = handlers[request["key"]](*args, **kwargs)
             if inspect.isawaitable(result):
                 result = loop.run_until_complete(result)
             answer = {"id": request["id"], "ok": _jsonable(result)}
