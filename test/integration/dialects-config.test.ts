@@ -6,6 +6,7 @@ import type { DecisionView } from "../../src/plugins/queries.ts";
 import type { PluginInfo } from "../../src/plugins/service.ts";
 import { backendName } from "../helpers/db.ts";
 import { daemonPerTest } from "../helpers/daemon.ts";
+import { fixturePlugin } from "../helpers/plugins.ts";
 
 /**
  * Gateway plugins configured as their page says: `config` is the plugin's own section of missiond's
@@ -83,16 +84,23 @@ describe(`[plugin.<name>] sections for gateway plugins (${backendName})`, () => 
     expect(report.failed).toEqual([]);
   });
 
-  it("a section's TOML values reach the plugin as JSON, nested tables and dates included", async () => {
+  it("a section's TOML values reach the plugin as JSON, nested tables and dates included; a contract plugin's host.config too", async () => {
     const daemon = await t.start({
-      pluginDirs: [fixture("gateway-config")],
-      toml: '[plugin.gateway-config]\nfrom = "config.toml"\nsince = 2026-01-02T03:04:05Z\n[plugin.gateway-config.limits]\nmax = [1, 2]\n',
+      pluginDirs: [fixture("gateway-config"), fixturePlugin("config-echo")],
+      toml:
+        '[plugin.gateway-config]\nfrom = "config.toml"\nsince = 2026-01-02T03:04:05Z\n[plugin.gateway-config.limits]\nmax = [1, 2]\n' +
+        '[plugin.config-echo]\ntone = "terse"\n',
     });
     const api = apiClient({ socketPath: daemon.config.socketPath });
     expect(await api.post("/v1/hooks/prePrompt", { message: "m", sessionKey: "s1" })).toMatchObject({
       message: 'm {"from":"config.toml","since":"2026-01-02T03:04:05.000Z","limits":{"max":[1,2]}}',
     });
+    const prompt = { sessionId: "s1", agentId: "a", sessionKind: "direct", systemPrompt: "Base." };
+    expect(await api.post("/v1/hooks/systemPrompt", prompt)).toMatchObject({ value: 'Base. {"tone":"terse"}' });
     const { plugins } = await api.get<{ plugins: PluginInfo[] }>("/v1/plugins");
-    expect(plugins.map((p) => [p.name, p.state])).toEqual([["gateway-config", "active"]]);
+    expect(plugins.map((p) => [p.name, p.state, p.section])).toEqual([
+      ["config-echo", "active", 2],
+      ["gateway-config", "active", 1],
+    ]);
   });
 });
