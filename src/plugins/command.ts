@@ -4,10 +4,10 @@ import type { CommandHook, PluginManifest } from "./manifest.ts";
 import type { RawOutcome } from "./result.ts";
 
 // What a command may print before it is cut off (and treated as malformed).
-const MAX_STDOUT_BYTES = 1_000_000;
+export const MAX_STDOUT_BYTES = 1_000_000;
 const MAX_STDERR_CHARS = 2_000;
 // A fixed search path, not the daemon's: `#!/usr/bin/env python3` must still work.
-const PATH = "/usr/local/bin:/usr/bin:/bin";
+export const PATH = "/usr/local/bin:/usr/bin:/bin";
 
 /**
  * Runs one command hook: the context as JSON on stdin, the result as JSON on stdout, with the
@@ -20,7 +20,7 @@ const PATH = "/usr/local/bin:/usr/bin:/bin";
  * MISSIOND_HOOK, MISSIOND_PLUGIN and the variables the manifest lists under `env` (`grantedEnv`),
  * nothing else of the daemon's.
  */
-export function runCommandHook(
+export async function runCommandHook(
   manifest: PluginManifest,
   hook: HookName,
   command: CommandHook,
@@ -28,31 +28,83 @@ export function runCommandHook(
   timeoutMs: number,
   grantedEnv: Readonly<Record<string, string>>,
 ): Promise<RawOutcome> {
+  const [program] = command.argv;
+  const run = await runBounded({
+    argv: command.argv,
+    cwd: manifest.dir,
+    env: { PATH, ...grantedEnv, MISSIOND_HOOK: hook, MISSIOND_PLUGIN: manifest.name },
+    input: JSON.stringify(context),
+    timeoutMs: Math.min(timeoutMs, command.timeoutMs ?? timeoutMs),
+  });
+  switch (run.kind) {
+    case "timeout":
+      return { outcome: "timeout" };
+    case "error":
+      return { outcome: "threw", message: `cannot run ${program}: ${run.message}` };
+    case "overflow":
+      return { outcome: "malformed", message: `printed more than ${MAX_STDOUT_BYTES} bytes` };
+    case "exit":
+      break;
+  }
+  if (run.code === 2) return { outcome: "cancel", reason: run.stderr };
+  if (run.code !== 0)
+    return {
+      outcome: "threw",
+      message: `exited with ${run.signal ?? `code ${run.code}`}${run.stderr ? `: ${run.stderr}` : ""}`,
+    };
+  if (run.stdout === "") return { outcome: "value", value: passThrough(hook, context) };
+  let value: unknown;
+  try {
+    value = JSON.parse(run.stdout);
+  } catch {
+    return { outcome: "malformed", message: `stdout is not JSON: ${run.stdout.slice(0, 80)}` };
+  }
+  const block = asBlock(value);
+  return block !== null ? { outcome: "cancel", reason: block } : { outcome: "value", value };
+}
+
+/** How a bounded child process ended: its exit (trimmed stdout, stderr cut to 2,000 characters) or why not. */
+export type BoundedRun =
+  | {
+      readonly kind: "exit";
+      readonly code: number | null;
+      readonly signal: string | null;
+      readonly stdout: string;
+      readonly stderr: string;
+    }
+  | { readonly kind: "timeout" }
+  | { readonly kind: "overflow" }
+  | { readonly kind: "error"; readonly message: string };
+
+/**
+ * Runs argv (no shell) in `cwd` with exactly `env`, `input` on stdin, killed at `timeoutMs` or when
+ * it prints more than MAX_STDOUT_BYTES.
+ */
+export function runBounded(options: {
+  argv: readonly string[];
+  cwd: string;
+  env: Record<string, string>;
+  input: string;
+  timeoutMs: number;
+}): Promise<BoundedRun> {
   return new Promise((resolve) => {
-    const [program, ...args] = command.argv;
-    const child = spawn(program!, args, {
-      stdio: ["pipe", "pipe", "pipe"],
-      cwd: manifest.dir,
-      env: { PATH, ...grantedEnv, MISSIOND_HOOK: hook, MISSIOND_PLUGIN: manifest.name },
-    });
+    const [program, ...args] = options.argv;
+    const child = spawn(program!, args, { stdio: ["pipe", "pipe", "pipe"], cwd: options.cwd, env: options.env });
     const stdout: Buffer[] = [];
     let stdoutBytes = 0;
     let stderr = "";
     let overflow = false;
     let settled = false;
-    const finish = (outcome: RawOutcome) => {
+    const finish = (run: BoundedRun) => {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
-      resolve(outcome);
+      resolve(run);
     };
-    const timer = setTimeout(
-      () => {
-        child.kill("SIGKILL");
-        finish({ outcome: "timeout" });
-      },
-      Math.min(timeoutMs, command.timeoutMs ?? timeoutMs),
-    );
+    const timer = setTimeout(() => {
+      child.kill("SIGKILL");
+      finish({ kind: "timeout" });
+    }, options.timeoutMs);
 
     child.stdout.on("data", (chunk: Buffer) => {
       stdoutBytes += chunk.length;
@@ -66,30 +118,20 @@ export function runCommandHook(
     child.stderr.on("data", (chunk: Buffer) => {
       if (stderr.length < MAX_STDERR_CHARS) stderr += chunk.toString("utf8");
     });
-    child.on("error", (err) => finish({ outcome: "threw", message: `cannot run ${program}: ${err.message}` }));
+    child.on("error", (err) => finish({ kind: "error", message: err.message }));
     child.on("close", (code, signal) => {
-      if (overflow) return finish({ outcome: "malformed", message: `printed more than ${MAX_STDOUT_BYTES} bytes` });
-      const errText = stderr.trim().slice(0, MAX_STDERR_CHARS);
-      if (code === 2) return finish({ outcome: "cancel", reason: errText });
-      if (code !== 0)
-        return finish({
-          outcome: "threw",
-          message: `exited with ${signal ?? `code ${code}`}${errText ? `: ${errText}` : ""}`,
-        });
-      const text = Buffer.concat(stdout).toString("utf8").trim();
-      if (text === "") return finish({ outcome: "value", value: passThrough(hook, context) });
-      let value: unknown;
-      try {
-        value = JSON.parse(text);
-      } catch {
-        return finish({ outcome: "malformed", message: `stdout is not JSON: ${text.slice(0, 80)}` });
-      }
-      const block = asBlock(value);
-      finish(block !== null ? { outcome: "cancel", reason: block } : { outcome: "value", value });
+      if (overflow) return finish({ kind: "overflow" });
+      finish({
+        kind: "exit",
+        code,
+        signal,
+        stdout: Buffer.concat(stdout).toString("utf8").trim(),
+        stderr: stderr.trim().slice(0, MAX_STDERR_CHARS),
+      });
     });
     // A command that exits without reading stdin must not crash us with EPIPE.
     child.stdin.on("error", () => {});
-    child.stdin.end(JSON.stringify(context));
+    child.stdin.end(options.input);
   });
 }
 

@@ -5,6 +5,7 @@ import { runCommandHook } from "./command.ts";
 import { describeUnknownHook, isHookName, type HookName, type InvocationMeta } from "./hooks.ts";
 import { PluginIsolate, type HostCalls, type Registration } from "./isolate.ts";
 import { PythonPlugin } from "./python/process.ts";
+import { shellHandle } from "./dialects/shell-hooks.ts";
 import { isPluginFolder, PluginLoadError, readManifest, type PluginManifest } from "./manifest.ts";
 import type { RawOutcome } from "./result.ts";
 
@@ -17,7 +18,7 @@ export interface DialectPayload {
 
 /** A plugin written for another hook system: its handlers, each called by key. */
 export interface DialectHandle {
-  readonly kind: "gateway" | "extension" | "event-hook" | "python";
+  readonly kind: "gateway" | "extension" | "event-hook" | "python" | "shell-hook";
   /** The events an event hook (HOOK.yaml) listens to. */
   readonly events: readonly string[];
   /** The handlers registered now (an extension may dispose some). */
@@ -25,6 +26,8 @@ export interface DialectHandle {
   /** The registrations last seen, without asking the plugin (the plugin list). */
   registered(): readonly Pick<Registration, "event">[];
   call(key: string, payload: DialectPayload, timeoutMs: number, meta: InvocationMeta): Promise<RawOutcome>;
+  /** Whether the registration runs for these fields (a shell hook's matcher); absent: always. */
+  applies?(key: string, fields: Record<string, unknown>): boolean;
 }
 
 /** What another hook system's plugin registered: its hook names in order, or an event hook's HOOK.yaml events. */
@@ -119,7 +122,22 @@ export const configOf = (manifest: PluginManifest, options: Pick<LoadOptions, "p
     ? options.pluginConfig[manifest.name]!
     : manifest.config;
 
-function commandPlugin(manifest: PluginManifest, env: Record<string, string>): LoadedPlugin {
+function commandPlugin(manifest: PluginManifest, options: LoadOptions): LoadedPlugin {
+  const env = grantedEnv(manifest, options.env);
+  if (manifest.shell) {
+    // Shell hooks (config.yaml): their scripts' files under ~ follow the daemon's HOME, as Python plugins' do.
+    const own = { ...env };
+    for (const name of ["HOME", "LANG"]) if (options.env[name] && !own[name]) own[name] = options.env[name]!;
+    return {
+      manifest,
+      kind: "command",
+      hooks: new Set(),
+      dialect: shellHandle(manifest.name, manifest.dir, manifest.shell, own),
+      invoke: async () => ({ outcome: "crashed", message: "shell hooks have no contract hooks" }),
+      status: () => ({ state: "ready", error: null, restarts: 0 }),
+      stop: async () => {},
+    };
+  }
   return {
     manifest,
     kind: "command",
@@ -244,7 +262,7 @@ export async function loadPlugins(options: LoadOptions): Promise<LoadResult> {
         ? pythonPlugin(m, options)
         : m.entry
           ? isolatePlugin(m, options)
-          : Promise.resolve(commandPlugin(m, grantedEnv(m, options.env))),
+          : Promise.resolve(commandPlugin(m, options)),
     ),
   );
   const plugins: LoadedPlugin[] = [];

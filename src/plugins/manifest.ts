@@ -3,6 +3,7 @@ import { basename, join, resolve } from "node:path";
 import { z } from "zod";
 import { parseDuration } from "../duration.ts";
 import { isPythonFolder, readPythonFolder, type PythonFolder } from "./dialects/python-folder.ts";
+import { readShellConfig, SHELL_CONFIG, type ShellConfig } from "./dialects/shell-config.ts";
 import { compileGrants, permissionsSchema, type Grants } from "./grants.ts";
 import { describeUnknownHook, isHookName, type HookName } from "./hooks.ts";
 
@@ -66,6 +67,8 @@ export interface PluginManifest {
   readonly commands: ReadonlyMap<HookName, CommandHook>;
   /** A Python plugin (HOOK.yaml + handler.py, or register(ctx) in __init__.py or plugin.py). */
   readonly python?: PythonFolder | null;
+  /** Shell hooks: a config.yaml with a `hooks:` block, in a folder with no entry, commands or Python. */
+  readonly shell?: ShellConfig | null;
 }
 
 /** Thrown for a plugin folder that cannot load; always names the plugin. */
@@ -82,7 +85,8 @@ export class PluginLoadError extends Error {
 export const isPluginFolder = (dir: string): boolean =>
   existsSync(join(dir, MANIFEST_FILE)) ||
   ENTRY_FILES.some((file) => existsSync(join(dir, file))) ||
-  isPythonFolder(dir);
+  isPythonFolder(dir) ||
+  existsSync(join(dir, SHELL_CONFIG));
 
 /**
  * Reads a plugin folder. A folder holding only an entry file is a plugin named after the folder,
@@ -142,7 +146,15 @@ export function readManifest(dir: string): PluginManifest {
   if (commands.size > 0 && entryName) {
     throw new PluginLoadError(name, dir, "has both an entry file and commands; a plugin is one or the other");
   }
-  if (!python && commands.size === 0 && (!entryName || !existsSync(join(dir, entryName)))) {
+  let shell: ShellConfig | null = null;
+  if (!python && commands.size === 0 && !entryName && existsSync(join(dir, SHELL_CONFIG))) {
+    try {
+      shell = readShellConfig(dir);
+    } catch (err) {
+      throw new PluginLoadError(name, dir, (err as Error).message);
+    }
+  }
+  if (!python && !shell && commands.size === 0 && (!entryName || !existsSync(join(dir, entryName)))) {
     throw new PluginLoadError(
       name,
       dir,
@@ -162,5 +174,6 @@ export function readManifest(dir: string): PluginManifest {
     entry: entryName ? join(dir, entryName) : null,
     commands,
     python,
+    shell,
   };
 }

@@ -15,7 +15,7 @@ async function firstAnswer<T>(
 ): Promise<{ answer: T; plugin: string } | null> {
   let first: { answer: T; plugin: string } | null = null;
   const payload: DialectPayload = { kwargs };
-  for (const member of runner.members("python")) {
+  for (const member of runner.members("python", "shell-hook")) {
     const registrations = await member.handle.registrations(runner.options.handlerTimeoutMs);
     for (const reg of registrations) {
       if (reg.event !== hook || (reg as { kind?: string }).kind === "section") continue;

@@ -1,5 +1,36 @@
 import type { RawOutcome } from "../result.ts";
 
+/**
+ * The Python plugin hooks the event-hook page names (its VALID_HOOKS). These, and names a loaded
+ * Python plugin registered, are served; any other name (a typo, `constructor`) is a 404 rather than
+ * a chain nobody hooks. A shell hook's event (config.yaml's `hooks:`) must be one of them.
+ */
+export const PYTHON_HOOKS: ReadonlySet<string> = new Set([
+  "pre_tool_call",
+  "post_tool_call",
+  "pre_llm_call",
+  "post_llm_call",
+  "on_session_start",
+  "on_session_end",
+  "on_stream_delta",
+  "pre_verify",
+  "subagent_start",
+  "subagent_stop",
+  "pre_gateway_dispatch",
+  "transform_api_error_classification",
+  "gateway_platform_event",
+  "pre_approval_request",
+  "post_approval_response",
+  "on_room_member_activity",
+  "pre_transcription",
+  "transform_tool_result",
+  "transform_terminal_output",
+  "transform_llm_output",
+  "kanban_task_claimed",
+  "kanban_task_completed",
+  "kanban_task_blocked",
+]);
+
 /** What one handler of another hook system did, in the decision log's terms. */
 export type Verdict =
   | { readonly kind: "passed" }

@@ -58,8 +58,8 @@ export class DialectRunner {
     this.options = options;
   }
 
-  members(kind: DialectHandle["kind"]): readonly DialectMember[] {
-    return this.options.members.filter((m) => m.handle.kind === kind && !this.suspended.has(m.name));
+  members(...kinds: DialectHandle["kind"][]): readonly DialectMember[] {
+    return this.options.members.filter((m) => kinds.includes(m.handle.kind) && !this.suspended.has(m.name));
   }
 
   isSuspended(name: string): boolean {
@@ -125,24 +125,33 @@ export class DialectRunner {
 
   /** Whether a loaded Python plugin registered a callback for `hook` (its own hook names included). */
   async pythonRegistered(hook: string): Promise<boolean> {
-    for (const member of this.members("python")) {
+    for (const member of this.members("python", "shell-hook")) {
       const registrations = await member.handle.registrations(this.options.handlerTimeoutMs);
       if (registrations.some((r) => r.event === hook && !isSection(r))) return true;
     }
     return false;
   }
 
-  /** Python plugins' callbacks registered for `hook`, called with the fields as keyword arguments. */
+  /**
+   * Python plugins' callbacks registered for `hook`, called with the fields as keyword arguments,
+   * and shell hooks (config.yaml) for it, in the same chain order.
+   */
   async python(hook: string, kwargs: Record<string, unknown>): Promise<DialectOutcome> {
     const contexts: string[] = [];
-    const outcome = await this.sequence(this.members("python"), hook, kwargs, async (member, reg, current) => {
-      const verdict = await this.call(member, hook, reg.key, { kwargs: current }, current, (raw) =>
-        pythonVerdict(hook, raw),
-      );
-      // pre_llm_call: every plugin's context is kept, in order, not replaced.
-      if (verdict.kind === "changed" && typeof verdict.patch.context === "string") contexts.push(verdict.patch.context);
-      return verdict;
-    });
+    const outcome = await this.sequence(
+      this.members("python", "shell-hook"),
+      hook,
+      kwargs,
+      async (member, reg, current) => {
+        const verdict = await this.call(member, hook, reg.key, { kwargs: current }, current, (raw) =>
+          pythonVerdict(hook, raw),
+        );
+        // pre_llm_call: every plugin's context is kept, in order, not replaced.
+        if (verdict.kind === "changed" && typeof verdict.patch.context === "string")
+          contexts.push(verdict.patch.context);
+        return verdict;
+      },
+    );
     if (hook !== "pre_llm_call") return outcome;
     return { ...outcome, value: { ...outcome.value, context: contexts.length > 0 ? contexts.join("\n\n") : null } };
   }
@@ -177,7 +186,9 @@ export class DialectRunner {
       const registrations = (await member.handle.registrations(this.options.handlerTimeoutMs)).filter(
         (r) => r.event === hook && (r as Partial<Registration>).kind !== "on" && !isSection(r),
       );
+      const applies = member.handle.applies?.bind(member.handle);
       for (const reg of registrations) {
+        if (applies && !applies(reg.key, value)) continue;
         const verdict = await run(member, reg, value);
         if (member.shadow) continue;
         if (verdict.kind === "cancelled")

@@ -2,7 +2,7 @@ import { MissiondError } from "../../errors.ts";
 import { observe, intercept } from "./extensions.ts";
 import { errorClassification, gatewayDispatch } from "./first-answer.ts";
 import { MOMENT_NAMES } from "./moments.ts";
-import { GATEWAY_SERVED } from "./results.ts";
+import { GATEWAY_SERVED, PYTHON_HOOKS } from "./results.ts";
 import type { DialectRunner } from "./runner.ts";
 
 /** Every name the daemon fires itself, in any hook system: a runtime may not fire them. */
@@ -12,36 +12,6 @@ const DAEMON_FIRED = new Set<string>(
     .filter((n): n is string => n !== null),
 );
 
-/**
- * The Python plugin hooks the event-hook page names (its VALID_HOOKS). These, and names a loaded
- * Python plugin registered, are served; any other name (a typo, `constructor`) is a 404 rather than
- * a chain nobody hooks.
- */
-const PYTHON_HOOKS = new Set([
-  "pre_tool_call",
-  "post_tool_call",
-  "pre_llm_call",
-  "post_llm_call",
-  "on_session_start",
-  "on_session_end",
-  "on_stream_delta",
-  "pre_verify",
-  "subagent_start",
-  "subagent_stop",
-  "pre_gateway_dispatch",
-  "transform_api_error_classification",
-  "gateway_platform_event",
-  "pre_approval_request",
-  "post_approval_response",
-  "on_room_member_activity",
-  "pre_transcription",
-  "transform_tool_result",
-  "transform_terminal_output",
-  "transform_llm_output",
-  "kanban_task_claimed",
-  "kanban_task_completed",
-  "kanban_task_blocked",
-]);
 const EVENT_NAME = /^[a-z][a-z0-9_-]*(?::[a-z0-9_*-]+)+$/;
 
 /**
