@@ -64,11 +64,13 @@ export function shlexSplit(text: string): string[] {
   return words;
 }
 
-/** The 1-based line of the node at `path`, or null. */
+/** The 1-based line of the node at `path` (or of its nearest ancestor there is, a missing key's entry), or null. */
 function lineOf(doc: Document, text: string, path: (string | number)[]): number | null {
-  const node = path.length > 0 ? doc.getIn(path, true) : null;
-  const offset = (node as { range?: [number] } | null)?.range?.[0];
-  return offset === undefined ? null : text.slice(0, offset).split("\n").length;
+  for (let n = path.length; n > 0; n--) {
+    const offset = (doc.getIn(path.slice(0, n), true) as { range?: [number] } | undefined)?.range?.[0];
+    if (offset !== undefined) return text.slice(0, offset).split("\n").length;
+  }
+  return null;
 }
 
 function readEntry(
