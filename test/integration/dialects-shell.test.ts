@@ -5,6 +5,7 @@ import type { DecisionView } from "../../src/plugins/queries.ts";
 import type { PluginInfo } from "../../src/plugins/service.ts";
 import { backendName } from "../helpers/db.ts";
 import { daemonPerTest } from "../helpers/daemon.ts";
+import { waitFor } from "../helpers/wait.ts";
 
 /**
  * Shell hooks (seed 004's `hooks:` block of config.yaml): the page's examples copied unchanged
@@ -67,7 +68,7 @@ describe(`shell hooks from config.yaml (${backendName})`, () => {
     expect(await outcomes(api, "auto-format")).toEqual([["post_tool_call", "passed", "s3", null]]);
   });
 
-  it("fail_closed blocks on a timeout; a modify rewrites the arguments; pre_llm_call takes the context", async () => {
+  it("fail_closed blocks on a timeout; a modify rewrites the arguments; pre_llm_call takes the context; the daemon fires on_session_start", async () => {
     const daemon = await t.start({ pluginDirs: [fixture("shell-policy")] });
     const api = apiClient({ socketPath: daemon.config.socketPath });
 
@@ -100,5 +101,10 @@ describe(`shell hooks from config.yaml (${backendName})`, () => {
       ["pre_tool_call", "changed", "s2", null],
       ["pre_llm_call", "changed", "s3", null],
     ]);
+
+    // A moment the daemon fires itself runs the shell hooks for its Python name too.
+    await api.post("/v1/sessions", { id: "sess-4", agentId: "ops" });
+    await waitFor(async () => (await outcomes(api, "shell-policy")).length === 4, "on_session_start");
+    expect((await outcomes(api, "shell-policy"))[3]).toEqual(["on_session_start", "passed", "sess-4", null]);
   });
 });
