@@ -4,7 +4,7 @@ import type { Db } from "../db/client.ts";
 import { coalescing } from "../db/coalesce.ts";
 import { MISSIONS_QUEUE } from "../db/boss.ts";
 import { startDeliveryWorker, type DeliveryWorker } from "../delivery/worker.ts";
-import type { DeliveryKind, Outcome } from "../delivery/kind.ts";
+import { attemptStates, vanished, type DeliveryKind, type Outcome } from "../delivery/kind.ts";
 import { boundOutput, type CronMission, type MissionExecutor } from "../executors/types.ts";
 import type { Logger } from "../log.ts";
 import type { PluginChain } from "../plugins/chain.ts";
@@ -80,26 +80,13 @@ function missionKind(deps: MissionWorkerDeps): DeliveryKind<CronMission> {
     noun: "mission",
     log,
     key: (mission) => mission.runId,
-    async read(missions) {
-      const runs = await findRuns(deps.db, refs(missions));
-      return new Map(
-        runs.map((r) => [
-          String(r.id),
-          { open: r.status === "Running", status: r.status, attempts: r.attempts, failedAttempts: r.failedAttempts },
-        ]),
-      );
-    },
+    read: async (missions) => attemptStates(await findRuns(deps.db, refs(missions)), "Running"),
     count: (missions, which) => countAttempts(deps.db, refs(missions), which),
     async closeVanished(mission, attempts) {
       const closed = await closeRun({
         id: BigInt(mission.runId),
         scheduledFor: new Date(mission.scheduledFor),
-        status: "Unknown",
-        reason: `attempt ${attempts} started on an instance that stopped before recording its outcome; not replayed`,
-        finishedAt: new Date(deps.clock.now()),
-        executor: null,
-        output: null,
-        exitCode: null,
+        ...vanished(attempts, new Date(deps.clock.now())),
       });
       if (closed) deps.onRun?.(closed);
       await deps.onRunEnded?.(BigInt(mission.cronJobId));

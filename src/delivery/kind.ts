@@ -26,6 +26,29 @@ export interface AttemptState {
   readonly failedAttempts: number;
 }
 
+/** Ledger rows as triage reads them, by key: open while in `openStatus`. */
+export function attemptStates(
+  rows: readonly { id: bigint; status: string; attempts: number; failedAttempts: number }[],
+  openStatus: string,
+): Map<string, AttemptState> {
+  return new Map(
+    rows.map((r) => [
+      String(r.id),
+      { open: r.status === openStatus, status: r.status, attempts: r.attempts, failedAttempts: r.failedAttempts },
+    ]),
+  );
+}
+
+/** The outcome of a delivery whose attempt vanished (crash truth), as the ledger records it. */
+export const vanished = (attempts: number, at: Date) => ({
+  status: "Unknown" as const,
+  reason: `attempt ${attempts} started on an instance that stopped before recording its outcome; not replayed`,
+  finishedAt: at,
+  executor: null,
+  output: null,
+  exitCode: null,
+});
+
 /** What the executor answered, to be closed on the row. */
 export interface Outcome {
   readonly result: ExecutionResult;

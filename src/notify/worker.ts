@@ -3,7 +3,7 @@ import type { Clock } from "../clock.ts";
 import { NOTIFY_QUEUE } from "../db/boss.ts";
 import type { Db } from "../db/client.ts";
 import { startDeliveryWorker, type DeliveryWorker } from "../delivery/worker.ts";
-import type { DeliveryKind } from "../delivery/kind.ts";
+import { attemptStates, vanished, type DeliveryKind } from "../delivery/kind.ts";
 import { boundOutput, type MissionExecutor, type NotifyMission } from "../executors/types.ts";
 import type { Logger } from "../log.ts";
 import { coalescing } from "../db/coalesce.ts";
@@ -86,29 +86,10 @@ function noteKind(deps: NotifyWorkerDeps): DeliveryKind<NotifyMission> {
     noun: "note delivery",
     log,
     key: (mission) => mission.notifyId,
-    async read(missions) {
-      const timers = await findTimers(deps.db, ids(missions));
-      return new Map(
-        timers.map((t) => [
-          String(t.id),
-          { open: t.status === "Delivering", status: t.status, attempts: t.attempts, failedAttempts: t.failedAttempts },
-        ]),
-      );
-    },
+    read: async (missions) => attemptStates(await findTimers(deps.db, ids(missions)), "Delivering"),
     count: (missions, which) => countDeliveryAttempts(deps.db, ids(missions), which),
     closeVanished: (mission, attempts) =>
-      closeNote(
-        {
-          id: BigInt(mission.notifyId),
-          status: "Unknown",
-          reason: `attempt ${attempts} started on an instance that stopped before recording its outcome; not replayed`,
-          finishedAt: new Date(deps.clock.now()),
-          executor: null,
-          output: null,
-          exitCode: null,
-        },
-        mission,
-      ),
+      closeNote({ id: BigInt(mission.notifyId), ...vanished(attempts, new Date(deps.clock.now())) }, mission),
     // An executor that reports failure or times out leaves the note undelivered: Failed, with its output.
     close: (mission, { result, executor, finishedAt }) =>
       closeNote(
