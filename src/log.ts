@@ -53,6 +53,7 @@ export function createLogger(level: string, destination?: DestinationStream): Lo
         censor: "[redacted]",
       },
       timestamp: pino.stdTimeFunctions.isoTime,
+      serializers: { err: compactError },
     },
     destination,
   );
@@ -65,4 +66,26 @@ function lineSink(write: (line: string) => void): Writable {
       done();
     },
   });
+}
+
+const TEXT_LIMIT = 600;
+const clip = (text: string) =>
+  text.length > TEXT_LIMIT ? `${text.slice(0, TEXT_LIMIT)}… (${text.length} chars)` : text;
+
+/**
+ * pino's error serializer, kept short: a failed query's error carries the whole statement and its
+ * parameters in its message, stack and fields (one pruner batch is 400 ids, tens of kilobytes a
+ * line), and parameters can hold prompts. The statement is clipped and the parameters counted.
+ */
+export function compactError(err: unknown): unknown {
+  const out = pino.stdSerializers.err(err as Error) as unknown as Record<string, unknown>;
+  if (!out || typeof out !== "object") return out;
+  const message = err instanceof Error ? err.message : "";
+  if (typeof out.stack === "string" && message.length > TEXT_LIMIT)
+    out.stack = out.stack.replaceAll(message, clip(message));
+  for (const key of ["message", "query"]) {
+    if (typeof out[key] === "string") out[key] = clip(out[key]);
+  }
+  if (Array.isArray(out.params)) out.params = `${out.params.length} parameters`;
+  return out;
 }
