@@ -52,7 +52,12 @@ export async function updateJob(db: Executor, id: bigint, patch: Partial<NewCron
   return row ?? null;
 }
 
-/** Locks the job rows for the rest of the transaction (in id order, so instances cannot deadlock). */
+/**
+ * Locks the job rows for the rest of the transaction (in id order, so instances cannot deadlock).
+ * NO KEY UPDATE, not UPDATE: a job's id never changes, and the weaker lock lets the foreign-key
+ * checks of other writers (the pruner's rollups, a run's insert), which take KEY SHARE on the job
+ * row, proceed instead of waiting on, or deadlocking with, a claim.
+ */
 export async function lockJobs(tx: Executor, ids: readonly bigint[]): Promise<CronJobRow[]> {
   if (ids.length === 0) return [];
   return tx
@@ -60,7 +65,7 @@ export async function lockJobs(tx: Executor, ids: readonly bigint[]): Promise<Cr
     .from(cronJobs)
     .where(and(inArray(cronJobs.id, [...ids]), live))
     .orderBy(asc(cronJobs.id))
-    .for("update");
+    .for("no key update");
 }
 
 /**

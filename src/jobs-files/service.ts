@@ -55,7 +55,13 @@ export async function applyJobsFilesToDb(
   const now = new Date(deps.clock.now());
   const plan = await deps.db.transaction(async (tx) => {
     await tx.execute(APPLY_LOCK);
-    const live = await tx.select().from(cronJobs).where(isNull(cronJobs.deletedAt)).orderBy(cronJobs.id).for("update");
+    // NO KEY UPDATE as the claim takes it (cron/queries.ts lockJobs): ids never change.
+    const live = await tx
+      .select()
+      .from(cronJobs)
+      .where(isNull(cronJobs.deletedAt))
+      .orderBy(cronJobs.id)
+      .for("no key update");
     const drift = await driftByJob(
       tx,
       live.filter((job) => job.managedBy !== null),
