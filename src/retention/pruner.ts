@@ -20,8 +20,9 @@ const BATCH_PAUSE_MS = 50;
 
 const FIRST_PASS_AFTER_MS = 60_000;
 
-// On the embedded database nothing vacuums by itself: past this many deleted rows in a pass the
-// space is marked reusable, so the data directory stops growing at a steady state.
+// On the embedded database, and on a server with autovacuum off, nothing vacuums by itself: past
+// this many deleted rows in a pass the space is marked reusable, so the database stops growing at
+// a steady state.
 const VACUUM_AFTER_ROWS = 10_000;
 
 /** Row kinds in the order a pass removes them: events before the clears they name. */
@@ -220,14 +221,21 @@ export class Pruner {
   private async vacuum(pruned: Record<RetentionKind, number>): Promise<boolean> {
     const { database } = this.deps;
     const total = Object.values(pruned).reduce((a, b) => a + b, 0);
-    if (database.kind !== "pglite" || total < (this.deps.vacuumAfterRows ?? VACUUM_AFTER_ROWS)) return false;
+    if (total < (this.deps.vacuumAfterRows ?? VACUUM_AFTER_ROWS)) return false;
     const tables = [
       ...new Set((Object.keys(pruned) as RetentionKind[]).filter((k) => pruned[k] > 0).flatMap((k) => TABLES[k])),
     ];
     // VACUUM cannot run inside a transaction; PGlite's exec runs it on its own. With ANALYZE: the
     // embedded database has no autovacuum either, and without statistics the planner misjudges
     // the ledger's queries (a doctor check measured 401 ms without them, 31 ms with).
-    await database.pglite!.exec(`vacuum (analyze) ${tables.join(", ")}`);
+    if (database.kind === "pglite") {
+      await database.pglite!.exec(`vacuum (analyze) ${tables.join(", ")}`);
+      return true;
+    }
+    // A server vacuums by itself unless autovacuum is off; then the deleted rows (and pg-boss's
+    // finished jobs, one per run) would bloat the tables and slow every read until someone did.
+    if (!(await autovacuumOff(database.db))) return false;
+    await database.db.execute(sql.raw(`vacuum (analyze) ${[...tables, "pgboss.job"].join(", ")}`));
     return true;
   }
 
@@ -253,6 +261,12 @@ export class Pruner {
     if (rules.failedBefore && (await runsOverdue(database.db, { ...rules, ordinaryBefore: null }))) lag("failed_runs");
     return [...new Map(lags.map((l) => [l.kind, l])).values()];
   }
+}
+
+/** The server's autovacuum is off (postgresql.conf, or ALTER SYSTEM): then the pruner vacuums. */
+async function autovacuumOff(db: Database["db"]): Promise<boolean> {
+  const [row] = await rows<{ off: boolean }>(db, sql`select current_setting('autovacuum') = 'off' as off`);
+  return row?.off === true;
 }
 
 /** The runs rules at `factor` times the retention (1 to prune, 2 for the doctor's lag check). */
