@@ -83,6 +83,9 @@ export class Pruner {
   private sweeper: Sweeper | null = null;
   private last: Promise<unknown> = Promise.resolve();
   private stopping = false;
+  /** Rows deleted since the last vacuum, and their tables: passes that each remove a few add up. */
+  private unvacuumedRows = 0;
+  private readonly unvacuumed = new Set<string>();
 
   constructor(deps: PrunerDeps) {
     this.deps = deps;
@@ -220,23 +223,38 @@ export class Pruner {
 
   private async vacuum(pruned: Record<RetentionKind, number>): Promise<boolean> {
     const { database } = this.deps;
-    const total = Object.values(pruned).reduce((a, b) => a + b, 0);
-    if (total < (this.deps.vacuumAfterRows ?? VACUUM_AFTER_ROWS)) return false;
-    const tables = [
-      ...new Set((Object.keys(pruned) as RetentionKind[]).filter((k) => pruned[k] > 0).flatMap((k) => TABLES[k])),
-    ];
-    // VACUUM cannot run inside a transaction; PGlite's exec runs it on its own. With ANALYZE: the
-    // embedded database has no autovacuum either, and without statistics the planner misjudges
-    // the ledger's queries (a doctor check measured 401 ms without them, 31 ms with).
-    if (database.kind === "pglite") {
-      await database.pglite!.exec(`vacuum (analyze) ${tables.join(", ")}`);
-      return true;
+    for (const kind of Object.keys(pruned) as RetentionKind[]) {
+      if (pruned[kind] === 0) continue;
+      this.unvacuumedRows += pruned[kind];
+      for (const table of TABLES[kind]) this.unvacuumed.add(table);
     }
-    // A server vacuums by itself unless autovacuum is off; then the deleted rows (and pg-boss's
-    // finished jobs, one per run) would bloat the tables and slow every read until someone did.
-    if (!(await autovacuumOff(database.db))) return false;
-    await database.db.execute(sql.raw(`vacuum (analyze) ${[...tables, "pgboss.job"].join(", ")}`));
+    if (this.unvacuumedRows < (this.deps.vacuumAfterRows ?? VACUUM_AFTER_ROWS)) return false;
+    // pg-boss deletes a finished job per run (its retention follows ours), and nothing else
+    // vacuums its table where the pruner has to.
+    const tables = [...this.unvacuumed, "pgboss.job"].join(", ");
+    if (database.kind === "pglite") {
+      // VACUUM cannot run inside a transaction; PGlite's exec runs it on its own. With ANALYZE: the
+      // embedded database has no autovacuum either, and without statistics the planner misjudges
+      // the ledger's queries (a doctor check measured 401 ms without them, 31 ms with). The
+      // checkpoint lets the WAL's old segments go: single-user Postgres has no checkpointer, so
+      // without it the data directory's WAL grows with every write.
+      await database.pglite!.exec(`vacuum (analyze) ${tables}`);
+      await database.pglite!.exec("checkpoint");
+    } else if (await autovacuumOff(database.db)) {
+      // A server vacuums by itself unless autovacuum is off; then the deleted rows would bloat the
+      // tables and slow every read until someone did.
+      await database.db.execute(sql.raw(`vacuum (analyze) ${tables}`));
+    } else {
+      this.forgetUnvacuumed();
+      return false;
+    }
+    this.forgetUnvacuumed();
     return true;
+  }
+
+  private forgetUnvacuumed(): void {
+    this.unvacuumedRows = 0;
+    this.unvacuumed.clear();
   }
 
   /** Kinds whose removable rows are older than twice their retention (doctor). */

@@ -154,6 +154,31 @@ describe(`retention: one pruner at a time, space given back (${backendName})`, (
     }
   });
 
+  it("counts deleted rows across passes: several small passes add up to a vacuum, and PGlite checkpoints its WAL", async () => {
+    const daemon = await withRetention(`runs = "1d"\nruns_keep_last = 0\nfailed_runs = "1d"`);
+    const db = daemon.services.database.db;
+    const job = await quietJob(daemon, "piecemeal");
+    const [setting] = await rows<{ on: boolean }>(db, sql`select current_setting('autovacuum') = 'on' as on`);
+    const serverVacuums = backendName === "postgres" && setting!.on;
+    // Two passes of 6,000 each: neither alone reaches the 10,000 rows a vacuum waits for.
+    await insertManyRuns(db, { jobIds: [job.id], perJob: 6_000, end: daysAgo(10), everyMs: 1_000 });
+    const first = await daemon.services.pruner.runPass();
+    expect(first.pruned.runs + first.pruned.failed_runs).toBe(6_000);
+    expect(first.vacuumed).toBe(false);
+    await insertManyRuns(db, { jobIds: [job.id], perJob: 6_000, end: daysAgo(3), everyMs: 1_000 });
+    const [before] = await rows<{ lsn: string }>(db, sql`select pg_current_wal_lsn()::text as lsn`);
+    const second = await daemon.services.pruner.runPass();
+    expect(second.pruned.runs + second.pruned.failed_runs).toBe(6_000);
+    expect(second.vacuumed).toBe(!serverVacuums);
+    if (backendName !== "pglite") return;
+    // The last checkpoint is after the pass began: the WAL before it can be recycled.
+    const [after] = await rows<{ newer: boolean }>(
+      db,
+      sql`select checkpoint_lsn > ${before!.lsn}::pg_lsn as newer from pg_control_checkpoint()`,
+    );
+    expect(after).toEqual({ newer: true });
+  });
+
   it("sets pg-boss's deletion of finished missions from the runs retention", async () => {
     const daemon = await withRetention(`runs = "2d"\nfailed_runs = "3d"`);
     const { boss } = daemon.services;
