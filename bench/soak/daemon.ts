@@ -10,11 +10,18 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import postgres from "postgres";
+import { buildDaemon, DIST_MAIN } from "../../build.ts";
 import { apiClient, type ApiClient } from "../../src/cli/client.ts";
 import { formatDuration } from "../../src/duration.ts";
 import { freshBenchDatabase } from "../databases.ts";
 
-const MAIN = fileURLToPath(new URL("../../src/main.ts", import.meta.url));
+// What an installed package runs (bin/missiond.js, the systemd unit): the bundled dist/main.js,
+// built once per soak; SOAK_ENTRY=src/main.ts soaks a checkout's sources instead.
+let main: string | undefined;
+async function entry(): Promise<string> {
+  main ??= process.env.SOAK_ENTRY ?? (await buildDaemon(), DIST_MAIN);
+  return main;
+}
 const PROBE = fileURLToPath(new URL("./probe.ts", import.meta.url));
 const SENTINEL = fileURLToPath(new URL("../../plugins/cron-sentinel", import.meta.url));
 const NODE_FLAGS = ["--max-semi-space-size=4"];
@@ -108,10 +115,19 @@ export async function startSoakDaemon(backend: Backend, settings: SoakSettings):
     MISSIOND_LOG_LEVEL: "warn",
     SOAK_PROBE_SOCKET: backend === "pglite" ? probeSocket : "",
   };
-  const migrated = spawnSync(process.execPath, [...NODE_FLAGS, MAIN, "migrate"], { cwd: dir, env, encoding: "utf8" });
+  const daemonEntry = await entry();
+  const migrated = spawnSync(process.execPath, [...NODE_FLAGS, daemonEntry, "migrate"], {
+    cwd: dir,
+    env,
+    encoding: "utf8",
+  });
   if (migrated.status !== 0) throw new Error(`migrate failed: ${migrated.stderr}`);
   const flags = backend === "pglite" ? [...NODE_FLAGS, "--import", PROBE] : NODE_FLAGS;
-  const child: ChildProcess = spawn(process.execPath, [...flags, MAIN, "serve"], { cwd: dir, env, stdio: "inherit" });
+  const child: ChildProcess = spawn(process.execPath, [...flags, daemonEntry, "serve"], {
+    cwd: dir,
+    env,
+    stdio: "inherit",
+  });
   const exited = new Promise<void>((resolve) => child.on("exit", () => resolve()));
   const socketPath = join(dir, "missiond.sock");
   const api = apiClient({ socketPath });
