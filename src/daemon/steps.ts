@@ -35,6 +35,8 @@ export interface Parts {
   workers: Workers;
   apiServices: ApiServices;
   api: FastifyInstance;
+  /** pg-boss starting while the migrations run (a server only); the pg-boss step awaits it. */
+  bossStarting: Promise<PgBoss> | undefined;
 }
 
 /**
@@ -48,7 +50,7 @@ export function daemonSteps(env: DaemonEnv, p: Parts): Step[] {
   return [
     { name: "data-dir lock", start: async () => lockUnlessShared(env) },
     { name: "database", status: "opening the database", start: () => openDb(env, p) },
-    { name: "migrations", status: "migrating", start: () => migrateAndPartition(env, p.database) },
+    { name: "migrations", status: "migrating", start: () => migrateBesideBoss(env, p) },
     { name: "pg-boss", status: "starting pg-boss", start: () => startPgBoss(env, p) },
     { name: "plugins", start: () => loadPlugins(env, p) },
     { name: "detached hooks", start: async () => () => env.detached.drain() },
@@ -91,6 +93,26 @@ function announceMoments(p: Parts): Stop {
   return () => plugins.announce({ moment: "stopping" });
 }
 
+/**
+ * On a server, pg-boss starts while the migrations run: it keeps its own schema, with its own
+ * lock and pool, and its start (a few round trips of checks) was the longest step before ready.
+ * Not on the embedded database, whose one connection would interleave the two transactions.
+ */
+async function migrateBesideBoss(env: DaemonEnv, p: Parts): Promise<void> {
+  if (p.database.kind === "postgres") {
+    p.bossStarting = bossFor(env, p.database);
+    // Awaited by the pg-boss step, or below when the migrations fail.
+    p.bossStarting.catch(() => {});
+  }
+  try {
+    await migrateAndPartition(env, p.database);
+  } catch (err) {
+    const boss = await p.bossStarting?.catch(() => null);
+    await boss?.stop({ graceful: false, close: true, timeout: 1_000 });
+    throw err;
+  }
+}
+
 /** Migrations, then (Postgres) the ledger's partitions for today and the days ahead. */
 async function migrateAndPartition(env: DaemonEnv, database: Database): Promise<void> {
   const converted = await migrate(database, env.clock.now());
@@ -117,15 +139,19 @@ async function openDb(env: DaemonEnv, p: Parts): Promise<Stop> {
   return () => p.database.close();
 }
 
-async function startPgBoss(env: DaemonEnv, p: Parts): Promise<Stop> {
+function bossFor(env: DaemonEnv, database: Database): Promise<PgBoss> {
   const { config, log } = env;
-  const boss = await startBoss({
-    database: p.database,
+  return startBoss({
+    database,
     log,
     instanceName: config.instanceName,
     retryLimit: config.missions.retryLimit,
     retention: config.retention,
   });
+}
+
+async function startPgBoss(env: DaemonEnv, p: Parts): Promise<Stop> {
+  const boss = await (p.bossStarting ?? bossFor(env, p.database));
   p.boss = boss;
   // By then the workers are off (the worker drain); graceful so pg-boss's own loops have ended
   // before the database closes.

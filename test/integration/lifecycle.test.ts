@@ -1,9 +1,10 @@
+import postgres from "postgres";
 import { afterEach, describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config/load.ts";
 import { createDaemon } from "../../src/daemon/daemon.ts";
 import { createLogger } from "../../src/log.ts";
 import { testProbe } from "../helpers/daemon.ts";
-import { freshDatabase, type TestDatabase } from "../helpers/db.ts";
+import { backendName, freshDatabase, type TestDatabase } from "../helpers/db.ts";
 import { freePort } from "../helpers/net.ts";
 import { removeTempDir, tempDir } from "../helpers/tmp.ts";
 
@@ -80,5 +81,31 @@ describe("daemon lifecycle", () => {
     const daemon = createDaemon(config, { probe: testProbe, log: createLogger("silent") });
     expect(() => daemon.services).toThrow(/daemon is idle; its services are not available/);
     await daemon.stop();
+  });
+
+  // On a server pg-boss starts beside the migrations: a failed migration must not leave it running.
+  it.skipIf(backendName !== "postgres")("stops pg-boss, started beside the migrations, when they fail", async () => {
+    stateDir = tempDir("lifecycle");
+    db = await freshDatabase();
+    const admin = postgres(db.url!, { max: 1, onnotice: () => {} });
+    try {
+      // The first migration creates this table: here it fails half-way ("already exists").
+      await admin`create table cron_jobs (x int)`;
+      const config = loadConfig({
+        env: { DATABASE_URL: db.url!, MISSIOND_STATE_DIR: stateDir },
+        cwd: stateDir,
+        hostname: "test",
+        pid: process.pid,
+      });
+      const daemon = createDaemon(config, { probe: testProbe, log: createLogger("silent") });
+      await expect(daemon.start()).rejects.toThrow(/cron_jobs/);
+      await daemon.stop();
+      const left = await admin<{ n: number }[]>`
+        select count(*)::int as n from pg_stat_activity
+        where datname = current_database() and pid <> pg_backend_pid()`;
+      expect(left[0]!.n).toBe(0);
+    } finally {
+      await admin.end();
+    }
   });
 });
