@@ -97,6 +97,10 @@ async function openPostgres(url: string, max: number): Promise<Database> {
 // given back: Postgres's 128 MB default was over half of an idle daemon's RSS. 32 MB was Postgres's
 // own default until 9.3; pages beyond it are read again, through the OS's file cache.
 const EMBEDDED_SHARED_BUFFERS = "32MB";
+// The same holds for what VACUUM allocates: the pruner's vacuums grew a soaking daemon's memory by
+// tens of megabytes at the 64 MB default, kept for good. 16 MB holds 2.8 million dead rows' ids,
+// far more than a pruning pass leaves between two vacuums.
+const EMBEDDED_MAINTENANCE_WORK_MEM = "16MB";
 
 async function openPglite(options: OpenOptions): Promise<Database> {
   const [{ PGlite }, { drizzle: drizzlePglite }] = await Promise.all([
@@ -109,7 +113,11 @@ async function openPglite(options: OpenOptions): Promise<Database> {
     if (options.dataDir) mkdirSync(options.dataDir, { recursive: true, mode: 0o700 });
     try {
       pglite = await PGlite.create(options.dataDir ?? undefined, {
-        startParams: [...PGlite.defaultStartParams, "-c", `shared_buffers=${EMBEDDED_SHARED_BUFFERS}`],
+        startParams: [
+          ...PGlite.defaultStartParams,
+          ...["-c", `shared_buffers=${EMBEDDED_SHARED_BUFFERS}`],
+          ...["-c", `maintenance_work_mem=${EMBEDDED_MAINTENANCE_WORK_MEM}`],
+        ],
       });
     } catch (err) {
       throw new MissiondError(
