@@ -1,26 +1,16 @@
-import type { PgBoss } from "pg-boss";
-import type { Clock } from "../clock.ts";
 import type { Db } from "../db/client.ts";
 import { coalescing } from "../db/coalesce.ts";
 import { MISSIONS_QUEUE } from "../db/boss.ts";
-import { startDeliveryWorker, type DeliveryWorker } from "../delivery/worker.ts";
+import { startDeliveryWorker, type DeliveryDeps, type DeliveryWorker } from "../delivery/worker.ts";
 import { attemptStates, vanished, type DeliveryKind, type Outcome } from "../delivery/kind.ts";
-import { boundOutput, type CronMission, type MissionExecutor } from "../executors/types.ts";
+import { boundOutput, type CronMission } from "../executors/types.ts";
 import type { Logger } from "../log.ts";
 import type { PluginChain } from "../plugins/chain.ts";
 import { closeRuns, countAttempts, findRuns, type RunClose, type RunRef } from "./attempt-queries.ts";
 
-export interface MissionWorkerDeps {
+export interface MissionWorkerDeps extends DeliveryDeps {
   db: Db;
-  boss: PgBoss;
   chain: PluginChain;
-  clock: Clock;
-  log: Logger;
-  concurrency: number;
-  retryLimit: number;
-  executorFor(agentId: string): Promise<MissionExecutor>;
-  /** An attempt started, on the direct lane or fetched from pg-boss (metrics). */
-  onAttempt?: (lane: "direct" | "fetched") => void;
   /** Observe-only hooks run detached; the daemon tracks them so shutdown can wait for them. */
   detach(work: Promise<unknown>): void;
   /** A run reached a status (metrics). */
@@ -45,13 +35,7 @@ const WORKERS = 4;
 export async function startMissionWorker(deps: MissionWorkerDeps): Promise<MissionWorker> {
   return startDeliveryWorker(
     {
-      boss: deps.boss,
-      log: deps.log,
-      concurrency: deps.concurrency,
-      retryLimit: deps.retryLimit,
-      executorFor: deps.executorFor,
-      now: () => new Date(deps.clock.now()),
-      onAttempt: deps.onAttempt,
+      ...deps,
       workers: WORKERS,
       pollingIntervalSeconds: 1,
       notifyPollingIntervalSeconds: 5,

@@ -1,23 +1,29 @@
 import type { PgBoss } from "pg-boss";
+import type { Clock } from "../clock.ts";
 import type { ExecutionResult, Mission, MissionExecutor } from "../executors/types.ts";
 import type { Logger } from "../log.ts";
 import { DirectLane } from "./direct.ts";
 import { Interrupted, type Attempt, type AttemptResult, type DeliveryKind } from "./kind.ts";
 
-export interface DeliveryWorkerDeps {
+/** What every kind's worker is given by the daemon (each kind's deps extend it). */
+export interface DeliveryDeps {
   boss: PgBoss;
   log: Logger;
+  clock: Clock;
   /** Deliveries executing at once on the direct lane, and the size of pg-boss's fetches. */
   concurrency: number;
   retryLimit: number;
   executorFor(agentId: string): Promise<MissionExecutor>;
-  now(): Date;
+  /** An attempt started, on the direct lane or fetched from pg-boss (metrics). */
+  onAttempt?: (lane: "direct" | "fetched") => void;
+}
+
+/** The shared deps, and how each kind polls pg-boss's fetch. */
+export interface DeliveryWorkerDeps extends DeliveryDeps {
   /** pg-boss's fetch: how many batches at once, and how often it polls for retries. */
   workers: number;
   pollingIntervalSeconds: number;
   notifyPollingIntervalSeconds: number;
-  /** An attempt started, on the direct lane or fetched from pg-boss (metrics). */
-  onAttempt?: (lane: "direct" | "fetched") => void;
 }
 
 export interface DeliveryWorker<M extends Mission> {
@@ -179,7 +185,7 @@ async function executeAttempt<M extends Mission>(
   } finally {
     executing.delete(key);
   }
-  await kind.close(mission, { result, executor: executor.name, finishedAt: deps.now() });
+  await kind.close(mission, { result, executor: executor.name, finishedAt: new Date(deps.clock.now()) });
   // The last try failed to deliver: the row is closed Failed, and failing the job moves it to the
   // dead-letter queue.
   return lastTry ? { status: "failed", message: lastTry.message, retry: false } : { status: "completed" };

@@ -1,24 +1,13 @@
-import type { PgBoss } from "pg-boss";
-import type { Clock } from "../clock.ts";
 import { NOTIFY_QUEUE } from "../db/boss.ts";
 import type { Db } from "../db/client.ts";
-import { startDeliveryWorker, type DeliveryWorker } from "../delivery/worker.ts";
+import { startDeliveryWorker, type DeliveryDeps, type DeliveryWorker } from "../delivery/worker.ts";
 import { attemptStates, vanished, type DeliveryKind } from "../delivery/kind.ts";
-import { boundOutput, type MissionExecutor, type NotifyMission } from "../executors/types.ts";
-import type { Logger } from "../log.ts";
+import { boundOutput, type NotifyMission } from "../executors/types.ts";
 import { coalescing } from "../db/coalesce.ts";
 import { closeTimers, countDeliveryAttempts, findTimers, type DeliveryClose } from "./queries.ts";
 
-export interface NotifyWorkerDeps {
+export interface NotifyWorkerDeps extends DeliveryDeps {
   db: Db;
-  boss: PgBoss;
-  clock: Clock;
-  log: Logger;
-  concurrency: number;
-  retryLimit: number;
-  executorFor(agentId: string): Promise<MissionExecutor>;
-  /** An attempt started, on the direct lane or fetched from pg-boss (metrics). */
-  onAttempt?: (lane: "direct" | "fetched") => void;
   onTimer?: (status: string) => void;
   /** A note reached its agent (the other hook systems' notify:delivered); only the close that won tells. */
   onDelivered?: (note: { notifyId: string; sessionId: string; agentId: string; deliveredAt: string }) => void;
@@ -35,13 +24,7 @@ export type NotifyWorker = DeliveryWorker<NotifyMission>;
 export async function startNotifyWorker(deps: NotifyWorkerDeps): Promise<NotifyWorker> {
   return startDeliveryWorker(
     {
-      boss: deps.boss,
-      log: deps.log,
-      concurrency: deps.concurrency,
-      retryLimit: deps.retryLimit,
-      executorFor: deps.executorFor,
-      now: () => new Date(deps.clock.now()),
-      onAttempt: deps.onAttempt,
+      ...deps,
       workers: 2,
       // New jobs wake the worker through NOTIFY; retries do not, so the poll is what picks them up.
       pollingIntervalSeconds: 1,

@@ -1,5 +1,6 @@
 import type { PgBoss } from "pg-boss";
 import { describe, expect, it } from "vitest";
+import { systemClock } from "../../src/clock.ts";
 import { startDeliveryWorker } from "../../src/delivery/worker.ts";
 import type { AttemptState, DeliveryKind, Outcome } from "../../src/delivery/kind.ts";
 import type { ExecutionResult, MissionExecutor, NotifyMission } from "../../src/executors/types.ts";
@@ -107,7 +108,7 @@ async function worker(rows: Record<string, AttemptState>, concurrency = 4) {
       concurrency,
       retryLimit: 2,
       executorFor: async () => executor,
-      now: () => new Date(0),
+      clock: { ...systemClock, now: () => 0 },
       workers: 2,
       pollingIntervalSeconds: 1,
       notifyPollingIntervalSeconds: 2,
