@@ -70,3 +70,29 @@ export function benchBoss(db: TestDatabase, options: { schema: string; cron?: bo
   boss.on("error", () => {});
   return boss;
 }
+
+/**
+ * Adds `jobs` per-second cron jobs that all start at the same whole second, after every one of
+ * them is stored: adding a thousand jobs takes seconds, and slots firing while the rest are added
+ * would measure a backlog built during setup instead of the steady state. Returns that second.
+ */
+export async function addPerSecondJobs(
+  daemon: Daemon,
+  jobs: number,
+  job: { prefix: string; agentId: string; prompt: string; jitter?: string; leadMs: number; marginMs: number },
+): Promise<number> {
+  const from = Math.ceil((Date.now() + job.leadMs + jobs * 15) / 1000) * 1000;
+  const startsAt = new Date(from).toISOString();
+  for (let i = 0; i < jobs; i++)
+    await daemon.services.cron.add({
+      name: `${job.prefix}-${i}`,
+      agentId: job.agentId,
+      cron: "* * * * * *",
+      prompt: job.prompt,
+      overlapPolicy: "allow",
+      ...(job.jitter ? { jitter: job.jitter } : {}),
+      startsAt,
+    });
+  if (Date.now() > from - job.marginMs) throw new Error(`adding ${jobs} jobs took past their start (${startsAt})`);
+  return from;
+}

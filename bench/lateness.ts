@@ -8,7 +8,7 @@
 import { sql } from "drizzle-orm";
 import { rows } from "../src/db/client.ts";
 import { jitterOffset } from "../src/cron/claim-plan.ts";
-import { benchBoss, benchDaemon, freshBenchDatabase } from "./databases.ts";
+import { addPerSecondJobs, benchBoss, benchDaemon, freshBenchDatabase } from "./databases.ts";
 import { summarize } from "./stats.ts";
 
 export interface LatenessRow {
@@ -35,23 +35,15 @@ export async function missiondLateness(
   const daemon = benchDaemon(db, {}, toml);
   try {
     await daemon.start();
-    // Every job starts at the same whole second, after all of them are stored: adding a thousand
-    // jobs takes seconds, and slots firing while the rest are added would measure a backlog
-    // built during setup instead of the steady state.
-    const from = Math.ceil(Date.now() / 1000) * 1000 + 5_000 + jobs * 15;
-    const startsAt = new Date(from).toISOString();
     // Spread across the second: each job fires at its own fixed offset (jitter below 1 s).
-    for (let i = 0; i < jobs; i++)
-      await daemon.services.cron.add({
-        name: `job-${i}`,
-        agentId: "bench",
-        cron: "* * * * * *",
-        prompt: "p",
-        overlapPolicy: "allow",
-        jitter: "1s",
-        startsAt,
-      });
-    if (Date.now() > from - 1_000) throw new Error(`adding ${jobs} jobs took past their start (${startsAt})`);
+    const from = await addPerSecondJobs(daemon, jobs, {
+      prefix: "job",
+      agentId: "bench",
+      prompt: "p",
+      jitter: "1s",
+      leadMs: 5_000,
+      marginMs: 1_000,
+    });
     const to = from + seconds * 1000; // exclusive
     await sleepUntil(to + 5_000);
     const ledger = await rows<{

@@ -10,7 +10,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { Logger, makeWorkerUtils, run } from "graphile-worker";
-import { benchBoss, benchDaemon, freshBenchDatabase } from "../databases.ts";
+import { addPerSecondJobs, benchBoss, benchDaemon, freshBenchDatabase } from "../databases.ts";
 import { summarize } from "../stats.ts";
 
 export interface WakeRow {
@@ -81,17 +81,13 @@ export async function missiondWake(
   const daemon = benchDaemon(db, {}, toml);
   try {
     await daemon.start();
-    const from = firstSlot(3_000 + jobs * 15);
-    for (let i = 0; i < jobs; i++)
-      await daemon.services.cron.add({
-        name: `wake-${i}`,
-        agentId: "hook",
-        cron: "* * * * * *",
-        prompt: "wake",
-        overlapPolicy: "allow",
-        startsAt: new Date(from).toISOString(),
-      });
-    if (Date.now() > from - 500) throw new Error(`adding ${jobs} jobs took past their start`);
+    const from = await addPerSecondJobs(daemon, jobs, {
+      prefix: "wake",
+      agentId: "hook",
+      prompt: "wake",
+      leadMs: 3_000,
+      marginMs: 500,
+    });
     const to = from + seconds * 1000;
     await sleepUntil(to + 3_000);
     const inWindow = (await receiver.take()).filter((s) => {
