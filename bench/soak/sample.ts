@@ -37,6 +37,8 @@ export interface Sample {
   notClosed: number;
   rssMb: number;
   heapUsedMb: number;
+  /** The V8 heap committed (used or not): with RSS, where the daemon's memory goes. */
+  heapTotalMb?: number;
   /** CPU seconds the Postgres backends of this database used since the previous sample (NaN on PGlite). */
   pgCpuS: number;
   /** CPU seconds the daemon used since the previous sample. */
@@ -75,14 +77,20 @@ export function cpuSeconds(pid: number): number {
   }
 }
 
-function heapUsedMb(socketPath: string): Promise<number> {
+function heapMb(socketPath: string): Promise<{ used: number; total: number }> {
   return new Promise((resolve, reject) => {
     get({ socketPath, path: "/metrics" }, (res) => {
       let body = "";
       res.on("data", (chunk: Buffer) => (body += chunk.toString()));
       res.on("end", () => {
-        const line = body.split("\n").find((l) => l.startsWith("missiond_nodejs_heap_size_used_bytes "));
-        resolve(line ? Number(line.split(" ")[1]) / MB : NaN);
+        const metric = (name: string) => {
+          const line = body.split("\n").find((l) => l.startsWith(`${name} `));
+          return line ? Number(line.split(" ")[1]) / MB : NaN;
+        };
+        resolve({
+          used: metric("missiond_nodejs_heap_size_used_bytes"),
+          total: metric("missiond_nodejs_heap_size_total_bytes"),
+        });
       });
     }).on("error", reject);
   });
@@ -147,7 +155,7 @@ export function sampler(daemon: SoakDaemon, loadStartedAt: number): Sampler {
         load1: loadavg()[0]!,
         daemonCpuS,
         rssMb: rssMb(daemon.pid),
-        heapUsedMb: await heapUsedMb(daemon.socketPath),
+        ...(await heapMb(daemon.socketPath).then((heap) => ({ heapUsedMb: heap.used, heapTotalMb: heap.total }))),
         pgCpuS: daemon.backend === "postgres" ? await pgCpu() : NaN,
       };
     },
