@@ -57,7 +57,13 @@ export function verdicts(samples: Sample[], runS: number, queries: QueryTiming[]
       pass: b.p99 <= a.p99 * 1.2,
     });
   }
-  out.push(flat("RSS", first, last, samples, (s) => s.rssMb, median, "median"));
+  const rss = flat("RSS", first, last, samples, (s) => s.rssMb, median, "median");
+  // Whether it is still climbing at the end, or was warming up: the same medians over the last half.
+  const halves = [window(samples, runS, 0.5, 0.75), window(samples, runS, 0.75, 1)].map((w) =>
+    median(w.map((s) => s.rssMb)),
+  );
+  rss.figures += `; median of the third quarter ${halves[0]!.toFixed(1)} → of the last quarter ${halves[1]!.toFixed(1)} MB`;
+  out.push(rss);
   // The heap used swings with every collection (30–120 MB under this load): what a leak raises is
   // the floor each major collection leaves, so the windows compare their lowest sample.
   out.push(
