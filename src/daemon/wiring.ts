@@ -15,7 +15,7 @@ import { MISSIONS_QUEUE, NOTIFY_QUEUE } from "../db/boss.ts";
 import type { Database } from "../db/client.ts";
 import { AgentService } from "../executors/agents.ts";
 import { executorRegistry } from "../executors/registry.ts";
-import type { DirectLane } from "../delivery/direct.ts";
+import { unlessBacklogged, type DirectLane } from "../delivery/direct.ts";
 import type { CronMission, MissionExecutor, NotifyMission } from "../executors/types.ts";
 import type { InFlight } from "../in-flight.ts";
 import type { Logger } from "../log.ts";
@@ -158,7 +158,7 @@ export function wireServices(env: DaemonEnv, base: Foundation): Services {
     onDeferred: poke,
     onRun: (status, latenessMs) => base.metrics.run(status, latenessMs),
     onRunEnded: (jobId) => backfill!.continue(jobId),
-    direct: () => lanes.missions,
+    direct: () => unlessBacklogged(scheduler, lanes.missions),
   });
   backfill = new BackfillRunner({
     db,
@@ -183,7 +183,7 @@ export function wireServices(env: DaemonEnv, base: Foundation): Services {
     log,
     instanceName,
     onTimer: (status, latenessMs) => base.metrics.timer(status, latenessMs),
-    direct: () => lanes.notes,
+    direct: () => unlessBacklogged(scheduler, lanes.notes),
   });
   const notify = new NotifyService({
     db,

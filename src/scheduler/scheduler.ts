@@ -80,6 +80,13 @@ export class Scheduler {
     return this.heap.size;
   }
 
+  /** Due moments waiting for a batch to claim them: non-zero only while a burst is being claimed. */
+  get backlog(): number {
+    let waiting = 0;
+    for (const entries of this.ready.values()) waiting += entries.length;
+    return waiting;
+  }
+
   /** The moment queued for a source's key (`cron`, a job id), if it is due within the horizon. */
   queuedAt(source: string, key: string): Date | null {
     const at = this.queued.get(`${source}:${key}`);

@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { systemClock } from "../../src/clock.ts";
 import { reconnectBackoffSeconds } from "../../src/db/client.ts";
 import { createLogger } from "../../src/log.ts";
+import { unlessBacklogged } from "../../src/delivery/direct.ts";
 import { Scheduler, type DueSource } from "../../src/scheduler/scheduler.ts";
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -49,5 +50,48 @@ describe("the scheduler while its database is unreachable", () => {
       for (let i = 0; i < 100; i++) expect(reconnectBackoffSeconds(retries)).toBeLessThanOrEqual(1);
     }
     expect(reconnectBackoffSeconds(0)).toBeLessThanOrEqual(0.05);
+  });
+});
+
+describe("the scheduler's backlog, which keeps the direct lane out of a burst's way", () => {
+  it("counts the due moments waiting for a batch, and the lane is offered only when none wait", async () => {
+    const now = Date.now();
+    let releaseFirst!: () => void;
+    const firstHeld = new Promise<void>((resolve) => (releaseFirst = resolve));
+    const fired: string[][] = [];
+    const source: DueSource = {
+      name: "burst",
+      loadDue: async () => Array.from({ length: 5 }, (_, i) => ({ key: `k${i}`, at: new Date(now - 1_000) })),
+      async fire(batch) {
+        fired.push(batch.map((b) => b.key));
+        if (fired.length === 1) await firstHeld;
+        return new Map(batch.map((b) => [b.key, null]));
+      },
+    };
+    const scheduler = new Scheduler({
+      clock: systemClock,
+      log: createLogger("silent"),
+      sources: [source],
+      horizonMs: 120_000,
+      maxSleepMs: 30_000,
+      pollIntervalMs: 60_000,
+      concurrency: 1,
+      batchSize: 2,
+    });
+    const lane = { name: "lane" };
+    expect(unlessBacklogged(scheduler, lane)).toBe(lane);
+    await scheduler.start();
+    // One batch of two is being claimed (held); the other three wait for it.
+    await sleep(100);
+    expect(fired).toHaveLength(1);
+    expect(fired[0]).toHaveLength(2);
+    expect(scheduler.backlog).toBe(3);
+    expect(unlessBacklogged(scheduler, lane)).toBeUndefined();
+    releaseFirst();
+    await sleep(100);
+    expect(fired.flat().sort()).toEqual(["k0", "k1", "k2", "k3", "k4"]);
+    expect(scheduler.backlog).toBe(0);
+    expect(unlessBacklogged(scheduler, lane)).toBe(lane);
+    await scheduler.stop();
   });
 });
