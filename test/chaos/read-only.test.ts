@@ -157,7 +157,7 @@ describe(`the database turns read-only under a running daemon (${backendName})`,
     for (const [name, answer] of Object.entries(refused)) {
       expect(answer, name).toMatchObject({ status: 503, code: "DATABASE" });
       expect(answer.message, name).toMatch(
-        /^the database is read-only: cannot execute (INSERT|UPDATE|DELETE|SELECT FOR UPDATE) in a read-only transaction$/,
+        /^the database is read-only: cannot execute (INSERT|UPDATE|DELETE|SELECT FOR UPDATE|SELECT FOR NO KEY UPDATE) in a read-only transaction$/,
       );
     }
 
