@@ -7,6 +7,20 @@ import { Scheduler, type DueSource } from "../../src/scheduler/scheduler.ts";
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/** A scheduler on the system clock over one source, with a 2-minute horizon. */
+const schedulerOf = (
+  source: DueSource,
+  options: { pollIntervalMs: number; concurrency?: number; batchSize?: number },
+) =>
+  new Scheduler({
+    clock: systemClock,
+    log: createLogger("silent"),
+    sources: [source],
+    horizonMs: 120_000,
+    maxSleepMs: 30_000,
+    ...options,
+  });
+
 describe("the scheduler while its database is unreachable", () => {
   it("retries a failed refill after a growing delay of at most a second, not in a loop, and loads again once the database answers", async () => {
     let down = true;
@@ -21,14 +35,7 @@ describe("the scheduler while its database is unreachable", () => {
       },
       fire: async () => new Map(),
     };
-    const scheduler = new Scheduler({
-      clock: systemClock,
-      log: createLogger("silent"),
-      sources: [source],
-      horizonMs: 120_000,
-      maxSleepMs: 30_000,
-      pollIntervalMs: 10_000,
-    });
+    const scheduler = schedulerOf(source, { pollIntervalMs: 10_000 });
     await scheduler.start();
     await sleep(2_000);
     // 100, 200, 400, 800, then one a second: about five tries in two seconds (it was thousands).
@@ -68,16 +75,7 @@ describe("the scheduler's backlog, which keeps the direct lane out of a burst's 
         return new Map(batch.map((b) => [b.key, null]));
       },
     };
-    const scheduler = new Scheduler({
-      clock: systemClock,
-      log: createLogger("silent"),
-      sources: [source],
-      horizonMs: 120_000,
-      maxSleepMs: 30_000,
-      pollIntervalMs: 60_000,
-      concurrency: 1,
-      batchSize: 2,
-    });
+    const scheduler = schedulerOf(source, { pollIntervalMs: 60_000, concurrency: 1, batchSize: 2 });
     const lane = { name: "lane" };
     expect(unlessBacklogged(scheduler, lane)).toBe(lane);
     await scheduler.start();
