@@ -15,3 +15,10 @@ export const systemClock: Clock = {
   },
   clearTimeout: (handle) => clearTimeout(handle as NodeJS.Timeout),
 };
+
+/** Resolves at `moment` (ms epoch) on `clock`; at once when it has passed. */
+export function untilMoment(clock: Clock, moment: number): Promise<void> {
+  const wait = moment - clock.now();
+  if (!(wait > 0)) return Promise.resolve();
+  return new Promise((resolve) => clock.setTimeout(resolve, wait));
+}

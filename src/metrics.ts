@@ -39,7 +39,7 @@ export class Metrics {
     });
     this.lateness = new Histogram({
       name: "missiond_fire_lateness_seconds",
-      help: "From a slot to its claim, for slots claimed to run",
+      help: "From a slot to its claim, for slots claimed to run (0 for a slot claimed ahead of its moment)",
       buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
       registers,
     });
@@ -96,7 +96,7 @@ export class Metrics {
 
   run(status: string, latenessMs?: number | null): void {
     this.runs.inc({ status });
-    if (status === "Claimed" && latenessMs != null) this.lateness.observe(latenessMs / 1000);
+    if (status === "Claimed" && latenessMs != null) this.lateness.observe(Math.max(0, latenessMs) / 1000);
   }
 
   timer(status: string, latenessMs: number | null): void {

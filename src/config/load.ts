@@ -42,7 +42,12 @@ export interface Config {
   readonly jobsFiles: readonly string[];
   /** The default plugin directories in use (none when plugin_dirs is set): missing is normal for them. */
   readonly defaultPluginDirs: readonly string[];
-  readonly scheduler: { readonly horizonMs: number; readonly maxSleepMs: number; readonly pollIntervalMs: number };
+  readonly scheduler: {
+    readonly horizonMs: number;
+    readonly maxSleepMs: number;
+    readonly pollIntervalMs: number;
+    readonly claimAheadMs: number;
+  };
   readonly plugins: {
     readonly handlerTimeoutMs: number;
     readonly chainDeadlineMs: number | null;
@@ -176,6 +181,7 @@ export function loadConfig(sources: ConfigSources): Config {
       horizonMs: file.scheduler.horizon,
       maxSleepMs: Math.min(file.scheduler.max_sleep, 30_000),
       pollIntervalMs: file.scheduler.poll_interval,
+      claimAheadMs: file.scheduler.claim_ahead,
     },
     plugins: {
       handlerTimeoutMs: file.plugins.handler_timeout,

@@ -81,9 +81,16 @@ export const fileSchema = z
         horizon: atLeast(1_000).default(60_000),
         max_sleep: atLeast(100).default(30_000),
         poll_interval: atLeast(100).default(10_000),
+        // Slots and timers are claimed this long before their moment, so that at the moment only the
+        // timer fires and the agent is called; bounded so a claim cannot run far ahead of its slot.
+        // "0" claims at the moment itself.
+        claim_ahead: z
+          .union([z.literal("0").transform(() => 0), durationMs])
+          .refine((ms) => ms >= 0 && ms <= 5_000, "must be between 0 and 5s")
+          .default(250),
       })
       .strict()
-      .default({ horizon: 60_000, max_sleep: 30_000, poll_interval: 10_000 }),
+      .default({ horizon: 60_000, max_sleep: 30_000, poll_interval: 10_000, claim_ahead: 250 }),
     plugins: z
       .object({
         handler_timeout: durationMs.default(5_000),

@@ -32,6 +32,11 @@ export interface ClaimContext {
   buffered?: boolean;
   /** skipIfBusy: a mission running in the agent's session (any job's). */
   busy?: CronJobRunRow | null;
+  /**
+   * Claimed ahead: the real time of the claim, before `claimAt` (the slot's moment, at which the
+   * plan is made and the mission starts). The rows record it, with a negative lateness.
+   */
+  claimedAt?: number;
 }
 
 /**
@@ -59,7 +64,8 @@ export function planSlotClaim(
   if (job.nextFireAt.getTime() !== slot.getTime() || slot.getTime() > now) return null;
 
   const nowDate = new Date(now);
-  const claimedAt = new Date(claimAt);
+  const claimedAt = new Date(Math.min(claimAt, context.claimedAt ?? claimAt));
+  const claimedNow = claimedAt.getTime() - jitterOffset(job);
   const schedule = scheduleOf(job);
   const within = (d: Date) => !job.endsAt || d <= job.endsAt;
   const scan = scanSlots(schedule, slot, nowDate, MAX_CATCHUP_SLOTS - 1);
@@ -86,7 +92,7 @@ export function planSlotClaim(
   // overlap each other.
   const busy = active;
   for (const scheduledFor of fire) {
-    const latenessMs = now - scheduledFor.getTime();
+    const latenessMs = claimedNow - scheduledFor.getTime();
     const base = {
       cronJobId: job.id,
       scheduledFor,

@@ -1,5 +1,5 @@
 import type { PgBoss } from "pg-boss";
-import type { Clock } from "../clock.ts";
+import { untilMoment, type Clock } from "../clock.ts";
 import type { Db } from "../db/client.ts";
 import { handOffWithLane, type DirectLane } from "../delivery/direct.ts";
 import type { CronJobRow, CronJobRunRow } from "../db/schema/index.ts";
@@ -10,7 +10,8 @@ import type { PluginChain } from "../plugins/chain.ts";
 import { MissiondError } from "../errors.ts";
 import { coalescing } from "../db/coalesce.ts";
 import { InFlight } from "../in-flight.ts";
-import { jitterOffset, planSlotClaim, settleAdvances, type Advance } from "./claim-plan.ts";
+import { jitterOffset, settleAdvances } from "./claim-plan.ts";
+import { momentOf, planBatch } from "./claim-batch.ts";
 import {
   activeRuns,
   advanceJobs,
@@ -134,7 +135,7 @@ export class CronFiring {
     activated: { id: string; data: CronMission }[];
   }> {
     const { db, clock, instanceName } = this.deps;
-    const slotOf = new Map(batch.map((b) => [String(b.jobId), b.slot]));
+    const armed = new Map(batch.map((b) => [String(b.jobId), b.slot]));
     return db.transaction(async (tx) => {
       const locked = await lockJobs(
         tx,
@@ -142,9 +143,11 @@ export class CronFiring {
       );
       const now = clock.now();
       const jobs = new Map<string, CronJobRow>();
-      // Jobs whose `pause --until` has ended resume now (and arm their next slot); no slot of theirs
-      // is claimed in this batch.
-      const ended = locked.filter((j) => j.paused && j.pausedUntil && j.pausedUntil.getTime() <= now);
+      // Jobs whose `pause --until` has ended (by their slot's moment) resume now and arm their next
+      // slot; no slot of theirs is claimed in this batch.
+      const ended = locked.filter(
+        (j) => j.paused && j.pausedUntil && j.pausedUntil.getTime() <= momentOf({ now, armed }, j),
+      );
       for (const job of await resumeEndedPauses(tx, ended, new Date(now))) jobs.set(String(job.id), job);
       if (ended.length > 0) await announce(tx, SCHEDULE_CHANNEL, "resume");
       const active = await activeRuns(
@@ -155,50 +158,14 @@ export class CronFiring {
         tx,
         locked.filter((job) => job.overlapPolicy === "buffer_one").map((job) => job.id),
       );
-      const cancels: { run: CronJobRunRow; slot: Date }[] = [];
       const busyChecks = locked.filter((job) => job.skipIfBusy);
       const running = await runningFor(
         tx,
         busyChecks.filter((j) => j.sessionMode !== "fixed").map((j) => j.agentId),
         busyChecks.filter((j) => j.sessionMode === "fixed" && j.sessionId).map((j) => j.sessionId!),
       );
-      const rows: NewRun[] = [];
-      const advanced: Advance[] = [];
-      for (const job of locked) {
-        if (ended.includes(job)) continue;
-        // The scheduler armed the jittered moment; the slot itself is that minus the job's offset.
-        const slot = new Date(slotOf.get(String(job.id))!.getTime() - jitterOffset(job));
-        const busy = !job.skipIfBusy
-          ? null
-          : job.sessionMode === "fixed" && job.sessionId
-            ? running.bySession.get(job.sessionId)
-            : running.byAgent.get(job.agentId);
-        const plan = planSlotClaim(job, slot, now, instanceName, {
-          active: active.get(String(job.id)) ?? null,
-          buffered: buffered.has(String(job.id)),
-          busy: busy ?? null,
-        });
-        if (!plan) {
-          jobs.set(String(job.id), job);
-          continue;
-        }
-        rows.push(...plan.rows);
-        if (plan.cancel) cancels.push({ run: plan.cancel, slot });
-        advanced.push({
-          id: job.id,
-          nextFireAt: plan.nextFireAt,
-          runCount: plan.runCount,
-          planned: plan.runCount - job.runCount,
-          skipRemaining: plan.skipRemaining,
-          skips: job.skipRemaining - plan.skipRemaining,
-        });
-        jobs.set(String(job.id), {
-          ...job,
-          nextFireAt: plan.nextFireAt,
-          runCount: plan.runCount,
-          skipRemaining: plan.skipRemaining,
-        });
-      }
+      const reads = { now, instanceName, armed, ended, active, buffered, running };
+      const { rows, advanced, cancels } = planBatch(locked, reads, jobs);
       const inserted = await insertRuns(tx, rows);
       settleAdvances(advanced, inserted);
       await advanceJobs(tx, advanced, new Date(now));
@@ -331,9 +298,14 @@ export class CronFiring {
     );
   }
 
-  /** cronJobFiring chain, then the outcome: Cancelled, Deferred, or Running + mission in one transaction. */
+  /**
+   * cronJobFiring chain, then the outcome: Cancelled, Deferred, or Running + mission in one
+   * transaction. A slot claimed ahead runs its chain at its own moment, not at the claim: plugins
+   * judge the slot's time (a maintenance window that ends on the slot, a defer "in 5 minutes").
+   */
   private async runChain(job: CronJobRow, run: CronJobRunRow): Promise<void> {
     const { db, chain, clock } = this.deps;
+    await untilMoment(clock, run.scheduledFor.getTime() + jitterOffset(job));
     const log = this.log.child({ cronJobId: String(job.id), runId: String(run.id) });
     const result = await chain.run(
       "cronJobFiring",

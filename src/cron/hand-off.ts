@@ -5,6 +5,7 @@ import type { Tx } from "../db/client.ts";
 import type { CronJobRow, CronJobRunRow } from "../db/schema/index.ts";
 import type { CronMission } from "../executors/types.ts";
 import { startRuns } from "./attempt-queries.ts";
+import { jitterOffset } from "./claim-plan.ts";
 
 /** A run whose chain passed, on its way to its agent. */
 export interface PendingHandOff {
@@ -14,8 +15,12 @@ export interface PendingHandOff {
   startedAt: Date;
 }
 
-/** What the agent receives for a run of `job`: the prompt as the chain left it. */
+/**
+ * What the agent receives for a run of `job`: the prompt as the chain left it. A slot claimed ahead
+ * starts at its own (jittered) moment, not before.
+ */
 export function handOffFor(job: CronJobRow, run: CronJobRunRow, prompt: string, now: Date): PendingHandOff {
+  const startsAt = new Date(Math.max(now.getTime(), run.scheduledFor.getTime() + jitterOffset(job)));
   const sessionId = job.sessionMode === "fixed" && job.sessionId ? job.sessionId : `cron-${job.id}-${run.id}`;
   const mission: CronMission = {
     kind: "cron",
@@ -27,11 +32,11 @@ export function handOffFor(job: CronJobRow, run: CronJobRunRow, prompt: string, 
     sessionId,
     prompt,
     scheduledFor: run.scheduledFor.toISOString(),
-    firedAt: now.toISOString(),
-    latenessMs: run.latenessMs ?? 0,
+    firedAt: startsAt.toISOString(),
+    latenessMs: Math.max(0, run.latenessMs ?? 0),
     backfilled: run.backfilled,
   };
-  return { runId: run.id, mission, missionJobId: randomUUID(), startedAt: now };
+  return { runId: run.id, mission, missionJobId: randomUUID(), startedAt: startsAt };
 }
 
 /**

@@ -11,6 +11,7 @@ const MAX_LOADED = 50_000;
 export function cronDueSource(db: Db, firing: CronFiring): DueSource {
   return {
     name: "cron",
+    early: true,
     async loadDue(until) {
       const due = await jobsDueBy(db, until, MAX_LOADED);
       // A pause ends at its moment exactly; slots are spread by the job's jitter.

@@ -225,6 +225,7 @@ export function wireServices(env: DaemonEnv, base: Foundation): Services {
     horizonMs: config.scheduler.horizonMs,
     maxSleepMs: config.scheduler.maxSleepMs,
     pollIntervalMs: config.scheduler.pollIntervalMs,
+    leadMs: config.scheduler.claimAheadMs,
     databaseNow: () => databaseNow(db),
   });
   const recovery = new ClaimRecovery({

@@ -1,4 +1,4 @@
-import type { ExecutionResult, Mission } from "../executors/types.ts";
+import type { ExecutionResult, Mission, MissionExecutor } from "../executors/types.ts";
 import type { Logger } from "../log.ts";
 
 /** One attempt at a delivery: a pg-boss job as fetched, or one the hand-off activated for this instance. */
@@ -10,6 +10,8 @@ export interface Attempt<M extends Mission> {
   readonly retryCount: number;
   /** pg-boss's own stop (the job expired); absent on the direct lane. */
   readonly signal?: AbortSignal;
+  /** Looked up while a delivery claimed ahead waited for its moment, so the moment only calls the agent. */
+  readonly executor?: Promise<MissionExecutor>;
 }
 
 export type AttemptResult =

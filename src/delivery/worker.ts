@@ -54,9 +54,16 @@ export async function startDeliveryWorker<M extends Mission>(
   kind: DeliveryKind<M>,
 ): Promise<DeliveryWorker<M>> {
   const executing = new Map<string, AbortController>();
-  const attempt = (lane: "direct" | "fetched") => (a: Attempt<M>) => {
+  const waiting = new Map<string, () => void>();
+  const attempt = (lane: "direct" | "fetched") => async (a: Attempt<M>) => {
+    const ready = await untilItsMoment(deps, kind, a, waiting);
+    if (!ready) {
+      // cancel_previous reached it before its moment: the row is closed Cancelled already.
+      await kind.cancelled?.(a.data);
+      return { status: "completed" } as const;
+    }
     deps.onAttempt?.(lane);
-    return executeAttempt(deps, kind, a, executing);
+    return executeAttempt(deps, kind, ready, executing);
   };
   const direct = new DirectLane<M>({ ...deps, kind, attempt: attempt("direct") });
   const workers = Math.max(1, Math.min(deps.workers, deps.concurrency));
@@ -94,6 +101,8 @@ export async function startDeliveryWorker<M extends Mission>(
   return {
     direct,
     abort(key) {
+      const cancelWaiting = waiting.get(key);
+      if (cancelWaiting) return cancelWaiting();
       executing.get(key)?.abort(new Interrupted("cancelled", "cancelled by a newer slot (cancel_previous)"));
     },
     handBack() {
@@ -145,6 +154,36 @@ async function fetchedBatch<M extends Mission>(
   return results;
 }
 
+/**
+ * A delivery claimed ahead of its moment (the scheduler's claim_ahead) carries that moment as its
+ * `firedAt`: whichever lane brought it waits until then, with the agent's executor looked up in the
+ * meantime, so the moment itself only calls the agent. Resolves to the attempt to execute, or null
+ * when a cancel arrived first. Retries and takeovers carry a past `firedAt` and start at once.
+ */
+async function untilItsMoment<M extends Mission>(
+  deps: DeliveryDeps,
+  kind: DeliveryKind<M>,
+  attempt: Attempt<M>,
+  waiting: Map<string, () => void>,
+): Promise<Attempt<M> | null> {
+  const { clock } = deps;
+  const wait = Date.parse(attempt.data.firedAt) - clock.now();
+  if (!(wait > 0)) return attempt;
+  // The agent's settings are read now, not at the moment (a change applies from the next delivery).
+  const executor = deps.executorFor(attempt.data.agentId);
+  void executor.catch(() => {}); // a failed lookup is the attempt's error, raised when it starts
+  const key = kind.key(attempt.data);
+  const cancelled = await new Promise<boolean>((resolve) => {
+    const timer = clock.setTimeout(() => resolve(false), wait);
+    waiting.set(key, () => {
+      clock.clearTimeout(timer);
+      resolve(true);
+    });
+  });
+  waiting.delete(key);
+  return cancelled ? null : { ...attempt, executor };
+}
+
 /** Executes one attempt and closes its row, or asks for pg-boss's retry (a failed attempt). */
 async function executeAttempt<M extends Mission>(
   deps: DeliveryWorkerDeps,
@@ -154,7 +193,7 @@ async function executeAttempt<M extends Mission>(
 ): Promise<AttemptResult> {
   const mission = attempt.data;
   const key = kind.key(mission);
-  const executor = await deps.executorFor(mission.agentId);
+  const executor = await (attempt.executor ?? deps.executorFor(mission.agentId));
   const stop = new AbortController();
   executing.set(key, stop);
   let result: ExecutionResult;

@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { PgBoss } from "pg-boss";
-import type { Clock } from "../clock.ts";
+import { untilMoment, type Clock } from "../clock.ts";
 import { enqueue, NOTIFY_QUEUE } from "../db/boss.ts";
 import { handOffWithLane, type DirectLane } from "../delivery/direct.ts";
 import type { Db } from "../db/client.ts";
@@ -51,17 +51,27 @@ export class NotifyDelivery {
       name: "notify",
       loadDue: async (until) =>
         (await timersDueBy(this.deps.db, until, MAX_LOADED)).map((t) => ({ key: String(t.id), at: t.dueAt })),
+      early: true,
       fire: async (batch) => {
-        await this.fire(batch.map((b) => BigInt(b.key)));
+        const latest = Math.max(...batch.map((b) => b.at.getTime()));
+        await this.fire(
+          batch.map((b) => BigInt(b.key)),
+          new Date(latest),
+        );
         return new Map(); // a timer fires once
       },
     };
   }
 
-  /** Claims due timers in one statement; their chains continue in the background. */
-  async fire(ids: readonly bigint[]): Promise<number> {
+  /**
+   * Claims due timers in one statement; their chains continue in the background. `dueBy`: timers
+   * due up to then are claimed (the scheduler hands them over ahead, by its lead); each is delivered
+   * at its own moment, never before.
+   */
+  async fire(ids: readonly bigint[], dueBy?: Date): Promise<number> {
     const { db, clock, instanceName } = this.deps;
-    const claimed = await claimTimers(db, ids, instanceName, new Date(clock.now()));
+    const now = new Date(clock.now());
+    const claimed = await claimTimers(db, ids, instanceName, now, dueBy && dueBy > now ? dueBy : now);
     for (const timer of claimed) {
       this.deps.onTimer?.("Claimed", timer.latenessMs);
       this.inFlight.add(this.deliver(timer), (err) =>
@@ -90,6 +100,9 @@ export class NotifyDelivery {
   private async deliver(timer: NotifyTimerRow): Promise<void> {
     const { db, chain, clock } = this.deps;
     const notifyId = String(timer.id);
+    // Claimed ahead: plugins on notifyDelivered run at the due moment, as they would have without
+    // the lead. With none, the hand-off commits now and the delivery waits for the moment instead.
+    if (chain.handles("notifyDelivered")) await untilMoment(clock, timer.dueAt!.getTime());
     // Work a plugin caused (a timer it set) is one generation deeper than what caused it.
     const result = await chain.run(
       "notifyDelivered",
@@ -97,6 +110,7 @@ export class NotifyDelivery {
       { hop: timer.hop, accept: { message: noteMessage } },
     );
     const now = new Date(clock.now());
+    const startsAt = new Date(Math.max(now.getTime(), timer.dueAt!.getTime()));
     if (result.kind !== "passed") {
       await transitionTimer(db, timer.id, "Claimed", {
         status: "Dropped",
@@ -115,7 +129,7 @@ export class NotifyDelivery {
       sessionId: timer.sessionId,
       prompt: result.context.message,
       scheduledFor: timer.dueAt!.toISOString(),
-      firedAt: now.toISOString(),
+      firedAt: startsAt.toISOString(),
       latenessMs: timer.latenessMs ?? 0,
     };
     await this.handOff({ id: timer.id, mission, missionJobId: randomUUID() });

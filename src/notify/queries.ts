@@ -64,6 +64,8 @@ export async function claimTimers(
   ids: readonly bigint[],
   instance: string,
   now: Date,
+  /** Claimed ahead: timers due by then (later than `now`) are taken too. */
+  dueBy: Date = now,
 ): Promise<NotifyTimerRow[]> {
   if (ids.length === 0) return [];
   return db
@@ -74,7 +76,7 @@ export async function claimTimers(
       claimedAt: now,
       latenessMs: sql`greatest(0, round(extract(epoch from (${now.toISOString()}::timestamptz - ${notifyTimers.dueAt})) * 1000))::int`,
     })
-    .where(and(inArray(notifyTimers.id, [...ids]), eq(notifyTimers.status, "Pending"), lte(notifyTimers.dueAt, now)))
+    .where(and(inArray(notifyTimers.id, [...ids]), eq(notifyTimers.status, "Pending"), lte(notifyTimers.dueAt, dueBy)))
     .returning();
 }
 

@@ -9,9 +9,16 @@ export interface DueSource {
   loadDue(until: Date): Promise<{ key: string; at: Date }[]>;
   /**
    * Handles due moments (at most one per key); resolves to each key's next moment where the
-   * source knows it. One call per batch lets a burst be claimed in a few statements.
+   * source knows it (the same moment again: hand it over at the moment itself, not ahead). One call
+   * per batch lets a burst be claimed in a few statements.
    */
   fire(batch: readonly { key: string; at: Date }[]): Promise<Map<string, Date | null>>;
+  /**
+   * The source may be handed a moment up to the scheduler's `leadMs` before it is due (it claims
+   * then and starts the delivery at the moment itself), so the claim's commit is not on the path
+   * from the moment to the agent.
+   */
+  readonly early?: boolean;
 }
 
 export interface SchedulerOptions {
@@ -25,6 +32,8 @@ export interface SchedulerOptions {
   concurrency?: number;
   /** Most moments in one batch (one claim transaction). */
   batchSize?: number;
+  /** How long before its moment a moment of an `early` source is handed to it (0: at the moment). */
+  leadMs?: number;
   /** Measures the database clock (skew is logged and reported, never silently absorbed). */
   databaseNow?: () => Promise<Date>;
 }
@@ -33,7 +42,10 @@ export interface SchedulerOptions {
 const REFILL_RETRY_MAX_MS = 1_000;
 
 interface Entry {
+  /** When the scheduler hands it over: the moment, less the lead for an early source (heap order). */
   at: number;
+  /** The moment itself. */
+  due: number;
   source: DueSource;
   key: string;
 }
@@ -124,11 +136,13 @@ export class Scheduler {
     return `${source.name}:${key}`;
   }
 
-  private push(source: DueSource, key: string, at: number): void {
+  /** `atMoment`: handed over at the moment itself, without the lead. */
+  private push(source: DueSource, key: string, at: number, atMoment = false): void {
     const id = this.key(source, key);
     if (this.queued.get(id) === at) return;
     this.queued.set(id, at);
-    this.heap.push({ at, source, key });
+    const lead = source.early && !atMoment ? (this.options.leadMs ?? 0) : 0;
+    this.heap.push({ at: at - lead, due: at, source, key });
   }
 
   private refill(): Promise<void> {
@@ -211,7 +225,7 @@ export class Scheduler {
     while (this.heap.size > 0 && this.heap.peek()!.at <= now) {
       const entry = this.heap.pop()!;
       const id = this.key(entry.source, entry.key);
-      if (this.queued.get(id) !== entry.at) continue; // superseded by a newer entry
+      if (this.queued.get(id) !== entry.due) continue; // superseded by a newer entry
       this.queued.delete(id);
       if (this.inFlight.has(id)) continue;
       this.inFlight.add(id);
@@ -242,11 +256,15 @@ export class Scheduler {
       if (list.length > 0) this.ready.set(source, list);
       this.active++;
       const work = source
-        .fire(entries.map((e) => ({ key: e.key, at: new Date(e.at) })))
+        .fire(entries.map((e) => ({ key: e.key, at: new Date(e.due) })))
         .then((nexts) => {
           const horizonEnd = this.options.clock.now() + this.options.horizonMs;
+          // A source that hands back the moment it was just given (too early to decide) gets it
+          // again at the moment itself.
+          const handed = new Map(entries.map((e) => [e.key, e.due]));
           for (const [key, at] of nexts) {
-            if (at && this.state === "running" && at.getTime() <= horizonEnd) this.push(source, key, at.getTime());
+            if (at && this.state === "running" && at.getTime() <= horizonEnd)
+              this.push(source, key, at.getTime(), handed.get(key) === at.getTime());
           }
         })
         .catch((err) =>

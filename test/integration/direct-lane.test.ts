@@ -36,6 +36,10 @@ interface Ledger {
   job_state: string | null;
   /** Started in the claim's own transaction (no chain to wait for), at the claim's instant. */
   with_claim: boolean;
+  /** Claimed before its slot (the scheduler's claim_ahead). */
+  ahead: boolean;
+  /** Started at the later of its claim and its slot: never before the slot. */
+  on_time: boolean;
 }
 
 /** Each run of the job with its attempts and its pg-boss job's state. */
@@ -43,18 +47,22 @@ const ledger = (daemon: Daemon, jobId: string) =>
   rows<Ledger>(
     daemon.services.database.db,
     sql`select r.id::text, r.status, r.attempts, r.failed_attempts, j.state::text as job_state,
-               coalesce(r.started_at = r.claimed_at, false) as with_claim
+               coalesce(r.started_at = r.claimed_at, false) as with_claim,
+               r.claimed_at < r.scheduled_for as ahead,
+               coalesce(r.started_at = greatest(r.claimed_at, r.scheduled_for), false) as on_time
         from cron_job_runs r left join pgboss.job j on j.id::text = r.mission_job_id
         where r.cron_job_id = ${jobId}::bigint order by r.id`,
   );
 
 /** A webhook receiver whose answers a test sets (503 makes the executor throw: a retry). */
 let server: Server | null = null;
-async function receiver(answer: (n: number) => number): Promise<string> {
+async function receiver(answer: (n: number) => number, onBody?: (body: string) => void): Promise<string> {
   let calls = 0;
   server = createServer((req, res) => {
-    req.resume();
+    let body = "";
+    req.on("data", (d: Buffer) => (body += d.toString()));
     req.on("end", () => {
+      onBody?.(body);
       res.statusCode = answer(++calls);
       res.end("ok");
     });
@@ -71,7 +79,7 @@ afterEach(async () => {
 
 describe(`the direct lane (${backendName})`, () => {
   it("with no plugin on cronJobFiring, each slot's mission starts on the instance that claimed it, without a fetch: one attempt, its pg-boss job completed", async () => {
-    const daemon = await t.start();
+    const daemon = await t.start({ toml: `[scheduler]\nclaim_ahead = "0"\n` });
     const job = await daemon.services.cron.add({ name: "tick", agentId: "a1", cron: "* * * * * *", prompt: "p" });
     // Three runs closed, and their jobs settled in pg-boss (completed just after the run's close).
     const settled = (r: Ledger) => r.status === "Succeeded" && (r.job_state === null || r.job_state === "completed");
@@ -80,11 +88,57 @@ describe(`the direct lane (${backendName})`, () => {
       "three Succeeded runs with their jobs completed",
     );
     const runs = (await ledger(daemon, job.id)).filter(settled);
-    expect(runs.map((r) => [r.attempts, r.failed_attempts, r.with_claim])).toEqual(runs.map(() => [1, 0, true]));
+    // claim_ahead = "0": claimed at (or after) the slot, and started in the claim's transaction.
+    expect(runs.map((r) => [r.attempts, r.failed_attempts, r.with_claim, r.ahead])).toEqual(
+      runs.map(() => [1, 0, true, false]),
+    );
     const text = await scrape(daemon);
     expect(counter(text, "missions", "direct")).toBeGreaterThanOrEqual(3);
     expect(counter(text, "missions", "fetched")).toBe(0);
   });
+
+  it("claimed ahead (the default 250 ms): the run is claimed and handed off before its slot, and the agent is called at the slot, never before", async () => {
+    const received: { scheduledFor: number; at: number }[] = [];
+    const url = await receiver(
+      () => 200,
+      (body) => received.push({ scheduledFor: Date.parse(JSON.parse(body).scheduledFor as string), at: Date.now() }),
+    );
+    const daemon = await t.start({ toml: `[agents.hooked]\nexecutor = "webhook"\nurl = "${url}"\n` });
+    const job = await daemon.services.cron.add({ name: "tick", agentId: "hooked", cron: "* * * * * *", prompt: "p" });
+    const settled = (r: Ledger) => r.status === "Succeeded" && (r.job_state === null || r.job_state === "completed");
+    await waitFor(
+      async () => (await ledger(daemon, job.id)).filter(settled).length >= 4,
+      "four Succeeded runs with their jobs completed",
+    );
+    const runs = (await ledger(daemon, job.id)).filter(settled);
+    expect(runs.map((r) => [r.attempts, r.failed_attempts, r.on_time])).toEqual(runs.map(() => [1, 0, true]));
+    // The first slot may come sooner than the lead after the job is added; the next ones are ahead.
+    expect(runs.filter((r) => r.ahead).length).toBeGreaterThanOrEqual(2);
+    expect(received.length).toBeGreaterThanOrEqual(4);
+    for (const r of received) expect(r.at).toBeGreaterThanOrEqual(r.scheduledFor);
+    const text = await scrape(daemon);
+    expect(counter(text, "missions", "fetched")).toBe(0);
+  });
+
+  it("claimed ahead while the job's previous run still goes: the overlap is decided at the slot itself, so a run that ends within the lead does not skip the slot", async () => {
+    // Runs of 1.3 s every 2 s, claimed 1 s ahead: at the claim the previous run is still going,
+    // by the slot it has ended. Deciding the overlap at the claim would write every slot Skipped.
+    const daemon = await t.start({
+      toml: `[scheduler]\nclaim_ahead = "1s"\n\n[agents.slow]\nexecutor = "command"\nargv = ["/bin/sleep", "1.3"]\ntimeout = "10s"\n`,
+    });
+    const job = await daemon.services.cron.add({ name: "slow", agentId: "slow", cron: "*/2 * * * * *", prompt: "p" });
+    const closed = (r: Ledger) => !["Claimed", "Running"].includes(r.status);
+    const runs = await waitFor(
+      async () => {
+        const found = await ledger(daemon, job.id);
+        return found.filter(closed).length >= 3 ? found.filter(closed) : null;
+      },
+      "three closed runs",
+      30_000,
+    );
+    expect(runs.slice(0, 3).map((r) => r.status)).toEqual(["Succeeded", "Succeeded", "Succeeded"]);
+    expect(runs.slice(0, 3).every((r) => r.on_time)).toBe(true);
+  }, 40_000);
 
   it("after a plugin's cronJobFiring chain, the mission also starts on the direct lane", async () => {
     const daemon = await t.start({ pluginDirs: [examplePlugin("cron-sentinel")] });
@@ -127,6 +181,28 @@ describe(`the direct lane (${backendName})`, () => {
     const text = await scrape(daemon);
     expect(counter(text, "notify", "direct")).toBe(1);
     expect(counter(text, "notify", "fetched")).toBe(0);
+  });
+
+  it("a note due in 2 s is claimed ahead and reaches the agent at its moment, never before", async () => {
+    const received: { scheduledFor: number; at: number }[] = [];
+    const url = await receiver(
+      () => 200,
+      (body) => received.push({ scheduledFor: Date.parse(JSON.parse(body).scheduledFor as string), at: Date.now() }),
+    );
+    const daemon = await t.start({ toml: `[agents.hooked]\nexecutor = "webhook"\nurl = "${url}"\n` });
+    await daemon.services.sessions.create({ id: "s1", agentId: "hooked" });
+    const timer = await daemon.services.notify.schedule({ sessionId: "s1", delaySeconds: 2, message: "wake" });
+    await waitFor(
+      async () => (await daemon.services.notify.get(timer.id)).status === "Delivered",
+      "the note delivered",
+    );
+    const [row] = await rows<{ ahead: boolean; lateness_ms: number }>(
+      daemon.services.database.db,
+      sql`select claimed_at < due_at as ahead, lateness_ms from notify_timers where id = ${timer.id}::bigint`,
+    );
+    expect(row).toEqual({ ahead: true, lateness_ms: 0 });
+    expect(received).toHaveLength(1);
+    expect(received[0]!.at).toBeGreaterThanOrEqual(received[0]!.scheduledFor);
   });
 
   it("[missions] direct = false sends every mission through pg-boss's fetch", async () => {

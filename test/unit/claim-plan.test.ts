@@ -59,6 +59,18 @@ describe("claiming a slot", () => {
     expect(planSlotClaim(job({ paused: true }), new Date(t0), t0 + 5, "i1")).toBeNull();
   });
 
+  it("claims ahead: planned at the slot, the row records the real claim time and a negative lateness", () => {
+    const plan = planSlotClaim(job(), new Date(t0), t0, "i1", { claimedAt: t0 - 200 })!;
+    expect(plan.rows).toMatchObject([
+      { status: "Claimed", scheduledFor: new Date(t0), claimedAt: new Date(t0 - 200), latenessMs: -200 },
+    ]);
+    expect(plan.rows[0]).toMatchObject({ trigger: "schedule", backfilled: false });
+    expect(plan.nextFireAt).toEqual(new Date(t0 + 1000));
+    // Overlap is decided as at the slot: the run still going makes it Skipped, decided at the claim.
+    const skipped = planSlotClaim(job(), new Date(t0), t0, "i1", { claimedAt: t0 - 200, active: running })!;
+    expect(skipped.rows).toMatchObject([{ status: "Skipped", finishedAt: new Date(t0 - 200) }]);
+  });
+
   it("writes a Skipped row naming the run still going, under the skip overlap policy", () => {
     const plan = planSlotClaim(job(), new Date(t0), t0 + 5, "i1", { active: running })!;
     expect(plan.rows).toMatchObject([

@@ -59,6 +59,9 @@ function memoryKind(rows: Record<string, AttemptState>) {
       rows[m.notifyId] = { ...rows[m.notifyId]!, open: false, status: "Unknown" };
       events.push(`unknown ${m.notifyId} after ${attempts}`);
     },
+    cancelled: async (m) => {
+      events.push(`cancelled ${m.notifyId}`);
+    },
     close: async (m, outcome: Outcome) => {
       rows[m.notifyId] = { ...rows[m.notifyId]!, open: false, status: outcome.result.status };
       events.push(
@@ -69,14 +72,14 @@ function memoryKind(rows: Record<string, AttemptState>) {
   return { kind, events, rows };
 }
 
-const note = (id: string, prompt = "wake"): NotifyMission => ({
+const note = (id: string, prompt = "wake", firedAt = "2026-01-01T00:00:00.000Z"): NotifyMission => ({
   kind: "notify",
   notifyId: id,
   agentId: "a",
   sessionId: "s",
   prompt,
   scheduledFor: "2026-01-01T00:00:00.000Z",
-  firedAt: "2026-01-01T00:00:00.000Z",
+  firedAt,
   latenessMs: 0,
 });
 
@@ -98,7 +101,7 @@ const open = (attempts = 0, failedAttempts = 0): AttemptState => ({
   failedAttempts,
 });
 
-async function worker(rows: Record<string, AttemptState>, concurrency = 4) {
+async function worker(rows: Record<string, AttemptState>, concurrency = 4, clock: typeof systemClock = systemClock) {
   const queue = fakeQueue();
   const ledger = memoryKind(rows);
   const w = await startDeliveryWorker(
@@ -108,7 +111,7 @@ async function worker(rows: Record<string, AttemptState>, concurrency = 4) {
       concurrency,
       retryLimit: 2,
       executorFor: async () => executor,
-      clock: { ...systemClock, now: () => 0 },
+      clock,
       workers: 2,
       pollingIntervalSeconds: 1,
       notifyPollingIntervalSeconds: 2,
@@ -185,6 +188,47 @@ describe("the delivery worker, against a fake queue", () => {
     expect(calls).toEqual(["fail jh:0 the daemon is stopping; handed back to pg-boss"]);
     expect(rows.h).toMatchObject({ attempts: 1, failedAttempts: 1, open: true });
     expect(w.direct.size).toBe(0);
+  });
+
+  it("a delivery claimed ahead starts at its moment (its firedAt), not when its hand-off commits", async () => {
+    const { w, calls, events } = await worker({ e: open(1) }, 2);
+    const startsAt = Date.now() + 300;
+    expect(w.direct.reserve(1)).toBe(1);
+    w.direct.start(1, [{ id: "je", data: note("e", "wake", new Date(startsAt).toISOString()) }]);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    // Waiting: counted on the lane (its job is heartbeated), not executed yet.
+    expect(w.direct.size).toBe(1);
+    expect(events).toEqual([]);
+    await w.direct.drain();
+    expect(events).toEqual(["close e Succeeded by fake: got wake"]);
+    expect(calls).toEqual(["complete je:0"]);
+    expect(Date.now()).toBeGreaterThanOrEqual(startsAt);
+  });
+
+  it("cancel_previous before a claimed-ahead delivery's moment: it never runs, the kind hears the cancel, its job completes", async () => {
+    const { w, calls, events } = await worker({ c: open(1) }, 2);
+    expect(w.direct.reserve(1)).toBe(1);
+    w.direct.start(1, [{ id: "jc", data: note("c", "wake", new Date(Date.now() + 5_000).toISOString()) }]);
+    await new Promise((resolve) => setImmediate(resolve));
+    w.abort("c");
+    await w.direct.drain();
+    expect(events).toEqual(["cancelled c"]);
+    expect(calls).toEqual(["complete jc:0"]);
+    expect(w.direct.size).toBe(0);
+  });
+
+  it("a fetched delivery claimed ahead waits for its moment too; a retry (a past firedAt) starts at once", async () => {
+    const { fetched, events } = await worker({ f: open(), r: open(1, 1) });
+    const startsAt = Date.now() + 300;
+    const order: string[] = [];
+    const early = fetched([
+      { id: "jf", data: note("f", "wake", new Date(startsAt).toISOString()), retryCount: 0 },
+    ]).then(() => order.push(`f at ${Date.now() >= startsAt ? "or after" : "before"} its moment`));
+    await fetched([{ id: "jr", data: note("r"), retryCount: 1 }]);
+    order.push("r");
+    await early;
+    expect(order).toEqual(["r", "f at or after its moment"]);
+    expect(events).toContain("close f Succeeded by fake: got wake");
   });
 
   it("places not used by a hand-off that did not commit are given back", async () => {

@@ -93,3 +93,40 @@ describe("the scheduler's backlog, which keeps the direct lane out of a burst's 
     await scheduler.stop();
   });
 });
+
+describe("the scheduler's lead (claim ahead)", () => {
+  it("hands an early source its moment up to leadMs before it is due, with the moment itself; another source at the moment", async () => {
+    const moment = new Date(Date.now() + 1_500);
+    const fired: { source: string; calledAt: number; at: number }[] = [];
+    const source = (name: string, early: boolean): DueSource => ({
+      name,
+      early,
+      loadDue: async () => [{ key: "k", at: moment }],
+      fire: async (batch) => {
+        for (const b of batch) fired.push({ source: name, calledAt: Date.now(), at: b.at.getTime() });
+        return new Map();
+      },
+    });
+    const scheduler = new Scheduler({
+      clock: systemClock,
+      log: createLogger("silent"),
+      sources: [source("ahead", true), source("on-time", false)],
+      horizonMs: 120_000,
+      maxSleepMs: 30_000,
+      pollIntervalMs: 60_000,
+      leadMs: 1_000,
+    });
+    await scheduler.start();
+    await sleep(2_000);
+    await scheduler.stop();
+    const ahead = fired.find((f) => f.source === "ahead")!;
+    const onTime = fired.find((f) => f.source === "on-time")!;
+    expect(fired).toHaveLength(2);
+    // The batch carries the moment, not the moment less the lead.
+    expect(ahead.at).toBe(moment.getTime());
+    expect(onTime.at).toBe(moment.getTime());
+    expect(ahead.calledAt).toBeGreaterThanOrEqual(moment.getTime() - 1_000);
+    expect(ahead.calledAt).toBeLessThan(moment.getTime());
+    expect(onTime.calledAt).toBeGreaterThanOrEqual(moment.getTime());
+  }, 10_000);
+});
