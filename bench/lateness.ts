@@ -1,7 +1,8 @@
 /**
  * Fire lateness: N jobs due every second for D seconds. missiond's lateness is read from its own
- * ledger: claimed_at (the claim transaction's clock), started_at (the chain has passed and the
- * hand-off transaction begins) and finished_at (the executor finished, run closed); the peer is the same moments as
+ * ledger: claimed_at (the claim transaction's clock: negative for a slot claimed ahead, by
+ * [scheduler] claim_ahead), started_at (the mission's start: the later of the hand-off and the
+ * moment) and finished_at (the executor finished, run closed); the peer is the same moments as
  * pg-boss delayed jobs (`startAfter`) on the same kind of database, picked up by a worker polling
  * at pg-boss's default interval (2 s) and at its fastest (0.5 s).
  */
@@ -83,7 +84,7 @@ export async function missiondLateness(
       {
         system: "missiond",
         backend,
-        measure: `moment → chain passed, handing off${missedOrSkipped ? ` (${missedOrSkipped} not run)` : ""}`,
+        measure: `moment → mission started (started_at)${missedOrSkipped ? ` (${missedOrSkipped} not run)` : ""}`,
         expected,
         seen: ran.length,
         duplicates: 0,

@@ -292,7 +292,9 @@ export function ledgerView(ctx: Ctx): View {
           "Lateness",
           run.latenessMs === null
             ? null
-            : `${run.latenessMs} ms after the slot${run.backfilled ? " (backfilled)" : ""}`,
+            : run.latenessMs < 0
+              ? `claimed ${-run.latenessMs} ms ahead of the slot`
+              : `${run.latenessMs} ms after the slot${run.backfilled ? " (backfilled)" : ""}`,
         ],
         ["Claimed", run.claimedAt ? `${dateTime(run.claimedAt)} by ${run.claimedBy}` : run.claimedBy],
         ["Started", run.startedAt ? dateTime(run.startedAt) : null],
