@@ -34,12 +34,20 @@ export interface SchedulerOptions {
   batchSize?: number;
   /** How long before its moment a moment of an `early` source is handed to it (0: at the moment). */
   leadMs?: number;
+  /**
+   * A moment many keys share (a burst) is handed over earlier still: 1 ms more for every this many
+   * keys due at that instant (so their claims, at about that rate, are done by the moment), up to
+   * `MAX_BURST_LEAD_MS`. Only with a lead; absent, 3.
+   */
+  burstKeysPerMs?: number;
   /** Measures the database clock (skew is logged and reported, never silently absorbed). */
   databaseNow?: () => Promise<Date>;
 }
 
 // Longest wait before retrying a refill that failed (the database was unreachable).
 const REFILL_RETRY_MAX_MS = 1_000;
+// However large a burst, its moments are not handed over further ahead than this.
+const MAX_BURST_LEAD_MS = 10_000;
 
 interface Entry {
   /** When the scheduler hands it over: the moment, less the lead for an early source (heap order). */
@@ -64,6 +72,9 @@ export class Scheduler {
   private readonly heap = new MinHeap<Entry>();
   /** key → scheduled time, so a refill does not duplicate what is already queued. */
   private readonly queued = new Map<string, number>();
+  /** Keys queued with a lead, by their moment, and how many share each moment (burst leads). */
+  private readonly ahead = new Map<string, number>();
+  private readonly sharing = new Map<number, number>();
   private readonly inFlight = new Set<string>();
   private readonly running = new Set<Promise<void>>();
   private timer: unknown = null;
@@ -129,6 +140,8 @@ export class Scheduler {
     this.inFlight.clear();
     this.heap.clear();
     this.queued.clear();
+    this.ahead.clear();
+    this.sharing.clear();
     this.state = "stopped";
   }
 
@@ -141,8 +154,28 @@ export class Scheduler {
     const id = this.key(source, key);
     if (this.queued.get(id) === at) return;
     this.queued.set(id, at);
-    const lead = source.early && !atMoment ? (this.options.leadMs ?? 0) : 0;
-    this.heap.push({ at: at - lead, due: at, source, key });
+    this.unshare(id);
+    this.heap.push({ at: at - this.leadFor(id, at, source.early === true && !atMoment), due: at, source, key });
+  }
+
+  /** The lead of a key queued for `at`: none, claim_ahead, or more for the later keys of a burst. */
+  private leadFor(id: string, at: number, early: boolean): number {
+    const lead = this.options.leadMs ?? 0;
+    if (!early || lead <= 0) return 0;
+    const sharing = (this.sharing.get(at) ?? 0) + 1;
+    this.sharing.set(at, sharing);
+    this.ahead.set(id, at);
+    return lead + Math.min(MAX_BURST_LEAD_MS, Math.floor((sharing - 1) / (this.options.burstKeysPerMs ?? 3)));
+  }
+
+  /** A key queued with a lead leaves its moment's count (handed over, or queued anew). */
+  private unshare(id: string): void {
+    const at = this.ahead.get(id);
+    if (at === undefined) return;
+    this.ahead.delete(id);
+    const left = (this.sharing.get(at) ?? 1) - 1;
+    if (left > 0) this.sharing.set(at, left);
+    else this.sharing.delete(at);
   }
 
   private refill(): Promise<void> {
@@ -192,6 +225,8 @@ export class Scheduler {
     // Rebuilt from the ledgers, so entries for removed or paused jobs fall away.
     this.heap.clear();
     this.queued.clear();
+    this.ahead.clear();
+    this.sharing.clear();
     for (const source of this.options.sources) {
       for (const { key, at } of await source.loadDue(until)) this.push(source, key, at.getTime());
     }
@@ -227,6 +262,7 @@ export class Scheduler {
       const id = this.key(entry.source, entry.key);
       if (this.queued.get(id) !== entry.due) continue; // superseded by a newer entry
       this.queued.delete(id);
+      this.unshare(id);
       if (this.inFlight.has(id)) continue;
       this.inFlight.add(id);
       const list = this.ready.get(entry.source) ?? [];

@@ -130,3 +130,48 @@ describe("the scheduler's lead (claim ahead)", () => {
     expect(onTime.calledAt).toBeGreaterThanOrEqual(moment.getTime());
   }, 10_000);
 });
+
+describe("the scheduler's lead for a burst", () => {
+  it("hands the keys of a moment many share over earlier, paced, each with the moment; a moment of its own keeps the plain lead", async () => {
+    const burstAt = Date.now() + 2_500;
+    const loneAt = burstAt + 300;
+    const handed: { key: string; calledAt: number; at: number }[] = [];
+    const source: DueSource = {
+      name: "burst",
+      early: true,
+      loadDue: async () => [
+        ...Array.from({ length: 1_000 }, (_, i) => ({ key: `b${i}`, at: new Date(burstAt) })),
+        { key: "lone", at: new Date(loneAt) },
+      ],
+      fire: async (batch) => {
+        for (const b of batch) handed.push({ key: b.key, calledAt: Date.now(), at: b.at.getTime() });
+        return new Map();
+      },
+    };
+    const scheduler = new Scheduler({
+      clock: systemClock,
+      log: createLogger("silent"),
+      sources: [source],
+      horizonMs: 120_000,
+      maxSleepMs: 30_000,
+      pollIntervalMs: 60_000,
+      leadMs: 300,
+      burstKeysPerMs: 1,
+    });
+    await scheduler.start();
+    await sleep(3_200);
+    await scheduler.stop();
+    const burst = handed.filter((h) => h.key !== "lone");
+    const lone = handed.find((h) => h.key === "lone")!;
+    expect(burst).toHaveLength(1_000);
+    expect(new Set(burst.map((h) => h.at))).toEqual(new Set([burstAt]));
+    // 1,000 keys at 1 a millisecond: the first handed over about 1.3 s ahead (the lead, 300 ms, and
+    // 999 ms for the burst), none earlier, none after the moment.
+    const first = Math.min(...burst.map((h) => h.calledAt));
+    expect(first).toBeGreaterThanOrEqual(burstAt - 1_300);
+    expect(first).toBeLessThan(burstAt - 900);
+    for (const h of burst) expect(h.calledAt).toBeLessThan(burstAt);
+    expect(lone.calledAt).toBeGreaterThanOrEqual(loneAt - 300);
+    expect(lone.calledAt).toBeLessThan(loneAt);
+  }, 10_000);
+});
