@@ -46,7 +46,7 @@ export function verdicts(samples: Sample[], runS: number, queries: QueryTiming[]
   const first = window(samples, runS, 0, 1 / 6);
   const last = window(samples, runS, 5 / 6, 1);
   for (const [name, pick] of [
-    ["fire lateness (slot → claimed) p99", (s: Sample) => s.claimLateness],
+    ["fire lateness (slot → mission started) p99", (s: Sample) => s.claimLateness],
     ["end to end (slot → executor done, run closed) p99", (s: Sample) => s.doneLateness],
   ] as const) {
     const a = summarize(first.flatMap(pick));

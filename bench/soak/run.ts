@@ -140,7 +140,7 @@ function timeline(samples: Sample[]): void {
       "rows",
       "runs",
       "claims/s",
-      "claim p99",
+      "started p99",
       "closed p99",
       "not closed 10 s",
       "RSS MB",

@@ -29,7 +29,11 @@ export interface Sample {
   /** Of which WAL: PGlite's data directory holds its pg_wal (pg_database_size on Postgres does not). */
   walBytes: number;
   rows: Record<string, number>;
-  /** Slot (the job's own moment) → claimed, ms, of the runs slotted in this sample's window. */
+  /**
+   * Slot (the job's own moment) → the mission's start (started_at), ms, of the runs slotted in this
+   * sample's window: 0 for a slot claimed ahead and started at its moment, more when the claim or
+   * the chain fell behind it.
+   */
   claimLateness: number[];
   /** Moment → executor done and run closed, ms, of those closed by now. */
   doneLateness: number[];
@@ -129,7 +133,8 @@ export function sampler(daemon: SoakDaemon, loadStartedAt: number): Sampler {
         `select ${TABLES.map((table) => `(select count(*) from ${table})::text as "${table}"`).join(", ")}`,
       );
       const runs = await daemon.query<{ claim: number | null; done: number | null; status: string }>(
-        `select lateness_ms as claim, status,
+        `select case when started_at is not null
+                  then (extract(epoch from started_at - claimed_at) * 1000 + lateness_ms)::float8 end as claim, status,
                 case when finished_at is not null
                   then (extract(epoch from finished_at - claimed_at) * 1000 + lateness_ms)::float8 end as done
          from cron_job_runs where scheduled_for >= '${from}' and scheduled_for < '${to}' and trigger = 'schedule'`,
