@@ -49,6 +49,17 @@ export function jitterOffset(job: Pick<CronJobRow, "id" | "jitterMs">): number {
   return Math.floor((hash / 0x1_0000_0000) * job.jitterMs);
 }
 
+/**
+ * When a run is due to start: a scheduled slot at its jittered moment; a manual, deferred,
+ * backfilled or caught-up run at its own time (these are never spread by the job's jitter).
+ */
+export function runMoment(
+  job: Pick<CronJobRow, "id" | "jitterMs">,
+  run: Pick<CronJobRunRow, "scheduledFor" | "trigger">,
+): number {
+  return run.scheduledFor.getTime() + (run.trigger === "schedule" ? jitterOffset(job) : 0);
+}
+
 export function planSlotClaim(
   job: CronJobRow,
   slot: Date,

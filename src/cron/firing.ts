@@ -10,7 +10,7 @@ import type { PluginChain } from "../plugins/chain.ts";
 import { MissiondError } from "../errors.ts";
 import { coalescing } from "../db/coalesce.ts";
 import { InFlight } from "../in-flight.ts";
-import { jitterOffset, settleAdvances } from "./claim-plan.ts";
+import { jitterOffset, runMoment, settleAdvances } from "./claim-plan.ts";
 import { momentOf, planBatch } from "./claim-batch.ts";
 import {
   activeRuns,
@@ -47,6 +47,12 @@ export interface FiringDeps {
   onRunEnded?: (jobId: bigint) => Promise<void>;
   /** The mission worker's direct lane, once the workers have started. */
   direct?: () => DirectLane<CronMission> | undefined;
+  /**
+   * [scheduler] claim_ahead: a slot claimed at most this long before its moment is handed off in
+   * its claim's transaction; one claimed further ahead (a burst's) is handed off at its moment, so
+   * a crash before then leaves it Claimed, to be taken over, not a counted attempt closed Unknown.
+   */
+  claimAheadMs?: number;
 }
 
 /**
@@ -79,9 +85,11 @@ export class CronFiring {
       claim = await this.claim(batch, passThrough ? granted : null);
       return claim.activated;
     });
-    const { jobs, claimed } = claim!;
-    if (passThrough) for (const _ of claimed) this.deps.onRun?.("Running", null);
-    else for (const run of claimed) this.startChain(jobs.get(String(run.cronJobId))!, run);
+    const { jobs, claimed, handedOff } = claim!;
+    for (const run of claimed) {
+      if (handedOff.has(run.id)) this.deps.onRun?.("Running", null);
+      else this.startChain(jobs.get(String(run.cronJobId))!, run);
+    }
     // A paused job's next moment is the end of its pause, if it has one (a resume re-arms the
     // scheduler); otherwise the scheduler is given the jittered slot.
     return new Map(
@@ -133,6 +141,7 @@ export class CronFiring {
     jobs: Map<string, CronJobRow>;
     claimed: CronJobRunRow[];
     activated: { id: string; data: CronMission }[];
+    handedOff: Set<bigint>;
   }> {
     const { db, clock, instanceName } = this.deps;
     const armed = new Map(batch.map((b) => [String(b.jobId), b.slot]));
@@ -163,6 +172,7 @@ export class CronFiring {
         tx,
         busyChecks.filter((j) => j.sessionMode !== "fixed").map((j) => j.agentId),
         busyChecks.filter((j) => j.sessionMode === "fixed" && j.sessionId).map((j) => j.sessionId!),
+        new Date(now),
       );
       const reads = { now, instanceName, armed, ended, active, buffered, running };
       const { rows, advanced, cancels } = planBatch(locked, reads, jobs);
@@ -186,13 +196,18 @@ export class CronFiring {
       }
       for (const run of inserted) this.deps.onRun?.(run.status, run.latenessMs);
       const claimed = inserted.filter((run) => run.status === "Claimed");
-      if (direct === null || claimed.length === 0) return { jobs, claimed, activated: [] };
+      const soon = (run: CronJobRunRow) =>
+        runMoment(jobs.get(String(run.cronJobId))!, run) - now <= (this.deps.claimAheadMs ?? Infinity);
+      const handing = direct === null ? [] : claimed.filter(soon);
+      const handedOff = new Set(handing.map((run) => run.id));
+      if (handing.length === 0) return { jobs, claimed, activated: [], handedOff };
       const at = new Date(now);
-      const handOffs = claimed.map((run) => {
+      const handOffs = handing.map((run) => {
         const job = jobs.get(String(run.cronJobId))!;
         return handOffFor(job, run, job.prompt, at);
       });
-      return { jobs, claimed, activated: await writeHandOffs(tx, this.deps.boss, handOffs, direct, now) };
+      const activated = await writeHandOffs(tx, this.deps.boss, handOffs, direct!, now);
+      return { jobs, claimed, activated, handedOff };
     });
   }
 
@@ -305,7 +320,7 @@ export class CronFiring {
    */
   private async runChain(job: CronJobRow, run: CronJobRunRow): Promise<void> {
     const { db, chain, clock } = this.deps;
-    await untilMoment(clock, run.scheduledFor.getTime() + jitterOffset(job));
+    await untilMoment(clock, runMoment(job, run));
     const log = this.log.child({ cronJobId: String(job.id), runId: String(run.id) });
     const result = await chain.run(
       "cronJobFiring",

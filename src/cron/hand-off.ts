@@ -5,7 +5,7 @@ import type { Tx } from "../db/client.ts";
 import type { CronJobRow, CronJobRunRow } from "../db/schema/index.ts";
 import type { CronMission } from "../executors/types.ts";
 import { startRuns } from "./attempt-queries.ts";
-import { jitterOffset } from "./claim-plan.ts";
+import { runMoment } from "./claim-plan.ts";
 
 /** A run whose chain passed, on its way to its agent. */
 export interface PendingHandOff {
@@ -20,7 +20,7 @@ export interface PendingHandOff {
  * starts at its own (jittered) moment, not before.
  */
 export function handOffFor(job: CronJobRow, run: CronJobRunRow, prompt: string, now: Date): PendingHandOff {
-  const startsAt = new Date(Math.max(now.getTime(), run.scheduledFor.getTime() + jitterOffset(job)));
+  const startsAt = new Date(Math.max(now.getTime(), runMoment(job, run)));
   const sessionId = job.sessionMode === "fixed" && job.sessionId ? job.sessionId : `cron-${job.id}-${run.id}`;
   const mission: CronMission = {
     kind: "cron",

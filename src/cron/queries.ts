@@ -164,6 +164,8 @@ export async function runningFor(
   tx: Executor,
   agentIds: readonly string[],
   sessionIds: readonly string[],
+  /** Missions claimed ahead that start after this are not running yet. */
+  now: Date,
 ): Promise<{ byAgent: Map<string, CronJobRunRow>; bySession: Map<string, CronJobRunRow> }> {
   const byAgent = new Map<string, CronJobRunRow>();
   const bySession = new Map<string, CronJobRunRow>();
@@ -175,6 +177,7 @@ export async function runningFor(
     .where(
       and(
         eq(cronJobRuns.status, "Running"),
+        lte(cronJobRuns.startedAt, now),
         or(
           agentIds.length ? inArray(cronJobs.agentId, [...agentIds]) : undefined,
           sessionIds.length ? inArray(cronJobRuns.sessionId, [...sessionIds]) : undefined,

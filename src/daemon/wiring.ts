@@ -159,6 +159,7 @@ export function wireServices(env: DaemonEnv, base: Foundation): Services {
     onRun: (status, latenessMs) => base.metrics.run(status, latenessMs),
     onRunEnded: (jobId) => backfill!.continue(jobId),
     direct: () => unlessBacklogged(scheduler, lanes.missions),
+    claimAheadMs: config.scheduler.claimAheadMs,
   });
   backfill = new BackfillRunner({
     db,

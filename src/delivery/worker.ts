@@ -54,17 +54,29 @@ export async function startDeliveryWorker<M extends Mission>(
   kind: DeliveryKind<M>,
 ): Promise<DeliveryWorker<M>> {
   const executing = new Map<string, AbortController>();
-  const waiting = new Map<string, () => void>();
-  const attempt = (lane: "direct" | "fetched") => async (a: Attempt<M>) => {
-    const ready = await untilItsMoment(deps, kind, a, waiting);
-    if (!ready) {
-      // cancel_previous reached it before its moment: the row is closed Cancelled already.
-      await kind.cancelled?.(a.data);
-      return { status: "completed" } as const;
-    }
-    deps.onAttempt?.(lane);
-    return executeAttempt(deps, kind, ready, executing);
-  };
+  const waiting = new Map<string, (why: Interrupted["kind"]) => void>();
+  const attempt =
+    (lane: "direct" | "fetched") =>
+    async (a: Attempt<M>): Promise<AttemptResult> => {
+      const ready = await untilItsMoment(deps, kind, a, waiting);
+      if (ready === "cancelled") {
+        // cancel_previous reached it before its moment: the row is closed Cancelled already.
+        await kind.cancelled?.(a.data);
+        return { status: "completed" };
+      }
+      if (ready === "handed back") {
+        // Shutdown before its moment: nothing reached the agent; counted as a failed attempt, so a
+        // live instance (or the next start) delivers it, through pg-boss's retry.
+        kind.log.warn({ key: kind.key(a.data) }, `${kind.noun} handed back to pg-boss before its moment`);
+        return {
+          status: "failed",
+          message: "the daemon stopped before its moment; handed back to pg-boss",
+          retry: true,
+        };
+      }
+      deps.onAttempt?.(lane);
+      return executeAttempt(deps, kind, ready, executing);
+    };
   const direct = new DirectLane<M>({ ...deps, kind, attempt: attempt("direct") });
   const workers = Math.max(1, Math.min(deps.workers, deps.concurrency));
   await deps.boss.work<
@@ -101,11 +113,12 @@ export async function startDeliveryWorker<M extends Mission>(
   return {
     direct,
     abort(key) {
-      const cancelWaiting = waiting.get(key);
-      if (cancelWaiting) return cancelWaiting();
+      const stopWaiting = waiting.get(key);
+      if (stopWaiting) return stopWaiting("cancelled");
       executing.get(key)?.abort(new Interrupted("cancelled", "cancelled by a newer slot (cancel_previous)"));
     },
     handBack() {
+      for (const stopWaiting of waiting.values()) stopWaiting("handed back");
       for (const controller of executing.values())
         controller.abort(new Interrupted("handed back", "the daemon is stopping; handed back to pg-boss"));
     },
@@ -157,15 +170,16 @@ async function fetchedBatch<M extends Mission>(
 /**
  * A delivery claimed ahead of its moment (the scheduler's claim_ahead) carries that moment as its
  * `firedAt`: whichever lane brought it waits until then, with the agent's executor looked up in the
- * meantime, so the moment itself only calls the agent. Resolves to the attempt to execute, or null
- * when a cancel arrived first. Retries and takeovers carry a past `firedAt` and start at once.
+ * meantime, so the moment itself only calls the agent. Resolves to the attempt to execute, or to
+ * why it stopped waiting first (a cancel, a hand-back at shutdown). Retries and takeovers carry a
+ * past `firedAt` and start at once.
  */
 async function untilItsMoment<M extends Mission>(
   deps: DeliveryDeps,
   kind: DeliveryKind<M>,
   attempt: Attempt<M>,
-  waiting: Map<string, () => void>,
-): Promise<Attempt<M> | null> {
+  waiting: Map<string, (why: Interrupted["kind"]) => void>,
+): Promise<Attempt<M> | Interrupted["kind"]> {
   const { clock } = deps;
   const wait = Date.parse(attempt.data.firedAt) - clock.now();
   if (!(wait > 0)) return attempt;
@@ -173,15 +187,15 @@ async function untilItsMoment<M extends Mission>(
   const executor = deps.executorFor(attempt.data.agentId);
   void executor.catch(() => {}); // a failed lookup is the attempt's error, raised when it starts
   const key = kind.key(attempt.data);
-  const cancelled = await new Promise<boolean>((resolve) => {
-    const timer = clock.setTimeout(() => resolve(false), wait);
-    waiting.set(key, () => {
+  const stopped = await new Promise<Interrupted["kind"] | null>((resolve) => {
+    const timer = clock.setTimeout(() => resolve(null), wait);
+    waiting.set(key, (why) => {
       clock.clearTimeout(timer);
-      resolve(true);
+      resolve(why);
     });
   });
   waiting.delete(key);
-  return cancelled ? null : { ...attempt, executor };
+  return stopped ?? { ...attempt, executor };
 }
 
 /** Executes one attempt and closes its row, or asks for pg-boss's retry (a failed attempt). */

@@ -217,6 +217,20 @@ describe("the delivery worker, against a fake queue", () => {
     expect(w.direct.size).toBe(0);
   });
 
+  it("shutdown while a delivery claimed ahead waits for its moment: handed back as a failed attempt, never executed here", async () => {
+    const { w, calls, events, rows } = await worker({ w: open(1) }, 2);
+    expect(w.direct.reserve(1)).toBe(1);
+    w.direct.start(1, [{ id: "jw", data: note("w", "wake", new Date(Date.now() + 5_000).toISOString()) }]);
+    await new Promise((resolve) => setImmediate(resolve));
+    const drained = w.direct.drain();
+    w.handBack();
+    await drained;
+    expect(calls).toEqual(["fail jw:0 the daemon stopped before its moment; handed back to pg-boss"]);
+    // Counted as ended, so the retry delivers it instead of closing it Unknown.
+    expect(events).toEqual(["failed w"]);
+    expect(rows.w).toMatchObject({ attempts: 1, failedAttempts: 1, open: true });
+  });
+
   it("a fetched delivery claimed ahead waits for its moment too; a retry (a past firedAt) starts at once", async () => {
     const { fetched, events } = await worker({ f: open(), r: open(1, 1) });
     const startsAt = Date.now() + 300;
