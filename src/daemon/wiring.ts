@@ -148,18 +148,14 @@ export function wireServices(env: DaemonEnv, base: Foundation): Services {
   const poke = () => scheduler?.poke();
   let backfill: BackfillRunner | undefined = undefined;
   const lanes: Services["lanes"] = {};
+  // What the cron slots' and the notify timers' claims share.
+  const claiming = { db, boss, chain, clock, log, instanceName, claimAheadMs: config.scheduler.claimAheadMs };
   const firing = new CronFiring({
-    db,
-    boss,
-    chain,
-    clock,
-    log,
-    instanceName,
+    ...claiming,
     onDeferred: poke,
     onRun: (status, latenessMs) => base.metrics.run(status, latenessMs),
     onRunEnded: (jobId) => backfill!.continue(jobId),
     direct: () => unlessBacklogged(scheduler, lanes.missions),
-    claimAheadMs: config.scheduler.claimAheadMs,
   });
   backfill = new BackfillRunner({
     db,
@@ -177,12 +173,7 @@ export function wireServices(env: DaemonEnv, base: Foundation): Services {
     continueBackfill: (id) => backfill.continue(id),
   });
   const notifyDelivery = new NotifyDelivery({
-    db,
-    boss,
-    chain,
-    clock,
-    log,
-    instanceName,
+    ...claiming,
     onTimer: (status, latenessMs) => base.metrics.timer(status, latenessMs),
     direct: () => unlessBacklogged(scheduler, lanes.notes),
   });

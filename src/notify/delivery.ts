@@ -28,6 +28,8 @@ export interface NotifyDeliveryDeps {
   onTimer?: (status: string, latenessMs: number | null) => void;
   /** The delivery worker's direct lane, once the workers have started. */
   direct?: () => DirectLane<NotifyMission> | undefined;
+  /** [scheduler] claim_ahead: a timer claimed further ahead (a wave's) is handed off at its moment. */
+  claimAheadMs?: number;
 }
 
 /**
@@ -101,8 +103,12 @@ export class NotifyDelivery {
     const { db, chain, clock } = this.deps;
     const notifyId = String(timer.id);
     // Claimed ahead: plugins on notifyDelivered run at the due moment, as they would have without
-    // the lead. With none, the hand-off commits now and the delivery waits for the moment instead.
-    if (chain.handles("notifyDelivered")) await untilMoment(clock, timer.dueAt!.getTime());
+    // the lead. With none, the hand-off commits now and the delivery waits for the moment instead,
+    // unless the timer was claimed further ahead than claim_ahead (a wave of timers due together):
+    // a counted attempt waiting that long would be closed Unknown by a crash in between.
+    const due = timer.dueAt!.getTime();
+    if (chain.handles("notifyDelivered") || due - clock.now() > (this.deps.claimAheadMs ?? Infinity))
+      await untilMoment(clock, due);
     // Work a plugin caused (a timer it set) is one generation deeper than what caused it.
     const result = await chain.run(
       "notifyDelivered",
