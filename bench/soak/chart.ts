@@ -93,7 +93,7 @@ ${panel(
   0,
 )}
 ${panel("Ledger rows: all tables solid, cron_job_runs dashed", "rows", [...lines(totalRows), ...lines((s) => s.rows.cron_job_runs ?? NaN, true)], W, 0)}
-${panel("Lateness p99 per sample: slot → claim solid, → run closed dashed", "ms, log", [...lines((s) => p99(s.claimLateness)), ...lines((s) => p99(s.doneLateness), true)], 0, H, true)}
+${panel("Lateness p99 per sample: slot → mission started solid, → run closed dashed", "ms, log", [...lines((s) => p99(s.claimLateness)), ...lines((s) => p99(s.doneLateness), true)], 0, H, true)}
 ${panel("Daemon memory: RSS solid, V8 heap used dashed", "MB", [...lines((s) => s.rssMb), ...lines((s) => s.heapUsedMb, true)], W, H)}
 ${legend}
 <text x="${20 + series.length * 130}" y="${2 * H + 52}" class="legend">${subtitle}</text>
