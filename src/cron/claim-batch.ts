@@ -45,13 +45,14 @@ export function planBatch(locked: readonly CronJobRow[], reads: BatchReads, jobs
         ? running.bySession.get(job.sessionId)
         : running.byAgent.get(job.agentId);
     const going = active.get(String(job.id)) ?? null;
-    if (momentOf(reads, job) > now && ((going && job.overlapPolicy !== "allow") || busy)) {
+    const moment = momentOf(reads, job);
+    if (moment > now && ((going && job.overlapPolicy !== "allow") || busy)) {
       // Ahead of the slot, with a run still going that may end before it: the overlap is decided
       // at the moment itself (the scheduler hands the same moment back then).
       jobs.set(String(job.id), job);
       continue;
     }
-    const claim = planSlotClaim(job, slot, momentOf(reads, job), instanceName, {
+    const claim = planSlotClaim(job, slot, moment, instanceName, {
       claimedAt: now,
       active: going,
       buffered: buffered.has(String(job.id)),

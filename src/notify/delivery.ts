@@ -116,7 +116,7 @@ export class NotifyDelivery {
       { hop: timer.hop, accept: { message: noteMessage } },
     );
     const now = new Date(clock.now());
-    const startsAt = new Date(Math.max(now.getTime(), timer.dueAt!.getTime()));
+    const startsAt = new Date(Math.max(now.getTime(), due));
     if (result.kind !== "passed") {
       await transitionTimer(db, timer.id, "Claimed", {
         status: "Dropped",

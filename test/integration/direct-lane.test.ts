@@ -72,6 +72,20 @@ async function receiver(answer: (n: number) => number, onBody?: (body: string) =
   return `http://127.0.0.1:${typeof address === "object" && address ? address.port : 0}/`;
 }
 
+/**
+ * A daemon whose agent `hooked` is a webhook to a receiver that records, for each delivery, its
+ * slot (`scheduledFor`) and when it arrived.
+ */
+async function withHookedAgent(): Promise<{ received: { scheduledFor: number; at: number }[]; daemon: Daemon }> {
+  const received: { scheduledFor: number; at: number }[] = [];
+  const url = await receiver(
+    () => 200,
+    (body) => received.push({ scheduledFor: Date.parse(JSON.parse(body).scheduledFor as string), at: Date.now() }),
+  );
+  const daemon = await t.start({ toml: `[agents.hooked]\nexecutor = "webhook"\nurl = "${url}"\n` });
+  return { received, daemon };
+}
+
 afterEach(async () => {
   await new Promise((resolve) => (server ? server.close(resolve) : resolve(null)));
   server = null;
@@ -98,12 +112,7 @@ describe(`the direct lane (${backendName})`, () => {
   });
 
   it("claimed ahead (the default 250 ms): the run is claimed and handed off before its slot, and the agent is called at the slot, never before", async () => {
-    const received: { scheduledFor: number; at: number }[] = [];
-    const url = await receiver(
-      () => 200,
-      (body) => received.push({ scheduledFor: Date.parse(JSON.parse(body).scheduledFor as string), at: Date.now() }),
-    );
-    const daemon = await t.start({ toml: `[agents.hooked]\nexecutor = "webhook"\nurl = "${url}"\n` });
+    const { received, daemon } = await withHookedAgent();
     const job = await daemon.services.cron.add({ name: "tick", agentId: "hooked", cron: "* * * * * *", prompt: "p" });
     const settled = (r: Ledger) => r.status === "Succeeded" && (r.job_state === null || r.job_state === "completed");
     await waitFor(
@@ -203,12 +212,7 @@ describe(`the direct lane (${backendName})`, () => {
   });
 
   it("a note due in 2 s is claimed ahead and reaches the agent at its moment, never before", async () => {
-    const received: { scheduledFor: number; at: number }[] = [];
-    const url = await receiver(
-      () => 200,
-      (body) => received.push({ scheduledFor: Date.parse(JSON.parse(body).scheduledFor as string), at: Date.now() }),
-    );
-    const daemon = await t.start({ toml: `[agents.hooked]\nexecutor = "webhook"\nurl = "${url}"\n` });
+    const { received, daemon } = await withHookedAgent();
     await daemon.services.sessions.create({ id: "s1", agentId: "hooked" });
     const timer = await daemon.services.notify.schedule({ sessionId: "s1", delaySeconds: 2, message: "wake" });
     await waitFor(

@@ -7,15 +7,21 @@ import { Scheduler, type DueSource } from "../../src/scheduler/scheduler.ts";
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** A scheduler on the system clock over one source, with a 2-minute horizon. */
+/** A scheduler on the system clock over a source (or several), with a 2-minute horizon. */
 const schedulerOf = (
-  source: DueSource,
-  options: { pollIntervalMs: number; concurrency?: number; batchSize?: number },
+  sources: DueSource | DueSource[],
+  options: {
+    pollIntervalMs: number;
+    concurrency?: number;
+    batchSize?: number;
+    leadMs?: number;
+    burstKeysPerMs?: number;
+  },
 ) =>
   new Scheduler({
     clock: systemClock,
     log: createLogger("silent"),
-    sources: [source],
+    sources: Array.isArray(sources) ? sources : [sources],
     horizonMs: 120_000,
     maxSleepMs: 30_000,
     ...options,
@@ -107,12 +113,7 @@ describe("the scheduler's lead (claim ahead)", () => {
         return new Map();
       },
     });
-    const scheduler = new Scheduler({
-      clock: systemClock,
-      log: createLogger("silent"),
-      sources: [source("ahead", true), source("on-time", false)],
-      horizonMs: 120_000,
-      maxSleepMs: 30_000,
+    const scheduler = schedulerOf([source("ahead", true), source("on-time", false)], {
       pollIntervalMs: 60_000,
       leadMs: 1_000,
     });
@@ -148,16 +149,7 @@ describe("the scheduler's lead for a burst", () => {
         return new Map();
       },
     };
-    const scheduler = new Scheduler({
-      clock: systemClock,
-      log: createLogger("silent"),
-      sources: [source],
-      horizonMs: 120_000,
-      maxSleepMs: 30_000,
-      pollIntervalMs: 60_000,
-      leadMs: 500,
-      burstKeysPerMs: 1,
-    });
+    const scheduler = schedulerOf(source, { pollIntervalMs: 60_000, leadMs: 500, burstKeysPerMs: 1 });
     await scheduler.start();
     await sleep(3_200);
     await scheduler.stop();
