@@ -8,7 +8,8 @@ import { archiveRuns } from "./archive.ts";
 import { retentionOf, type RetentionConfig, type RetentionKind } from "./config.ts";
 import { dropDecisionPartitions, dropRunPartitions } from "./partition-drop.ts";
 import { deleteRowBatch, rowsOverdue, type RowKind } from "./rows.ts";
-import { deleteRuns, runsOverdue, selectRunBatch, type RunRules } from "./runs.ts";
+import { deleteRuns, runsOverdue, selectRunBatch, selectRunIds, type RunRules } from "./runs.ts";
+import { Vacuums } from "./vacuum.ts";
 
 // Any constant works; it only has to be the same for every missiond sharing the database.
 const PRUNE_LOCK_KEY = 7_061_000_002;
@@ -20,9 +21,9 @@ const BATCH_PAUSE_MS = 50;
 
 const FIRST_PASS_AFTER_MS = 60_000;
 
-// On the embedded database, and on a server with autovacuum off, nothing vacuums by itself: past
-// this many deleted rows in a pass the space is marked reusable, so the database stops growing at
-// a steady state.
+// On the embedded database, and on a server with autovacuum off, nothing vacuums by itself: once
+// this many rows were deleted since the last vacuum their space is marked reusable, so the database
+// stops growing at a steady state.
 const VACUUM_AFTER_ROWS = 10_000;
 
 /** Row kinds in the order a pass removes them: events before the clears they name. */
@@ -86,9 +87,11 @@ export class Pruner {
   /** Rows deleted since the last vacuum, and their tables: passes that each remove a few add up. */
   private unvacuumedRows = 0;
   private readonly unvacuumed = new Set<string>();
+  private readonly vacuums: Vacuums;
 
   constructor(deps: PrunerDeps) {
     this.deps = deps;
+    this.vacuums = new Vacuums(deps.database, deps.log);
   }
 
   start(): void {
@@ -204,16 +207,17 @@ export class Pruner {
   private runBatch(rules: RunRules, now: Date, archived: string[]) {
     const { database, retention } = this.deps;
     return database.db.transaction(async (tx) => {
-      const batch = await selectRunBatch(tx, rules, this.batchRows);
-      if (batch.length === 0) return { runs: 0, failed_runs: 0 };
+      const { archiveDir } = retention;
+      // The whole rows only for the archive: on the embedded database reading them was most of a
+      // batch's time, spent on the daemon's thread.
+      const batch = archiveDir ? await selectRunBatch(tx, rules, this.batchRows) : null;
+      const ids = batch ? batch.map((r) => r.id) : await selectRunIds(tx, rules, this.batchRows);
+      if (ids.length === 0) return { runs: 0, failed_runs: 0 };
       // Written before the delete commits: if the write fails, nothing is deleted.
-      if (retention.archiveDir) archived.push(await archiveRuns(retention.archiveDir, batch, now));
+      if (archiveDir && batch) archived.push(await archiveRuns(archiveDir, batch, now));
       // A run that became Claimed or Running meanwhile stays; the short count ends this pass's
       // runs, and the next pass goes on.
-      return deleteRuns(
-        tx,
-        batch.map((r) => r.id),
-      );
+      return deleteRuns(tx, ids);
     });
   }
 
@@ -232,25 +236,13 @@ export class Pruner {
     // pg-boss deletes a finished job per run (its retention follows ours), and nothing else
     // vacuums its table where the pruner has to.
     const tables = [...this.unvacuumed, "pgboss.job"];
-    if (database.kind === "pglite") {
-      // VACUUM cannot run inside a transaction; PGlite's exec runs it on its own. With ANALYZE: the
-      // embedded database has no autovacuum either, and without statistics the planner misjudges
-      // the ledger's queries (a doctor check measured 401 ms without them, 31 ms with). A table
-      // at a time: the one connection runs the claims queued meanwhile between two tables instead
-      // of after all of them. The checkpoint lets the WAL's old segments go: single-user Postgres
-      // has no checkpointer, so without it the data directory's WAL grows with every write.
-      for (const table of tables) await database.pglite!.exec(`vacuum (analyze) ${table}`);
-      await database.pglite!.exec("checkpoint");
-    } else if (await autovacuumOff(database.db)) {
-      // A server vacuums by itself unless autovacuum is off; then the deleted rows would bloat the
-      // tables and slow every read until someone did.
-      await database.db.execute(sql.raw(`vacuum (analyze) ${tables.join(", ")}`));
-    } else {
-      this.forgetUnvacuumed();
-      return false;
-    }
+    // A server vacuums by itself unless autovacuum is off; then the deleted rows would bloat the
+    // tables and slow every read until someone did. The embedded database has no autovacuum.
+    const due = database.kind === "pglite" || (await autovacuumOff(database.db));
+    if (due) await this.vacuums.run(tables);
+    // Forgotten only once vacuumed: a vacuum that failed is tried again after the next pass.
     this.forgetUnvacuumed();
-    return true;
+    return due;
   }
 
   private forgetUnvacuumed(): void {

@@ -82,6 +82,13 @@ export async function selectRunBatch(tx: Executor, rules: RunRules, limit: numbe
   return found.map(({ run, jobName }) => ({ ...runView(run), jobName }));
 }
 
+/** The ids of the next batch of runs to remove: all a batch needs when nothing is archived. */
+export async function selectRunIds(tx: Executor, rules: RunRules, limit: number): Promise<string[]> {
+  const ids = candidates(rules, limit, "c");
+  if (!ids) return [];
+  return (await rows<{ id: string }>(tx, sql`select c.id::text as id from (${ids}) c`)).map((r) => r.id);
+}
+
 /**
  * Deletes these runs and adds them to the rollups in one statement, so the counts and the rows
  * they replace cannot disagree. A run that became Claimed or Running meanwhile stays (the delete

@@ -1,0 +1,64 @@
+import { sql } from "drizzle-orm";
+import { describe, expect, it } from "vitest";
+import { rows } from "../../src/db/client.ts";
+import { createLogger } from "../../src/log.ts";
+import { Vacuums } from "../../src/retention/vacuum.ts";
+import { backendName } from "../helpers/db.ts";
+import { daemonPerTest } from "../helpers/daemon.ts";
+import { insertManyRuns } from "../helpers/ledger.ts";
+
+const t = daemonPerTest();
+const HOUR = 3_600_000;
+
+describe(`retention: vacuums (${backendName})`, () => {
+  it("vacuums every table it is given but analyzes one again only once its size has moved", async () => {
+    const daemon = await t.start({ toml: `[retention]\nprune_interval = "1h"\n` });
+    const { database } = daemon.services;
+    const db = database.db;
+    const job = await daemon.services.cron.add({ name: "v", agentId: "a1", cron: "0 0 1 1 *", prompt: "p" });
+    // The latest slot the planner's statistics know of: what an ANALYZE changes, and a VACUUM not.
+    const newestKnown = async () => {
+      const [row] = await rows<{ at: string | null }>(
+        db,
+        sql`select max(b)::text as at from pg_stats s, unnest(s.histogram_bounds::text::timestamptz[]) as b
+            where s.tablename like 'cron_job_runs%' and s.attname = 'scheduled_for'`,
+      );
+      return row?.at ? new Date(row.at).getTime() : null;
+    };
+    const vacuumCount = async () => {
+      const [row] = await rows<{ n: number | string }>(
+        db,
+        sql`select coalesce(sum(vacuum_count), 0)::int as n from pg_stat_user_tables where relname like 'cron_job_runs%'`,
+      );
+      return Number(row!.n);
+    };
+    // A server's autovacuum would analyze the table by itself, in the middle of what is measured.
+    const leaves = await rows<{ name: string }>(
+      db,
+      sql`select relid::regclass::text as name from pg_partition_tree('cron_job_runs') where isleaf`,
+    );
+    if (database.kind === "postgres")
+      for (const { name } of leaves) await db.execute(sql.raw(`alter table ${name} set (autovacuum_enabled = false)`));
+    const vacuums = new Vacuums(database, createLogger("silent"));
+    const first = new Date(Date.now() - 3 * HOUR);
+    await insertManyRuns(db, { jobIds: [job.id], perJob: 2_000, end: first, everyMs: 1_000 });
+    expect(await vacuums.run(["cron_job_runs", "pgboss.job"])).toEqual({ analyzed: ["cron_job_runs", "pgboss.job"] });
+    expect(await newestKnown()).toBe(first.getTime());
+
+    // As many rows come as go (a steady state): vacuumed, not analyzed again.
+    const second = new Date(Date.now() - 2 * HOUR);
+    await insertManyRuns(db, { jobIds: [job.id], perJob: 2_000, end: second, everyMs: 1_000 });
+    await db.execute(sql`delete from cron_job_runs where scheduled_for <= ${first.toISOString()}::timestamptz`);
+    const vacuumedBefore = await vacuumCount();
+    expect(await vacuums.run(["cron_job_runs"])).toEqual({ analyzed: [] });
+    expect(await newestKnown()).toBe(first.getTime());
+    // Statistics reach the view a moment after the statement on a server.
+    await expect.poll(vacuumCount, { timeout: 5_000 }).toBeGreaterThan(vacuumedBefore);
+
+    // The table doubles: analyzed again.
+    const third = new Date(Date.now() - HOUR);
+    await insertManyRuns(db, { jobIds: [job.id], perJob: 2_000, end: third, everyMs: 1_000 });
+    expect(await vacuums.run(["cron_job_runs"])).toEqual({ analyzed: ["cron_job_runs"] });
+    expect(await newestKnown()).toBe(third.getTime());
+  });
+});
