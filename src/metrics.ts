@@ -10,6 +10,8 @@ export interface MetricSources {
   clockSkewMs(): number;
   /** Per retention kind, the age of its oldest row in seconds (null when it has none). */
   oldestRowSeconds(): Promise<Record<string, number | null>>;
+  /** Per isolated plugin, its heap (bytes). */
+  pluginHeapBytes(): Record<string, number>;
 }
 
 /**
@@ -130,6 +132,16 @@ function sourceGauges(sources: MetricSources, registers: Registry[]): void {
       for (const [kind, seconds] of Object.entries(await sources.oldestRowSeconds())) {
         if (seconds !== null) this.set({ kind }, seconds);
       }
+    },
+  });
+  new Gauge({
+    name: "missiond_plugin_heap_bytes",
+    help: "Heap of each isolated plugin, committed by V8 inside the daemon's memory (not in nodejs_heap_*)",
+    labelNames: ["plugin"],
+    registers,
+    collect() {
+      this.reset();
+      for (const [plugin, bytes] of Object.entries(sources.pluginHeapBytes())) this.set({ plugin }, bytes);
     },
   });
   new Gauge({

@@ -30,14 +30,16 @@ export function daemonMetrics(parts: {
   boss: PgBoss;
   clock: Clock;
   scheduler: () => Scheduler | undefined;
+  plugins: () => Plugins | undefined;
 }): Metrics {
-  const { database, boss, clock, scheduler } = parts;
+  const { database, boss, clock, scheduler, plugins } = parts;
   return new Metrics({
     overdueJobs: () => countOverdue(database.db, new Date(clock.now() - OVERDUE_AFTER_MS)),
     missionQueueDepth: async () => (await boss.getQueue(MISSIONS_QUEUE))?.queuedCount ?? 0,
     schedulerPending: () => scheduler()?.pending ?? 0,
     pendingTimers: () => countPending(database.db),
     clockSkewMs: () => scheduler()?.skewMs ?? 0,
+    pluginHeapBytes: () => plugins()?.heapBytes() ?? {},
     oldestRowSeconds: async () => {
       const now = clock.now();
       const oldest = await oldestRows(database.db);

@@ -91,7 +91,9 @@ export async function startPlugins(
   scheduler: () => Scheduler | undefined,
 ): Promise<Foundation> {
   const { config, deps, clock, log } = env;
-  const metrics = daemonMetrics({ database, boss, clock, scheduler });
+  // The plugins start after the metrics (their decisions feed them); the gauge reads them once there.
+  const started: { plugins?: Plugins } = {};
+  const metrics = daemonMetrics({ database, boss, clock, scheduler, plugins: () => started.plugins });
   const sessions = new SessionService(database.db, clock);
   // Plugins reach agents (host.agents, host.workspace, host.ssh) and deliver to them (peer.send).
   const agentsBase = config.configFile ? dirname(config.configFile) : config.stateDir;
@@ -126,6 +128,7 @@ export async function startPlugins(
     llm: config.llm,
     pluginConfig: config.pluginConfig,
   });
+  started.plugins = plugins;
   peer = new PeerMessages({
     db: database.db,
     clock,

@@ -90,6 +90,14 @@ export class PluginIsolate {
     return { state: this.state, error: this.lastError, restarts: this.restarts };
   }
 
+  /** The isolate's heap as V8 has it committed, plus what it allocated outside it; null when none. */
+  get heapBytes(): number | null {
+    const isolate = this.loaded?.isolate;
+    if (!isolate || isolate.isDisposed) return null;
+    const heap = isolate.getHeapStatisticsSync();
+    return heap.total_heap_size + heap.externally_allocated_size;
+  }
+
   /** Loads the plugin into a fresh isolate; resolves to the hook names it registered. */
   start(): Promise<readonly string[]> {
     if (this.ready && (this.state === "starting" || this.state === "ready")) return this.ready;

@@ -49,6 +49,8 @@ export interface LoadedPlugin {
     meta: InvocationMeta,
   ): Promise<RawOutcome>;
   status(): { state: "ready" | "starting" | "failed" | "stopped"; error: string | null; restarts: number };
+  /** An isolated plugin's heap in the daemon's memory (bytes); absent for one in its own process. */
+  heapBytes?(): number | null;
   stop(): Promise<void>;
 }
 
@@ -188,6 +190,7 @@ async function isolatePlugin(manifest: PluginManifest, options: LoadOptions): Pr
       hooks: new Set(names as HookName[]),
       invoke: (hook, context, timeoutMs, meta) => isolate.invoke(hook, context, timeoutMs, meta),
       status: () => isolate.status,
+      heapBytes: () => isolate.heapBytes,
       stop: () => isolate.stop(),
     };
   } catch (err) {

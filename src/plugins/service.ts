@@ -321,6 +321,16 @@ export class Plugins {
     return [...active, ...broken, ...missing];
   }
 
+  /** Per isolated plugin, its heap in the daemon's memory (bytes): the /metrics gauge. */
+  heapBytes(): Record<string, number> {
+    const heaps: Record<string, number> = {};
+    for (const p of this.loaded) {
+      const bytes = p.heapBytes?.() ?? null;
+      if (bytes !== null) heaps[p.manifest.name] = bytes;
+    }
+    return heaps;
+  }
+
   /** Writes buffered decisions now (tests and the decisions endpoint read after this). */
   async flushDecisions(): Promise<void> {
     await this.decisions?.flush();

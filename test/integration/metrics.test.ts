@@ -62,5 +62,9 @@ describe(`/metrics (${backendName})`, () => {
     expect(value(text, "missiond_jobs_overdue")).toBe(0);
     expect(text).toMatch(/^missiond_missions_queue_depth \d+$/m);
     expect(text).toMatch(/^missiond_process_resident_memory_bytes \d+/m);
+    // The isolated plugin's heap: memory of the daemon's that the nodejs_heap_* series do not count.
+    const heap = value(text, 'missiond_plugin_heap_bytes{plugin="cron-sentinel"}');
+    expect(heap).toBeGreaterThan(100_000);
+    expect(heap).toBeLessThan(64 * 1024 * 1024);
   });
 });
