@@ -112,7 +112,7 @@ export async function startSoakDaemon(backend: Backend, settings: SoakSettings):
     MISSIOND_STATE_DIR: dir,
     MISSIOND_INSTANCE_NAME: `soak-${backend}`,
     MISSIOND_PLUGIN_DIRS: SENTINEL,
-    MISSIOND_LOG_LEVEL: "warn",
+    MISSIOND_LOG_LEVEL: process.env.SOAK_LOG_LEVEL ?? "warn",
     SOAK_PROBE_SOCKET: backend === "pglite" ? probeSocket : "",
   };
   const daemonEntry = await entry();
