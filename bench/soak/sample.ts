@@ -41,6 +41,8 @@ export interface Sample {
   notClosed: number;
   rssMb: number;
   heapUsedMb: number;
+  /** Isolated plugins' heaps (committed), part of the RSS the nodejs heap series do not show. */
+  pluginHeapMb?: number;
   /** The V8 heap committed (used or not): with RSS, where the daemon's memory goes. */
   heapTotalMb?: number;
   /** CPU seconds the Postgres backends of this database used since the previous sample (NaN on PGlite). */
@@ -81,7 +83,7 @@ export function cpuSeconds(pid: number): number {
   }
 }
 
-function heapMb(socketPath: string): Promise<{ used: number; total: number }> {
+function heapMb(socketPath: string): Promise<{ used: number; total: number; plugins: number }> {
   return new Promise((resolve, reject) => {
     get({ socketPath, path: "/metrics" }, (res) => {
       let body = "";
@@ -91,9 +93,15 @@ function heapMb(socketPath: string): Promise<{ used: number; total: number }> {
           const line = body.split("\n").find((l) => l.startsWith(`${name} `));
           return line ? Number(line.split(" ")[1]) / MB : NaN;
         };
+        // Isolated plugins' heaps are the daemon's memory too, outside the nodejs_heap_* series.
+        const plugins = body
+          .split("\n")
+          .filter((l) => l.startsWith("missiond_plugin_heap_bytes{"))
+          .reduce((sum, l) => sum + Number(l.split(" ")[1]), 0);
         resolve({
           used: metric("missiond_nodejs_heap_size_used_bytes"),
           total: metric("missiond_nodejs_heap_size_total_bytes"),
+          plugins: plugins / MB,
         });
       });
     }).on("error", reject);
@@ -160,7 +168,11 @@ export function sampler(daemon: SoakDaemon, loadStartedAt: number): Sampler {
         load1: loadavg()[0]!,
         daemonCpuS,
         rssMb: rssMb(daemon.pid),
-        ...(await heapMb(daemon.socketPath).then((heap) => ({ heapUsedMb: heap.used, heapTotalMb: heap.total }))),
+        ...(await heapMb(daemon.socketPath).then((heap) => ({
+          heapUsedMb: heap.used,
+          heapTotalMb: heap.total,
+          pluginHeapMb: heap.plugins,
+        }))),
         pgCpuS: daemon.backend === "postgres" ? await pgCpu() : NaN,
       };
     },

@@ -21,11 +21,6 @@ const BATCH_PAUSE_MS = 50;
 
 const FIRST_PASS_AFTER_MS = 60_000;
 
-// On the embedded database, and on a server with autovacuum off, nothing vacuums by itself: once
-// this many rows were deleted since the last vacuum their space is marked reusable, so the database
-// stops growing at a steady state.
-const VACUUM_AFTER_ROWS = 10_000;
-
 /** Row kinds in the order a pass removes them: events before the clears they name. */
 const ROW_KINDS: readonly [RowKind, RetentionKind][] = [
   ["events", "events"],
@@ -36,16 +31,6 @@ const ROW_KINDS: readonly [RowKind, RetentionKind][] = [
   ["todo_batches", "todos"],
 ];
 
-const TABLES: Record<RetentionKind, string[]> = {
-  runs: ["cron_job_runs", "cron_run_rollups"],
-  failed_runs: ["cron_job_runs"],
-  decisions: ["hook_decisions"],
-  timers: ["notify_timers"],
-  todos: ["todos", "todo_batches"],
-  clears: ["session_clears"],
-  events: ["session_events"],
-};
-
 export interface PrunerDeps {
   database: Database;
   retention: RetentionConfig;
@@ -53,7 +38,6 @@ export interface PrunerDeps {
   log: Logger;
   onPruned?: (kind: RetentionKind, count: number) => void;
   batchRows?: number;
-  vacuumAfterRows?: number;
 }
 
 export interface PassResult {
@@ -84,9 +68,6 @@ export class Pruner {
   private sweeper: Sweeper | null = null;
   private last: Promise<unknown> = Promise.resolve();
   private stopping = false;
-  /** Rows deleted since the last vacuum, and their tables: passes that each remove a few add up. */
-  private unvacuumedRows = 0;
-  private readonly unvacuumed = new Set<string>();
   private readonly vacuums: Vacuums;
 
   constructor(deps: PrunerDeps) {
@@ -148,7 +129,7 @@ export class Pruner {
     }
     const rules = runRules(retention, now, 1);
     await this.batches("runs", result, () => this.runBatch(rules, new Date(now), result.archived));
-    result.vacuumed = await this.vacuum(result.pruned);
+    result.vacuumed = await this.vacuum();
     return result;
   }
 
@@ -225,29 +206,18 @@ export class Pruner {
     return new Promise((resolve) => this.deps.clock.setTimeout(resolve, BATCH_PAUSE_MS));
   }
 
-  private async vacuum(pruned: Record<RetentionKind, number>): Promise<boolean> {
+  /**
+   * Where nothing vacuums by itself (the embedded database, or a server with autovacuum off), the
+   * tables that hold enough dead rows: those the pass deleted, and those the claims and closes
+   * update all day (a job's row at every slot, pg-boss's jobs), which no retention ever prunes.
+   */
+  private async vacuum(): Promise<boolean> {
     const { database } = this.deps;
-    for (const kind of Object.keys(pruned) as RetentionKind[]) {
-      if (pruned[kind] === 0) continue;
-      this.unvacuumedRows += pruned[kind];
-      for (const table of TABLES[kind]) this.unvacuumed.add(table);
-    }
-    if (this.unvacuumedRows < (this.deps.vacuumAfterRows ?? VACUUM_AFTER_ROWS)) return false;
-    // pg-boss deletes a finished job per run (its retention follows ours), and nothing else
-    // vacuums its table where the pruner has to.
-    const tables = [...this.unvacuumed, "pgboss.job"];
-    // A server vacuums by itself unless autovacuum is off; then the deleted rows would bloat the
-    // tables and slow every read until someone did. The embedded database has no autovacuum.
-    const due = database.kind === "pglite" || (await autovacuumOff(database.db));
-    if (due) await this.vacuums.run(tables);
-    // Forgotten only once vacuumed: a vacuum that failed is tried again after the next pass.
-    this.forgetUnvacuumed();
-    return due;
-  }
-
-  private forgetUnvacuumed(): void {
-    this.unvacuumedRows = 0;
-    this.unvacuumed.clear();
+    if (database.kind === "postgres" && !(await autovacuumOff(database.db))) return false;
+    const tables = await this.vacuums.bloated();
+    if (tables.length === 0) return false;
+    await this.vacuums.run(tables);
+    return true;
   }
 
   /** Kinds whose removable rows are older than twice their retention (doctor). */

@@ -7,6 +7,11 @@ import type { Logger } from "../log.ts";
 // same, so the statistics stay as they are; a table that grew from empty, or halved, gets new ones.
 const REANALYZE_RATIO = 1.25;
 
+// A table is vacuumed once it holds this many dead rows and they are this share of its live ones:
+// autovacuum's own rule (50 + 20%), with a floor that spares small tables a vacuum on every pass.
+const DEAD_ROWS_MIN = 1_000;
+const DEAD_ROWS_SHARE = 0.2;
+
 /**
  * The vacuums of a database where nothing vacuums by itself (the embedded database, or a server
  * with autovacuum off): every table that lost rows is vacuumed, so its space is reused; ANALYZE,
@@ -24,6 +29,23 @@ export class Vacuums {
   constructor(database: Database, log: Logger) {
     this.database = database;
     this.log = log;
+  }
+
+  /** The tables (schema-qualified; a partition by its own name) whose dead rows call for a vacuum. */
+  async bloated(): Promise<string[]> {
+    // Single-user Postgres reports its table counters only when asked to; without this the view
+    // shows none of the rows the claims and the pass just left dead.
+    if (this.database.kind === "pglite") {
+      await this.database.pglite!.exec("select pg_stat_force_next_flush()");
+      await this.database.pglite!.exec("select 1");
+    }
+    const found = await rows<{ name: string }>(
+      this.database.db,
+      sql`select format('%I.%I', schemaname, relname) as name from pg_stat_user_tables
+          where n_dead_tup >= ${DEAD_ROWS_MIN}::bigint and n_dead_tup > ${DEAD_ROWS_SHARE}::float8 * n_live_tup
+          order by n_dead_tup desc`,
+    );
+    return found.map((r) => r.name);
   }
 
   /** Vacuums each table, analyzes those whose size moved; on the embedded database, checkpoints. */
