@@ -3,7 +3,8 @@
  * ready (/readyz) on a migrated database, then RSS and the V8 heap (from /metrics) after it has sat idle. Run on its own:
  * `node bench/memory.ts`. MEM_IDLE_S (10) is the idle wait, MEM_RUNS (3) the starts per backend
  * (the median is shown), MEM_NODE_FLAGS extra Node flags for the daemon, MEM_ENTRY another entry
- * (src/main.ts, say) instead of the bundled dist/main.js, MEM_BACKENDS=pglite,postgres a subset.
+ * (src/main.ts, say) instead of the bundled dist/main.js, MEM_BACKENDS=pglite,postgres a subset,
+ * MEM_MALLOC=glibc without the launcher's malloc setting (bin/launch.js).
  */
 import { spawn, spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
@@ -13,6 +14,7 @@ import { join } from "node:path";
 import { apiClient } from "../src/cli/client.ts";
 import { serverReachable, freshBenchDatabase } from "./databases.ts";
 import { printTable } from "./stats.ts";
+import { MALLOC_ENV, NODE_FLAGS } from "../bin/launch.js";
 import { buildDaemon, DIST_MAIN } from "../build.ts";
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -20,7 +22,16 @@ const MB = 1024 * 1024;
 const idleS = Number(process.env.MEM_IDLE_S ?? 10);
 const runs = Number(process.env.MEM_RUNS ?? 3);
 // The launcher's own flags by default (bin/missiond.js), so the figure is what an operator gets.
-const nodeFlags = (process.env.MEM_NODE_FLAGS ?? "--max-semi-space-size=4").split(" ").filter(Boolean);
+const nodeFlags = process.env.MEM_NODE_FLAGS?.split(" ").filter(Boolean) ?? NODE_FLAGS;
+// The launcher's malloc setting, unless this shell sets its own; MEM_MALLOC=glibc leaves glibc's
+// default behaviour (how the figures before the setting were taken).
+const glibcDefault = process.env.MEM_MALLOC === "glibc";
+const launchEnv: NodeJS.ProcessEnv = glibcDefault ? { ...process.env } : { ...MALLOC_ENV, ...process.env };
+const launchEnvText =
+  Object.keys(MALLOC_ENV)
+    .filter((k) => launchEnv[k] !== undefined)
+    .map((k) => `${k}=${launchEnv[k]}`)
+    .join(" ") || "glibc's malloc defaults";
 // What an installed package runs (bin/missiond.js, the systemd unit): the bundled dist/main.js,
 // built now from the sources; MEM_ENTRY=src/main.ts measures a checkout's start instead.
 const entry = process.env.MEM_ENTRY ?? (await buildDaemon(), DIST_MAIN);
@@ -63,7 +74,7 @@ async function once(backend: "pglite" | "postgres"): Promise<Sample> {
   const dir = mkdtempSync(join(tmpdir(), "missiond-memory-"));
   const db = backend === "postgres" ? await freshBenchDatabase("postgres") : null;
   const env = {
-    ...process.env,
+    ...launchEnv,
     DATABASE_URL: db?.url ?? "",
     MISSIOND_STATE_DIR: dir,
     MISSIOND_LOG_LEVEL: "warn",
@@ -132,7 +143,7 @@ for (const backend of backends) {
   ]);
 }
 console.log(
-  `\nIdle serve, median of ${runs}, ${idleS} s idle; flags: ${nodeFlags.join(" ") || "-"}; entry: ${entry}\n`,
+  `\nIdle serve, median of ${runs}, ${idleS} s idle; flags: ${nodeFlags.join(" ") || "-"}; environment: ${launchEnvText}; entry: ${entry}\n`,
 );
 printTable(
   ["db", "ready ms", "CPU ms to ready", "RSS ready MB", "RSS idle MB", "heap used MB", "heap total MB", "external MB"],

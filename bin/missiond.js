@@ -11,6 +11,7 @@ import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { MALLOC_ENV, NODE_FLAGS } from "./launch.js";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const source = join(root, "src", "main.ts");
@@ -33,13 +34,12 @@ if (!node) {
   );
   process.exit(1);
 }
-// A child process, because these are launch flags. V8 grows its young generation to 128 MB while
-// the daemon loads its modules and keeps it however idle the daemon is afterwards; capped at 4 MB
-// a semi-space, an idle daemon holds about 110 MB less.
-const flags = ["--max-semi-space-size=4"];
+// A child process, because these are launch flags and an environment read as the process starts
+// (launch.js says why each).
+const flags = NODE_FLAGS;
 // Node caches compiled code here: a start after the first neither loads the TypeScript stripper
 // (about 30 MB resident, in a checkout) nor compiles the sources again.
-const env = { NODE_COMPILE_CACHE: join(tmpdir(), "missiond-compile-cache"), ...process.env };
+const env = { NODE_COMPILE_CACHE: join(tmpdir(), "missiond-compile-cache"), ...MALLOC_ENV, ...process.env };
 // Own process group: a signal sent to the launcher's group (Ctrl-C, `timeout`) reaches the
 // daemon once, through the forwarding below, not twice (a second SIGTERM means "force").
 const child = spawn(node, [...flags, entry, ...process.argv.slice(2)], { stdio: "inherit", detached: true, env });

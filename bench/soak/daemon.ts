@@ -10,6 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import postgres from "postgres";
+import { MALLOC_ENV, NODE_FLAGS } from "../../bin/launch.js";
 import { buildDaemon, DIST_MAIN } from "../../build.ts";
 import { apiClient, type ApiClient } from "../../src/cli/client.ts";
 import { formatDuration } from "../../src/duration.ts";
@@ -24,7 +25,7 @@ async function entry(): Promise<string> {
 }
 const PROBE = fileURLToPath(new URL("./probe.ts", import.meta.url));
 const SENTINEL = fileURLToPath(new URL("../../plugins/cron-sentinel", import.meta.url));
-const NODE_FLAGS = ["--max-semi-space-size=4"];
+
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, Math.max(0, ms)));
 
 export type Backend = "pglite" | "postgres";
@@ -106,6 +107,7 @@ export async function startSoakDaemon(backend: Backend, settings: SoakSettings):
   writeFileSync(join(dir, "config.toml"), configFile(dir, settings));
   const probeSocket = join(dir, "probe.sock");
   const env = {
+    ...MALLOC_ENV,
     ...process.env,
     DATABASE_URL: db?.url ?? "",
     MISSIOND_CONFIG: join(dir, "config.toml"),

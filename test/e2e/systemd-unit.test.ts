@@ -9,6 +9,7 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { MALLOC_ENV, NODE_FLAGS } from "../../bin/launch.js";
 import { loadConfig } from "../../src/config/load.ts";
 import { tempDir } from "../helpers/tmp.ts";
 
@@ -64,8 +65,11 @@ describe("systemd/missiond.service agrees with the daemon and the other files in
     expect(one("WatchdogSec")).toMatch(/^\d+s$/);
     // The main PID must be the daemon itself (no wrapper shell, no launcher starting a child), or
     // NotifyAccess=main drops READY=1: the package's pinned Node on the compiled entry.
-    expect(one("ExecStart")).toBe(`${PINNED_NODE} --max-semi-space-size=4 ${PACKAGE}/dist/main.js serve`);
-    expect(one("ExecStartPre")).toBe(`${PINNED_NODE} --max-semi-space-size=4 ${PACKAGE}/dist/main.js migrate`);
+    // Launched as bin/missiond.js launches it: its Node flags, its malloc setting (bin/launch.js).
+    const flags = NODE_FLAGS.join(" ");
+    expect(one("ExecStart")).toBe(`${PINNED_NODE} ${flags} ${PACKAGE}/dist/main.js serve`);
+    expect(one("ExecStartPre")).toBe(`${PINNED_NODE} ${flags} ${PACKAGE}/dist/main.js migrate`);
+    for (const [key, value] of Object.entries(MALLOC_ENV)) expect(service.Environment).toContain(`${key}=${value}`);
   });
 
   it("reloads by SIGHUP to the daemon", () => {

@@ -1,0 +1,2 @@
+export declare const NODE_FLAGS: readonly string[];
+export declare const MALLOC_ENV: Readonly<Record<string, string>>;

@@ -1,0 +1,45 @@
+/**
+ * bin/missiond.js, the `missiond` command: the daemon it starts runs with the launch settings of
+ * bin/launch.js (Node flags, malloc setting), which an operator's own environment overrides.
+ */
+import { spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { describe, expect, it } from "vitest";
+import { MALLOC_ENV, NODE_FLAGS } from "../../bin/launch.js";
+import { tempDir } from "../helpers/tmp.ts";
+import { waitFor } from "../helpers/wait.ts";
+
+const LAUNCHER = fileURLToPath(new URL("../../bin/missiond.js", import.meta.url));
+
+/** Starts `missiond serve` through the launcher; the daemon's command line and environment. */
+async function launched(env: Record<string, string>): Promise<{ argv: string[]; env: string[] }> {
+  const dir = tempDir("launcher");
+  const launcher = spawn(process.execPath, [LAUNCHER, "serve"], {
+    cwd: dir,
+    env: { ...process.env, DATABASE_URL: "", MISSIOND_STATE_DIR: dir, MISSIOND_LOG_LEVEL: "warn", ...env },
+    stdio: "ignore",
+  });
+  try {
+    const children = `/proc/${launcher.pid}/task/${launcher.pid}/children`;
+    let daemon = "";
+    await waitFor(() => (daemon = readFileSync(children, "utf8").trim()) !== "", "the daemon process");
+    const read = (file: string) => readFileSync(`/proc/${daemon}/${file}`, "utf8").split("\0").filter(Boolean);
+    return { argv: read("cmdline"), env: read("environ") };
+  } finally {
+    const exited = new Promise((resolve) => launcher.once("exit", resolve));
+    launcher.kill("SIGTERM");
+    await exited;
+  }
+}
+
+describe("bin/missiond.js", () => {
+  it("starts the daemon with the launch flags and the malloc setting, an operator's value first", async () => {
+    const plain = await launched({});
+    expect(plain.argv.slice(1, 1 + NODE_FLAGS.length)).toEqual([...NODE_FLAGS]);
+    for (const [key, value] of Object.entries(MALLOC_ENV)) expect(plain.env).toContain(`${key}=${value}`);
+
+    const own = await launched({ MALLOC_TRIM_THRESHOLD_: "262144" });
+    expect(own.env).toContain("MALLOC_TRIM_THRESHOLD_=262144");
+  });
+});
