@@ -10,6 +10,7 @@ import type { NotifyTimerRow } from "../db/schema/index.ts";
 import type { NotifyMission } from "../executors/types.ts";
 import type { Logger } from "../log.ts";
 import type { PluginChain } from "../plugins/chain.ts";
+import { handOffInClaim } from "../scheduler/hand-off.ts";
 import type { DueSource } from "../scheduler/scheduler.ts";
 import { claimTimers, releaseStaleClaims, startDeliveries, timersDueBy, transitionTimer } from "./queries.ts";
 import { noteMessage } from "./input.ts";
@@ -104,10 +105,9 @@ export class NotifyDelivery {
     const notifyId = String(timer.id);
     // Claimed ahead: plugins on notifyDelivered run at the due moment, as they would have without
     // the lead. With none, the hand-off commits now and the delivery waits for the moment instead,
-    // unless the timer was claimed further ahead than claim_ahead (a wave of timers due together):
-    // a counted attempt waiting that long would be closed Unknown by a crash in between.
+    // if the moment is close enough (handOffInClaim).
     const due = timer.dueAt!.getTime();
-    if (chain.handles("notifyDelivered") || due - clock.now() > (this.deps.claimAheadMs ?? Infinity))
+    if (chain.handles("notifyDelivered") || !handOffInClaim(due, clock.now(), this.deps.claimAheadMs))
       await untilMoment(clock, due);
     // Work a plugin caused (a timer it set) is one generation deeper than what caused it.
     const result = await chain.run(
