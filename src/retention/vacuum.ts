@@ -14,8 +14,10 @@ const DEAD_ROWS_SHARE = 0.2;
 
 /**
  * The vacuums of a database where nothing vacuums by itself (the embedded database, or a server
- * with autovacuum off): every table that lost rows is vacuumed, so its space is reused; ANALYZE,
- * the costlier half, runs only where the table's size has changed enough for the planner to care.
+ * with autovacuum off): every table with enough dead rows is vacuumed, so its space is reused;
+ * ANALYZE, the costlier half, runs only where the table's size has changed enough for the planner
+ * to care (it does: without statistics a doctor check on the embedded database took 401 ms, 31 ms
+ * with them).
  * On the embedded database every statement runs on the daemon's thread: VACUUM (ANALYZE) of
  * pg-boss's job table (17 indexes, a jsonb column sampled) took 330–370 ms, during which no timer
  * fired, while its VACUUM alone takes a few tens of ms.
