@@ -2,6 +2,7 @@ import type { PgBoss } from "pg-boss";
 import type { Clock } from "../clock.ts";
 import type { ExecutionResult, Mission, MissionExecutor } from "../executors/types.ts";
 import type { Logger } from "../log.ts";
+import { untilRecorded } from "./close-retry.ts";
 import { DirectLane } from "./direct.ts";
 import { Interrupted, type Attempt, type AttemptResult, type DeliveryKind } from "./kind.ts";
 
@@ -55,6 +56,7 @@ export async function startDeliveryWorker<M extends Mission>(
 ): Promise<DeliveryWorker<M>> {
   const executing = new Map<string, AbortController>();
   const waiting = new Map<string, (why: Interrupted["kind"]) => void>();
+  const stopping = new AbortController();
   const attempt =
     (lane: "direct" | "fetched") =>
     async (a: Attempt<M>): Promise<AttemptResult> => {
@@ -75,7 +77,7 @@ export async function startDeliveryWorker<M extends Mission>(
         };
       }
       deps.onAttempt?.(lane);
-      return executeAttempt(deps, kind, ready, executing);
+      return executeAttempt(deps, kind, ready, { executing, stopping: stopping.signal });
     };
   const direct = new DirectLane<M>({ ...deps, kind, attempt: attempt("direct") });
   const workers = Math.max(1, Math.min(deps.workers, deps.concurrency));
@@ -118,6 +120,7 @@ export async function startDeliveryWorker<M extends Mission>(
       executing.get(key)?.abort(new Interrupted("cancelled", "cancelled by a newer slot (cancel_previous)"));
     },
     handBack() {
+      stopping.abort();
       for (const stopWaiting of waiting.values()) stopWaiting("handed back");
       for (const controller of executing.values())
         controller.abort(new Interrupted("handed back", "the daemon is stopping; handed back to pg-boss"));
@@ -203,8 +206,9 @@ async function executeAttempt<M extends Mission>(
   deps: DeliveryWorkerDeps,
   kind: DeliveryKind<M>,
   attempt: Attempt<M>,
-  executing: Map<string, AbortController>,
+  here: { executing: Map<string, AbortController>; stopping: AbortSignal },
 ): Promise<AttemptResult> {
+  const { executing } = here;
   const mission = attempt.data;
   const key = kind.key(mission);
   const executor = await (attempt.executor ?? deps.executorFor(mission.agentId));
@@ -238,7 +242,12 @@ async function executeAttempt<M extends Mission>(
   } finally {
     executing.delete(key);
   }
-  await kind.close(mission, { result, executor: executor.name, finishedAt: new Date(deps.clock.now()) });
+  const outcome = { result, executor: executor.name, finishedAt: new Date(deps.clock.now()) };
+  await untilRecorded(() => kind.close(mission, outcome), {
+    clock: deps.clock,
+    log: kind.log.child({ key }),
+    stop: here.stopping,
+  });
   // The last try failed to deliver: the row is closed Failed, and failing the job moves it to the
   // dead-letter queue.
   return lastTry ? { status: "failed", message: lastTry.message, retry: false } : { status: "completed" };

@@ -245,6 +245,54 @@ describe("the delivery worker, against a fake queue", () => {
     expect(events).toContain("close f Succeeded by fake: got wake");
   });
 
+  it("an outcome whose close finds the database unreachable is held and written once it is back, not lost to crash truth", async () => {
+    const { w, calls, events, kind, rows } = await worker({ d: open(1) }, 2);
+    const close = kind.close;
+    let refusals = 2;
+    kind.close = async (m, outcome) => {
+      if (refusals-- > 0)
+        throw Object.assign(new Error("connect ECONNREFUSED 127.0.0.1:5432"), { code: "ECONNREFUSED" });
+      return close(m, outcome);
+    };
+    expect(w.direct.reserve(1)).toBe(1);
+    w.direct.start(1, [{ id: "jd", data: note("d") }]);
+    await w.direct.drain();
+    expect(refusals).toBe(-1);
+    expect(events).toEqual(["close d Succeeded by fake: got wake"]);
+    expect(rows.d).toMatchObject({ open: false, status: "Succeeded", failedAttempts: 0 });
+    expect(calls).toEqual(["complete jd:0"]);
+  });
+
+  it("a close that fails for another reason is not retried, and hand-back ends the wait for the database", async () => {
+    const { w, calls, kind, rows } = await worker({ q: open(1), u: open(1) }, 2);
+    const tries: Record<string, number> = {};
+    kind.close = async (m) => {
+      tries[m.notifyId] = (tries[m.notifyId] ?? 0) + 1;
+      throw m.notifyId === "q"
+        ? new Error('column "nope" does not exist')
+        : Object.assign(new Error("terminating connection due to administrator command"), { code: "57P01" });
+    };
+    expect(w.direct.reserve(2)).toBe(2);
+    w.direct.start(2, [
+      { id: "jq", data: note("q") },
+      { id: "ju", data: note("u") },
+    ]);
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    expect(tries.q).toBe(1);
+    // Still waiting for the database: tried at once and after 0.25 s.
+    expect(tries.u).toBe(2);
+    expect(w.direct.size).toBe(1);
+    const drained = w.direct.drain();
+    w.handBack();
+    await drained;
+    expect(tries.u).toBe(3);
+    expect(w.direct.size).toBe(0);
+    // Neither outcome reached the row: it is left open for crash truth (or pg-boss's retry) to settle.
+    expect(rows.q!.open).toBe(true);
+    expect(rows.u!.open).toBe(true);
+    expect(calls.filter((c) => c.startsWith("complete"))).toEqual([]);
+  });
+
   it("places not used by a hand-off that did not commit are given back", async () => {
     const { w } = await worker({}, 2);
     expect(w.direct.reserve(2)).toBe(2);
