@@ -313,28 +313,28 @@ export function overdueJobs(db: Executor, before: Date, limit: number) {
 /**
  * Runs Claimed since before `claimedBefore` or Running since before `startedBefore`, by claim time.
  * One bounded read per state, each from its partial index (the Claimed rows by claim time, the
- * Running ones by start), merged here: a single OR over both went through the status index, whose
- * entries include every version of every run that was ever Claimed or Running until a vacuum.
- * The states are literals, like the indexes' predicates.
+ * Running ones by start), merged by a UNION ALL in one statement: a single OR over both went
+ * through the status index, whose entries include every version of every run that was ever
+ * Claimed or Running until a vacuum. The states are literals, like the indexes' predicates.
  */
-export async function stuckRuns(
+export function stuckRuns(
   db: Executor,
   cutoffs: { claimedBefore: Date; startedBefore: Date },
   limit: number,
 ): Promise<CronJobRunRow[]> {
-  const claimed = await db
+  const claimed = db
     .select()
     .from(cronJobRuns)
     .where(and(sql`${cronJobRuns.status} = 'Claimed'`, lt(cronJobRuns.claimedAt, cutoffs.claimedBefore)))
     .orderBy(cronJobRuns.claimedAt)
     .limit(limit);
-  const running = await db
+  const running = db
     .select()
     .from(cronJobRuns)
     .where(and(sql`${cronJobRuns.status} = 'Running'`, lt(cronJobRuns.startedAt, cutoffs.startedBefore)))
     .orderBy(cronJobRuns.claimedAt)
     .limit(limit);
-  return [...claimed, ...running].sort((a, b) => a.claimedAt.getTime() - b.claimedAt.getTime()).slice(0, limit);
+  return claimed.unionAll(running).orderBy(cronJobRuns.claimedAt).limit(limit);
 }
 
 export interface FailingAgent {

@@ -1,4 +1,4 @@
-import { sql } from "drizzle-orm";
+import { sql, type SQL } from "drizzle-orm";
 import type { Clock } from "../clock.ts";
 import { rows, type Database } from "../db/client.ts";
 import type { Logger } from "../log.ts";
@@ -7,8 +7,8 @@ import { ensurePartitions } from "../db/partitions.ts";
 import { archiveRuns } from "./archive.ts";
 import { retentionOf, type RetentionConfig, type RetentionKind } from "./config.ts";
 import { dropDecisionPartitions, dropRunPartitions } from "./partition-drop.ts";
-import { deleteRowBatch, rowsOverdue, type RowKind } from "./rows.ts";
-import { deleteRuns, runsOverdue, selectRunBatch, selectRunIds, type RunRules } from "./runs.ts";
+import { deleteRowBatch, probesHolding, rowsOverdueProbe, type RowKind } from "./rows.ts";
+import { deleteRuns, runsOverdueProbe, selectRunBatch, selectRunIds, type RunRules } from "./runs.ts";
 import { Vacuums } from "./vacuum.ts";
 
 // Any constant works; it only has to be the same for every missiond sharing the database.
@@ -220,27 +220,32 @@ export class Pruner {
     return true;
   }
 
-  /** Kinds whose removable rows are older than twice their retention (doctor). */
+  /** Kinds whose removable rows are older than twice their retention (doctor): one statement for all. */
   async lagging(): Promise<RetentionLag[]> {
     const { retention, clock, database } = this.deps;
     const now = clock.now();
-    const lags: RetentionLag[] = [];
-    const lag = (kind: RetentionKind) => {
-      const keepMs = retentionOf(retention, kind);
-      lags.push({
-        kind,
-        retention: keepMs,
-        message: `${kind}: rows older than twice the retention (${Math.round((2 * keepMs) / 1000)}s) are still there; pruning is not keeping up`,
-      });
-    };
+    const probes: [RetentionKind, SQL][] = [];
     for (const [rowKind, kind] of ROW_KINDS) {
       const keepMs = retentionOf(retention, kind);
-      if (keepMs > 0 && (await rowsOverdue(database.db, rowKind, new Date(now - 2 * keepMs)))) lag(kind);
+      if (keepMs > 0) probes.push([kind, rowsOverdueProbe(rowKind, new Date(now - 2 * keepMs))]);
     }
     const rules = runRules(retention, now, 2);
-    if (rules.ordinaryBefore && (await runsOverdue(database.db, { ...rules, failedBefore: null }))) lag("runs");
-    if (rules.failedBefore && (await runsOverdue(database.db, { ...rules, ordinaryBefore: null }))) lag("failed_runs");
-    return [...new Map(lags.map((l) => [l.kind, l])).values()];
+    const ordinary = runsOverdueProbe({ ...rules, failedBefore: null });
+    const failed = runsOverdueProbe({ ...rules, ordinaryBefore: null });
+    if (ordinary) probes.push(["runs", ordinary]);
+    if (failed) probes.push(["failed_runs", failed]);
+    const holding = await probesHolding(database.db, probes);
+    // In the order of the probes; todos and todo_batches are one kind.
+    return [...new Set(probes.map(([kind]) => kind))]
+      .filter((kind) => holding.has(kind))
+      .map((kind) => {
+        const keepMs = retentionOf(retention, kind);
+        return {
+          kind,
+          retention: keepMs,
+          message: `${kind}: rows older than twice the retention (${Math.round((2 * keepMs) / 1000)}s) are still there; pruning is not keeping up`,
+        };
+      });
   }
 }
 

@@ -62,11 +62,22 @@ export async function deleteRowBatch(db: Executor, kind: RowKind, before: Date, 
   return row?.n ?? 0;
 }
 
-/** Whether some row of `kind` older than `before` is still there although it may go (doctor). */
-export async function rowsOverdue(db: Executor, kind: RowKind, before: Date): Promise<boolean> {
+/** Whether some row of `kind` older than `before` is still there although it may go (doctor), as an SQL boolean. */
+export function rowsOverdueProbe(kind: RowKind, before: Date): SQL {
   const { table, prunable } = SPECS[kind];
-  const found = await rows(db, sql`select 1 from ${sql.raw(table)} where ${prunable(before.toISOString())} limit 1`);
-  return found.length > 0;
+  return sql`exists (select 1 from ${sql.raw(table)} where ${prunable(before.toISOString())})`;
+}
+
+/**
+ * Which of these probes (SQL booleans, each under its name) hold, asked in one statement. Asked
+ * kind by kind, the doctor's retention check took eight statements in turn, the longest chain of
+ * the doctor's reads: on a busy daemon each waits for a connection and for the server.
+ */
+export async function probesHolding<K extends string>(db: Executor, probes: readonly [K, SQL][]): Promise<Set<K>> {
+  if (probes.length === 0) return new Set();
+  const columns = probes.map(([, probe], i) => sql`${probe} as ${sql.raw(`p${i}`)}`);
+  const [row] = await rows<Record<string, boolean>>(db, sql`select ${sql.join(columns, sql`, `)}`);
+  return new Set(probes.filter((_, i) => row?.[`p${i}`] === true).map(([name]) => name));
 }
 
 /** The highest event id retention removed ("0" when none): cursors below it have missed events. */

@@ -1,7 +1,7 @@
 import { eq, sql, type SQL } from "drizzle-orm";
 import { runView, type RunView } from "../cron/views.ts";
 import { rows, type Executor } from "../db/client.ts";
-import { cronJobRuns, cronJobs, type RunStatus } from "../db/schema/index.ts";
+import { cronJobRuns, cronJobs, RUN_STATUSES, type RunStatus } from "../db/schema/index.ts";
 
 /** Kept for `runs`. Deferred rows only once continued: until then they hold a slot still to fire. */
 export const ORDINARY_STATUSES = ["Succeeded", "Skipped", "Missed", "Deferred"] as const satisfies RunStatus[];
@@ -22,15 +22,22 @@ export const list = (values: readonly string[]) =>
     sql`, `,
   );
 
+// The ordinary class written as "none of the other statuses": a NOT IN is never an index condition,
+// so no plan can AND the status index (every version of every run until a vacuum) into each job's
+// probe by slot. Planned without statistics (a new day's partition before its first ANALYZE), the
+// doctor's lag check did, reading 139,300 index entries for each of 200 jobs: 0.9 s against 20 ms.
+const NOT_ORDINARY = RUN_STATUSES.filter((s) => !(ORDINARY_STATUSES as readonly RunStatus[]).includes(s));
+
 /**
  * The status classes the rules remove, each a predicate on a run aliased `r`: shared by the batched
- * delete and the partition drop, so a day is dropped only for rows a batch would delete anyway.
+ * delete, the partition drop and the doctor's lag check, so a day is dropped, or reported, only for
+ * rows a batch would delete anyway.
  */
 export function removableClasses(rules: RunRules): SQL[] {
   const classes: SQL[] = [];
   if (rules.ordinaryBefore)
     classes.push(
-      sql`(r.status in (${list(ORDINARY_STATUSES)}) and r.scheduled_for < ${rules.ordinaryBefore.toISOString()}::timestamptz)`,
+      sql`(r.status not in (${list(NOT_ORDINARY)}) and r.scheduled_for < ${rules.ordinaryBefore.toISOString()}::timestamptz)`,
     );
   if (rules.failedBefore)
     classes.push(
@@ -118,13 +125,25 @@ export async function deleteRuns(tx: Executor, ids: readonly string[]): Promise<
 }
 
 /**
- * Whether some run these rules remove is still there (doctor: pruning falls behind). Each class is
- * asked on its own (a run is removable when either class removes it), each reading only what can
- * answer: the ordinary runs job by job below the bound, the failed ones from their own index.
+ * Whether some run these rules remove is still there (doctor: pruning falls behind), as an SQL
+ * boolean (null when the rules remove nothing). Each class is asked on its own (a run is removable
+ * when either class removes it), each reading only what can answer: the ordinary runs job by job
+ * below the bound, the failed ones from their own index.
  */
+export function runsOverdueProbe(rules: RunRules): SQL | null {
+  const probes = [
+    rules.ordinaryBefore ? ordinaryRunOverdue(rules.ordinaryBefore, rules.keepLast) : null,
+    rules.failedBefore ? failedRunOverdue(rules.failedBefore, rules.keepLast) : null,
+  ].filter((p): p is SQL => p !== null);
+  return probes.length > 0 ? sql.join(probes, sql` or `) : null;
+}
+
+/** runsOverdueProbe, asked on its own. */
 export async function runsOverdue(db: Executor, rules: RunRules): Promise<boolean> {
-  if (rules.ordinaryBefore && (await ordinaryRunOverdue(db, rules.ordinaryBefore, rules.keepLast))) return true;
-  return rules.failedBefore ? failedRunOverdue(db, rules.failedBefore, rules.keepLast) : false;
+  const probe = runsOverdueProbe(rules);
+  if (!probe) return false;
+  const [row] = await rows<{ overdue: boolean }>(db, sql`select ${probe} as overdue`);
+  return row?.overdue === true;
 }
 
 /**
@@ -134,7 +153,7 @@ export async function runsOverdue(db: Executor, rules: RunRules): Promise<boolea
  * N, so are its younger ones: one probe per job below the bound, and the job's N newest slots
  * read only for a job that has such a run.
  */
-async function ordinaryRunOverdue(db: Executor, before: Date, keepLast: number): Promise<boolean> {
+function ordinaryRunOverdue(before: Date, keepLast: number): SQL {
   const [ordinary] = removableClasses({ ordinaryBefore: before, failedBefore: null, keepLast });
   const notLastN =
     keepLast > 0
@@ -142,17 +161,12 @@ async function ordinaryRunOverdue(db: Executor, before: Date, keepLast: number):
           order by k.scheduled_for desc offset ${keepLast - 1} limit 1)`
       : sql``;
   // Raw SQL: a lateral join per job, as the batches select their runs (candidates above).
-  const found = await rows(
-    db,
-    sql`select 1 from cron_jobs j cross join lateral (
+  return sql`exists (select 1 from cron_jobs j cross join lateral (
           select r.scheduled_for from cron_job_runs r
           where r.cron_job_id = j.id and ${ordinary}
             and (r.status <> 'Deferred' or exists (select 1 from cron_job_runs c where c.deferred_from = r.id))
           order by r.scheduled_for limit 1
-        ) oldest ${notLastN}
-        limit 1`,
-  );
-  return found.length > 0;
+        ) oldest ${notLastN})`;
 }
 
 // FAILED_STATUSES as literals, the predicate of cron_job_runs_failed_slot_idx: a cached generic
@@ -164,17 +178,12 @@ const FAILED_LITERALS = sql.raw(FAILED_STATUSES.map((s) => `'${s}'`).join(", "))
  * job: the failed class of removableClasses with the keep rule of the batches, read from the
  * failed runs' own index; the job's N newest slots are read for each such run only.
  */
-async function failedRunOverdue(db: Executor, before: Date, keepLast: number): Promise<boolean> {
+function failedRunOverdue(before: Date, keepLast: number): SQL {
   const notLastN =
     keepLast > 0
       ? sql`and r.scheduled_for < (select k.scheduled_for from cron_job_runs k where k.cron_job_id = r.cron_job_id
           order by k.scheduled_for desc offset ${keepLast - 1} limit 1)`
       : sql``;
-  const found = await rows(
-    db,
-    sql`select 1 from cron_job_runs r
-        where r.status in (${FAILED_LITERALS}) and r.scheduled_for < ${before.toISOString()}::timestamptz ${notLastN}
-        limit 1`,
-  );
-  return found.length > 0;
+  return sql`exists (select 1 from cron_job_runs r
+        where r.status in (${FAILED_LITERALS}) and r.scheduled_for < ${before.toISOString()}::timestamptz ${notLastN})`;
 }
