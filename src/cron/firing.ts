@@ -1,7 +1,7 @@
 import type { PgBoss } from "pg-boss";
 import { untilMoment, type Clock } from "../clock.ts";
 import type { Db } from "../db/client.ts";
-import { handOffWithLane, type DirectLane } from "../delivery/direct.ts";
+import { handOffWithLane, type DirectLane, type Places } from "../delivery/direct.ts";
 import type { CronJobRow, CronJobRunRow } from "../db/schema/index.ts";
 import type { CronMission } from "../executors/types.ts";
 import { handOffFor, writeHandOffs, type PendingHandOff } from "./hand-off.ts";
@@ -82,8 +82,8 @@ export class CronFiring {
     // commits with the claim, one transaction and no turn in between, and starts on the direct lane.
     const passThrough = !this.deps.chain.handles("cronJobFiring");
     let claim: Awaited<ReturnType<CronFiring["claim"]>> | undefined;
-    await handOffWithLane(passThrough ? this.deps.direct?.() : undefined, batch.length, async (granted) => {
-      claim = await this.claim(batch, passThrough ? granted : null);
+    await handOffWithLane(passThrough ? this.deps.direct?.() : undefined, batch.length, async (places) => {
+      claim = await this.claim(batch, passThrough ? places : null);
       return claim.activated;
     });
     const { jobs, claimed, handedOff } = claim!;
@@ -108,8 +108,8 @@ export class CronFiring {
    */
   private readonly handOff = coalescing<PendingHandOff>(async (batch) => {
     const { db, boss, clock } = this.deps;
-    await handOffWithLane(this.deps.direct?.(), batch.length, (granted) =>
-      db.transaction((tx) => writeHandOffs(tx, boss, batch, granted, clock.now())),
+    await handOffWithLane(this.deps.direct?.(), batch.length, (places) =>
+      db.transaction((tx) => writeHandOffs(tx, boss, batch, places, clock.now())),
     );
     for (const _ of batch) this.deps.onRun?.("Running", null);
   });
@@ -132,16 +132,16 @@ export class CronFiring {
 
   /**
    * One transaction: lock the jobs, write Missed / Skipped / Claimed rows, advance next_fire_at;
-   * with `direct` set (no chain to run), also hand the claimed runs off, the first `direct` of them
-   * to this instance's direct lane.
+   * with `direct` set (no chain to run), also hand the claimed runs off, to this instance's direct
+   * lane as far as its places go.
    */
   private async claim(
     batch: readonly { jobId: bigint; slot: Date }[],
-    direct: number | null,
+    direct: Places | null,
   ): Promise<{
     jobs: Map<string, CronJobRow>;
     claimed: CronJobRunRow[];
-    activated: { id: string; data: CronMission }[];
+    activated: { id: string; data: CronMission; counted: boolean }[];
     handedOff: Set<bigint>;
   }> {
     const { db, clock, instanceName } = this.deps;

@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { PgBoss } from "pg-boss";
 import { enqueue, MISSIONS_QUEUE } from "../db/boss.ts";
+import { onLane, type Places } from "../delivery/direct.ts";
 import type { Tx } from "../db/client.ts";
 import type { CronJobRow, CronJobRunRow } from "../db/schema/index.ts";
 import type { CronMission } from "../executors/types.ts";
@@ -42,16 +43,17 @@ export function handOffFor(job: CronJobRow, run: CronJobRunRow, prompt: string, 
 /**
  * In `tx`: the runs still Claimed go Running and their missions into pg-boss, so there is no
  * Running row without its mission and no mission for a row that is not Running. The first
- * `direct` of them are for this instance's direct lane (attempt counted, job active); resolves to
- * those jobs, to start once `tx` has committed.
+ * `places.started` of them start on this instance's direct lane (attempt counted, job active), the
+ * next `places.queued` queue on it (job active, attempt counted when it takes its turn); resolves
+ * to those jobs, to start once `tx` has committed.
  */
 export async function writeHandOffs(
   tx: Tx,
   boss: PgBoss,
   batch: readonly PendingHandOff[],
-  direct: number,
+  places: Places,
   now: number,
-): Promise<{ id: string; data: CronMission }[]> {
+): Promise<{ id: string; data: CronMission; counted: boolean }[]> {
   const started = await startRuns(
     tx,
     batch.map((h, i) => ({
@@ -61,11 +63,11 @@ export async function writeHandOffs(
       startedAt: h.startedAt,
       sessionId: h.mission.sessionId,
       missionJobId: h.missionJobId,
-      direct: i < direct,
+      direct: i < places.started,
     })),
   );
   const jobs = batch
-    .map((h, i) => ({ id: h.missionJobId, data: h.mission, direct: i < direct, runId: String(h.runId) }))
+    .map((h, i) => ({ id: h.missionJobId, data: h.mission, ...onLane(places, i), runId: String(h.runId) }))
     .filter((j) => started.has(j.runId));
   await enqueue(boss, tx, MISSIONS_QUEUE, jobs, now);
   return jobs.filter((j) => j.direct);

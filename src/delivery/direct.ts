@@ -3,10 +3,25 @@ import { coalescing } from "../db/coalesce.ts";
 import type { Mission } from "../executors/types.ts";
 import { InFlight } from "../in-flight.ts";
 import type { Logger } from "../log.ts";
-import type { Attempt, AttemptResult, DeliveryKind } from "./kind.ts";
+import type { Attempt, AttemptResult, DeliveryKind, Turn } from "./kind.ts";
 
 /** pg-boss fails an active job whose heartbeat is older than the queue's heartbeatSeconds (30). */
 const HEARTBEAT_MS = 10_000;
+/**
+ * Deliveries the lane takes beyond those it executes at once, per place: they wait here for a
+ * place instead of going round pg-boss's fetch (a notify wave of 1,000 at the default 128 places).
+ */
+const QUEUED_PER_PLACE = 8;
+
+/**
+ * Places a hand-off got on the lane: its first `started` items start at once (their attempt is
+ * counted in the hand-off), the next `queued` wait here for a place and count their attempt when
+ * they take one; the rest go to pg-boss's fetch.
+ */
+export interface Places {
+  readonly started: number;
+  readonly queued: number;
+}
 
 interface DirectLaneDeps<M extends Mission> {
   boss: PgBoss;
@@ -20,6 +35,9 @@ interface DirectLaneDeps<M extends Mission> {
  * The instance that hands a delivery off starts it at once, in the turn its hand-off commits: the
  * hand-off transaction counted the attempt on the row and made the pg-boss job active for this
  * instance, so nothing waits for a NOTIFY, a fetch and a triage read before the executor starts.
+ * Beyond its places the lane queues deliveries (active for this instance, attempt not counted yet):
+ * each counts its attempt when a place frees, so one that never started is delivered by the retry
+ * after a crash, not closed Unknown.
  * pg-boss stays the durable path: this lane heartbeats its active jobs like pg-boss's own workers,
  * so a job whose instance died is failed by pg-boss's supervision and retried elsewhere (where
  * crash truth closes it Unknown, never replays it); a failed attempt is failed in pg-boss, whose
@@ -29,7 +47,16 @@ export class DirectLane<M extends Mission> {
   private readonly deps: DirectLaneDeps<M>;
   private readonly active = new Map<string, Attempt<M>>();
   private readonly inFlight = new InFlight();
-  private reserved = 0;
+  /** Places taken: attempts counted in their hand-off, and queued ones that took their turn. */
+  private held = 0;
+  private queued = 0;
+  private reserved: Places = { started: 0, queued: 0 };
+  /** Queued deliveries waiting for a place, first come first served. */
+  private readonly turns: ((turn: "started" | "handed back") => void)[] = [];
+  /** Deliveries holding a place (by job id). */
+  private readonly holding = new Set<string>();
+  /** Queued deliveries whose attempt is not counted yet (a hand-back must not count it as failed). */
+  private readonly uncounted = new Set<string>();
   private accepting = true;
   private heartbeat: NodeJS.Timeout | null = null;
 
@@ -38,25 +65,45 @@ export class DirectLane<M extends Mission> {
   }
 
   /**
-   * Places for up to `wanted` hand-offs about to commit: how many may start here at once. The rest
-   * are left to pg-boss's fetch (the lane is full, or the daemon is stopping).
+   * Places for up to `wanted` hand-offs about to commit, of which the first `countable` may start
+   * at once (the rest wait for their moment anyway), and with `queue`, places in the lane's queue.
+   * The rest are left to pg-boss's fetch (the lane and its queue are full, or the daemon is
+   * stopping).
    */
-  reserve(wanted: number): number {
-    if (!this.accepting) return 0;
-    const granted = Math.max(0, Math.min(wanted, this.deps.concurrency - this.active.size - this.reserved));
-    this.reserved += granted;
-    return granted;
+  reserve(wanted: number, countable = wanted, queue = true): Places {
+    if (!this.accepting) return { started: 0, queued: 0 };
+    const { concurrency } = this.deps;
+    const started = Math.max(0, Math.min(countable, concurrency - this.held - this.reserved.started));
+    const room = queue ? concurrency * QUEUED_PER_PLACE - this.queued - this.reserved.queued : 0;
+    const queued = Math.max(0, Math.min(wanted - started, room));
+    this.reserved = { started: this.reserved.started + started, queued: this.reserved.queued + queued };
+    return { started, queued };
   }
 
   /**
-   * After the hand-off transaction: the attempts it activated start now (their first, counted
-   * already), and the places reserved and not used are given back. Called with none when the
-   * transaction failed.
+   * After the hand-off transaction: the attempts it activated start now (those counted in it) or
+   * queue for a place, and the places reserved and not used are given back. Called with none when
+   * the transaction failed.
    */
-  start(reserved: number, attempts: readonly { id: string; data: M }[]): void {
-    this.reserved -= reserved;
-    for (const { id, data } of attempts) {
-      const attempt: Attempt<M> = { id, data, retryCount: 0 };
+  start(reserved: Places, attempts: readonly { id: string; data: M; counted: boolean }[]): void {
+    this.reserved = {
+      started: this.reserved.started - reserved.started,
+      queued: this.reserved.queued - reserved.queued,
+    };
+    for (const { id, data, counted } of attempts) {
+      const executed = () => {
+        if (this.holding.delete(id)) this.givePlace();
+      };
+      const attempt: Attempt<M> = counted
+        ? { id, data, retryCount: 0, executed }
+        : { id, data, retryCount: 0, executed, takeTurn: () => this.takeTurn(attempt) };
+      if (counted) {
+        this.held++;
+        this.holding.add(id);
+      } else {
+        this.queued++;
+        this.uncounted.add(id);
+      }
       this.active.set(id, attempt);
       this.inFlight.add(this.run(attempt), (err) =>
         this.deps.log.error({ err, jobId: id }, "a direct delivery could not be settled in pg-boss"),
@@ -66,6 +113,11 @@ export class DirectLane<M extends Mission> {
       this.heartbeat = setInterval(() => void this.touch(), HEARTBEAT_MS);
       this.heartbeat.unref();
     }
+  }
+
+  /** Shutdown: queued deliveries still waiting for a place stop waiting (handed back to pg-boss). */
+  handBack(): void {
+    for (const turn of this.turns.splice(0)) turn("handed back");
   }
 
   /** No more direct starts (shutdown); resolves once every direct delivery is settled in pg-boss. */
@@ -89,10 +141,14 @@ export class DirectLane<M extends Mission> {
         // started with no end, so the retry closes it Unknown, as for a batch pg-boss fetched.
         await this.deps.boss.fail(this.deps.kind.queue, { id: attempt.id, retryCount: 0 }, { message: String(err) });
         throw err;
+      } finally {
+        // Not executed (cancelled, handed back, closed meanwhile): its place is free all the same.
+        attempt.executed?.();
       }
       await this.settle({ attempt, result });
     } finally {
       this.active.delete(attempt.id);
+      if (this.uncounted.delete(attempt.id)) this.queued--;
       if (this.active.size === 0 && this.heartbeat) {
         clearInterval(this.heartbeat);
         this.heartbeat = null;
@@ -101,14 +157,51 @@ export class DirectLane<M extends Mission> {
   }
 
   /**
+   * A queued delivery at its moment: waits for a place, then counts its attempt as started (one
+   * statement for the turns taken together). "closed": its row closed meanwhile (cancel_previous),
+   * nothing to deliver.
+   */
+  private async takeTurn(attempt: Attempt<M>): Promise<Turn> {
+    if (this.held < this.deps.concurrency && this.turns.length === 0) this.held++;
+    else if ((await new Promise<"started" | "handed back">((resolve) => this.turns.push(resolve))) === "handed back")
+      return "handed back";
+    this.holding.add(attempt.id);
+    this.uncounted.delete(attempt.id);
+    this.queued--;
+    const item: { mission: M; counted?: boolean } = { mission: attempt.data };
+    await this.countStarted(item);
+    return item.counted ? "started" : "closed";
+  }
+
+  /** A place freed: the longest-waiting queued delivery takes it over, or it is free again. */
+  private givePlace(): void {
+    const next = this.turns.shift();
+    if (next) next("started");
+    else this.held--;
+  }
+
+  /** Turns taken together count their attempts in one statement. */
+  private readonly countStarted = coalescing<{ mission: M; counted?: boolean }>(async (items) => {
+    const { kind } = this.deps;
+    const counted = await kind.count(
+      items.map((i) => i.mission),
+      "started",
+    );
+    for (const item of items) item.counted = counted.has(kind.key(item.mission));
+  });
+
+  /**
    * Attempts ending in the same turn settle together: failed attempts are counted on their rows
    * before pg-boss retries them (so the retry knows this one ended), then pg-boss completes or
    * fails the jobs, fenced on this attempt.
    */
   private readonly settle = coalescing<{ attempt: Attempt<M>; result: AttemptResult }>(async (items) => {
     const { boss, kind } = this.deps;
+    // A queued delivery handed back before its turn never started: nothing to count as failed.
     await kind.count(
-      items.flatMap(({ attempt, result }) => (result.status === "failed" && result.retry ? [attempt.data] : [])),
+      items.flatMap(({ attempt, result }) =>
+        result.status === "failed" && result.retry && !this.uncounted.has(attempt.id) ? [attempt.data] : [],
+      ),
       "failed",
     );
     const completed = items.filter(({ result }) => result.status === "completed");
@@ -133,22 +226,30 @@ export class DirectLane<M extends Mission> {
   }
 }
 
+/** Item `i` of a hand-off given `places`: on the lane (its job active here), and counted in the hand-off. */
+export const onLane = (places: Places, i: number) => ({
+  direct: i < places.started + places.queued,
+  counted: i < places.started,
+});
+
 /**
- * A hand-off batch and the direct lane: places are reserved for up to all of it, `commit` writes
- * the batch in one transaction with its first `granted` items marked direct and resolves to the
- * jobs it activated, which start as soon as it has committed (or none, if it threw).
+ * A hand-off batch and the direct lane: places are reserved for up to all of it (with `queue`, its
+ * first `countable` items may start at once and the rest may queue), `commit` writes the batch in one transaction, its first
+ * `places.started` items counted and activated, the next `places.queued` activated, and resolves
+ * to the jobs it activated, which start or queue as soon as it has committed (none, if it threw).
  */
 export async function handOffWithLane<M extends Mission>(
   lane: DirectLane<M> | undefined,
   size: number,
-  commit: (granted: number) => Promise<readonly { id: string; data: M }[]>,
+  commit: (places: Places) => Promise<readonly { id: string; data: M; counted: boolean }[]>,
+  queue?: { countable: number },
 ): Promise<void> {
-  const granted = lane?.reserve(size) ?? 0;
-  let activated: readonly { id: string; data: M }[] = [];
+  const places = lane?.reserve(size, queue?.countable ?? size, queue !== undefined) ?? { started: 0, queued: 0 };
+  let activated: readonly { id: string; data: M; counted: boolean }[] = [];
   try {
-    activated = await commit(granted);
+    activated = await commit(places);
   } finally {
-    lane?.start(granted, activated);
+    lane?.start(places, activated);
   }
 }
 

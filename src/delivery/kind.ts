@@ -12,7 +12,17 @@ export interface Attempt<M extends Mission> {
   readonly signal?: AbortSignal;
   /** Looked up while a delivery claimed ahead waited for its moment, so the moment only calls the agent. */
   readonly executor?: Promise<MissionExecutor>;
+  /**
+   * A delivery queued on the direct lane, its attempt not counted yet: at its moment it waits for
+   * a place and counts the attempt (DirectLane).
+   */
+  readonly takeTurn?: () => Promise<Turn>;
+  /** The executor has answered: the lane's place is free for the next delivery while this one closes. */
+  readonly executed?: () => void;
 }
+
+/** How a queued delivery's turn came: it took a place, its row had closed meanwhile, or shutdown. */
+export type Turn = "started" | "closed" | "handed back";
 
 export type AttemptResult =
   | { status: "completed" }

@@ -66,16 +66,13 @@ export async function startDeliveryWorker<M extends Mission>(
         await kind.cancelled?.(a.data);
         return { status: "completed" };
       }
-      if (ready === "handed back") {
-        // Shutdown before its moment: nothing reached the agent; counted as a failed attempt, so a
-        // live instance (or the next start) delivers it, through pg-boss's retry.
-        kind.log.warn({ key: kind.key(a.data) }, `${kind.noun} handed back to pg-boss before its moment`);
-        return {
-          status: "failed",
-          message: "the daemon stopped before its moment; handed back to pg-boss",
-          retry: true,
-        };
+      if (ready === "handed back") return handedBack(kind, a);
+      const turn = (await ready.takeTurn?.()) ?? "started";
+      if (turn === "closed") {
+        kind.log.info({ key: kind.key(a.data) }, `${kind.noun} skipped: no longer open`);
+        return { status: "completed" };
       }
+      if (turn === "handed back") return handedBack(kind, a);
       deps.onAttempt?.(lane);
       return executeAttempt(deps, kind, ready, { executing, stopping: stopping.signal });
     };
@@ -121,11 +118,21 @@ export async function startDeliveryWorker<M extends Mission>(
     },
     handBack() {
       stopping.abort();
+      direct.handBack();
       for (const stopWaiting of waiting.values()) stopWaiting("handed back");
       for (const controller of executing.values())
         controller.abort(new Interrupted("handed back", "the daemon is stopping; handed back to pg-boss"));
     },
   };
+}
+
+/**
+ * Shutdown before its moment (or its turn on the lane): nothing reached the agent; a failed attempt
+ * for pg-boss, so a live instance (or the next start) delivers it through pg-boss's retry.
+ */
+function handedBack<M extends Mission>(kind: DeliveryKind<M>, a: Attempt<M>): AttemptResult {
+  kind.log.warn({ key: kind.key(a.data) }, `${kind.noun} handed back to pg-boss before its moment`);
+  return { status: "failed", message: "the daemon stopped before its moment; handed back to pg-boss", retry: true };
 }
 
 /**
@@ -241,6 +248,7 @@ async function executeAttempt<M extends Mission>(
     lastTry = err as Error;
   } finally {
     executing.delete(key);
+    attempt.executed?.();
   }
   const outcome = { result, executor: executor.name, finishedAt: new Date(deps.clock.now()) };
   await untilRecorded(() => kind.close(mission, outcome), {

@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import type { PgBoss } from "pg-boss";
 import { untilMoment, type Clock } from "../clock.ts";
 import { enqueue, NOTIFY_QUEUE } from "../db/boss.ts";
-import { handOffWithLane, type DirectLane } from "../delivery/direct.ts";
+import { handOffWithLane, onLane, type DirectLane } from "../delivery/direct.ts";
 import type { Db } from "../db/client.ts";
 import { coalescing } from "../db/coalesce.ts";
 import { InFlight } from "../in-flight.ts";
@@ -104,11 +104,11 @@ export class NotifyDelivery {
     const { db, chain, clock } = this.deps;
     const notifyId = String(timer.id);
     // Claimed ahead: plugins on notifyDelivered run at the due moment, as they would have without
-    // the lead. With none, the hand-off commits now and the delivery waits for the moment instead,
-    // if the moment is close enough (handOffInClaim).
+    // the lead. With none, the hand-off commits now and the delivery waits for the moment on the
+    // direct lane; its attempt is counted now only if the moment is close (handOffInClaim).
     const due = timer.dueAt!.getTime();
-    if (chain.handles("notifyDelivered") || !handOffInClaim(due, clock.now(), this.deps.claimAheadMs))
-      await untilMoment(clock, due);
+    const plugins = chain.handles("notifyDelivered");
+    if (plugins) await untilMoment(clock, due);
     // Work a plugin caused (a timer it set) is one generation deeper than what caused it.
     const result = await chain.run(
       "notifyDelivered",
@@ -138,30 +138,67 @@ export class NotifyDelivery {
       firedAt: startsAt.toISOString(),
       latenessMs: timer.latenessMs ?? 0,
     };
-    await this.handOff({ id: timer.id, mission, missionJobId: randomUUID() });
+    const note: PendingNote = {
+      id: timer.id,
+      mission,
+      missionJobId: randomUUID(),
+      ahead: !plugins && !handOffInClaim(due, clock.now(), this.deps.claimAheadMs),
+    };
+    await this.handOff(note);
+    if (!note.deferred) return;
+    // No place on the direct lane: handed off at its moment instead, like any other.
+    await untilMoment(clock, due);
+    await this.handOff({ ...note, ahead: false, deferred: false });
   }
 
-  /** Delivering and its job commit together; a burst's hand-offs share one transaction. */
-  private readonly handOff = coalescing<{ id: bigint; mission: NotifyMission; missionJobId: string }>(async (batch) => {
+  /**
+   * Delivering and its job commit together; a burst's hand-offs share one transaction. A note
+   * handed off ahead of its moment waits for it on the direct lane, its attempt not counted yet; one
+   * the lane has no place for is left Claimed (`deferred`), since pg-boss's fetch would count its
+   * attempt before the moment and a crash meanwhile would close it Unknown.
+   */
+  private readonly handOff = coalescing<PendingNote>(async (items) => {
     const { db, boss, clock } = this.deps;
-    await handOffWithLane(this.deps.direct?.(), batch.length, (granted) =>
-      db.transaction(async (tx) => {
-        const moved = await startDeliveries(
-          tx,
-          batch.map((b, i) => ({
-            id: b.id,
-            messageDelivered: b.mission.prompt,
-            missionJobId: b.missionJobId,
-            direct: i < granted,
-          })),
-        );
-        const jobs = batch
-          .map((b, i) => ({ id: b.missionJobId, data: b.mission, direct: i < granted, timerId: b.id }))
-          .filter((j) => moved.has(String(j.timerId)));
-        await enqueue(boss, tx, NOTIFY_QUEUE, jobs, clock.now());
-        return jobs.filter((j) => j.direct);
-      }),
+    const near = items.filter((n) => !n.ahead);
+    const batch = [...near, ...items.filter((n) => n.ahead)];
+    let written = 0;
+    await handOffWithLane(
+      this.deps.direct?.(),
+      batch.length,
+      (places) => {
+        written = Math.max(near.length, places.started + places.queued);
+        for (const note of batch.slice(written)) note.deferred = true;
+        return db.transaction(async (tx) => {
+          const moved = await startDeliveries(
+            tx,
+            batch.slice(0, written).map((b, i) => ({
+              id: b.id,
+              messageDelivered: b.mission.prompt,
+              missionJobId: b.missionJobId,
+              direct: i < places.started,
+            })),
+          );
+          const jobs = batch
+            .slice(0, written)
+            .map((b, i) => ({ id: b.missionJobId, data: b.mission, ...onLane(places, i), timerId: b.id }))
+            .filter((j) => moved.has(String(j.timerId)));
+          await enqueue(boss, tx, NOTIFY_QUEUE, jobs, clock.now());
+          return jobs.filter((j) => j.direct);
+        });
+      },
+      { countable: near.length },
     );
-    for (const _ of batch) this.deps.onTimer?.("Delivering", null);
+    for (let i = 0; i < written; i++) this.deps.onTimer?.("Delivering", null);
   });
+}
+
+/** A timer whose chain passed, on its way to the agent. */
+interface PendingNote {
+  id: bigint;
+  mission: NotifyMission;
+  missionJobId: string;
+  /** Its moment is further than claim_ahead: the direct lane may hold it until then, not count it. */
+  ahead: boolean;
+  /** Left Claimed by the hand-off (no place on the lane): handed off again at its moment. */
+  deferred?: boolean;
 }

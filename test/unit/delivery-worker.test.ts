@@ -83,11 +83,13 @@ const note = (id: string, prompt = "wake", firedAt = "2026-01-01T00:00:00.000Z")
   latenessMs: 0,
 });
 
-/** An executor driven by the prompt: "fail" throws, "hold" waits until stopped. */
+/** An executor driven by the prompt: "fail" throws, "slow" takes 50 ms, "hold" waits until stopped. */
 const executor: MissionExecutor = {
   name: "fake",
   execute: (mission, signal): Promise<ExecutionResult> => {
     if (mission.prompt === "fail") return Promise.reject(new Error("receiver down"));
+    if (mission.prompt === "slow")
+      return new Promise((resolve) => setTimeout(() => resolve({ status: "Succeeded", output: "slowly" }), 50));
     if (mission.prompt === "hold")
       return new Promise((_, reject) => signal.addEventListener("abort", () => reject(signal.reason as Error)));
     return Promise.resolve({ status: "Succeeded", output: `got ${mission.prompt}` });
@@ -120,6 +122,9 @@ async function worker(rows: Record<string, AttemptState>, concurrency = 4, clock
   );
   return { w, ...queue, ...ledger };
 }
+
+/** One place on the lane, the attempt counted in the hand-off. */
+const one = { started: 1, queued: 0 };
 
 describe("the delivery worker, against a fake queue", () => {
   it("a fetched batch: closed rows skipped, a vanished attempt closed Unknown and not run, failures retried and counted, the last try dead-lettered", async () => {
@@ -160,11 +165,13 @@ describe("the delivery worker, against a fake queue", () => {
 
   it("the direct lane: places up to the concurrency, executes at once, completes or fails the job fenced on its first attempt", async () => {
     const { w, calls, events, rows } = await worker({ a: open(1), b: open(1), c: open(1) }, 2);
-    expect(w.direct.reserve(3)).toBe(2);
-    expect(w.direct.reserve(1)).toBe(0);
-    w.direct.start(2, [
-      { id: "ja", data: note("a") },
-      { id: "jb", data: note("b", "fail") },
+    expect(w.direct.reserve(2)).toEqual({ started: 2, queued: 0 });
+    // Full: a third one may only queue for a place.
+    expect(w.direct.reserve(1)).toEqual({ started: 0, queued: 1 });
+    w.direct.start({ started: 0, queued: 1 }, []);
+    w.direct.start({ started: 2, queued: 0 }, [
+      { id: "ja", data: note("a"), counted: true },
+      { id: "jb", data: note("b", "fail"), counted: true },
     ]);
     await w.direct.drain();
     expect(calls.sort()).toEqual(["complete ja:0", "fail jb:0 receiver down"]);
@@ -173,13 +180,13 @@ describe("the delivery worker, against a fake queue", () => {
     expect(events).toContain("failed b");
     expect(rows.b).toMatchObject({ attempts: 1, failedAttempts: 1, open: true });
     // Draining closed the lane: new hand-offs go through the queue.
-    expect(w.direct.reserve(1)).toBe(0);
+    expect(w.direct.reserve(1)).toEqual({ started: 0, queued: 0 });
   });
 
   it("hand-back stops a direct delivery mid-run: a failed attempt on record, the job failed back to pg-boss for its retry", async () => {
     const { w, calls, rows } = await worker({ h: open(1) });
-    expect(w.direct.reserve(1)).toBe(1);
-    w.direct.start(1, [{ id: "jh", data: note("h", "hold") }]);
+    expect(w.direct.reserve(1)).toEqual(one);
+    w.direct.start(one, [{ id: "jh", data: note("h", "hold"), counted: true }]);
     await new Promise((resolve) => setImmediate(resolve));
     expect(w.direct.size).toBe(1);
     const drained = w.direct.drain();
@@ -193,8 +200,8 @@ describe("the delivery worker, against a fake queue", () => {
   it("a delivery claimed ahead starts at its moment (its firedAt), not when its hand-off commits", async () => {
     const { w, calls, events } = await worker({ e: open(1) }, 2);
     const startsAt = Date.now() + 300;
-    expect(w.direct.reserve(1)).toBe(1);
-    w.direct.start(1, [{ id: "je", data: note("e", "wake", new Date(startsAt).toISOString()) }]);
+    expect(w.direct.reserve(1)).toEqual(one);
+    w.direct.start(one, [{ id: "je", data: note("e", "wake", new Date(startsAt).toISOString()), counted: true }]);
     await new Promise((resolve) => setTimeout(resolve, 100));
     // Waiting: counted on the lane (its job is heartbeated), not executed yet.
     expect(w.direct.size).toBe(1);
@@ -207,8 +214,10 @@ describe("the delivery worker, against a fake queue", () => {
 
   it("cancel_previous before a claimed-ahead delivery's moment: it never runs, the kind hears the cancel, its job completes", async () => {
     const { w, calls, events } = await worker({ c: open(1) }, 2);
-    expect(w.direct.reserve(1)).toBe(1);
-    w.direct.start(1, [{ id: "jc", data: note("c", "wake", new Date(Date.now() + 5_000).toISOString()) }]);
+    expect(w.direct.reserve(1)).toEqual(one);
+    w.direct.start(one, [
+      { id: "jc", data: note("c", "wake", new Date(Date.now() + 5_000).toISOString()), counted: true },
+    ]);
     await new Promise((resolve) => setImmediate(resolve));
     w.abort("c");
     await w.direct.drain();
@@ -219,8 +228,10 @@ describe("the delivery worker, against a fake queue", () => {
 
   it("shutdown while a delivery claimed ahead waits for its moment: handed back as a failed attempt, never executed here", async () => {
     const { w, calls, events, rows } = await worker({ w: open(1) }, 2);
-    expect(w.direct.reserve(1)).toBe(1);
-    w.direct.start(1, [{ id: "jw", data: note("w", "wake", new Date(Date.now() + 5_000).toISOString()) }]);
+    expect(w.direct.reserve(1)).toEqual(one);
+    w.direct.start(one, [
+      { id: "jw", data: note("w", "wake", new Date(Date.now() + 5_000).toISOString()), counted: true },
+    ]);
     await new Promise((resolve) => setImmediate(resolve));
     const drained = w.direct.drain();
     w.handBack();
@@ -254,8 +265,8 @@ describe("the delivery worker, against a fake queue", () => {
         throw Object.assign(new Error("connect ECONNREFUSED 127.0.0.1:5432"), { code: "ECONNREFUSED" });
       return close(m, outcome);
     };
-    expect(w.direct.reserve(1)).toBe(1);
-    w.direct.start(1, [{ id: "jd", data: note("d") }]);
+    expect(w.direct.reserve(1)).toEqual(one);
+    w.direct.start(one, [{ id: "jd", data: note("d"), counted: true }]);
     await w.direct.drain();
     expect(refusals).toBe(-1);
     expect(events).toEqual(["close d Succeeded by fake: got wake"]);
@@ -272,10 +283,10 @@ describe("the delivery worker, against a fake queue", () => {
         ? new Error('column "nope" does not exist')
         : Object.assign(new Error("terminating connection due to administrator command"), { code: "57P01" });
     };
-    expect(w.direct.reserve(2)).toBe(2);
-    w.direct.start(2, [
-      { id: "jq", data: note("q") },
-      { id: "ju", data: note("u") },
+    expect(w.direct.reserve(2)).toEqual({ started: 2, queued: 0 });
+    w.direct.start({ started: 2, queued: 0 }, [
+      { id: "jq", data: note("q"), counted: true },
+      { id: "ju", data: note("u"), counted: true },
     ]);
     await new Promise((resolve) => setTimeout(resolve, 400));
     expect(tries.q).toBe(1);
@@ -293,10 +304,70 @@ describe("the delivery worker, against a fake queue", () => {
     expect(calls.filter((c) => c.startsWith("complete"))).toEqual([]);
   });
 
+  it("beyond its places the lane queues: each queued delivery counts its attempt when a place frees, one at a time at concurrency 1, in order", async () => {
+    const { w, calls, events, rows } = await worker({ a: open(1), b: open(), c: open() }, 1);
+    const places = w.direct.reserve(3);
+    expect(places).toEqual({ started: 1, queued: 2 });
+    w.direct.start(places, [
+      { id: "ja", data: note("a", "slow"), counted: true },
+      { id: "jb", data: note("b", "slow"), counted: false },
+      { id: "jc", data: note("c"), counted: false },
+    ]);
+    expect(w.direct.size).toBe(3);
+    await w.direct.drain();
+    expect(events).toEqual([
+      "close a Succeeded by fake: slowly",
+      "started b",
+      "close b Succeeded by fake: slowly",
+      "started c",
+      "close c Succeeded by fake: got wake",
+    ]);
+    expect(rows.c).toMatchObject({ attempts: 1, failedAttempts: 0, open: false });
+    expect(calls.sort()).toEqual(["complete ja:0", "complete jb:0", "complete jc:0"]);
+  });
+
+  it("hand-back while deliveries wait in the lane's queue: none counted, as started or as failed, each job failed back to pg-boss for its retry", async () => {
+    const { w, calls, events, rows } = await worker({ h: open(1), q: open(), f: open() }, 1);
+    const places = w.direct.reserve(3);
+    w.direct.start(places, [
+      { id: "jh", data: note("h", "hold"), counted: true },
+      // One waiting for a place, one for its moment.
+      { id: "jq", data: note("q"), counted: false },
+      { id: "jf", data: note("f", "wake", new Date(Date.now() + 5_000).toISOString()), counted: false },
+    ]);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    const drained = w.direct.drain();
+    w.handBack();
+    await drained;
+    expect(events).toEqual(["failed h"]);
+    // Never started: the retry delivers them, rather than closing them Unknown.
+    expect(rows.q).toMatchObject({ attempts: 0, failedAttempts: 0, open: true });
+    expect(rows.f).toMatchObject({ attempts: 0, failedAttempts: 0, open: true });
+    expect(calls.sort()).toEqual([
+      "fail jf:0 the daemon stopped before its moment; handed back to pg-boss",
+      "fail jh:0 the daemon is stopping; handed back to pg-boss",
+      "fail jq:0 the daemon stopped before its moment; handed back to pg-boss",
+    ]);
+    expect(w.direct.size).toBe(0);
+    // Every place and queue slot is free again, but the lane takes nothing more once drained.
+    expect(w.direct.reserve(1)).toEqual({ started: 0, queued: 0 });
+  });
+
+  it("a queued delivery whose row closed while it waited is not counted or executed; its job completes", async () => {
+    const { w, calls, events } = await worker(
+      { gone: { open: false, status: "Cancelled", attempts: 0, failedAttempts: 0 } },
+      1,
+    );
+    w.direct.start(w.direct.reserve(2), [{ id: "jg", data: note("gone"), counted: false }]);
+    await w.direct.drain();
+    expect(events).toEqual([]);
+    expect(calls).toEqual(["complete jg:0"]);
+  });
+
   it("places not used by a hand-off that did not commit are given back", async () => {
     const { w } = await worker({}, 2);
-    expect(w.direct.reserve(2)).toBe(2);
-    w.direct.start(2, []);
-    expect(w.direct.reserve(2)).toBe(2);
+    expect(w.direct.reserve(2)).toEqual({ started: 2, queued: 0 });
+    w.direct.start({ started: 2, queued: 0 }, []);
+    expect(w.direct.reserve(3)).toEqual({ started: 2, queued: 1 });
   });
 });
