@@ -58,6 +58,8 @@ export class DirectLane<M extends Mission> {
   /** Queued deliveries whose attempt is not counted yet (a hand-back must not count it as failed). */
   private readonly uncounted = new Set<string>();
   private accepting = true;
+  /** Past the drain budget: a queued delivery whose moment comes now is handed back, not started. */
+  private handedBack = false;
   private heartbeat: NodeJS.Timeout | null = null;
 
   constructor(deps: DirectLaneDeps<M>) {
@@ -117,6 +119,7 @@ export class DirectLane<M extends Mission> {
 
   /** Shutdown: queued deliveries still waiting for a place stop waiting (handed back to pg-boss). */
   handBack(): void {
+    this.handedBack = true;
     for (const turn of this.turns.splice(0)) turn("handed back");
   }
 
@@ -162,6 +165,7 @@ export class DirectLane<M extends Mission> {
    * nothing to deliver.
    */
   private async takeTurn(attempt: Attempt<M>): Promise<Turn> {
+    if (this.handedBack) return "handed back";
     if (this.held < this.deps.concurrency && this.turns.length === 0) this.held++;
     else if ((await new Promise<"started" | "handed back">((resolve) => this.turns.push(resolve))) === "handed back")
       return "handed back";

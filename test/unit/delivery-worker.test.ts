@@ -353,6 +353,17 @@ describe("the delivery worker, against a fake queue", () => {
     expect(w.direct.reserve(1)).toEqual({ started: 0, queued: 0 });
   });
 
+  it("a queued delivery whose moment comes after the hand-back is handed back, not started", async () => {
+    const { w, calls, rows } = await worker({ late: open() }, 1);
+    const places = w.direct.reserve(1, 0);
+    expect(places).toEqual({ started: 0, queued: 1 });
+    w.handBack();
+    w.direct.start(places, [{ id: "jl", data: note("late"), counted: false }]);
+    await w.direct.drain();
+    expect(calls).toEqual(["fail jl:0 the daemon stopped before its moment; handed back to pg-boss"]);
+    expect(rows.late).toMatchObject({ attempts: 0, failedAttempts: 0, open: true });
+  });
+
   it("a queued delivery whose row closed while it waited is not counted or executed; its job completes", async () => {
     const { w, calls, events } = await worker(
       { gone: { open: false, status: "Cancelled", attempts: 0, failedAttempts: 0 } },
