@@ -1,32 +1,15 @@
-import { createServer, request, type Server } from "node:http";
+import { createServer, type Server } from "node:http";
 import { sql } from "drizzle-orm";
 import { afterEach, describe, expect, it } from "vitest";
 import type { Daemon } from "../../src/daemon/daemon.ts";
 import { rows } from "../../src/db/client.ts";
 import { backendName } from "../helpers/db.ts";
 import { daemonPerTest } from "../helpers/daemon.ts";
+import { deliveryAttempts, scrape } from "../helpers/metrics.ts";
 import { examplePlugin } from "../helpers/plugins.ts";
 import { waitFor } from "../helpers/wait.ts";
 
 const t = daemonPerTest();
-
-function scrape(daemon: Daemon): Promise<string> {
-  return new Promise((resolve, reject) => {
-    request({ socketPath: daemon.config.socketPath, path: "/metrics" }, (res) => {
-      let text = "";
-      res.on("data", (d) => (text += d));
-      res.on("end", () => resolve(text));
-    })
-      .on("error", reject)
-      .end();
-  });
-}
-
-const counter = (text: string, queue: string, lane: string) => {
-  const series = `missiond_delivery_attempts_total{queue="${queue}",lane="${lane}"}`;
-  const line = text.split("\n").find((l) => l.startsWith(series + " "));
-  return line === undefined ? 0 : Number(line.slice(series.length + 1));
-};
 
 interface Ledger {
   id: string;
@@ -107,8 +90,8 @@ describe(`the direct lane (${backendName})`, () => {
       runs.map(() => [1, 0, true, false]),
     );
     const text = await scrape(daemon);
-    expect(counter(text, "missions", "direct")).toBeGreaterThanOrEqual(3);
-    expect(counter(text, "missions", "fetched")).toBe(0);
+    expect(deliveryAttempts(text, "missions", "direct")).toBeGreaterThanOrEqual(3);
+    expect(deliveryAttempts(text, "missions", "fetched")).toBe(0);
   });
 
   it("claimed ahead (the default 250 ms): the run is claimed and handed off before its slot, and the agent is called at the slot, never before", async () => {
@@ -127,7 +110,7 @@ describe(`the direct lane (${backendName})`, () => {
     expect(received.length).toBeGreaterThanOrEqual(4);
     for (const r of received) expect(r.at).toBeGreaterThanOrEqual(r.scheduledFor);
     const text = await scrape(daemon);
-    expect(counter(text, "missions", "fetched")).toBe(0);
+    expect(deliveryAttempts(text, "missions", "fetched")).toBe(0);
   });
 
   it("claimed ahead while the job's previous run still goes: the overlap is decided at the slot itself, so a run that ends within the lead does not skip the slot", async () => {
@@ -175,8 +158,8 @@ describe(`the direct lane (${backendName})`, () => {
     // The chain ran between the claim and the hand-off.
     expect((await ledger(daemon, job.id)).find((r) => r.status === "Succeeded")).toMatchObject({ with_claim: false });
     const text = await scrape(daemon);
-    expect(counter(text, "missions", "direct")).toBeGreaterThanOrEqual(1);
-    expect(counter(text, "missions", "fetched")).toBe(0);
+    expect(deliveryAttempts(text, "missions", "direct")).toBeGreaterThanOrEqual(1);
+    expect(deliveryAttempts(text, "missions", "fetched")).toBe(0);
   });
 
   it("a failed direct attempt is counted as ended and retried through pg-boss's fetch, then succeeds", async () => {
@@ -194,8 +177,8 @@ describe(`the direct lane (${backendName})`, () => {
     );
     expect(run).toMatchObject({ status: "Succeeded", attempts: 2, failed_attempts: 1 });
     const text = await scrape(daemon);
-    expect(counter(text, "missions", "direct")).toBe(1);
-    expect(counter(text, "missions", "fetched")).toBe(1);
+    expect(deliveryAttempts(text, "missions", "direct")).toBe(1);
+    expect(deliveryAttempts(text, "missions", "fetched")).toBe(1);
   });
 
   it("notes are delivered on the direct lane too", async () => {
@@ -207,8 +190,8 @@ describe(`the direct lane (${backendName})`, () => {
       "the note delivered",
     );
     const text = await scrape(daemon);
-    expect(counter(text, "notify", "direct")).toBe(1);
-    expect(counter(text, "notify", "fetched")).toBe(0);
+    expect(deliveryAttempts(text, "notify", "direct")).toBe(1);
+    expect(deliveryAttempts(text, "notify", "fetched")).toBe(0);
   });
 
   it("a note due in 2 s is claimed ahead and reaches the agent at its moment, never before", async () => {
@@ -236,7 +219,7 @@ describe(`the direct lane (${backendName})`, () => {
       "two Succeeded runs",
     );
     const text = await scrape(daemon);
-    expect(counter(text, "missions", "fetched")).toBeGreaterThanOrEqual(2);
-    expect(counter(text, "missions", "direct")).toBe(0);
+    expect(deliveryAttempts(text, "missions", "fetched")).toBeGreaterThanOrEqual(2);
+    expect(deliveryAttempts(text, "missions", "direct")).toBe(0);
   });
 });

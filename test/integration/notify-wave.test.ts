@@ -4,34 +4,16 @@
  * them until their moment without counting their attempt, then delivers them as places free; none
  * goes round pg-boss's fetch.
  */
-import { request } from "node:http";
 import { sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
-import type { Daemon } from "../../src/daemon/daemon.ts";
 import { rows } from "../../src/db/client.ts";
 import { backendName } from "../helpers/db.ts";
 import { daemonPerTest } from "../helpers/daemon.ts";
+import { deliveryAttempts, scrape } from "../helpers/metrics.ts";
 import { waitFor } from "../helpers/wait.ts";
 
 const t = daemonPerTest();
 const WAVE = 250;
-
-const attempts = (text: string, lane: string) => {
-  const series = `missiond_delivery_attempts_total{queue="notify",lane="${lane}"}`;
-  const line = text.split("\n").find((l) => l.startsWith(series + " "));
-  return line === undefined ? 0 : Number(line.slice(series.length + 1));
-};
-
-const metrics = (daemon: Daemon) =>
-  new Promise<string>((resolve, reject) => {
-    request({ socketPath: daemon.config.socketPath, path: "/metrics" }, (res) => {
-      let text = "";
-      res.on("data", (d) => (text += d));
-      res.on("end", () => resolve(text));
-    })
-      .on("error", reject)
-      .end();
-  });
 
 describe(`a notify wave (${backendName})`, () => {
   it(`${WAVE} notes due at one instant, on 32 places (and 256 in the lane's queue): the ones claimed early wait on the direct lane uncounted, then all are delivered once, at or after their moment, none through pg-boss's fetch`, async () => {
@@ -78,8 +60,8 @@ describe(`a notify wave (${backendName})`, () => {
       sql`select attempts, failed_attempts, finished_at >= due_at as on_time from notify_timers`,
     );
     expect(ledger.filter((r) => r.attempts !== 1 || r.failed_attempts !== 0 || !r.on_time)).toEqual([]);
-    const text = await metrics(daemon);
-    expect(attempts(text, "direct")).toBe(WAVE);
-    expect(attempts(text, "fetched")).toBe(0);
+    const text = await scrape(daemon);
+    expect(deliveryAttempts(text, "notify", "direct")).toBe(WAVE);
+    expect(deliveryAttempts(text, "notify", "fetched")).toBe(0);
   }, 40_000);
 });
