@@ -49,13 +49,12 @@ export class DirectLane<M extends Mission> {
   private readonly inFlight = new InFlight();
   /** Places taken: attempts counted in their hand-off, and queued ones that took their turn. */
   private held = 0;
-  private queued = 0;
   private reserved: Places = { started: 0, queued: 0 };
   /** Queued deliveries waiting for a place, first come first served. */
   private readonly turns: ((turn: "started" | "handed back") => void)[] = [];
   /** Deliveries holding a place (by job id). */
   private readonly holding = new Set<string>();
-  /** Queued deliveries whose attempt is not counted yet (a hand-back must not count it as failed). */
+  /** Queued deliveries whose attempt is not counted yet: the queue's size, and a hand-back must not count them as failed. */
   private readonly uncounted = new Set<string>();
   private accepting = true;
   /** Past the drain budget: a queued delivery whose moment comes now is handed back, not started. */
@@ -76,7 +75,7 @@ export class DirectLane<M extends Mission> {
     if (!this.accepting) return { started: 0, queued: 0 };
     const { concurrency } = this.deps;
     const started = Math.max(0, Math.min(countable, concurrency - this.held - this.reserved.started));
-    const room = queue ? concurrency * QUEUED_PER_PLACE - this.queued - this.reserved.queued : 0;
+    const room = queue ? concurrency * QUEUED_PER_PLACE - this.uncounted.size - this.reserved.queued : 0;
     const queued = Math.max(0, Math.min(wanted - started, room));
     this.reserved = { started: this.reserved.started + started, queued: this.reserved.queued + queued };
     return { started, queued };
@@ -102,10 +101,7 @@ export class DirectLane<M extends Mission> {
       if (counted) {
         this.held++;
         this.holding.add(id);
-      } else {
-        this.queued++;
-        this.uncounted.add(id);
-      }
+      } else this.uncounted.add(id);
       this.active.set(id, attempt);
       this.inFlight.add(this.run(attempt), (err) =>
         this.deps.log.error({ err, jobId: id }, "a direct delivery could not be settled in pg-boss"),
@@ -151,7 +147,7 @@ export class DirectLane<M extends Mission> {
       await this.settle({ attempt, result });
     } finally {
       this.active.delete(attempt.id);
-      if (this.uncounted.delete(attempt.id)) this.queued--;
+      this.uncounted.delete(attempt.id);
       if (this.active.size === 0 && this.heartbeat) {
         clearInterval(this.heartbeat);
         this.heartbeat = null;
@@ -171,7 +167,6 @@ export class DirectLane<M extends Mission> {
       return "handed back";
     this.holding.add(attempt.id);
     this.uncounted.delete(attempt.id);
-    this.queued--;
     const item: { mission: M; counted?: boolean } = { mission: attempt.data };
     await this.countStarted(item);
     return item.counted ? "started" : "closed";
