@@ -168,18 +168,18 @@ export class NotifyDelivery {
       (places) => {
         written = Math.max(near.length, places.started + places.queued);
         for (const note of batch.slice(written)) note.deferred = true;
+        const writing = batch.slice(0, written);
         return db.transaction(async (tx) => {
           const moved = await startDeliveries(
             tx,
-            batch.slice(0, written).map((b, i) => ({
+            writing.map((b, i) => ({
               id: b.id,
               messageDelivered: b.mission.prompt,
               missionJobId: b.missionJobId,
               direct: i < places.started,
             })),
           );
-          const jobs = batch
-            .slice(0, written)
+          const jobs = writing
             .map((b, i) => ({ id: b.missionJobId, data: b.mission, ...onLane(places, i), timerId: b.id }))
             .filter((j) => moved.has(String(j.timerId)));
           await enqueue(boss, tx, NOTIFY_QUEUE, jobs, clock.now());
