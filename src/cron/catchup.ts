@@ -17,10 +17,11 @@ export interface CatchupPlan {
  * Decides, for the slots of one job that are due now (oldest first, at least one), which run and
  * which are Missed. Pure: the policy table in the README is this function.
  *
- * - on time (one slot, within the grace): it runs;
- * - `skip`: only a slot within the grace runs, every late slot is Missed;
- * - `latest`: the newest due slot runs (late if need be), the others are Missed;
- * - `all`: the newest `catchupMax` due slots run, the older ones are Missed;
+ * - a slot within the grace is on time and runs under every policy: a loop that fell a second
+ *   behind (a loaded machine) must not drop a per-second job's slots, only downtime may;
+ * - `skip`: no late slot runs, every late slot is Missed;
+ * - `latest`: the newest late slot runs when no slot is on time, the other late slots are Missed;
+ * - `all`: the newest `catchupMax` late slots run, the older ones are Missed;
  * - a slot older than the catch-up window (when set) is Missed whatever the policy.
  */
 export function planCatchup(
@@ -31,18 +32,21 @@ export function planCatchup(
   const inWindow = (slot: Date) => job.catchupWindowMs === null || now - slot.getTime() <= job.catchupWindowMs;
   const onTime = (slot: Date) => now - slot.getTime() <= MISFIRE_GRACE_MS;
   const eligible = due.filter(inWindow);
-  let fire: Date[];
+  const timely = eligible.filter(onTime);
+  const late = eligible.filter((slot) => !onTime(slot));
+  let caughtUp: Date[];
   switch (job.catchupPolicy) {
     case "skip":
-      fire = eligible.filter(onTime);
+      caughtUp = [];
       break;
     case "latest":
-      fire = eligible.slice(-1);
+      caughtUp = timely.length > 0 ? [] : late.slice(-1);
       break;
     case "all":
-      fire = eligible.slice(-Math.max(1, job.catchupMax));
+      caughtUp = late.slice(-Math.max(1, job.catchupMax));
       break;
   }
+  const fire = [...caughtUp, ...timely];
   const firing = new Set(fire.map((d) => d.getTime()));
   return { fire, missed: due.filter((d) => !firing.has(d.getTime())) };
 }

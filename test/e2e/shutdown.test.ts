@@ -47,6 +47,16 @@ async function query<T>(cwd: string, db: TestDatabase | null, text: string): Pro
 const RUNS = `select r.id::text as id, j.name as job, r.status, r.attempts, r.failed_attempts, r.started_at::text, r.finished_at::text, r.reason, r.exit_code, r.mission_job_id
   from cron_job_runs r join cron_jobs j on j.id = r.cron_job_id order by r.id`;
 
+/** Milliseconds between the first log lines matching `from` and `to` (pino's ISO times). */
+function logTime(output: string, from: RegExp, to: RegExp): number {
+  const at = (match: RegExp) => {
+    const line = output.split("\n").find((l) => match.test(l));
+    if (!line) throw new Error(`no log line matches ${match}`);
+    return Date.parse((JSON.parse(line) as { time: string }).time);
+  };
+  return at(to) - at(from);
+}
+
 describe(`SIGTERM during a burst of fires and running command missions (${backendName})`, () => {
   let cwd: string;
   let db: TestDatabase | null = null;
@@ -117,7 +127,11 @@ describe(`SIGTERM during a burst of fires and running command missions (${backen
       // Exit 0 (a forced exit would be 1), within the budget plus the 2 s grace serve allows itself
       // for closing pg-boss and the database (and systemd's TimeoutStopSec is above both).
       expect({ code, output: code === 0 ? "" : serve.output().slice(-3000) }).toEqual({ code: 0, output: "" });
-      expect(took).toBeLessThan(DRAIN_BUDGET_MS + 2_000);
+      // Measured by the daemon's own log, from the signal it handled to "stopped": a loaded machine
+      // may deliver the signal or reap the process late, which the daemon cannot help.
+      const between = logTime(serve.output(), /"shutdown requested"/, /"state":"stopped"/);
+      expect(between).toBeLessThan(DRAIN_BUDGET_MS + 2_000);
+      expect(took).toBeLessThan(DRAIN_BUDGET_MS + 2_000 + 5_000);
       expect(serve.output()).toMatch(/"state":"stopped"/);
       expect(serve.output()).toMatch(/handed back to pg-boss/);
     } finally {

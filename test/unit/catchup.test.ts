@@ -20,6 +20,23 @@ describe("catch-up after downtime", () => {
     }
   });
 
+  it("a loop a second behind drops nothing: slots within the grace all run under every policy", () => {
+    const due = [new Date(now - 1_300), new Date(now - 300)];
+    for (const policy of ["skip", "latest", "all"] as const) {
+      expect(planCatchup(job(policy, { catchupMax: 1 }), due, now)).toEqual({ fire: due, missed: [] });
+    }
+  });
+
+  it("after downtime the policy decides only the late slots; on-time ones run beside them", () => {
+    const due = [...minutesAgo(30, 20, 10), new Date(now - 500)];
+    expect(planCatchup(job("latest"), due, now)).toEqual({ fire: [due[3]], missed: due.slice(0, 3) });
+    expect(planCatchup(job("skip"), due, now)).toEqual({ fire: [due[3]], missed: due.slice(0, 3) });
+    expect(planCatchup(job("all", { catchupMax: 2 }), due, now)).toEqual({
+      fire: [due[1], due[2], due[3]],
+      missed: [due[0]],
+    });
+  });
+
   it("latest: runs the newest due slot and records the others as Missed", () => {
     const due = minutesAgo(30, 20, 10);
     const plan = planCatchup(job("latest"), due, now);

@@ -108,14 +108,15 @@ describe("claiming a slot", () => {
     ).toBe("Claimed");
   });
 
-  it("writes Missed rows for the slots of an outage and runs the latest, marked backfilled", () => {
+  it("writes Missed rows for the slots of an outage and runs those still within the grace", () => {
     const plan = planSlotClaim(job(), new Date(t0), t0 + 3_500, "i1")!;
     expect(plan.rows.map((r) => [r.status, (r.scheduledFor as Date).getTime() - t0])).toEqual([
       ["Missed", 0],
       ["Missed", 1000],
-      ["Missed", 2000],
+      ["Claimed", 2000],
       ["Claimed", 3000],
     ]);
+    expect(plan.rows[2]).toMatchObject({ backfilled: false, latenessMs: 1500 });
     expect(plan.rows[3]).toMatchObject({ backfilled: false, latenessMs: 500 });
     expect(plan.nextFireAt).toEqual(new Date(t0 + 4000));
   });
