@@ -135,11 +135,14 @@ export const BOOTSTRAP = String.raw`
   const settle = (value) => {
     if (value instanceof Cancellation) return stringify({ outcome: "cancel", reason: String(value.reason) });
     if (value instanceof Deferral) return stringify({ outcome: "defer", until: value.until, reason: String(value.reason) });
+    const tooLong = () =>
+      stringify({ outcome: "malformed", message: "returned more than " + setup.maxResultChars + " characters" });
+    // An over-long string is refused before it is serialized: copying megabytes only to drop them
+    // could itself outlast the handler's timeout on a loaded machine.
+    if (typeof value === "string" && value.length > setup.maxResultChars) return tooLong();
     const json = stringify(value);
     const size = typeof value === "string" ? value.length : (json?.length ?? 0);
-    if (size > setup.maxResultChars) {
-      return stringify({ outcome: "malformed", message: "returned more than " + setup.maxResultChars + " characters" });
-    }
+    if (size > setup.maxResultChars) return tooLong();
     return json === undefined ? '{"outcome":"value"}' : '{"outcome":"value","value":' + json + "}";
   };
   const dialect = makeDialects(g, setup, freeze, fire, describe, stringify);
