@@ -1,4 +1,5 @@
 import { createHmac } from "node:crypto";
+import { httpPoster } from "./http-post.ts";
 import { boundOutput, type MissionExecutor } from "./types.ts";
 
 export interface WebhookExecutorOptions {
@@ -24,6 +25,7 @@ export function signBody(secret: string, timestamp: string, body: string): strin
  * Failed at once: the receiver refused this mission.
  */
 export function webhookExecutor(name: string, options: WebhookExecutorOptions): MissionExecutor {
+  const post = httpPoster(options.url);
   return {
     name,
     async execute(mission, signal) {
@@ -35,18 +37,16 @@ export function webhookExecutor(name: string, options: WebhookExecutorOptions): 
         [TIMESTAMP_HEADER]: timestamp,
       };
       if (options.secret) headers[SIGNATURE_HEADER] = signBody(options.secret, timestamp, body);
-      const response = await fetch(options.url, {
-        method: "POST",
-        headers,
+      const { status, text } = await post(
         body,
-        signal: AbortSignal.any([signal, AbortSignal.timeout(options.timeoutMs)]),
-      });
-      const text = await response.text();
-      if (response.ok) return { status: "Succeeded", output: boundOutput(text), exitCode: null };
-      if (response.status >= 500 || response.status === 408 || response.status === 429) {
-        throw new Error(`webhook answered ${response.status}: ${text.slice(0, 200)}`);
+        headers,
+        AbortSignal.any([signal, AbortSignal.timeout(options.timeoutMs)]),
+      );
+      if (status >= 200 && status < 300) return { status: "Succeeded", output: boundOutput(text), exitCode: null };
+      if (status >= 500 || status === 408 || status === 429) {
+        throw new Error(`webhook answered ${status}: ${text.slice(0, 200)}`);
       }
-      return { status: "Failed", output: boundOutput(`HTTP ${response.status}: ${text}`), exitCode: null };
+      return { status: "Failed", output: boundOutput(`HTTP ${status}: ${text}`), exitCode: null };
     },
   };
 }
