@@ -31,7 +31,7 @@ import { lockUncontinued } from "./deferred-queries.ts";
 import { promptText } from "./input.ts";
 import { resumeEndedPauses } from "./job-changes.ts";
 import { announce } from "../scheduler/announce.ts";
-import { handOffInClaim } from "../scheduler/hand-off.ts";
+import { burstSlack, handOffInClaim } from "../scheduler/hand-off.ts";
 
 export interface FiringDeps {
   db: Db;
@@ -198,7 +198,12 @@ export class CronFiring {
       for (const run of inserted) this.deps.onRun?.(run.status, run.latenessMs);
       const claimed = inserted.filter((run) => run.status === "Claimed");
       const soon = (run: CronJobRunRow) =>
-        handOffInClaim(runMoment(jobs.get(String(run.cronJobId))!, run), now, this.deps.claimAheadMs);
+        handOffInClaim(
+          runMoment(jobs.get(String(run.cronJobId))!, run),
+          now,
+          this.deps.claimAheadMs,
+          burstSlack(this.deps.claimAheadMs),
+        );
       const handing = direct === null ? [] : claimed.filter(soon);
       const handedOff = new Set(handing.map((run) => run.id));
       if (handing.length === 0) return { jobs, claimed, activated: [], handedOff };

@@ -113,6 +113,44 @@ describe(`the direct lane (${backendName})`, () => {
     expect(deliveryAttempts(text, "missions", "fetched")).toBe(0);
   });
 
+  it("a burst's slots, given more lead than claim_ahead so that all are claimed in time, are still handed off in their claim", async () => {
+    // 240 jobs sharing each second: the scheduler hands the later ones over up to 80 ms earlier
+    // than claim_ahead (1 ms per 3 keys). Handed off at their moment instead, their Running row and
+    // pg-boss job would be written at the slot, on the path to the agent.
+    const daemon = await t.start({ toml: `[scheduler]\nclaim_ahead = "100ms"\n\n[missions]\nconcurrency = 512\n` });
+    const startsAt = new Date(Math.ceil((Date.now() + 12_000) / 1000) * 1000);
+    for (let i = 0; i < 240; i++)
+      await daemon.services.cron.add({
+        name: `burst-${i}`,
+        agentId: "a1",
+        cron: "* * * * * *",
+        prompt: "p",
+        overlapPolicy: "allow",
+        startsAt: startsAt.toISOString(),
+      });
+    const slot = startsAt.getTime() + 1_000;
+    // Handed off in the claim: its pg-boss job was written before the slot, in the claim's transaction.
+    type Lead = { lead_ms: number; in_claim: boolean; status: string };
+    const runs = await waitFor(
+      async () => {
+        const found = await rows<Lead>(
+          daemon.services.database.db,
+          sql`select extract(epoch from (r.scheduled_for - r.claimed_at)) * 1000 as lead_ms,
+                     coalesce(j.created_on < r.scheduled_for, false) as in_claim, r.status
+              from cron_job_runs r left join pgboss.job j on j.id::text = r.mission_job_id
+              where r.scheduled_for = ${new Date(slot).toISOString()}::timestamptz`,
+        );
+        return found.length === 240 && found.every((r) => r.status === "Succeeded") ? found : null;
+      },
+      "the burst's second slot closed",
+      30_000,
+    );
+    // Some were claimed further ahead than claim_ahead (the burst's lead), none beyond twice it.
+    const leads = runs.map((r) => Number(r.lead_ms));
+    expect(Math.max(...leads)).toBeGreaterThan(100);
+    expect(runs.filter((r) => !r.in_claim).map((r) => Number(r.lead_ms))).toEqual([]);
+  });
+
   it("claimed ahead while the job's previous run still goes: the overlap is decided at the slot itself, so a run that ends within the lead does not skip the slot", async () => {
     // Runs of 1.5 s every 3 s, claimed 2 s ahead: at the claim (1 s into the previous run) it is
     // still going, by the slot it has ended (1.5 s to spare). Deciding the overlap at the claim
