@@ -129,14 +129,16 @@ describe(`the direct lane (${backendName})`, () => {
         startsAt: startsAt.toISOString(),
       });
     const slot = startsAt.getTime() + 1_000;
-    // Handed off in the claim: its pg-boss job was written before the slot, in the claim's transaction.
+    // Handed off in the claim: its pg-boss job was written in the claim's transaction, which began
+    // before the claim's instant (the run's claimed_at); one handed off at its moment was written at
+    // least the lead (over 100 ms) later.
     type Lead = { lead_ms: number; in_claim: boolean; status: string };
     const runs = await waitFor(
       async () => {
         const found = await rows<Lead>(
           daemon.services.database.db,
           sql`select extract(epoch from (r.scheduled_for - r.claimed_at)) * 1000 as lead_ms,
-                     coalesce(j.created_on < r.scheduled_for, false) as in_claim, r.status
+                     coalesce(j.created_on < r.claimed_at + interval '50 milliseconds', false) as in_claim, r.status
               from cron_job_runs r left join pgboss.job j on j.id::text = r.mission_job_id
               where r.scheduled_for = ${new Date(slot).toISOString()}::timestamptz`,
         );
