@@ -243,7 +243,9 @@ describe(`SIGTERM during a burst of fires and running command missions (${backen
       const code = await serve.exited;
       expect(code).not.toBe(0);
       expect(code).not.toBeNull();
-      expect(Date.now() - second).toBeLessThan(1_500);
+      // At once: not the drain's end (10 s of SLOW missions to go) nor serve's own forced exit at the
+      // budget plus 2 s (over 6 s from here). A loaded machine reaps the child late (1.8 s seen).
+      expect(Date.now() - second).toBeLessThan(4_000);
       expect(second - first).toBeLessThan(DRAIN_BUDGET_MS);
       expect(serve.output()).toMatch(/second signal: exiting now without draining/);
     } finally {
