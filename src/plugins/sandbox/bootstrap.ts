@@ -132,11 +132,11 @@ export const BOOTSTRAP = String.raw`
     try { return err instanceof Error ? String(err.message) : String(err); } catch { return "(an error that cannot be shown)"; }
   };
 
+  const tooLong = () =>
+    stringify({ outcome: "malformed", message: "returned more than " + setup.maxResultChars + " characters" });
   const settle = (value) => {
     if (value instanceof Cancellation) return stringify({ outcome: "cancel", reason: String(value.reason) });
     if (value instanceof Deferral) return stringify({ outcome: "defer", until: value.until, reason: String(value.reason) });
-    const tooLong = () =>
-      stringify({ outcome: "malformed", message: "returned more than " + setup.maxResultChars + " characters" });
     // An over-long string is refused before it is serialized: copying megabytes only to drop them
     // could itself outlast the handler's timeout on a loaded machine.
     if (typeof value === "string" && value.length > setup.maxResultChars) return tooLong();
