@@ -17,7 +17,9 @@ const WAVE = 250;
 
 describe(`a notify wave (${backendName})`, () => {
   it(`${WAVE} notes due at one instant, on 32 places (and 256 in the lane's queue): the ones claimed early wait on the direct lane uncounted, then all are delivered once, at or after their moment, none through pg-boss's fetch`, async () => {
-    const daemon = await t.start({ toml: `[missions]\nconcurrency = 32\n` });
+    // A claim_ahead of a second leaves a wide window to see the early hand-off in, however loaded the
+    // machine (at the default 250 ms it is ~250 ms wide and a slow claim can all but close it).
+    const daemon = await t.start({ toml: `[scheduler]\nclaim_ahead = "1s"\n\n[missions]\nconcurrency = 32\n` });
     await daemon.services.sessions.create({ id: "s1", agentId: "a1" });
     const db = daemon.services.database.db;
     const due = Date.now() + 3_000;
