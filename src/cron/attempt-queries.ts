@@ -1,4 +1,5 @@
-import { and, eq, gte, inArray, lte, sql, type SQL } from "drizzle-orm";
+import { and, eq, gte, lte, sql, type SQL } from "drizzle-orm";
+import { anyOf, recordset } from "../db/batch-params.ts";
 import { rows, type Executor } from "../db/client.ts";
 import { closeDeliveries, type DeliveryOutcome } from "../db/close-deliveries.ts";
 import { cronJobRuns, type CronJobRunRow } from "../db/schema/index.ts";
@@ -34,9 +35,10 @@ const inSlots = (column: SQL, refs: readonly RunRef[]): SQL => {
 const byRefs = (refs: readonly RunRef[]) => {
   const { from, to } = slotBounds(refs);
   return and(
-    inArray(
+    anyOf(
       cronJobRuns.id,
       refs.map((r) => r.id),
+      "bigint",
     ),
     gte(cronJobRuns.scheduledFor, from),
     lte(cronJobRuns.scheduledFor, to),
@@ -45,7 +47,7 @@ const byRefs = (refs: readonly RunRef[]) => {
 
 /**
  * Claimed → Running for many runs in one statement, each with its prompt as fired; conditional on
- * the run still being Claimed. Raw SQL: UPDATE … FROM (VALUES …) has no drizzle builder.
+ * the run still being Claimed. Raw SQL: an UPDATE joined to a recordset has no drizzle builder.
  */
 export async function startRuns(
   tx: Executor,
@@ -61,18 +63,19 @@ export async function startRuns(
   const started = new Set<string>();
   for (let i = 0; i < starts.length; i += 500) {
     const chunk = starts.slice(i, i + 500);
-    const values = sql.join(
-      chunk.map(
-        (s) =>
-          sql`(${String(s.id)}::bigint, ${s.promptFired}::text, ${s.startedAt.toISOString()}::timestamptz, ${s.sessionId}::text, ${s.missionJobId}::text, ${s.direct ? 1 : 0}::int)`,
-      ),
-      sql`, `,
-    );
+    const values = chunk.map((s) => ({
+      id: s.id,
+      prompt: s.promptFired,
+      started_at: s.startedAt,
+      session_id: s.sessionId,
+      mission_job_id: s.missionJobId,
+      attempt: s.direct ? 1 : 0,
+    }));
     const moved = await rows<{ id: string }>(
       tx,
       sql`update cron_job_runs as r set status = 'Running', prompt_fired = v.prompt, started_at = v.started_at, session_id = v.session_id,
             mission_job_id = v.mission_job_id, attempts = r.attempts + v.attempt
-          from (values ${values}) as v(id, prompt, started_at, session_id, mission_job_id, attempt)
+          from ${recordset(values, "id bigint, prompt text, started_at timestamptz, session_id text, mission_job_id text, attempt int")}
           where r.id = v.id and r.status = 'Claimed' and ${inSlots(sql`r.scheduled_for`, chunk)} returning r.id::text as id`,
     );
     for (const row of moved) started.add(row.id);

@@ -1,4 +1,6 @@
-import { and, eq, inArray, sql } from "drizzle-orm";
+import { and, eq, sql } from "drizzle-orm";
+import { anyOf } from "../db/batch-params.ts";
+import { insertRecords } from "../db/insert-records.ts";
 import { rows, type Executor } from "../db/client.ts";
 import { cronBackfillSlots, cronJobRuns, type CronJobRunRow } from "../db/schema/index.ts";
 
@@ -15,7 +17,7 @@ export async function runsAtSlots(db: Executor, jobId: bigint, slots: readonly D
       scheduledFor: cronJobRuns.scheduledFor,
     })
     .from(cronJobRuns)
-    .where(and(eq(cronJobRuns.cronJobId, jobId), inArray(cronJobRuns.scheduledFor, [...slots])));
+    .where(and(eq(cronJobRuns.cronJobId, jobId), anyOf(cronJobRuns.scheduledFor, slots, "timestamptz")));
   return new Map(found.map(({ scheduledFor, ...run }) => [scheduledFor.getTime(), run]));
 }
 
@@ -25,16 +27,18 @@ export async function queuedAmong(db: Executor, jobId: bigint, slots: readonly D
   const found = await db
     .select({ scheduledFor: cronBackfillSlots.scheduledFor })
     .from(cronBackfillSlots)
-    .where(and(eq(cronBackfillSlots.cronJobId, jobId), inArray(cronBackfillSlots.scheduledFor, [...slots])));
+    .where(and(eq(cronBackfillSlots.cronJobId, jobId), anyOf(cronBackfillSlots.scheduledFor, slots, "timestamptz")));
   return new Set(found.map((r) => r.scheduledFor.getTime()));
 }
 
 export async function queueBackfill(db: Executor, jobId: bigint, slots: readonly Date[], at: Date): Promise<void> {
   if (slots.length === 0) return;
-  await db
-    .insert(cronBackfillSlots)
-    .values(slots.map((scheduledFor) => ({ cronJobId: jobId, scheduledFor, requestedAt: at })))
-    .onConflictDoNothing();
+  await insertRecords(
+    db,
+    cronBackfillSlots,
+    slots.map((scheduledFor) => ({ cronJobId: jobId, scheduledFor, requestedAt: at })),
+    { onConflictDoNothing: true },
+  );
 }
 
 /** Takes the job's `count` oldest queued slots off its queue (the caller writes their runs). */
@@ -62,7 +66,7 @@ export async function countQueued(db: Executor, jobId: bigint): Promise<number> 
 /** A removed job's queued slots are dropped with it. */
 export async function dropBackfill(db: Executor, jobIds: readonly bigint[]): Promise<void> {
   if (jobIds.length === 0) return;
-  await db.delete(cronBackfillSlots).where(inArray(cronBackfillSlots.cronJobId, [...jobIds]));
+  await db.delete(cronBackfillSlots).where(anyOf(cronBackfillSlots.cronJobId, jobIds, "bigint"));
 }
 
 /**

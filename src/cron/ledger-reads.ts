@@ -1,20 +1,5 @@
-import {
-  and,
-  asc,
-  count,
-  desc,
-  eq,
-  exists,
-  gt,
-  gte,
-  ilike,
-  inArray,
-  isNull,
-  lt,
-  lte,
-  sql,
-  type SQL,
-} from "drizzle-orm";
+import { and, asc, count, desc, eq, exists, gt, gte, ilike, isNull, lt, lte, sql, type SQL } from "drizzle-orm";
+import { anyOf } from "../db/batch-params.ts";
 import { rows, type Executor } from "../db/client.ts";
 import {
   cronJobRevisions,
@@ -246,7 +231,7 @@ export async function runTimeline(
       n: count().as("n"),
     })
     .from(cronJobRuns)
-    .where(and(...matching, inArray(cronJobRuns.cronJobId, ids)))
+    .where(and(...matching, anyOf(cronJobRuns.cronJobId, ids, "bigint")))
     .groupBy(sql`1, 2, 3`)
     .as("binned");
   const cells = await db
@@ -281,7 +266,7 @@ export async function runTimeline(
     .from(cronJobRevisions)
     .where(
       and(
-        inArray(cronJobRevisions.cronJobId, ids),
+        anyOf(cronJobRevisions.cronJobId, ids, "bigint"),
         gte(cronJobRevisions.at, filter.from),
         lt(cronJobRevisions.at, filter.to),
       ),

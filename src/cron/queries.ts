@@ -1,4 +1,6 @@
 import { and, asc, count, eq, inArray, isNull, lt, lte, or, sql } from "drizzle-orm";
+import { anyOf, recordset } from "../db/batch-params.ts";
+import { insertRecords } from "../db/insert-records.ts";
 import { rows, type Executor } from "../db/client.ts";
 import { cronJobRuns, cronJobs, type CronJobRow, type CronJobRunRow, type RunStatus } from "../db/schema/index.ts";
 
@@ -63,7 +65,7 @@ export async function lockJobs(tx: Executor, ids: readonly bigint[]): Promise<Cr
   return tx
     .select()
     .from(cronJobs)
-    .where(and(inArray(cronJobs.id, [...ids]), live))
+    .where(and(anyOf(cronJobs.id, ids, "bigint"), live))
     .orderBy(asc(cronJobs.id))
     .for("no key update");
 }
@@ -78,11 +80,10 @@ export async function insertRuns(tx: Executor, runs: readonly NewRun[]): Promise
   // Chunked to stay far below the 65,535 bind parameters of one statement.
   for (let i = 0; i < runs.length; i += 1_000) {
     inserted.push(
-      ...(await tx
-        .insert(cronJobRuns)
-        .values(runs.slice(i, i + 1_000))
-        .onConflictDoNothing({ target: [cronJobRuns.cronJobId, cronJobRuns.scheduledFor] })
-        .returning()),
+      ...(await insertRecords(tx, cronJobRuns, runs.slice(i, i + 1_000), {
+        onConflictDoNothing: [cronJobRuns.cronJobId, cronJobRuns.scheduledFor],
+        returning: true,
+      })),
     );
   }
   return inserted;
@@ -94,7 +95,7 @@ export async function activeRuns(tx: Executor, ids: readonly bigint[]): Promise<
     ? await tx
         .select()
         .from(cronJobRuns)
-        .where(and(inArray(cronJobRuns.cronJobId, [...ids]), inArray(cronJobRuns.status, ["Claimed", "Running"])))
+        .where(and(anyOf(cronJobRuns.cronJobId, ids, "bigint"), inArray(cronJobRuns.status, ["Claimed", "Running"])))
         .orderBy(asc(cronJobRuns.scheduledFor))
     : [];
   const byJob = new Map<string, CronJobRunRow>();
@@ -103,8 +104,8 @@ export async function activeRuns(tx: Executor, ids: readonly bigint[]): Promise<
 }
 
 /**
- * Advances many jobs in one statement. Raw SQL: an UPDATE … FROM (VALUES …) join has no drizzle
- * builder. Instants go as ISO text because postgres.js cannot bind a Date inside raw SQL.
+ * Advances many jobs in one statement. Raw SQL: an UPDATE joined to a recordset has no drizzle
+ * builder.
  */
 export async function advanceJobs(
   tx: Executor,
@@ -112,17 +113,14 @@ export async function advanceJobs(
   at: Date,
 ): Promise<void> {
   for (let i = 0; i < updates.length; i += 1_000) {
-    const values = sql.join(
-      updates
-        .slice(i, i + 1_000)
-        .map(
-          (u) =>
-            sql`(${String(u.id)}::bigint, ${u.nextFireAt?.toISOString() ?? null}::timestamptz, ${u.runCount}::int, ${u.skipRemaining}::int)`,
-        ),
-      sql`, `,
-    );
+    const values = updates.slice(i, i + 1_000).map((u) => ({
+      id: u.id,
+      next_fire_at: u.nextFireAt,
+      run_count: u.runCount,
+      skip_remaining: u.skipRemaining,
+    }));
     await tx.execute(sql`update cron_jobs as j set next_fire_at = v.next_fire_at, run_count = v.run_count, skip_remaining = v.skip_remaining, updated_at = ${at.toISOString()}::timestamptz
-      from (values ${values}) as v(id, next_fire_at, run_count, skip_remaining) where j.id = v.id`);
+      from ${recordset(values, "id bigint, next_fire_at timestamptz, run_count int, skip_remaining int")} where j.id = v.id`);
   }
 }
 
@@ -179,8 +177,8 @@ export async function runningFor(
         eq(cronJobRuns.status, "Running"),
         lte(cronJobRuns.startedAt, now),
         or(
-          agentIds.length ? inArray(cronJobs.agentId, [...agentIds]) : undefined,
-          sessionIds.length ? inArray(cronJobRuns.sessionId, [...sessionIds]) : undefined,
+          agentIds.length ? anyOf(cronJobs.agentId, agentIds, "text") : undefined,
+          sessionIds.length ? anyOf(cronJobRuns.sessionId, sessionIds, "text") : undefined,
         ),
       ),
     );
@@ -199,7 +197,7 @@ export async function bufferedJobs(tx: Executor, ids: readonly bigint[]): Promis
     .from(cronJobRuns)
     .where(
       and(
-        inArray(cronJobRuns.cronJobId, [...ids]),
+        anyOf(cronJobRuns.cronJobId, ids, "bigint"),
         eq(cronJobRuns.status, "Deferred"),
         isNull(cronJobRuns.deferredUntil),
       ),
@@ -215,7 +213,7 @@ export async function releaseBuffered(db: Executor, jobIds: readonly bigint[], a
     .set({ deferredUntil: at })
     .where(
       and(
-        inArray(cronJobRuns.cronJobId, [...new Set(jobIds)]),
+        anyOf(cronJobRuns.cronJobId, [...new Set(jobIds)], "bigint"),
         eq(cronJobRuns.status, "Deferred"),
         isNull(cronJobRuns.deferredUntil),
       ),

@@ -46,6 +46,8 @@ export interface DaemonDeps {
   env?: Readonly<Record<string, string | undefined>>;
   /** Fault injection for tests: a seam that throws stops a session clear at that step, as a crash would. */
   faults?: { clears?: ClearServiceDeps["faults"] };
+  /** Sees the text of every statement the daemon's database client sends (tests). */
+  onQuery?: (text: string) => void;
 }
 
 /** The running daemon's services (tests and tools reach into it through these). */

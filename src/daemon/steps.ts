@@ -135,6 +135,7 @@ async function openDb(env: DaemonEnv, p: Parts): Promise<Stop> {
     databaseUrl: config.databaseUrl,
     dataDir: deps.pglite ? null : config.dataDir,
     pglite: deps.pglite,
+    onQuery: deps.onQuery,
   });
   return () => p.database.close();
 }

@@ -28,7 +28,11 @@ export interface OpenOptions {
   /** An already open PGlite to share (tests run several daemons on one embedded database). */
   pglite?: PGlite;
   poolSize?: number;
+  /** Sees the text of every statement sent (tests count the distinct texts a workload prepares). */
+  onQuery?: (text: string) => void;
 }
+
+const queryLogger = (onQuery: OpenOptions["onQuery"]) => (onQuery ? { logQuery: onQuery } : undefined);
 
 /** Rows of a raw query, whatever the driver's result shape (postgres.js: array; PGlite: {rows}). */
 export async function rows<T>(db: Executor, query: SQL): Promise<T[]> {
@@ -45,7 +49,7 @@ export async function ping(db: Executor): Promise<void> {
 // Each backend's driver is imported only when that backend is opened: PGlite alone is half a
 // megabyte of JavaScript (and its WebAssembly) that a daemon on Postgres never runs.
 export async function openDatabase(options: OpenOptions): Promise<Database> {
-  if (options.databaseUrl) return openPostgres(options.databaseUrl, options.poolSize ?? 10);
+  if (options.databaseUrl) return openPostgres(options.databaseUrl, options.poolSize ?? 10, options.onQuery);
   return openPglite(options);
 }
 
@@ -60,7 +64,7 @@ export function reconnectBackoffSeconds(retries: number): number {
   return Math.min(0.05 * 2 ** retries, 1) * (0.5 + Math.random() / 2);
 }
 
-async function openPostgres(url: string, max: number): Promise<Database> {
+async function openPostgres(url: string, max: number, onQuery: OpenOptions["onQuery"]): Promise<Database> {
   const [{ default: postgres }, { drizzle: drizzlePostgres }] = await Promise.all([
     import("postgres"),
     import("drizzle-orm/postgres-js"),
@@ -77,7 +81,7 @@ async function openPostgres(url: string, max: number): Promise<Database> {
     await client.end({ timeout: 1 }).catch(() => {});
     throw new MissiondError("DATABASE", `cannot connect to the database: ${(err as Error).message}`, { cause: err });
   }
-  const db = drizzlePostgres(client, { schema }) as unknown as Db;
+  const db = drizzlePostgres(client, { schema, logger: queryLogger(onQuery) }) as unknown as Db;
   return {
     kind: "postgres",
     db,
@@ -130,7 +134,7 @@ async function openPglite(options: OpenOptions): Promise<Database> {
     }
   }
   const instance = pglite;
-  const db = drizzlePglite(instance, { schema }) as unknown as Db;
+  const db = drizzlePglite(instance, { schema, logger: queryLogger(options.onQuery) }) as unknown as Db;
   return {
     kind: "pglite",
     db,

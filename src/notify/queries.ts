@@ -1,4 +1,5 @@
 import { and, asc, count, desc, eq, inArray, lt, lte, sql } from "drizzle-orm";
+import { anyOf, recordset } from "../db/batch-params.ts";
 import { rows, type Executor } from "../db/client.ts";
 import { closeDeliveries, type DeliveryOutcome } from "../db/close-deliveries.ts";
 import { notifyTimers, type NotifyStatus, type NotifyTimerRow } from "../db/schema/index.ts";
@@ -76,7 +77,9 @@ export async function claimTimers(
       claimedAt: now,
       latenessMs: sql`greatest(0, round(extract(epoch from (${now.toISOString()}::timestamptz - ${notifyTimers.dueAt})) * 1000))::int`,
     })
-    .where(and(inArray(notifyTimers.id, [...ids]), eq(notifyTimers.status, "Pending"), lte(notifyTimers.dueAt, dueBy)))
+    .where(
+      and(anyOf(notifyTimers.id, ids, "bigint"), eq(notifyTimers.status, "Pending"), lte(notifyTimers.dueAt, dueBy)),
+    )
     .returning();
 }
 
@@ -112,21 +115,18 @@ export async function startDeliveries(
 ): Promise<Set<string>> {
   const moved = new Set<string>();
   for (let i = 0; i < items.length; i += 500) {
-    const values = sql.join(
-      items
-        .slice(i, i + 500)
-        .map(
-          (item) =>
-            sql`(${String(item.id)}::bigint, ${item.messageDelivered}::text, ${item.missionJobId}::text, ${item.direct ? 1 : 0}::int)`,
-        ),
-      sql`, `,
-    );
-    // Raw SQL: an update joined to a VALUES list (one statement for the batch).
+    const values = items.slice(i, i + 500).map((item) => ({
+      id: item.id,
+      message: item.messageDelivered,
+      job: item.missionJobId,
+      attempt: item.direct ? 1 : 0,
+    }));
+    // Raw SQL: an update joined to the batch as a recordset (one statement for the batch).
     const updated = await rows<{ id: string }>(
       tx,
       sql`update notify_timers as t set status = 'Delivering', message_delivered = v.message, mission_job_id = v.job,
             attempts = t.attempts + v.attempt
-          from (values ${values}) as v(id, message, job, attempt)
+          from ${recordset(values, "id bigint, message text, job text, attempt int")}
           where t.id = v.id and t.status = 'Claimed' returning t.id::text as id`,
     );
     for (const row of updated) moved.add(row.id);
@@ -157,7 +157,7 @@ export async function findTimers(db: Executor, ids: readonly bigint[]): Promise<
   return db
     .select()
     .from(notifyTimers)
-    .where(inArray(notifyTimers.id, [...ids]));
+    .where(anyOf(notifyTimers.id, ids, "bigint"));
 }
 
 /** Counts a started (or a recorded failed) delivery attempt on Delivering timers; resolves to the ids counted. */
@@ -174,7 +174,7 @@ export async function countDeliveryAttempts(
         ? { attempts: sql`${notifyTimers.attempts} + 1` }
         : { failedAttempts: sql`${notifyTimers.failedAttempts} + 1` },
     )
-    .where(and(inArray(notifyTimers.id, [...ids]), eq(notifyTimers.status, "Delivering")))
+    .where(and(anyOf(notifyTimers.id, ids, "bigint"), eq(notifyTimers.status, "Delivering")))
     .returning({ id: notifyTimers.id });
   return new Set(updated.map((r) => String(r.id)));
 }

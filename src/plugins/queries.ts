@@ -1,4 +1,5 @@
 import { and, desc, eq, like, lt, asc } from "drizzle-orm";
+import { insertRecords } from "../db/insert-records.ts";
 import type { Executor } from "../db/client.ts";
 import { DECISION_OUTCOMES } from "../db/schema/enums.ts";
 import { hookDecisions, pluginStore, type HookDecisionRow } from "../db/schema/index.ts";
@@ -6,9 +7,10 @@ import type { DecisionsQuery } from "./input.ts";
 
 export type NewDecision = typeof hookDecisions.$inferInsert;
 
+/** One statement per 1,000 decisions, its text the same for every batch size (insert-records.ts). */
 export async function insertDecisions(db: Executor, decisions: readonly NewDecision[]): Promise<void> {
   for (let i = 0; i < decisions.length; i += 1_000)
-    await db.insert(hookDecisions).values(decisions.slice(i, i + 1_000));
+    await insertRecords(db, hookDecisions, decisions.slice(i, i + 1_000));
 }
 
 export interface DecisionFilter {

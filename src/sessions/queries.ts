@@ -1,4 +1,5 @@
 import { and, asc, count, desc, eq, gt, isNull, lt, lte, max, ne, or, sql } from "drizzle-orm";
+import { insertRecords } from "../db/insert-records.ts";
 import type { Executor } from "../db/client.ts";
 import {
   sessionClears,
@@ -100,10 +101,12 @@ export async function appendMessages(
   at: Date,
 ): Promise<number> {
   if (messages.length === 0) return 0;
-  const inserted = await db
-    .insert(sessionMessages)
-    .values(messages.map((m) => ({ sessionId, role: m.role, text: m.text, createdAt: at })))
-    .returning({ id: sessionMessages.id });
+  const inserted = await insertRecords(
+    db,
+    sessionMessages,
+    messages.map((m) => ({ sessionId, role: m.role, text: m.text, createdAt: at })),
+    { returning: true },
+  );
   await db.update(sessions).set({ updatedAt: at }).where(eq(sessions.id, sessionId));
   return inserted.length;
 }

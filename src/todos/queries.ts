@@ -1,4 +1,6 @@
-import { and, asc, count, eq, inArray } from "drizzle-orm";
+import { and, asc, count, eq } from "drizzle-orm";
+import { anyOf } from "../db/batch-params.ts";
+import { insertRecords } from "../db/insert-records.ts";
 import type { Executor } from "../db/client.ts";
 import { todoBatches, todos, type TodoBatchRow, type TodoRow, type TodoStatus } from "../db/schema/index.ts";
 
@@ -10,14 +12,12 @@ export async function insertBatch(
 ): Promise<{ batch: TodoBatchRow; todos: TodoRow[] }> {
   return db.transaction(async (tx) => {
     const [row] = await tx.insert(todoBatches).values(batch).returning();
-    const added = texts.length
-      ? await tx
-          .insert(todos)
-          .values(
-            texts.map((text) => ({ sessionId: batch.sessionId, batchId: row!.id, text, createdAt: batch.createdAt })),
-          )
-          .returning()
-      : [];
+    const added = await insertRecords(
+      tx,
+      todos,
+      texts.map((text) => ({ sessionId: batch.sessionId, batchId: row!.id, text, createdAt: batch.createdAt })),
+      { returning: true },
+    );
     return { batch: row!, todos: added };
   });
 }
@@ -62,7 +62,7 @@ export async function openCounts(db: Executor, sessionIds: readonly string[]): P
   const found = await db
     .select({ sessionId: todos.sessionId, n: count() })
     .from(todos)
-    .where(and(inArray(todos.sessionId, [...sessionIds]), eq(todos.status, "open")))
+    .where(and(anyOf(todos.sessionId, sessionIds, "text"), eq(todos.status, "open")))
     .groupBy(todos.sessionId);
   return new Map(found.map((r) => [r.sessionId, Number(r.n)]));
 }

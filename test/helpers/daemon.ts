@@ -20,6 +20,8 @@ export interface TestDaemonOptions {
   uiDir?: string;
   /** Receives each line of the daemon's log (at info and above) instead of discarding it. */
   logLines?: (line: string) => void;
+  /** Sees the text of every statement the daemon's database client sends. */
+  onQuery?: (text: string) => void;
 }
 
 export const testProbe = {
@@ -65,6 +67,7 @@ export async function startTestDaemon(db: TestDatabase, options: TestDaemonOptio
       : createLogger(process.env.MISSIOND_TEST_LOG ?? "silent"),
     onDecision: options.onDecision,
     faults: options.faults,
+    onQuery: options.onQuery,
     uiDir: options.uiDir,
     env: options.env,
   });

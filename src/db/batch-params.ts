@@ -1,0 +1,48 @@
+import { sql, type Column, type SQL } from "drizzle-orm";
+
+/**
+ * A batch as one parameter. A statement whose text grows with its batch (an IN list, a VALUES list,
+ * a multi-row insert) is a new prepared statement for every batch size, and postgres.js keeps every
+ * statement it prepared on every pooled connection for as long as the connection lives: a soaking
+ * daemon gathered ~330 of them (1.7 MB of SQL text, each held once per connection) in its first
+ * minute and kept gathering. Passed as one array or JSON parameter, a statement's text is the same
+ * for every size, so each connection prepares it once.
+ */
+
+type ArrayType = "bigint" | "text" | "timestamptz";
+
+/** One element of an array literal, quoted: `"`, `\` escaped (the literal's own syntax). */
+const element = (value: string | bigint | number | Date): string =>
+  `"${(value instanceof Date ? value.toISOString() : String(value)).replace(/[\\"]/g, "\\$&")}"`;
+
+/** `column = any($1::type[])`, the array sent as its text literal (both drivers bind it as text). */
+export function anyOf(
+  column: Column | SQL,
+  values: readonly (string | bigint | number | Date)[],
+  type: ArrayType,
+): SQL {
+  return sql`${column} = any(${`{${values.map(element).join(",")}}`}::${sql.raw(type)}[])`;
+}
+
+/**
+ * A JSON text the database accepts: bigints as strings (their column's type parses them), NUL
+ * characters dropped (no Postgres text holds one), lone surrogates replaced (jsonb refuses their
+ * escapes, where a text parameter's UTF-8 encoding replaced them).
+ */
+export function jsonText(rows: readonly object[]): string {
+  return JSON.stringify(rows, (_key, value: unknown) =>
+    typeof value === "bigint"
+      ? String(value)
+      : typeof value === "string"
+        ? value.toWellFormed().replaceAll("\u0000", "")
+        : value,
+  );
+}
+
+/**
+ * `jsonb_to_recordset($1::jsonb) as v(columns)`: rows as one JSON parameter, read as a relation
+ * with the given column definitions (`id bigint, status text, …`; keys of each row by those names).
+ */
+export function recordset(rows: readonly object[], columns: string): SQL {
+  return sql`jsonb_to_recordset(${jsonText(rows)}::jsonb) as v(${sql.raw(columns)})`;
+}
