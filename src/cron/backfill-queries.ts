@@ -100,7 +100,7 @@ export async function jobsWithQueued(db: Executor, jobIds: readonly bigint[]): P
   const found = await rows<{ id: string }>(
     db,
     sql`select distinct cron_job_id::text as id from cron_backfill_slots
-        where cron_job_id = any(${`{${jobIds.map(String).join(",")}}`}::bigint[])`,
+        where ${anyOf(sql`cron_job_id`, jobIds, "bigint")}`,
   );
   return found.map((r) => BigInt(r.id));
 }

@@ -14,9 +14,9 @@ export interface DeliveryOutcome<S extends string> {
 }
 
 /**
- * Closes ledger rows that are still in `openStatus`, one statement per 500 (an update joined to the
- * outcomes as one JSON parameter: raw SQL, which drizzle's builder has no form for). Conditional, so a row closes
- * once; resolves to the rows that did close.
+ * Closes ledger rows that are still in `openStatus`, one statement per 500 (an update joined to
+ * the outcomes as one JSON parameter: raw SQL, which drizzle's builder has no form for).
+ * Conditional, so a row closes once; resolves to the rows that did close.
  */
 export async function closeDeliveries<S extends string>(
   tx: Executor,

@@ -17,7 +17,8 @@ export async function insertRecords<T extends PgTable>(
   options: { onConflictDoNothing?: readonly Column[] | true; returning?: boolean } = {},
 ): Promise<T["$inferSelect"][]> {
   if (records.length === 0) return [];
-  const columns = Object.entries(getTableColumns(table)).filter(([, column]) => !column.generatedIdentity);
+  const all = Object.entries(getTableColumns(table));
+  const columns = all.filter(([, column]) => !column.generatedIdentity);
   const json = records.map((record) => {
     const out: Record<string, unknown> = {};
     for (const [key, column] of columns) {
@@ -53,7 +54,6 @@ export async function insertRecords<T extends PgTable>(
     from jsonb_populate_recordset(null::${table}, ${jsonText(json)}::jsonb) as v${conflict}${options.returning ? sql` returning *` : sql``}`;
   const raw = await rows<Record<string, unknown>>(db, query);
   if (!options.returning) return [];
-  const all = Object.entries(getTableColumns(table));
   return raw.map((row) => {
     const out: Record<string, unknown> = {};
     for (const [key, column] of all) {
