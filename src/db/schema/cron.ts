@@ -166,7 +166,9 @@ export const cronJobRuns = pgTable(
     failedAttempts: integer("failed_attempts").notNull().default(0),
   },
   (t) => [
-    // Exactly once across instances: whoever inserts this pair owns the slot.
+    // Exactly once across instances: whoever inserts this pair owns the slot. Migration 0010 adds
+    // `INCLUDE (status)`, which drizzle cannot declare: the timeline counts a job's runs per status
+    // from this index alone.
     uniqueIndex("cron_job_runs_slot_uq").on(t.cronJobId, t.scheduledFor),
     index("cron_job_runs_status_idx").on(t.status, t.claimedAt),
     // The ledger across jobs: lists newest slot first (a backward scan) and slot ranges.
