@@ -21,7 +21,8 @@ import {
 import { findJob, findJobByName, insertJob, jobEverExisted, lockJobs, softDeleteJob, updateJob } from "./queries.ts";
 import { nextFireAfter, planEdit } from "./job-changes.ts";
 import { IN_PROCESS, listRevisions, recordRevision, revisionView, type Actor, type RevisionView } from "./revisions.ts";
-import { lastRuns, listRuns, pageJobs, runTimeline, type LastRun, type TimelineLane } from "./ledger-reads.ts";
+import { lastRuns, listRuns, pageJobs, type LastRun } from "./ledger-reads.ts";
+import { runTimeline, type TimelineLane } from "./timeline.ts";
 import { assertCron, assertTimezone, nextSlot, parseEvery, previewSlots, type Schedule } from "./schedule.ts";
 import { jobView, runView, type JobView, type RunView } from "./views.ts";
 import { requestBackfill, requestSkip, type BackfillView } from "./backfill-service.ts";

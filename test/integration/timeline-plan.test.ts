@@ -1,6 +1,6 @@
 import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { runTimeline } from "../../src/cron/ledger-reads.ts";
+import { runTimeline } from "../../src/cron/timeline.ts";
 import { backendName } from "../helpers/db.ts";
 import { planLedger, type PlanLedger } from "../helpers/plans.ts";
 
