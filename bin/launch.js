@@ -6,7 +6,7 @@
  * idle the daemon is afterwards; capped at 4 MB a semi-space, an idle daemon holds about 110 MB less.
  * Under steady load V8 lets the old generation grow to up to four times what survives a full
  * collection before collecting again, and keeps those pages committed: at 200 runs a second on
- * Postgres, 30 MB live held 100-125 MB of heap and the RSS crept to 235 MB. Collecting at twice
+ * Postgres, 30 MB live held up to 135 MB of heap and the RSS crept to 235 MB. Collecting at twice
  * the live size held it at 178 MB, for no more CPU (382 against 395 s over 12 minutes).
  */
 export const NODE_FLAGS = ["--max-semi-space-size=4", "--heap-growing-percent=100"];

@@ -6,11 +6,15 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import { chromium } from "playwright-core";
 import { summarize } from "../stats.ts";
+import type { QueryTiming, Verdict } from "./report.ts";
 import type { Sample } from "./sample.ts";
 
+/** One backend's run; the verdicts and read-path timings are saved with the samples they judged. */
 export interface Series {
   backend: string;
   samples: Sample[];
+  verdicts?: Verdict[];
+  queries?: QueryTiming[];
 }
 
 interface Line {

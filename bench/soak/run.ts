@@ -173,7 +173,7 @@ function timeline(samples: Sample[]): void {
   );
 }
 
-async function soak(backend: Backend): Promise<{ samples: Sample[]; verdicts: Verdict[] }> {
+async function soak(backend: Backend): Promise<{ samples: Sample[]; verdicts: Verdict[]; queries: QueryTiming[] }> {
   const jobs = jobsFor(backend);
   const daemon = await startSoakDaemon(backend, { jobs, retentionMs: settings.SOAK_RETENTION });
   try {
@@ -215,7 +215,7 @@ async function soak(backend: Backend): Promise<{ samples: Sample[]; verdicts: Ve
           : ""),
     );
     await bytesPerRow(daemon);
-    return { samples, verdicts: printBackend(backend, samples, runS, queries) };
+    return { samples, queries, verdicts: printBackend(backend, samples, runS, queries) };
   } finally {
     await daemon.stop();
   }
@@ -239,8 +239,8 @@ for (const backend of settings.SOAK_BACKENDS) {
     console.log("(no Postgres server reachable: Postgres skipped)");
     continue;
   }
-  const { samples, verdicts } = await soak(backend);
-  series.push({ backend, samples });
+  const { samples, verdicts, queries } = await soak(backend);
+  series.push({ backend, samples, verdicts, queries });
   saveSeries(series, samplesPath);
   for (const v of verdicts) summary.push([backend, v.criterion, v.pass ? "PASS" : "FAIL"]);
 }
