@@ -116,12 +116,13 @@ export async function writeChartPng(svg: string, path: string): Promise<void> {
 }
 
 /**
- * The samples as the chart needs them (lateness reduced to its p99), written after each backend so
- * a chart can be redrawn (`SOAK_REPLOT`) even when the run's PNG is lost or a later backend fails.
+ * The samples as the chart needs them (lateness reduced to its p99), with the verdicts and read
+ * paths as judged on the full samples, written after each backend so a chart can be redrawn
+ * (`SOAK_REPLOT`) and the verdicts read even when the run's PNG or output is lost.
  */
 export function saveSeries(series: Series[], path: string): void {
   const compact = series.map((s) => ({
-    backend: s.backend,
+    ...s,
     samples: s.samples.map((x) => ({
       ...x,
       claimLateness: x.claimLateness.length ? [summarize(x.claimLateness).p99] : [],

@@ -1,0 +1,48 @@
+/**
+ * The soak's samples file (bench/soak.json): lateness reduced to one p99 per sample for the chart,
+ * and each backend's verdicts and read-path timings kept as judged on the full samples.
+ */
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { loadSeries, saveSeries, type Series } from "../../bench/soak/chart.ts";
+import type { Sample } from "../../bench/soak/sample.ts";
+import { tempDir } from "../helpers/tmp.ts";
+
+const sample = (t: number, lateness: number[]): Sample => ({
+  t,
+  dbBytes: 1_000_000,
+  walBytes: 0,
+  rows: { cron_job_runs: 10 },
+  claimLateness: lateness,
+  doneLateness: lateness.map((ms) => ms + 5),
+  notClosed: 0,
+  claims: lateness.length,
+  windowS: 20,
+  load1: 1,
+  daemonCpuS: 10,
+  rssMb: 150,
+  heapUsedMb: 40,
+  pgCpuS: 20,
+});
+
+describe("the soak's samples file", () => {
+  it("keeps the verdicts and read paths beside the samples, lateness reduced to its p99", () => {
+    const lateness = Array.from({ length: 100 }, (_, i) => i + 1);
+    const series: Series[] = [
+      {
+        backend: "postgres",
+        samples: [sample(0, []), sample(20, lateness)],
+        verdicts: [{ criterion: "RSS flat", figures: "150.0 → 151.0 MB (+1.0)", pass: true }],
+        queries: [{ name: "runs ls (GET /v1/runs?limit=50)", p50: 12.5, max: 20.1 }],
+      },
+    ];
+    const path = join(tempDir("soak-series"), "soak.json");
+    saveSeries(series, path);
+    const [saved] = loadSeries(path);
+    expect(saved!.verdicts).toEqual(series[0]!.verdicts);
+    expect(saved!.queries).toEqual(series[0]!.queries);
+    expect(saved!.samples.map((s) => s.claimLateness)).toEqual([[], [99]]);
+    expect(saved!.samples[1]!.doneLateness).toEqual([104]);
+    expect(saved!.samples[1]!.rssMb).toBe(150);
+  });
+});
