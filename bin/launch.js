@@ -7,7 +7,10 @@
  * Under steady load V8 lets the old generation grow to up to four times what survives a full
  * collection before collecting again, and keeps those pages committed: at 200 runs a second on
  * Postgres, 30 MB live held up to 135 MB of heap and the RSS crept to 235 MB. Collecting at twice
- * the live size held it at 178 MB, for no more CPU (382 against 395 s over 12 minutes).
+ * the live size held it at 178 MB, for no more CPU (382 against 395 s over 12 minutes). It costs
+ * the start: collections come sooner while the modules load, about 110 ms more CPU to ready on
+ * Postgres (570 → 680 ms). Set after the start instead (v8.setFlagsFromString), it held less of
+ * that RSS back (178–183 against 161–174 MB over 6 minutes).
  */
 export const NODE_FLAGS = ["--max-semi-space-size=4", "--heap-growing-percent=100"];
 
