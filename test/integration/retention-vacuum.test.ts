@@ -61,4 +61,22 @@ describe(`retention: vacuums (${backendName})`, () => {
     expect(await vacuums.run(["cron_job_runs"])).toEqual({ analyzed: ["cron_job_runs"] });
     expect(await newestKnown()).toBe(third.getTime());
   });
+
+  // ANALYZE runs on the daemon's own thread there: at the default target it sampled 30,000 rows.
+  it.skipIf(backendName !== "pglite")("analyzes the embedded database from a small sample", async () => {
+    const daemon = await t.start({ toml: `[retention]\nprune_interval = "1h"\n` });
+    const { database } = daemon.services;
+    const job = await daemon.services.cron.add({ name: "s", agentId: "a1", cron: "0 0 1 1 *", prompt: "p" });
+    await insertManyRuns(database.db, { jobIds: [job.id], perJob: 5_000, end: new Date(), everyMs: 1_000 });
+    expect(await new Vacuums(database, createLogger("silent")).run(["cron_job_runs"])).toEqual({
+      analyzed: ["cron_job_runs"],
+    });
+    const [row] = await rows<{ bounds: number | null }>(
+      database.db,
+      sql`select array_length(histogram_bounds::text::timestamptz[], 1) as bounds from pg_stats
+          where tablename = 'cron_job_runs' and attname = 'scheduled_for'`,
+    );
+    // A histogram of target + 1 bounds: 101 at Postgres's default.
+    expect(row?.bounds).toBe(11);
+  });
 });
