@@ -15,6 +15,8 @@ export interface Series {
   samples: Sample[];
   verdicts?: Verdict[];
   queries?: QueryTiming[];
+  /** Seconds of load before the measured minutes (the verdicts judge the samples after it). */
+  warmupS?: number;
 }
 
 interface Line {
@@ -30,7 +32,13 @@ const PAD = { left: 70, right: 15, top: 34, bottom: 36 };
 
 const fmt = (v: number) => (Math.abs(v) >= 1000 ? `${Math.round(v / 100) / 10}k` : String(Math.round(v * 10) / 10));
 
-function panel(title: string, unit: string, lines: Line[], x0: number, y0: number, log = false): string {
+function panel(
+  title: string,
+  unit: string,
+  lines: Line[],
+  [x0, y0, warmupS]: [number, number, number],
+  log = false,
+): string {
   const all = lines.flatMap((l) => l.points).filter(([, y]) => Number.isFinite(y) && (!log || y > 0));
   const maxT = Math.max(1, ...all.map(([t]) => t));
   const ys = all.map(([, y]) => y);
@@ -52,6 +60,11 @@ function panel(title: string, unit: string, lines: Line[], x0: number, y0: numbe
     );
   for (let m = 0; m <= maxT / 60; m += Math.max(1, Math.ceil(maxT / 60 / 8)))
     out.push(`<text x="${px(m * 60)}" y="${y0 + H - PAD.bottom + 16}" class="xtick">${m} min</text>`);
+  if (warmupS > 0)
+    out.push(
+      `<line x1="${px(warmupS)}" x2="${px(warmupS)}" y1="${y0 + PAD.top}" y2="${y0 + H - PAD.bottom}" class="warmup"/>`,
+      `<text x="${px(warmupS) + 4}" y="${y0 + PAD.top + 10}" class="ytick" style="text-anchor: start">warm-up ends</text>`,
+    );
   for (const line of lines) {
     const d = line.points
       .filter(([, y]) => Number.isFinite(y) && (!log || y > 0))
@@ -73,6 +86,7 @@ export function chartSvg(series: Series[], subtitle: string): string {
     }));
   const totalRows = (s: Sample) => Object.values(s.rows).reduce((a, b) => a + b, 0);
   const p99 = (values: number[]) => summarize(values).p99;
+  const warm = Math.max(0, ...series.map((s) => s.warmupS ?? 0));
   const legend = series
     .map(
       (s, i) =>
@@ -87,18 +101,18 @@ export function chartSvg(series: Series[], subtitle: string): string {
   .xtick { text-anchor: middle; font-size: 11px; fill: #555; }
   .grid { stroke: #e3e3e3; }
   .legend { font-size: 12px; }
+  .warmup { stroke: #888; stroke-dasharray: 2,3; }
 </style>
 <rect width="100%" height="100%" fill="white"/>
 ${panel(
   "Database size",
   "MB",
   lines((s) => s.dbBytes / 1024 / 1024),
-  0,
-  0,
+  [0, 0, warm],
 )}
-${panel("Ledger rows: all tables solid, cron_job_runs dashed", "rows", [...lines(totalRows), ...lines((s) => s.rows.cron_job_runs ?? NaN, true)], W, 0)}
-${panel("Lateness p99 per sample: slot → mission started solid, → run closed dashed", "ms, log", [...lines((s) => p99(s.claimLateness)), ...lines((s) => p99(s.doneLateness), true)], 0, H, true)}
-${panel("Daemon memory: RSS solid, V8 heap used dashed", "MB", [...lines((s) => s.rssMb), ...lines((s) => s.heapUsedMb, true)], W, H)}
+${panel("Ledger rows: all tables solid, cron_job_runs dashed", "rows", [...lines(totalRows), ...lines((s) => s.rows.cron_job_runs ?? NaN, true)], [W, 0, warm])}
+${panel("Lateness p99 per sample: slot → mission started solid, → run closed dashed", "ms, log", [...lines((s) => p99(s.claimLateness)), ...lines((s) => p99(s.doneLateness), true)], [0, H, warm], true)}
+${panel("Daemon memory: RSS solid, V8 heap used dashed", "MB", [...lines((s) => s.rssMb), ...lines((s) => s.heapUsedMb, true)], [W, H, warm])}
 ${legend}
 <text x="${20 + series.length * 130}" y="${2 * H + 52}" class="legend">${subtitle}</text>
 </svg>`;

@@ -65,6 +65,9 @@ function jobsFile(jobs: number): string {
   return lines.join("\n");
 }
 
+/** How often the soak's daemon prunes: a quarter of the retention, at least every 5 s. */
+export const pruneIntervalMs = (retentionMs: number) => Math.max(5_000, Math.round(retentionMs / 4));
+
 function configFile(dir: string, settings: SoakSettings): string {
   const keep = formatDuration(settings.retentionMs);
   return [
@@ -83,7 +86,7 @@ function configFile(dir: string, settings: SoakSettings): string {
     `todos = "${keep}"`,
     `clears = "${keep}"`,
     `events = "${keep}"`,
-    `prune_interval = "${formatDuration(Math.max(5_000, Math.round(settings.retentionMs / 4)))}"`,
+    `prune_interval = "${formatDuration(pruneIntervalMs(settings.retentionMs))}"`,
     ``,
   ].join("\n");
 }

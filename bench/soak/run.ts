@@ -10,20 +10,25 @@ import { parseDuration } from "../../src/duration.ts";
 import { serverReachable } from "../databases.ts";
 import { printTable, summarize } from "../stats.ts";
 import { chartSvg, loadSeries, saveSeries, writeChartPng, type Series } from "./chart.ts";
-import { startSoakDaemon, type Backend, type SoakDaemon } from "./daemon.ts";
+import { pruneIntervalMs, startSoakDaemon, type Backend, type SoakDaemon } from "./daemon.ts";
 import { startFlow } from "./load.ts";
 import { printBackend, type QueryTiming, type Verdict } from "./report.ts";
 import { sampler, type Sample } from "./sample.ts";
 
+const duration = z
+  .string()
+  .transform(
+    (v, ctx) => parseDuration(v) ?? (ctx.addIssue({ code: "custom", message: `not a duration: ${v}` }), z.NEVER),
+  );
+
 const settings = z
   .object({
     SOAK_MINUTES: z.coerce.number().positive().default(30),
-    SOAK_RETENTION: z
-      .string()
-      .default("5m")
-      .transform(
-        (v, ctx) => parseDuration(v) ?? (ctx.addIssue({ code: "custom", message: `not a duration: ${v}` }), z.NEVER),
-      ),
+    SOAK_RETENTION: duration.default(300_000),
+    // The load before the measured minutes: by default until the first pass that prunes rows, so
+    // the measured minutes start with the database filled to its retention and the whole workload
+    // (claims, pruning, vacuums) running. Sampled and shown; outside the verdicts.
+    SOAK_WARMUP: duration.optional(),
     // One count for every backend ("300"), or one per backend ("pglite=100,postgres=300").
     SOAK_JOBS: z
       .string()
@@ -55,6 +60,7 @@ const settings = z
   .parse(process.env);
 
 const runS = settings.SOAK_MINUTES * 60;
+const warmS = (settings.SOAK_WARMUP ?? settings.SOAK_RETENTION + pruneIntervalMs(settings.SOAK_RETENTION)) / 1000;
 const jobsFor = (backend: Backend) => {
   const jobs = settings.SOAK_JOBS[backend];
   if (jobs === undefined) throw new Error(`SOAK_JOBS names no count for ${backend}`);
@@ -62,6 +68,7 @@ const jobsFor = (backend: Backend) => {
 };
 const jobsText = settings.SOAK_BACKENDS.map((b) => `${b} ${jobsFor(b)}`).join(", ");
 const sampleS = settings.SOAK_SAMPLE_S ?? Math.max(5, Math.round(runS / 90));
+const minutes = (s: number) => Math.round((s / 60) * 10) / 10;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, Math.max(0, ms)));
 
 /** The `runs ls` route and the calls the dashboard's views make on each refresh. */
@@ -188,23 +195,26 @@ async function soak(backend: Backend): Promise<{ samples: Sample[]; verdicts: Ve
     const samples: Sample[] = [];
     // On a starved machine a sample can take longer than the interval: the next one then waits
     // for the next tick instead of following at once, so sampling never crowds the daemon.
-    const end = started + runS * 1000;
+    const end = started + (warmS + runS) * 1000;
     for (let next = started; next <= end;) {
       await sleep(next - Date.now());
       samples.push(await take.sample((Date.now() - started) / 1000));
       while (next <= Date.now()) next += sampleS * 1000;
-      if (next > end && samples.at(-1)!.t < runS) next = Math.max(end, Date.now());
+      if (next > end && samples.at(-1)!.t < warmS + runS) next = Math.max(end, Date.now());
     }
+    // The measured minutes, their time counted from the end of the warm-up.
+    const measured = samples.filter((s) => s.t >= warmS).map((s) => ({ ...s, t: s.t - warmS }));
     const queries = await timeQueries(daemon.api);
     await flow.stop();
     console.log(`\n## ${backend}: timeline\n`);
+    console.log(`(minutes from the start of the load; the first ${minutes(warmS)} are the warm-up)\n`);
     timeline(samples);
     console.log(
       `\nFlow sent: ${Object.entries(flow.sent)
         .map(([k, n]) => `${k} ${n}`)
         .join(", ")}; errors ${flow.errors}${flow.lastError ? ` (last: ${flow.lastError})` : ""}`,
     );
-    const steady = samples.filter((s) => s.t >= runS / 2 && s.windowS > 0);
+    const steady = measured.filter((s) => s.t >= runS / 2 && s.windowS > 0);
     const claims = steady.reduce((a, s) => a + s.claims, 0);
     const seconds = steady.reduce((a, s) => a + s.windowS, 0);
     const daemonCpu = steady.reduce((a, s) => a + s.daemonCpuS, 0);
@@ -215,13 +225,13 @@ async function soak(backend: Backend): Promise<{ samples: Sample[]; verdicts: Ve
           : ""),
     );
     await bytesPerRow(daemon);
-    return { samples, queries, verdicts: printBackend(backend, samples, runS, queries) };
+    return { samples, queries, verdicts: printBackend(backend, measured, runS, queries) };
   } finally {
     await daemon.stop();
   }
 }
 
-const subtitle = `per-second jobs: ${jobsText}; retention ${process.env.SOAK_RETENTION ?? "5m"}, ${settings.SOAK_MINUTES} min`;
+const subtitle = `per-second jobs: ${jobsText}; retention ${process.env.SOAK_RETENTION ?? "5m"}, ${settings.SOAK_MINUTES} min after ${minutes(warmS)} min of warm-up`;
 if (settings.SOAK_REPLOT) {
   await writeChartPng(chartSvg(loadSeries(settings.SOAK_REPLOT), subtitle), settings.SOAK_CHART);
   console.log(`Chart: ${settings.SOAK_CHART}, from ${settings.SOAK_REPLOT}`);
@@ -230,7 +240,7 @@ if (settings.SOAK_REPLOT) {
 const samplesPath = settings.SOAK_CHART.replace(/\.png$/, "") + ".json";
 const startedAt = Date.now();
 console.log(
-  `missiond soak — ${new Date().toISOString()} — per-second jobs: ${jobsText}; timers ${settings.SOAK_TIMERS}/s, todo batches ${settings.SOAK_TODOS}/s, messages ${settings.SOAK_MESSAGES}/s, clears ${settings.SOAK_CLEARS}/s; ${settings.SOAK_MINUTES} min per backend, retention ${process.env.SOAK_RETENTION ?? "5m"}, a sample every ${sampleS} s`,
+  `missiond soak — ${new Date().toISOString()} — per-second jobs: ${jobsText}; timers ${settings.SOAK_TIMERS}/s, todo batches ${settings.SOAK_TODOS}/s, messages ${settings.SOAK_MESSAGES}/s, clears ${settings.SOAK_CLEARS}/s; ${settings.SOAK_MINUTES} min per backend after ${minutes(warmS)} min of warm-up, retention ${process.env.SOAK_RETENTION ?? "5m"}, a sample every ${sampleS} s`,
 );
 const series: Series[] = [];
 const summary: (string | number)[][] = [];
@@ -240,7 +250,7 @@ for (const backend of settings.SOAK_BACKENDS) {
     continue;
   }
   const { samples, verdicts, queries } = await soak(backend);
-  series.push({ backend, samples, verdicts, queries });
+  series.push({ backend, samples, verdicts, queries, warmupS: warmS });
   saveSeries(series, samplesPath);
   for (const v of verdicts) summary.push([backend, v.criterion, v.pass ? "PASS" : "FAIL"]);
 }
