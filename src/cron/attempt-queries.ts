@@ -1,7 +1,7 @@
-import { and, eq, gte, lte, sql, type SQL } from "drizzle-orm";
+import { and, gte, lte, sql, type SQL } from "drizzle-orm";
 import { anyOf, recordset } from "../db/batch-params.ts";
 import { rows, type Executor } from "../db/client.ts";
-import { closeDeliveries, type DeliveryOutcome } from "../db/close-deliveries.ts";
+import { closeDeliveries, stillIn, type DeliveryOutcome } from "../db/close-deliveries.ts";
 import { cronJobRuns, type CronJobRunRow } from "../db/schema/index.ts";
 
 /** A run and its slot: on Postgres the slot (`scheduled_for`) is the ledger's partition key. */
@@ -76,7 +76,11 @@ export async function startRuns(
       sql`update cron_job_runs as r set status = 'Running', prompt_fired = v.prompt, started_at = v.started_at, session_id = v.session_id,
             mission_job_id = v.mission_job_id, attempts = r.attempts + v.attempt
           from ${recordset(values, "id bigint, prompt text, started_at timestamptz, session_id text, mission_job_id text, attempt int")}
-          where r.id = v.id and r.status = 'Claimed' and ${inSlots(sql`r.scheduled_for`, chunk)} returning r.id::text as id`,
+          where r.id = v.id and ${anyOf(
+            sql`r.id`,
+            chunk.map((s) => s.id),
+            "bigint",
+          )} and ${stillIn(sql`r.status`, "Claimed")} and ${inSlots(sql`r.scheduled_for`, chunk)} returning r.id::text as id`,
     );
     for (const row of moved) started.add(row.id);
   }
@@ -102,7 +106,7 @@ export async function countAttempts(
         ? { attempts: sql`${cronJobRuns.attempts} + 1` }
         : { failedAttempts: sql`${cronJobRuns.failedAttempts} + 1` },
     )
-    .where(and(byRefs(refs), eq(cronJobRuns.status, "Running")))
+    .where(and(byRefs(refs), stillIn(sql`${cronJobRuns.status}`, "Running")))
     .returning({ id: cronJobRuns.id });
   return new Set(updated.map((r) => String(r.id)));
 }

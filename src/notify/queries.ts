@@ -1,7 +1,7 @@
 import { and, asc, count, desc, eq, inArray, lt, lte, sql } from "drizzle-orm";
 import { anyOf, recordset } from "../db/batch-params.ts";
 import { rows, type Executor } from "../db/client.ts";
-import { closeDeliveries, type DeliveryOutcome } from "../db/close-deliveries.ts";
+import { closeDeliveries, stillIn, type DeliveryOutcome } from "../db/close-deliveries.ts";
 import { notifyTimers, type NotifyStatus, type NotifyTimerRow } from "../db/schema/index.ts";
 
 export type NewTimer = typeof notifyTimers.$inferInsert;
@@ -127,7 +127,11 @@ export async function startDeliveries(
       sql`update notify_timers as t set status = 'Delivering', message_delivered = v.message, mission_job_id = v.job,
             attempts = t.attempts + v.attempt
           from ${recordset(values, "id bigint, message text, job text, attempt int")}
-          where t.id = v.id and t.status = 'Claimed' returning t.id::text as id`,
+          where t.id = v.id and ${anyOf(
+            sql`t.id`,
+            values.map((v) => v.id),
+            "bigint",
+          )} and ${stillIn(sql`t.status`, "Claimed")} returning t.id::text as id`,
     );
     for (const row of updated) moved.add(row.id);
   }
