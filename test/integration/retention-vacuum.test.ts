@@ -55,11 +55,13 @@ describe(`retention: vacuums (${backendName})`, () => {
     // Statistics reach the view a moment after the statement on a server.
     await expect.poll(vacuumCount, { timeout: 5_000 }).toBeGreaterThan(vacuumedBefore);
 
-    // The table doubles: analyzed again.
+    // The table doubles: analyzed again. The statistics now know of the third batch's slots (all
+    // after `second`); not necessarily its very last one, which a sample smaller than the table
+    // (the embedded database's) may not draw.
     const third = new Date(Date.now() - HOUR);
     await insertManyRuns(db, { jobIds: [job.id], perJob: 2_000, end: third, everyMs: 1_000 });
     expect(await vacuums.run(["cron_job_runs"])).toEqual({ analyzed: ["cron_job_runs"] });
-    expect(await newestKnown()).toBe(third.getTime());
+    expect(await newestKnown()).toBeGreaterThan(second.getTime());
   });
 
   // ANALYZE runs on the daemon's own thread there: at the default target it sampled 30,000 rows.
