@@ -40,6 +40,13 @@ describe(`/metrics (${backendName})`, () => {
       "a Cancelled run",
     );
 
+    // The counters move once the close's promise resolves, a moment after the row is visible.
+    const counted = async () => {
+      const { text } = await scrape(daemon);
+      return ["Succeeded", "Cancelled"].every((s) => (value(text, `missiond_runs_total{status="${s}"}`) ?? 0) >= 1);
+    };
+    await waitFor(counted, "the Succeeded and Cancelled runs counted");
+
     const { type, text } = await scrape(daemon);
     expect(type).toMatch(/^text\/plain; version=0\.0\.4/);
     expect(value(text, 'missiond_runs_total{status="Claimed"}')).toBeGreaterThanOrEqual(2);
