@@ -1,12 +1,14 @@
-// Builds the daemon into dist/: src/main.ts and everything it imports bundled by esbuild into one
-// dist/main.js, which the package runs (bin/missiond.js when installed, the systemd unit). One file
-// instead of hundreds of modules: no type stripping at start, and a few hundred module records and
-// their compiled code fewer (an idle daemon on Postgres: 153 → 115 MB resident, 1.8 → 0.6 s of CPU
-// to ready, measured with bench/memory.ts). Packages that ship native code or load files next to
-// their own modules (the PGlite database, pino's transport worker) stay in node_modules.
+// Builds the daemon into dist/: src/main.ts and everything it imports bundled by esbuild into
+// dist/main.js and the chunks it imports (dist/chunks/), which the package runs (bin/missiond.js
+// when installed, the systemd unit). A few files instead of hundreds of modules: no type stripping
+// at start, and a few hundred module records and their compiled code fewer (an idle daemon on
+// Postgres: 153 → 115 MB resident, 1.8 → 0.6 s of CPU to ready, measured with bench/memory.ts).
+// Packages that ship native code or load files next to their own modules (the PGlite database,
+// pino's transport worker) stay in node_modules.
 import { copyFileSync, mkdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import type { Metafile } from "esbuild";
 
 const root = fileURLToPath(new URL(".", import.meta.url));
 export const DIST_MAIN = join(root, "dist", "main.js");
@@ -22,13 +24,20 @@ export const EXTERNAL = [
   "thread-stream",
 ];
 
-export async function buildDaemon(): Promise<{ bytes: number }> {
+/** Builds into dist/ (or `outDir`, emptied first); the metafile maps what each output imports. */
+export async function buildDaemon(outDir = join(root, "dist")): Promise<{ bytes: number; metafile: Metafile }> {
   const { build } = await import("esbuild");
-  rmSync(join(root, "dist"), { recursive: true, force: true });
-  mkdirSync(join(root, "dist"), { recursive: true });
+  rmSync(outDir, { recursive: true, force: true });
+  mkdirSync(outDir, { recursive: true });
   const result = await build({
     entryPoints: [join(root, "src", "main.ts")],
-    outfile: DIST_MAIN,
+    outdir: outDir,
+    entryNames: "[name]",
+    // What src/ imports dynamically (the embedded database and its drizzle driver, the migrators,
+    // the sd_notify socket) goes in chunks of its own, loaded when first imported: a daemon on a
+    // server never loads PGlite.
+    splitting: true,
+    chunkNames: "chunks/[name]-[hash]",
     bundle: true,
     platform: "node",
     format: "esm",
@@ -46,8 +55,9 @@ export async function buildDaemon(): Promise<{ bytes: number }> {
     },
   });
   // The Python plugins' host process runs this script (src/plugins/python/process.ts finds it).
-  copyFileSync(join(root, "src", "plugins", "python", "host.py"), join(root, "dist", "host.py"));
-  return { bytes: Object.values(result.metafile.outputs).reduce((sum, o) => sum + o.bytes, 0) };
+  copyFileSync(join(root, "src", "plugins", "python", "host.py"), join(outDir, "host.py"));
+  const { metafile } = result;
+  return { bytes: Object.values(metafile.outputs).reduce((sum, o) => sum + o.bytes, 0), metafile };
 }
 
 if (import.meta.main) {

@@ -1,0 +1,41 @@
+import { describe, expect, it } from "vitest";
+import type { Metafile } from "esbuild";
+import { buildDaemon } from "../../build.ts";
+import { tempDir } from "../helpers/tmp.ts";
+
+/** The external packages an output loads when it is loaded: its static imports, followed through chunks. */
+function loadedWith(metafile: Metafile, output: string): Set<string> {
+  const externals = new Set<string>();
+  const seen = new Set<string>();
+  const visit = (path: string) => {
+    if (seen.has(path)) return;
+    seen.add(path);
+    for (const imp of metafile.outputs[path]?.imports ?? []) {
+      if (imp.kind !== "import-statement") continue;
+      if (imp.external) externals.add(imp.path);
+      else visit(imp.path);
+    }
+  };
+  visit(output);
+  return externals;
+}
+
+describe("the bundled daemon (build.ts)", () => {
+  it("loads the embedded database only when it is opened: a daemon on a server never loads PGlite", async () => {
+    const out = tempDir("build");
+    const { metafile } = await buildDaemon(out);
+    const outputs = Object.keys(metafile.outputs);
+    const main = outputs.find((o) => o.endsWith("/main.js") && !o.includes("/chunks/"));
+    if (!main) throw new Error(`no main.js among ${outputs.join(", ")}`);
+    // What `serve` loads up front: main.js and the serve chunk it imports, with their static imports.
+    const serve = metafile.outputs[main]!.imports.find((i) => i.kind === "dynamic-import" && /serve-/.test(i.path));
+    if (!serve) throw new Error("main.js imports no serve chunk");
+    const atStart = new Set([...loadedWith(metafile, main), ...loadedWith(metafile, serve.path)]);
+    expect(atStart).toContain("pino");
+    expect(atStart).not.toContain("@electric-sql/pglite");
+    // It is still in the build: a chunk of its own, imported dynamically when the database opens.
+    const pgliteChunks = outputs.filter((o) => loadedWith(metafile, o).has("@electric-sql/pglite"));
+    expect(pgliteChunks.length).toBeGreaterThan(0);
+    expect(pgliteChunks.every((o) => o.includes("/chunks/"))).toBe(true);
+  }, 60_000);
+});
