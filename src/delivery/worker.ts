@@ -1,5 +1,5 @@
 import type { PgBoss } from "pg-boss";
-import type { Clock } from "../clock.ts";
+import { atMoment, type Clock } from "../clock.ts";
 import type { ExecutionResult, Mission, MissionExecutor } from "../executors/types.ts";
 import type { Logger } from "../log.ts";
 import { untilRecorded } from "./close-retry.ts";
@@ -191,16 +191,16 @@ async function untilItsMoment<M extends Mission>(
   waiting: Map<string, (why: Interrupted["kind"]) => void>,
 ): Promise<Attempt<M> | Interrupted["kind"]> {
   const { clock } = deps;
-  const wait = Date.parse(attempt.data.firedAt) - clock.now();
-  if (!(wait > 0)) return attempt;
+  const moment = Date.parse(attempt.data.firedAt);
+  if (!(moment > clock.now())) return attempt;
   // The agent's settings are read now, not at the moment (a change applies from the next delivery).
   const executor = deps.executorFor(attempt.data.agentId);
   void executor.catch(() => {}); // a failed lookup is the attempt's error, raised when it starts
   const key = kind.key(attempt.data);
   const stopped = await new Promise<Interrupted["kind"] | null>((resolve) => {
-    const timer = clock.setTimeout(() => resolve(null), wait);
+    const cancel = atMoment(clock, moment, () => resolve(null));
     waiting.set(key, (why) => {
-      clock.clearTimeout(timer);
+      cancel();
       resolve(why);
     });
   });
