@@ -40,6 +40,5 @@ export function atMoment(clock: Clock, moment: number, fn: () => void): () => vo
 
 /** Resolves at `moment` (ms epoch) on `clock`, never before; at once when it has passed. */
 export function untilMoment(clock: Clock, moment: number): Promise<void> {
-  if (!(moment > clock.now())) return Promise.resolve();
   return new Promise((resolve) => atMoment(clock, moment, resolve));
 }
