@@ -1,4 +1,7 @@
 import { execFileSync, spawn } from "node:child_process";
+import { chmodSync, copyFileSync, statSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { tempDir } from "./tmp.ts";
 
 /**
  * A system user (and its own group) for a test that needs a second uid on the API's socket, removed
@@ -73,6 +76,27 @@ const one = (r) => new Promise((resolve, reject) => {
 })().catch((err) => { process.stderr.write(String(err)); process.exit(1); });
 `;
 
+let peerNode: string | undefined;
+
+/**
+ * The Node binary a second user can run: this process's own, unless a folder above it is closed to
+ * others (a checkout in a folder made by `mktemp -d`, mode 0700, holds the pinned Node in its
+ * node_modules); then a copy in a temporary folder open to them.
+ */
+function nodeForPeers(): string {
+  if (peerNode) return peerNode;
+  for (let dir = dirname(process.execPath); ; dir = dirname(dir)) {
+    if ((statSync(dir).mode & 0o001) === 0) break;
+    if (dirname(dir) === dir) return (peerNode = process.execPath);
+  }
+  const dir = tempDir("peer-node");
+  chmodSync(dir, 0o755);
+  const copy = join(dir, "node");
+  copyFileSync(process.execPath, copy);
+  chmodSync(copy, 0o755);
+  return (peerNode = copy);
+}
+
 /** Sends requests over the Unix socket from a child process running as `user` (this process's user when absent). */
 export function callSocketAs(
   user: { uid: number; gid: number } | null,
@@ -80,10 +104,14 @@ export function callSocketAs(
   requests: readonly SocketRequest[],
 ): Promise<SocketAnswer[]> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ["-e", CLIENT, socketPath, JSON.stringify(requests)], {
-      ...(user ? { uid: user.uid, gid: user.gid } : {}),
-      stdio: ["ignore", "pipe", "pipe"],
-    });
+    const child = spawn(
+      user ? nodeForPeers() : process.execPath,
+      ["-e", CLIENT, socketPath, JSON.stringify(requests)],
+      {
+        ...(user ? { uid: user.uid, gid: user.gid } : {}),
+        stdio: ["ignore", "pipe", "pipe"],
+      },
+    );
     let out = "";
     let err = "";
     child.stdout.on("data", (chunk: Buffer) => (out += chunk.toString()));
