@@ -4,6 +4,7 @@
  * lateness at the end like at the start, memory flat, and the read paths fast at the end.
  */
 import { printTable, summarize } from "../stats.ts";
+import { MAPPING_KINDS } from "./mappings.ts";
 import type { Sample } from "./sample.ts";
 
 export interface QueryTiming {
@@ -121,6 +122,20 @@ export function printBackend(backend: string, samples: Sample[], runS: number, q
     ["query", "p50", "max"],
     queries.map((q) => [q.name, q.p50, q.max]),
   );
+  const [first, last] = [window(samples, runS, 0, 1 / 6), window(samples, runS, 5 / 6, 1)];
+  if (first.concat(last).every((s) => s.rssByMapping)) {
+    console.log("\nRSS by kind of mapping (bench/soak/mappings.ts), medians of the first and last sixth, MB:\n");
+    const at = (w: Sample[], kind: (typeof MAPPING_KINDS)[number]) => median(w.map((s) => s.rssByMapping![kind]));
+    printTable(
+      ["mappings", "first sixth", "last sixth", "change"],
+      MAPPING_KINDS.map((kind) => [
+        kind,
+        at(first, kind).toFixed(1),
+        at(last, kind).toFixed(1),
+        (at(last, kind) - at(first, kind)).toFixed(1),
+      ]),
+    );
+  }
   const end = samples.at(-1)!;
   console.log(
     "\nRows at the end:",

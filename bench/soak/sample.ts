@@ -8,6 +8,7 @@ import { get } from "node:http";
 import { loadavg } from "node:os";
 import { join } from "node:path";
 import type { SoakDaemon } from "./daemon.ts";
+import { rssByMapping, type MappingKind } from "./mappings.ts";
 
 export const TABLES = [
   "cron_job_runs",
@@ -40,6 +41,8 @@ export interface Sample {
   /** Runs of the window not closed by the time of the sample (lag below). */
   notClosed: number;
   rssMb: number;
+  /** The RSS by kind of mapping (mappings.ts), MB. */
+  rssByMapping?: Record<MappingKind, number>;
   heapUsedMb: number;
   /** Isolated plugins' heaps (committed), part of the RSS the nodejs heap series do not show. */
   pluginHeapMb?: number;
@@ -168,6 +171,7 @@ export function sampler(daemon: SoakDaemon, loadStartedAt: number): Sampler {
         load1: loadavg()[0]!,
         daemonCpuS,
         rssMb: rssMb(daemon.pid),
+        rssByMapping: rssByMapping(daemon.pid),
         ...(await heapMb(daemon.socketPath).then((heap) => ({
           heapUsedMb: heap.used,
           heapTotalMb: heap.total,
