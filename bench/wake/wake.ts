@@ -68,16 +68,21 @@ function row(
   };
 }
 
-/** missiond: per-second cron jobs, no jitter, the webhook executor; `direct = false` sends every mission through pg-boss's fetch. */
+/**
+ * missiond: per-second cron jobs, no jitter, the webhook executor; `direct = false` sends every
+ * mission through pg-boss's fetch; `places` sets `[missions] concurrency` (default 128).
+ */
 export async function missiondWake(
   backend: "pglite" | "postgres",
   jobs: number,
   seconds: number,
   direct = true,
+  places?: number,
 ): Promise<WakeRow> {
   const receiver = await startReceiver();
   const db = await freshBenchDatabase(backend);
-  const toml = `[missions]\ndirect = ${direct}\n\n[agents.hook]\nexecutor = "webhook"\nurl = "${receiver.url}"\n`;
+  const concurrency = places === undefined ? "" : `concurrency = ${places}\n`;
+  const toml = `[missions]\ndirect = ${direct}\n${concurrency}\n[agents.hook]\nexecutor = "webhook"\nurl = "${receiver.url}"\n`;
   const daemon = benchDaemon(db, {}, toml);
   try {
     await daemon.start();
@@ -95,7 +100,7 @@ export async function missiondWake(
       return slot >= from && slot < to;
     });
     return row(
-      `missiond (webhook executor${direct ? "" : ", through pg-boss's fetch"})`,
+      `missiond (webhook executor${direct ? "" : ", through pg-boss's fetch"}${places === undefined ? "" : `, ${places} places`})`,
       backend,
       jobs,
       seconds,
