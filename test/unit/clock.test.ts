@@ -68,4 +68,25 @@ describe("waiting for a moment on a clock whose timers fire early", () => {
     expect(c.armed).toHaveLength(0);
     expect(called).toBe(false);
   });
+
+  it("calls back everything waiting for one moment in one turn, in the order it came, on one timer", () => {
+    const c = earlyClock(1_000, 0);
+    const called: string[] = [];
+    atMoment(c.clock, 1_100, () => called.push("a"));
+    const later = earlyClock(0, 0); // another clock keeps its own moments
+    atMoment(later.clock, 1_100, () => called.push("other clock"));
+    const cancelB = atMoment(c.clock, 1_100, () => called.push("b"));
+    atMoment(c.clock, 1_100, () => called.push("c"));
+    atMoment(c.clock, 1_200, () => called.push("d"));
+    cancelB();
+    // Armed a ms apart, timers of their own would fire in different turns: one timer per moment.
+    expect(c.armed).toHaveLength(2);
+    expect(c.fireNext()).toBe(true);
+    expect(called).toEqual(["a", "c"]);
+    while (c.fireNext());
+    expect(called).toEqual(["a", "c", "d"]);
+    const cancelE = atMoment(c.clock, 1_300, () => called.push("e"));
+    cancelE();
+    expect(c.armed).toHaveLength(0);
+  });
 });
