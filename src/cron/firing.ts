@@ -113,12 +113,16 @@ export class CronFiring {
   /**
    * The outcome and the hand-off commit together: no Running row without its mission, and no
    * mission for a row that is not Running. Hand-offs of one turn of the event loop share a
-   * transaction (a burst is one statement and one pg-boss insert, not one of each per slot).
+   * transaction (a burst is one statement and one pg-boss insert, not one of each per slot); those
+   * beyond the direct lane's places queue on it, each counting its attempt when it takes a place.
    */
   private readonly handOff = coalescing<PendingHandOff>(async (batch) => {
     const { db, boss, clock } = this.deps;
-    await handOffWithLane(this.deps.direct?.(), batch.length, (places) =>
-      db.transaction((tx) => writeHandOffs(tx, boss, batch, places, clock.now())),
+    await handOffWithLane(
+      this.deps.direct?.(),
+      batch.length,
+      (places) => db.transaction((tx) => writeHandOffs(tx, boss, batch, places, clock.now())),
+      { countable: batch.length },
     );
     for (const _ of batch) this.deps.onRun?.("Running", null);
   });

@@ -202,6 +202,38 @@ describe(`the direct lane (${backendName})`, () => {
     expect(deliveryAttempts(text, "missions", "fetched")).toBe(0);
   });
 
+  it("a burst after a plugin's cronJobFiring chain, beyond the lane's places: the surplus queues on the lane, each attempt counted when it takes a place, none through pg-boss's fetch", async () => {
+    const daemon = await t.start({
+      pluginDirs: [examplePlugin("cron-sentinel")],
+      toml: `[missions]\nconcurrency = 8\n`,
+    });
+    const db = daemon.services.database.db;
+    const jobs = 100;
+    const due = new Date(Math.ceil(Date.now() / 1000) * 1000 + 2_000);
+    await db.execute(sql`
+      insert into cron_jobs (name, agent_id, prompt, cron_expr, timezone, overlap_policy, next_fire_at, anchor_at, created_at, updated_at)
+      select 'burst-' || g, 'a1', 'p', '0 0 1 1 *', 'UTC', 'allow', ${due.toISOString()}::timestamptz, now(), now(), now()
+      from generate_series(1, ${jobs}) as g`);
+    daemon.services.scheduler.poke();
+    const closed = await waitFor(
+      async () => {
+        const found = await rows<{ status: string; attempts: number; failed_attempts: number; job_state: string }>(
+          db,
+          sql`select r.status, r.attempts, r.failed_attempts, j.state::text as job_state
+              from cron_job_runs r left join pgboss.job j on j.id::text = r.mission_job_id
+              where r.scheduled_for = ${due.toISOString()}::timestamptz and r.status not in ('Claimed', 'Running')`,
+        );
+        return found.length === jobs ? found : null;
+      },
+      "every slot of the burst closed",
+      30_000,
+    );
+    expect(closed.filter((r) => r.status !== "Succeeded" || r.attempts !== 1 || r.failed_attempts !== 0)).toEqual([]);
+    const text = await scrape(daemon);
+    expect(deliveryAttempts(text, "missions", "direct")).toBe(jobs);
+    expect(deliveryAttempts(text, "missions", "fetched")).toBe(0);
+  });
+
   it("a failed direct attempt is counted as ended and retried through pg-boss's fetch, then succeeds", async () => {
     const url = await receiver((n) => (n === 1 ? 503 : 200));
     const daemon = await t.start({ toml: `[agents.hooked]\nexecutor = "webhook"\nurl = "${url}"\n` });
