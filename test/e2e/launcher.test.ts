@@ -25,9 +25,11 @@ async function launched(env: Record<string, string>): Promise<{ argv: string[]; 
     let daemon = "";
     await waitFor(() => (daemon = readFileSync(children, "utf8").trim()) !== "", "the daemon process");
     const read = (file: string) => readFileSync(`/proc/${daemon}/${file}`, "utf8").split("\0").filter(Boolean);
-    // Between its fork and its exec the child still shows the launcher's own command line.
-    await waitFor(() => !read("cmdline").includes(LAUNCHER), "the daemon's exec");
-    return { argv: read("cmdline"), env: read("environ") };
+    // Between its fork and its exec the child still shows the launcher's own command line, and
+    // while the exec replaces it, an empty one.
+    let argv: string[] = [];
+    await waitFor(() => (argv = read("cmdline")).length > 0 && !argv.includes(LAUNCHER), "the daemon's exec");
+    return { argv, env: read("environ") };
   } finally {
     const exited = new Promise((resolve) => launcher.once("exit", resolve));
     launcher.kill("SIGTERM");
