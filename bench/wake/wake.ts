@@ -79,9 +79,15 @@ function row(system: string, backend: string, jobs: number, seconds: number, sam
   };
 }
 
-/** The peers' keys are `job@second`. */
-const bySecond = (samples: { key: string; lateMs: number }[]): Sample[] =>
-  samples.map((s) => ({ ...s, second: Number(s.key.slice(s.key.indexOf("@") + 1)) }));
+/**
+ * Each sample's slot index, from the part of its key after the `@`: missiond's keys end in the
+ * slot's ISO time (`job@2026-…`, counted from `from`), the peers' in the index itself (`job@3`).
+ */
+const bySecond = (samples: { key: string; lateMs: number }[], from?: number): Sample[] =>
+  samples.map((s) => {
+    const slot = s.key.slice(s.key.indexOf("@") + 1);
+    return { ...s, second: from === undefined ? Number(slot) : (Date.parse(slot) - from) / 1000 };
+  });
 
 /**
  * missiond: per-second cron jobs, no jitter, the webhook executor; `direct = false` sends every
@@ -109,10 +115,7 @@ export async function missiondWake(
       marginMs: 500,
     });
     await sleepUntil(from + seconds * 1000 + 3_000);
-    const inWindow = (await receiver.take()).map((s) => ({
-      ...s,
-      second: (Date.parse(s.key.slice(s.key.indexOf("@") + 1)) - from) / 1000,
-    }));
+    const inWindow = bySecond(await receiver.take(), from);
     return row(
       `missiond (webhook executor${direct ? "" : ", through pg-boss's fetch"}${places === undefined ? "" : `, ${places} places`})`,
       backend,

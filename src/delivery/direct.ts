@@ -10,8 +10,8 @@ const HEARTBEAT_MS = 10_000;
 /**
  * Deliveries the lane takes beyond those it executes at once, per place: they wait here for a
  * place instead of going round pg-boss's fetch (a 10,000-slot burst at the default 128 places).
- * A 10,000-slot burst through a plugin's chain, its surplus beyond the places sent to the fetch,
- * was executed and closed in 6.3–6.4 s against 5.1–5.3 s with all of it queued here (bench section 2,
+ * Such a burst through a plugin's chain, its surplus beyond the places sent to the fetch, was
+ * executed and closed in 6.3–6.4 s against 5.1–5.3 s with all of it queued here (bench section 2,
  * both backends): each of the fetch's batches waits for a read, a count and a close in turn. Each
  * queued delivery holds its mission in memory until its turn.
  */

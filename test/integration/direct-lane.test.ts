@@ -1,6 +1,7 @@
 import { createServer, type Server } from "node:http";
 import { sql } from "drizzle-orm";
 import { afterEach, describe, expect, it } from "vitest";
+import { insertDueJobs } from "../../bench/burst.ts";
 import type { Daemon } from "../../src/daemon/daemon.ts";
 import { rows } from "../../src/db/client.ts";
 import { backendName } from "../helpers/db.ts";
@@ -210,18 +211,14 @@ describe(`the direct lane (${backendName})`, () => {
     const db = daemon.services.database.db;
     const jobs = 100;
     const due = new Date(Math.ceil(Date.now() / 1000) * 1000 + 2_000);
-    await db.execute(sql`
-      insert into cron_jobs (name, agent_id, prompt, cron_expr, timezone, overlap_policy, next_fire_at, anchor_at, created_at, updated_at)
-      select 'burst-' || g, 'a1', 'p', '0 0 1 1 *', 'UTC', 'allow', ${due.toISOString()}::timestamptz, now(), now(), now()
-      from generate_series(1, ${jobs}) as g`);
+    await insertDueJobs((q) => db.execute(q), jobs, due);
     daemon.services.scheduler.poke();
     const closed = await waitFor(
       async () => {
-        const found = await rows<{ status: string; attempts: number; failed_attempts: number; job_state: string }>(
+        const found = await rows<{ status: string; attempts: number; failed_attempts: number }>(
           db,
-          sql`select r.status, r.attempts, r.failed_attempts, j.state::text as job_state
-              from cron_job_runs r left join pgboss.job j on j.id::text = r.mission_job_id
-              where r.scheduled_for = ${due.toISOString()}::timestamptz and r.status not in ('Claimed', 'Running')`,
+          sql`select status, attempts, failed_attempts from cron_job_runs
+              where scheduled_for = ${due.toISOString()}::timestamptz and status not in ('Claimed', 'Running')`,
         );
         return found.length === jobs ? found : null;
       },
