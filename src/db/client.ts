@@ -3,6 +3,7 @@ import type { PGlite } from "@electric-sql/pglite";
 import { sql, type SQL } from "drizzle-orm";
 import type { PgDatabase, PgQueryResultHKT } from "drizzle-orm/pg-core";
 import { MissiondError } from "../errors.ts";
+import { preparingClient, StatementChoice } from "./prepared.ts";
 import * as schema from "./schema/index.ts";
 
 export type Db = PgDatabase<PgQueryResultHKT, typeof schema>;
@@ -81,7 +82,11 @@ async function openPostgres(url: string, max: number, onQuery: OpenOptions["onQu
     await client.end({ timeout: 1 }).catch(() => {});
     throw new MissiondError("DATABASE", `cannot connect to the database: ${(err as Error).message}`, { cause: err });
   }
-  const db = drizzlePostgres(client, { schema, logger: queryLogger(onQuery) }) as unknown as Db;
+  // Statements used again are prepared on their connection: one round trip each instead of two.
+  const db = drizzlePostgres(preparingClient(client, new StatementChoice()), {
+    schema,
+    logger: queryLogger(onQuery),
+  }) as unknown as Db;
   return {
     kind: "postgres",
     db,
