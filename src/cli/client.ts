@@ -1,5 +1,4 @@
-import { request as httpRequest } from "node:http";
-import { request as httpsRequest } from "node:https";
+import { http, https } from "../node-http.ts";
 
 /** Where the CLI finds the daemon: its Unix socket, or a URL (then with a bearer token). */
 export type Target = { socketPath: string } | { url: string; token: string | null };
@@ -31,13 +30,13 @@ function request<T>(target: Target, method: string, path: string, body?: unknown
     const headers: Record<string, string> = { accept: "application/json" };
     if (payload !== undefined) headers["content-type"] = "application/json";
     let options;
-    let send = httpRequest;
+    let send = http.request;
     if ("socketPath" in target) {
       options = { socketPath: target.socketPath, path, method, headers };
     } else {
       const url = new URL(path, target.url);
       if (target.token) headers.authorization = `Bearer ${target.token}`;
-      if (url.protocol === "https:") send = httpsRequest as typeof httpRequest;
+      if (url.protocol === "https:") send = https.request as typeof http.request;
       options = { hostname: url.hostname, port: url.port, path: url.pathname + url.search, method, headers };
     }
     const req = send(options, (res) => {

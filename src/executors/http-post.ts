@@ -1,5 +1,5 @@
-import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from "node:http";
-import { Agent as HttpsAgent, request as httpsRequest } from "node:https";
+import type { IncomingMessage } from "node:http";
+import { http, https } from "../node-http.ts";
 
 /** Idle keep-alive connections close after this (a server's own idle timeout is commonly 5 s). */
 const IDLE_SOCKET_MS = 4_000;
@@ -23,9 +23,9 @@ export function httpPoster(
   if (!secure && target.protocol !== "http:")
     throw new Error(`a webhook URL must be http or https, not ${target.protocol}`);
   const agent = secure
-    ? new HttpsAgent({ keepAlive: true, timeout: IDLE_SOCKET_MS })
-    : new HttpAgent({ keepAlive: true, timeout: IDLE_SOCKET_MS });
-  const send = secure ? httpsRequest : httpRequest;
+    ? new https.Agent({ keepAlive: true, timeout: IDLE_SOCKET_MS })
+    : new http.Agent({ keepAlive: true, timeout: IDLE_SOCKET_MS });
+  const send = secure ? https.request : http.request;
   return (body, headers, signal) =>
     new Promise<PostAnswer>((resolve, reject) => {
       if (signal.aborted) return reject(signal.reason as Error);

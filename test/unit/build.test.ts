@@ -38,4 +38,15 @@ describe("the bundled daemon (build.ts)", () => {
     expect(pgliteChunks.length).toBeGreaterThan(0);
     expect(pgliteChunks.every((o) => o.includes("/chunks/"))).toBe(true);
   }, 60_000);
+
+  it("imports node:http and node:https in no output as an ES module (that would load undici at start)", async () => {
+    const out = tempDir("build");
+    const { metafile } = await buildDaemon(out);
+    const esmImports = Object.entries(metafile.outputs).flatMap(([output, { imports }]) =>
+      imports
+        .filter((i) => i.external && i.kind === "import-statement" && /^node:https?$/.test(i.path))
+        .map((i) => `${output}: ${i.path}`),
+    );
+    expect(esmImports).toEqual([]);
+  }, 60_000);
 });
