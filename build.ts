@@ -6,9 +6,9 @@
 // Packages that ship native code or load files next to their own modules (the PGlite database,
 // pino's transport worker) stay in node_modules.
 import { copyFileSync, mkdirSync, rmSync } from "node:fs";
-import { join } from "node:path";
+import { join, sep } from "node:path";
 import { fileURLToPath } from "node:url";
-import type { Metafile } from "esbuild";
+import type { Metafile, Plugin } from "esbuild";
 
 const root = fileURLToPath(new URL(".", import.meta.url));
 export const DIST_MAIN = join(root, "dist", "main.js");
@@ -23,6 +23,26 @@ export const EXTERNAL = [
   "pino-pretty",
   "thread-stream",
 ];
+
+/**
+ * fastify requires node:http2 as its server module loads, to serve HTTP/2 when asked (missiond never
+ * asks): about 45 ms of CPU in a start on two cores. Its require gets a stand-in that loads
+ * node:http2 the first time one of its exports is read.
+ */
+const lazyHttp2ForFastify: Plugin = {
+  name: "lazy-http2-for-fastify",
+  setup(build) {
+    build.onResolve({ filter: /^(node:)?http2$/ }, (args) =>
+      args.importer.includes(`${sep}node_modules${sep}fastify${sep}`)
+        ? { path: "http2", namespace: "lazy-builtin" }
+        : undefined,
+    );
+    build.onLoad({ filter: /.*/, namespace: "lazy-builtin" }, () => ({
+      contents: `let loaded; module.exports = new Proxy({}, { get: (_, key) => (loaded ??= require("node:http2"))[key] });`,
+      loader: "js",
+    }));
+  },
+};
 
 /** Builds into dist/ (or `outDir`, emptied first); the metafile maps what each output imports. */
 export async function buildDaemon(outDir = join(root, "dist")): Promise<{ bytes: number; metafile: Metafile }> {
@@ -49,6 +69,7 @@ export async function buildDaemon(outDir = join(root, "dist")): Promise<{ bytes:
     legalComments: "none",
     metafile: true,
     logLevel: "warning",
+    plugins: [lazyHttp2ForFastify],
     // Bundled CommonJS packages call require(); an ES module has none of its own.
     banner: {
       js: "import { createRequire as __missiondRequire } from 'node:module'; const require = __missiondRequire(import.meta.url);",
