@@ -54,7 +54,12 @@ type UnsafeOptions = NonNullable<Parameters<Unsafe>[2]>;
  * savepoints too (drizzle runs those on the client postgres.js hands to their callbacks).
  */
 export function preparingClient<T extends Sql>(client: T, choice: StatementChoice): T {
-  const wrapCallbacks =
+  // Each wrapper is made once per client, not on every statement's property read.
+  const unsafe = (text: string, parameters?: unknown[], options?: UnsafeOptions) =>
+    Array.isArray(parameters) && parameters.length > 0 && choice.prepare(text)
+      ? client.unsafe(text, parameters as never, { ...options, prepare: true })
+      : client.unsafe(text, parameters as never, options);
+  const withPreparingCallbacks =
     (method: (...args: unknown[]) => unknown) =>
     (...args: unknown[]) =>
       method(
@@ -64,19 +69,14 @@ export function preparingClient<T extends Sql>(client: T, choice: StatementChoic
             : arg,
         ),
       );
+  const wrapped = new Map<PropertyKey, unknown>([["unsafe", unsafe]]);
+  // The pool's client has `begin`, a transaction's client has `savepoint`.
+  for (const name of ["begin", "savepoint"]) {
+    const method: unknown = Reflect.get(client, name);
+    if (typeof method === "function")
+      wrapped.set(name, withPreparingCallbacks((method as (...args: unknown[]) => unknown).bind(client)));
+  }
   return new Proxy(client, {
-    get(target, property, receiver) {
-      if (property === "unsafe") {
-        return (text: string, parameters?: unknown[], options?: UnsafeOptions) =>
-          Array.isArray(parameters) && parameters.length > 0 && choice.prepare(text)
-            ? target.unsafe(text, parameters as never, { ...options, prepare: true })
-            : target.unsafe(text, parameters as never, options);
-      }
-      if (property === "begin" || property === "savepoint") {
-        const method = Reflect.get(target, property, receiver) as (...args: unknown[]) => unknown;
-        return wrapCallbacks(method.bind(target));
-      }
-      return Reflect.get(target, property, receiver);
-    },
+    get: (target, property, receiver) => wrapped.get(property) ?? Reflect.get(target, property, receiver),
   });
 }
