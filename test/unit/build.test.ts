@@ -1,4 +1,4 @@
-import { describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import type { Metafile } from "esbuild";
 import { buildDaemon } from "../../build.ts";
 import { tempDir } from "../helpers/tmp.ts";
@@ -21,9 +21,13 @@ function loadedWith(metafile: Metafile, output: string): Set<string> {
 }
 
 describe("the bundled daemon (build.ts)", () => {
-  it("loads the embedded database only when it is opened: a daemon on a server never loads PGlite", async () => {
-    const out = tempDir("build");
-    const { metafile } = await buildDaemon(out);
+  // One build for the file: each test reads its metafile.
+  let metafile: Metafile;
+  beforeAll(async () => {
+    ({ metafile } = await buildDaemon(tempDir("build")));
+  }, 60_000);
+
+  it("loads the embedded database only when it is opened: a daemon on a server never loads PGlite", () => {
     const outputs = Object.keys(metafile.outputs);
     const main = outputs.find((o) => o.endsWith("/main.js") && !o.includes("/chunks/"));
     if (!main) throw new Error(`no main.js among ${outputs.join(", ")}`);
@@ -37,11 +41,9 @@ describe("the bundled daemon (build.ts)", () => {
     const pgliteChunks = outputs.filter((o) => loadedWith(metafile, o).has("@electric-sql/pglite"));
     expect(pgliteChunks.length).toBeGreaterThan(0);
     expect(pgliteChunks.every((o) => o.includes("/chunks/"))).toBe(true);
-  }, 60_000);
+  });
 
-  it("loads neither undici nor node:http2 at start: node:http(s) not imported as ES modules, fastify's http2 on first use", async () => {
-    const out = tempDir("build");
-    const { metafile } = await buildDaemon(out);
+  it("loads neither undici nor node:http2 at start: node:http(s) not imported as ES modules, fastify's http2 on first use", () => {
     const esmImports = Object.entries(metafile.outputs).flatMap(([output, { imports }]) =>
       imports
         .filter((i) => i.external && i.kind === "import-statement" && /^node:https?$/.test(i.path))
@@ -55,5 +57,5 @@ describe("the bundled daemon (build.ts)", () => {
     if (!server) throw new Error("fastify's server module is not in the bundle");
     const http2 = server[1].imports.filter((i) => /http2$/.test(i.path)).map((i) => i.path);
     expect(http2).toEqual(["lazy-builtin:http2"]);
-  }, 60_000);
+  });
 });
