@@ -120,7 +120,12 @@ export async function advanceJobs(
       skip_remaining: u.skipRemaining,
     }));
     await tx.execute(sql`update cron_jobs as j set next_fire_at = v.next_fire_at, run_count = v.run_count, skip_remaining = v.skip_remaining, updated_at = ${at.toISOString()}::timestamptz
-      from ${recordset(values, "id bigint, next_fire_at timestamptz, run_count int, skip_remaining int")} where j.id = v.id`);
+      from ${recordset(values, "id bigint, next_fire_at timestamptz, run_count int, skip_remaining int")}
+      where j.id = v.id and ${anyOf(
+        sql`j.id`,
+        values.map((v) => v.id),
+        "bigint",
+      )}`);
   }
 }
 
