@@ -5,7 +5,7 @@ import { tokenAuthenticator } from "../api/caller.ts";
 import { openPeerReader, socketAuthenticator } from "../api/peer.ts";
 import { UI_DIST } from "../api/ui.ts";
 import { CANCEL_CHANNEL, SCHEDULE_CHANNEL } from "../cron/channels.ts";
-import { startBoss } from "../db/boss.ts";
+import { startBoss, type BossOptions } from "../db/boss.ts";
 import { openDatabase, type Database } from "../db/client.ts";
 import { lockDataDir } from "../db/lock.ts";
 import { migrate } from "../db/migrate.ts";
@@ -35,8 +35,13 @@ export interface Parts {
   workers: Workers;
   apiServices: ApiServices;
   api: FastifyInstance;
-  /** pg-boss starting while the migrations run (a server only); the pg-boss step awaits it. */
+  /**
+   * pg-boss starting beside the connection and the migrations (a server only); the pg-boss step
+   * awaits it.
+   */
   bossStarting: Promise<PgBoss> | undefined;
+  /** The NOTIFY subscriptions made while the migrations run (a server only); their steps await them. */
+  listening: { cancels: Promise<Stop>; changes: Promise<Stop> } | undefined;
 }
 
 /**
@@ -56,9 +61,9 @@ export function daemonSteps(env: DaemonEnv, p: Parts): Step[] {
     { name: "detached hooks", start: async () => () => env.detached.drain() },
     { name: "services", start: async () => void (p.services = wireServices(env, p.foundation)) },
     { name: "workers", start: async () => void (p.workers = await startWorkers(env, s())) },
-    { name: "cancel listener", start: () => listenForCancels(p) },
+    { name: "cancel listener", start: () => p.listening?.cancels ?? listenForCancels(p) },
     { name: "worker drain", start: async () => () => drainWorkers(env, p.boss, p.workers) },
-    { name: "schedule listener", start: () => listenForScheduleChanges(p) },
+    { name: "schedule listener", start: () => p.listening?.changes ?? listenForScheduleChanges(p) },
     { name: "claim drain", start: async () => () => drainClaims(s()) },
     // The files are the truth for the jobs they declare: applied before the first slot is armed.
     {
@@ -94,23 +99,38 @@ function announceMoments(p: Parts): Stop {
 }
 
 /**
- * On a server, pg-boss starts while the migrations run: it keeps its own schema, with its own
- * lock and pool, and its start (a few round trips of checks) was the longest step before ready.
- * Not on the embedded database, whose one connection would interleave the two transactions.
+ * On a server, the NOTIFY subscriptions are made while the migrations run: their connection (a
+ * connect, postgres.js's type read, a LISTEN) was a step of its own before ready. The migrations'
+ * failure closes the database, and that connection with it.
  */
 async function migrateBesideBoss(env: DaemonEnv, p: Parts): Promise<void> {
-  if (p.database.kind === "postgres") {
-    p.bossStarting = bossFor(env, p.database);
-    // Awaited by the pg-boss step, or below when the migrations fail.
-    p.bossStarting.catch(() => {});
-  }
+  if (p.database.kind === "postgres") p.listening = listenEarly(p);
   try {
     await migrateAndPartition(env, p.database);
   } catch (err) {
-    const boss = await p.bossStarting?.catch(() => null);
-    await boss?.stop({ graceful: false, close: true, timeout: 1_000 });
+    await stopStartingBoss(p);
     throw err;
   }
+}
+
+/**
+ * The cancels and job changes, heard from before the workers and the scheduler exist (what comes
+ * before they do is dropped, as when nothing listened yet).
+ */
+function listenEarly(p: Parts): NonNullable<Parts["listening"]> {
+  const started = { workers: () => p.workers as Workers | undefined, services: () => p.services };
+  const cancels = p.database.listen(CANCEL_CHANNEL, (runId) => started.workers()?.missions.abort(runId));
+  const changes = p.database.listen(SCHEDULE_CHANNEL, () => started.services()?.scheduler.poke());
+  // Awaited by their steps; a failure is theirs to report.
+  cancels.catch(() => {});
+  changes.catch(() => {});
+  return { cancels, changes };
+}
+
+/** A start that fails before the pg-boss step: pg-boss, started beside it, is stopped. */
+async function stopStartingBoss(p: Parts): Promise<void> {
+  const boss = await p.bossStarting?.catch(() => null);
+  await boss?.stop({ graceful: false, close: true, timeout: 1_000 });
 }
 
 /** Migrations, then (Postgres) the ledger's partitions for today and the days ahead. */
@@ -129,18 +149,34 @@ function lockUnlessShared(env: DaemonEnv): Stop | undefined {
   return lockDataDir(env.config.stateDir, env.config.instanceName, env.deps.probe);
 }
 
+/**
+ * On a server, pg-boss starts first, beside the connection and the migrations: it keeps its own
+ * schema, with its own lock and pool, and its start (a few round trips of checks) was the longest
+ * step before ready. Not on the embedded database, whose one connection would interleave pg-boss's
+ * transactions with the migrations'.
+ */
 async function openDb(env: DaemonEnv, p: Parts): Promise<Stop> {
   const { config, deps } = env;
-  p.database = await openDatabase({
-    databaseUrl: config.databaseUrl,
-    dataDir: deps.pglite ? null : config.dataDir,
-    pglite: deps.pglite,
-    onQuery: deps.onQuery,
-  });
+  if (config.databaseUrl) {
+    p.bossStarting = bossFor(env, { kind: "postgres", url: config.databaseUrl, pglite: null });
+    // Awaited by the pg-boss step, or when a step before it fails.
+    p.bossStarting.catch(() => {});
+  }
+  try {
+    p.database = await openDatabase({
+      databaseUrl: config.databaseUrl,
+      dataDir: deps.pglite ? null : config.dataDir,
+      pglite: deps.pglite,
+      onQuery: deps.onQuery,
+    });
+  } catch (err) {
+    await stopStartingBoss(p);
+    throw err;
+  }
   return () => p.database.close();
 }
 
-function bossFor(env: DaemonEnv, database: Database): Promise<PgBoss> {
+function bossFor(env: DaemonEnv, database: BossOptions["database"]): Promise<PgBoss> {
   const { config, log } = env;
   return startBoss({
     database,

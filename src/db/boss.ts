@@ -11,7 +11,8 @@ export const NOTIFY_QUEUE = "notify";
 export const NOTIFY_DEAD_QUEUE = "notify.dead";
 
 export interface BossOptions {
-  database: Database;
+  /** The backend only: on a server pg-boss opens its own pool, so it can start before missiond's. */
+  database: Pick<Database, "kind" | "url" | "pglite">;
   log: Logger;
   instanceName: string;
   retryLimit: number;
@@ -68,31 +69,40 @@ export async function startBoss(options: BossOptions): Promise<PgBoss> {
   await boss.start();
   log.debug({ component: "pg-boss", ms: Math.round(performance.now() - t0) }, "pg-boss started");
   const keep = bossDeleteAfterSeconds(options.retention);
-  // createQueue is idempotent (it leaves an existing queue as it is, so the retention is applied
-  // with updateQueue); a dead-letter queue keeps deliveries that exhausted their retries. The two
-  // kinds in parallel (each statement is a round trip, and start waits for them).
-  await Promise.all(
-    (
-      [
-        [MISSIONS_QUEUE, MISSIONS_DEAD_QUEUE],
-        [NOTIFY_QUEUE, NOTIFY_DEAD_QUEUE],
-      ] as const
-    ).map(async ([queue, dead]) => {
-      await boss.createQueue(dead);
-      await boss.updateQueue(dead, { deleteAfterSeconds: keep.dead });
-      await boss.createQueue(queue, {
+  const queues: WantedQueue[] = (
+    [
+      [MISSIONS_QUEUE, MISSIONS_DEAD_QUEUE],
+      [NOTIFY_QUEUE, NOTIFY_DEAD_QUEUE],
+    ] as const
+  ).flatMap(([queue, dead]): WantedQueue[] => [
+    // A dead-letter queue keeps deliveries that exhausted their retries.
+    { name: dead, created: {}, settings: { deleteAfterSeconds: keep.dead } },
+    {
+      name: queue,
+      created: { deadLetter: dead, notify: true },
+      settings: {
         retryLimit: options.retryLimit,
         retryBackoff: true,
         retryDelay: 2,
-        deadLetter: dead,
-        notify: true,
         expireInSeconds: 3600,
         // Workers heartbeat their active deliveries; a dead instance's are noticed within this and
         // retried elsewhere (where crash truth closes them Unknown rather than replaying them).
         heartbeatSeconds: 30,
         deleteAfterSeconds: keep.finished,
-      });
-      await boss.updateQueue(queue, { deleteAfterSeconds: keep.finished });
+      },
+    },
+  ]);
+  // A restart finds its queues as it left them: one read instead of a create and an update of
+  // each, eight round trips in turn on the way to ready.
+  if (await queuesAsWanted(boss, queues)) return boss;
+  // createQueue leaves an existing queue as it is, so the settings are applied by updateQueue. The
+  // two kinds in parallel, each's dead-letter queue first (each statement is a round trip).
+  await Promise.all(
+    [queues.slice(0, 2), queues.slice(2)].map(async (kind) => {
+      for (const q of kind) {
+        await boss.createQueue(q.name, { ...q.created, ...q.settings });
+        await boss.updateQueue(q.name, q.settings);
+      }
     }),
   );
   return boss;
@@ -101,6 +111,28 @@ export async function startBoss(options: BossOptions): Promise<PgBoss> {
 // A direct job's start_after, beyond the hand-off: a job inserted due now would NOTIFY every
 // worker of its queue to fetch it, and it is active before any could.
 const DIRECT_START_AFTER_MS = 60_000;
+
+interface WantedQueue {
+  name: string;
+  /** Set when the queue is created (pg-boss cannot change them afterwards, or they never change). */
+  created: Record<string, string | boolean>;
+  /** Applied to an existing queue too. */
+  settings: Record<string, number | boolean>;
+}
+
+/** Whether every queue exists with the settings wanted (each as pg-boss reads it back). */
+async function queuesAsWanted(boss: PgBoss, wanted: readonly WantedQueue[]): Promise<boolean> {
+  const found = new Map(
+    (await boss.getQueues(wanted.map((q) => q.name))).map((q) => [q.name, q as unknown as Record<string, unknown>]),
+  );
+  return wanted.every((q) => {
+    const queue = found.get(q.name);
+    return (
+      queue !== undefined &&
+      Object.entries({ ...q.created, ...q.settings }).every(([key, value]) => queue[key] === value)
+    );
+  });
+}
 
 /**
  * Inserts a hand-off's jobs in its transaction. Those marked `direct` are made active for this
