@@ -9,7 +9,7 @@ import { sql, type Column, type SQL } from "drizzle-orm";
  * for every size, so each connection prepares it once.
  */
 
-type ArrayType = "bigint" | "text" | "timestamptz";
+type ArrayType = "bigint" | "text" | "timestamptz" | "uuid";
 
 /** One element of an array literal, quoted: `"`, `\` escaped (the literal's own syntax). */
 const element = (value: string | bigint | number | Date): string =>

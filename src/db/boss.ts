@@ -1,6 +1,7 @@
 import { sql } from "drizzle-orm";
 import { fromDrizzle, fromPglite, PgBoss, type DrizzleTransactionLike } from "pg-boss";
 import type { Logger } from "../log.ts";
+import { anyOf } from "./batch-params.ts";
 import type { RetentionConfig } from "../retention/config.ts";
 import type { Database, Tx } from "./client.ts";
 
@@ -156,10 +157,12 @@ export async function enqueue(
     ),
     { db: fromDrizzle(tx as unknown as DrizzleTransactionLike, sql) },
   );
-  const direct = jobs.filter((j) => j.direct).map((j) => sql`${j.id}::uuid`);
+  const direct = jobs.filter((j) => j.direct).map((j) => j.id);
   if (direct.length === 0) return;
+  // The ids as one array parameter: as an IN list, each size of hand-off was a statement text of
+  // its own, prepared anew (batch-params.ts), and a burst's was 10,000 parameters long.
   await tx.execute(
     sql`update pgboss.job set state = 'active', started_on = pgboss.job_now(), heartbeat_on = pgboss.job_now()
-        where name = ${queue} and state = 'created' and id in (${sql.join(direct, sql`, `)})`,
+        where name = ${queue} and state = 'created' and ${anyOf(sql`id`, direct, "uuid")}`,
   );
 }
