@@ -110,6 +110,11 @@ const EMBEDDED_SHARED_BUFFERS = "32MB";
 // tens of megabytes at the 64 MB default, kept for good. 16 MB holds 2.8 million dead rows' ids,
 // far more than a pruning pass leaves between two vacuums.
 const EMBEDDED_MAINTENANCE_WORK_MEM = "16MB";
+/** The embedded server's settings beyond PGlite's defaults (the benchmarks open theirs with these). */
+export const EMBEDDED_SETTINGS = [
+  ...["-c", `shared_buffers=${EMBEDDED_SHARED_BUFFERS}`],
+  ...["-c", `maintenance_work_mem=${EMBEDDED_MAINTENANCE_WORK_MEM}`],
+];
 
 async function openPglite(options: OpenOptions): Promise<Database> {
   const [{ PGlite }, { drizzle: drizzlePglite }] = await Promise.all([
@@ -122,11 +127,7 @@ async function openPglite(options: OpenOptions): Promise<Database> {
     if (options.dataDir) mkdirSync(options.dataDir, { recursive: true, mode: 0o700 });
     try {
       pglite = await PGlite.create(options.dataDir ?? undefined, {
-        startParams: [
-          ...PGlite.defaultStartParams,
-          ...["-c", `shared_buffers=${EMBEDDED_SHARED_BUFFERS}`],
-          ...["-c", `maintenance_work_mem=${EMBEDDED_MAINTENANCE_WORK_MEM}`],
-        ],
+        startParams: [...PGlite.defaultStartParams, ...EMBEDDED_SETTINGS],
       });
     } catch (err) {
       throw new MissiondError(
