@@ -35,14 +35,23 @@ export async function freshBenchDatabase(
 ): Promise<TestDatabase & { backend: "pglite" | "postgres" }> {
   if (backend === "postgres") return { backend, ...(await createFreshDatabase(SERVER_URL, "missiond_bench")) };
   const dir = mkdtempSync(join(tmpdir(), "missiond-bench-pglite-"));
-  const pglite = await PGlite.create(dir, { startParams: [...PGlite.defaultStartParams, ...EMBEDDED_SETTINGS] });
+  const removeDir = () => rmSync(dir, { recursive: true, force: true });
+  const pglite = await PGlite.create(dir, { startParams: [...PGlite.defaultStartParams, ...EMBEDDED_SETTINGS] }).catch(
+    (err: unknown) => {
+      removeDir();
+      throw err;
+    },
+  );
   return {
     backend,
     url: null,
     pglite,
     async drop() {
-      await pglite.close();
-      rmSync(dir, { recursive: true, force: true });
+      try {
+        await pglite.close();
+      } finally {
+        removeDir();
+      }
     },
   };
 }

@@ -100,15 +100,15 @@ function announceMoments(p: Parts): Stop {
 
 /**
  * On a server, the NOTIFY subscriptions are made while the migrations run: their connection (a
- * connect, postgres.js's type read, a LISTEN) was a step of its own before ready. The migrations'
- * failure closes the database, and that connection with it.
+ * connect and a LISTEN) was a step of its own before ready. The migrations' failure closes the
+ * database, and that connection with it.
  */
 async function migrateBesideBoss(env: DaemonEnv, p: Parts): Promise<void> {
   if (p.database.kind === "postgres") p.listening = listenEarly(p);
   try {
     await migrateAndPartition(env, p.database);
   } catch (err) {
-    await stopStartingBoss(p);
+    await stopStartingBoss(env, p);
     throw err;
   }
 }
@@ -127,10 +127,15 @@ function listenEarly(p: Parts): NonNullable<Parts["listening"]> {
   return { cancels, changes };
 }
 
-/** A start that fails before the pg-boss step: pg-boss, started beside it, is stopped. */
-async function stopStartingBoss(p: Parts): Promise<void> {
+/**
+ * A start that fails before the pg-boss step: pg-boss, started beside it, is stopped (a failure to
+ * stop it is logged, so that the start's own error is the one reported).
+ */
+async function stopStartingBoss(env: DaemonEnv, p: Parts): Promise<void> {
   const boss = await p.bossStarting?.catch(() => null);
-  await boss?.stop({ graceful: false, close: true, timeout: 1_000 });
+  await boss
+    ?.stop({ graceful: false, close: true, timeout: 1_000 })
+    .catch((err: unknown) => env.log.warn({ err, component: "pg-boss" }, "pg-boss could not be stopped"));
 }
 
 /** Migrations, then (Postgres) the ledger's partitions for today and the days ahead. */
@@ -170,7 +175,7 @@ async function openDb(env: DaemonEnv, p: Parts): Promise<Stop> {
       onQuery: deps.onQuery,
     });
   } catch (err) {
-    await stopStartingBoss(p);
+    await stopStartingBoss(env, p);
     throw err;
   }
   return () => p.database.close();

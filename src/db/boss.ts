@@ -66,9 +66,25 @@ export async function startBoss(options: BossOptions): Promise<PgBoss> {
       : new PgBoss({ ...common, connectionString: database.url!, max: 4, application_name: "missiond-boss" });
   boss.on("error", (err) => log.error({ err, component: "pg-boss" }, "pg-boss error"));
   boss.on("warning", (warning) => log.warn({ component: "pg-boss", warning }, "pg-boss warning"));
-  const t0 = performance.now();
-  await boss.start();
-  log.debug({ component: "pg-boss", ms: Math.round(performance.now() - t0) }, "pg-boss started");
+  try {
+    const t0 = performance.now();
+    await boss.start();
+    log.debug({ component: "pg-boss", ms: Math.round(performance.now() - t0) }, "pg-boss started");
+    await ensureQueues(boss, options);
+  } catch (err) {
+    // pg-boss's timers keep a process alive: one whose start failed part-way is stopped here.
+    await boss.stop({ graceful: false, close: true, timeout: 1_000 }).catch(() => {});
+    throw err;
+  }
+  return boss;
+}
+
+/**
+ * The deliveries' queues and their dead-letter queues, with the daemon's settings. A restart finds
+ * them as it left them: one read instead of a create and an update of each, eight round trips in
+ * turn on the way to ready.
+ */
+async function ensureQueues(boss: PgBoss, options: BossOptions): Promise<void> {
   const keep = bossDeleteAfterSeconds(options.retention);
   const queues: WantedQueue[] = (
     [
@@ -93,20 +109,17 @@ export async function startBoss(options: BossOptions): Promise<PgBoss> {
       },
     },
   ]);
-  // A restart finds its queues as it left them: one read instead of a create and an update of
-  // each, eight round trips in turn on the way to ready.
-  if (await queuesAsWanted(boss, queues)) return boss;
+  if (await queuesAsWanted(boss, queues)) return;
   // createQueue leaves an existing queue as it is, so the settings are applied by updateQueue. The
   // two kinds in parallel, each's dead-letter queue first (each statement is a round trip).
   await Promise.all(
     [queues.slice(0, 2), queues.slice(2)].map(async (kind) => {
       for (const q of kind) {
         await boss.createQueue(q.name, { ...q.created, ...q.settings });
-        await boss.updateQueue(q.name, q.settings);
+        await boss.updateQueue(q.name, { ...q.created, ...q.settings });
       }
     }),
   );
-  return boss;
 }
 
 // A direct job's start_after, beyond the hand-off: a job inserted due now would NOTIFY every
@@ -115,9 +128,9 @@ const DIRECT_START_AFTER_MS = 60_000;
 
 interface WantedQueue {
   name: string;
-  /** Set when the queue is created (pg-boss cannot change them afterwards, or they never change). */
+  /** Its dead-letter queue and NOTIFY on new jobs. */
   created: Record<string, string | boolean>;
-  /** Applied to an existing queue too. */
+  /** Retries, supervision and retention. */
   settings: Record<string, number | boolean>;
 }
 

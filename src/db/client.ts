@@ -111,10 +111,10 @@ const EMBEDDED_SHARED_BUFFERS = "32MB";
 // far more than a pruning pass leaves between two vacuums.
 const EMBEDDED_MAINTENANCE_WORK_MEM = "16MB";
 /** The embedded server's settings beyond PGlite's defaults (the benchmarks open theirs with these). */
-export const EMBEDDED_SETTINGS = [
+export const EMBEDDED_SETTINGS: readonly string[] = Object.freeze([
   ...["-c", `shared_buffers=${EMBEDDED_SHARED_BUFFERS}`],
   ...["-c", `maintenance_work_mem=${EMBEDDED_MAINTENANCE_WORK_MEM}`],
-];
+]);
 
 async function openPglite(options: OpenOptions): Promise<Database> {
   const [{ PGlite }, { drizzle: drizzlePglite }] = await Promise.all([

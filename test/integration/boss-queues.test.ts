@@ -79,4 +79,22 @@ describe(`pg-boss's queues at start (${backendName})`, () => {
     // Deliveries keep their dead-letter queue through the update.
     expect(await changed.getQueue("notify")).toMatchObject({ deadLetter: "notify.dead" });
   });
+
+  it.skipIf(backendName !== "postgres")(
+    "a start that fails part-way stops the pg-boss it started: no connection of it is left",
+    async () => {
+      await stop();
+      const sessions = async () =>
+        (
+          await rows<{ n: number }>(
+            database.db,
+            sql`select count(*)::int as n from pg_stat_activity where datname = current_database() and application_name = 'missiond-boss'`,
+          )
+        )[0]!.n;
+      expect(await sessions()).toBe(0);
+      // pg-boss starts, then refuses the queue's settings.
+      await expect(start(-1, {})).rejects.toThrow(/retryLimit/);
+      await expect.poll(sessions, { timeout: 5_000 }).toBe(0);
+    },
+  );
 });

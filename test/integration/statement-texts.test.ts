@@ -85,7 +85,8 @@ describe(`statement texts under a varied load (${backendName})`, () => {
     ])
       expect(all).toContain(statement);
     // The direct lane's pg-boss jobs, made active in hand-offs of many sizes: one text, not one
-    // per size (an IN list the shapes above would read as one).
+    // per size (a list of typed parameters, `$1::uuid, $2::uuid`, is a shape of its own for each
+    // length, which the check above cannot see).
     expect([...texts].filter((text) => text.startsWith("update pgboss.job set state = 'active'"))).toHaveLength(1);
   }, 60_000);
 
