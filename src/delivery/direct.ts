@@ -16,6 +16,12 @@ const HEARTBEAT_MS = 10_000;
  * queued delivery holds its mission in memory until its turn.
  */
 const QUEUED_PER_PLACE = 80;
+/**
+ * The longest a finished delivery's close and pg-boss completion wait for the lane's queue to
+ * empty (DirectLane.quiet): long enough for a wave's turns, short enough that a slot a second later
+ * sees its predecessor closed.
+ */
+export const QUIET_WAIT_MS = 100;
 
 /**
  * Places a hand-off got on the lane: its first `started` items start at once (their attempt is
@@ -33,6 +39,8 @@ interface DirectLaneDeps<M extends Mission> {
   concurrency: number;
   kind: DeliveryKind<M>;
   attempt(attempt: Attempt<M>): Promise<AttemptResult>;
+  /** QUIET_WAIT_MS unless given (tests). */
+  quietWaitMs?: number;
 }
 
 /**
@@ -56,6 +64,10 @@ export class DirectLane<M extends Mission> {
   private reserved: Places = { started: 0, queued: 0 };
   /** Queued deliveries waiting for a place, first come first served. */
   private readonly turns: ((turn: "started" | "handed back") => void)[] = [];
+  /** What closes and completions wait on until the queue is empty (quiet). */
+  private quietWait: { promise: Promise<void>; release(): void } | null = null;
+  /** Turns given a place whose attempts are not counted yet. */
+  private counting = 0;
   /** Deliveries holding a place (by job id). */
   private readonly holding = new Set<string>();
   /** Queued deliveries whose attempt is not counted yet: the queue's size, and a hand-back must not count them as failed. */
@@ -99,9 +111,10 @@ export class DirectLane<M extends Mission> {
       const executed = () => {
         if (this.holding.delete(id)) this.givePlace();
       };
+      const quiet = this.quiet;
       const attempt: Attempt<M> = counted
-        ? { id, data, retryCount: 0, executed }
-        : { id, data, retryCount: 0, executed, takeTurn: () => this.takeTurn(attempt) };
+        ? { id, data, retryCount: 0, executed, quiet }
+        : { id, data, retryCount: 0, executed, quiet, takeTurn: () => this.takeTurn(attempt) };
       if (counted) {
         this.held++;
         this.holding.add(id);
@@ -121,6 +134,7 @@ export class DirectLane<M extends Mission> {
   handBack(): void {
     this.handedBack = true;
     for (const turn of this.turns.splice(0)) turn("handed back");
+    this.wakeQuiet();
   }
 
   /** No more direct starts (shutdown); resolves once every direct delivery is settled in pg-boss. */
@@ -148,6 +162,7 @@ export class DirectLane<M extends Mission> {
         // Not executed (cancelled, handed back, closed meanwhile): its place is free all the same.
         attempt.executed?.();
       }
+      await this.quiet();
       await this.settle({ attempt, result });
     } finally {
       this.active.delete(attempt.id);
@@ -166,21 +181,63 @@ export class DirectLane<M extends Mission> {
    */
   private async takeTurn(attempt: Attempt<M>): Promise<Turn> {
     if (this.handedBack) return "handed back";
-    if (this.held < this.deps.concurrency && this.turns.length === 0) this.held++;
-    else if ((await new Promise<"started" | "handed back">((resolve) => this.turns.push(resolve))) === "handed back")
+    if (this.held < this.deps.concurrency && this.turns.length === 0) {
+      this.held++;
+      this.counting++;
+    } else if ((await new Promise<"started" | "handed back">((resolve) => this.turns.push(resolve))) === "handed back")
       return "handed back";
+    // From here until its attempt is counted, this turn keeps the closes waiting (quiet); givePlace
+    // raised `counting` as it handed the place over.
     this.holding.add(attempt.id);
     this.uncounted.delete(attempt.id);
     const item: { mission: M; counted?: boolean } = { mission: attempt.data };
-    await this.countStarted(item);
+    try {
+      await this.countStarted(item);
+    } finally {
+      this.counting--;
+      if (this.counting === 0 && this.turns.length === 0) this.wakeQuiet();
+    }
     return item.counted ? "started" : "closed";
   }
 
   /** A place freed: the longest-waiting queued delivery takes it over, or it is free again. */
   private givePlace(): void {
     const next = this.turns.shift();
-    if (next) next("started");
-    else this.held--;
+    if (next) {
+      this.counting++;
+      next("started");
+    } else this.held--;
+  }
+
+  /**
+   * Resolves once no queued delivery waits for a place or for the count of its attempt, or after
+   * QUIET_WAIT_MS. A finished delivery's close and pg-boss completion wait for it: while a wave's
+   * deliveries take their places in turns (1,000 notes due at once through 128 places: eight
+   * turns), each turn's count of attempts is what the next deliveries wait for, and the earlier
+   * turns' closes and completions running beside it made each count several times slower. Held
+   * back, they go after the last turn in a few large statements.
+   */
+  private readonly quiet = (): Promise<void> => {
+    if (this.turns.length === 0 && this.counting === 0) return Promise.resolve();
+    if (!this.quietWait) {
+      // One wait for all of them, released together: their closes go in a few large statements.
+      const { promise, resolve } = Promise.withResolvers<void>();
+      const timer = setTimeout(() => this.wakeQuiet(), this.deps.quietWaitMs ?? QUIET_WAIT_MS);
+      this.quietWait = {
+        promise,
+        release: () => {
+          clearTimeout(timer);
+          resolve();
+        },
+      };
+    }
+    return this.quietWait.promise;
+  };
+
+  private wakeQuiet(): void {
+    const wait = this.quietWait;
+    this.quietWait = null;
+    wait?.release();
   }
 
   /** Turns taken together count their attempts in one statement. */

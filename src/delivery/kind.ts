@@ -19,6 +19,11 @@ export interface Attempt<M extends Mission> {
   readonly takeTurn?: () => Promise<Turn>;
   /** The executor has answered: the lane's place is free for the next delivery while this one closes. */
   readonly executed?: () => void;
+  /**
+   * Resolves when the lane's queue has no delivery waiting for a place (or after a bound): the
+   * close waits for it, so that a wave's turns do not share the database with its closes.
+   */
+  readonly quiet?: () => Promise<void>;
 }
 
 /** How a queued delivery's turn came: it took a place, its row had closed meanwhile, or shutdown. */

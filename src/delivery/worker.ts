@@ -25,6 +25,8 @@ export interface DeliveryWorkerDeps extends DeliveryDeps {
   workers: number;
   pollingIntervalSeconds: number;
   notifyPollingIntervalSeconds: number;
+  /** How long a close may wait for the direct lane's queue to empty (QUIET_WAIT_MS unless given: tests). */
+  quietWaitMs?: number;
 }
 
 export interface DeliveryWorker<M extends Mission> {
@@ -251,6 +253,7 @@ async function executeAttempt<M extends Mission>(
     attempt.executed?.();
   }
   const outcome = { result, executor: executor.name, finishedAt: new Date(deps.clock.now()) };
+  await attempt.quiet?.();
   await untilRecorded(() => kind.close(mission, outcome), {
     clock: deps.clock,
     log: kind.log.child({ key }),

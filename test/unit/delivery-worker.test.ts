@@ -103,7 +103,12 @@ const open = (attempts = 0, failedAttempts = 0): AttemptState => ({
   failedAttempts,
 });
 
-async function worker(rows: Record<string, AttemptState>, concurrency = 4, clock: typeof systemClock = systemClock) {
+async function worker(
+  rows: Record<string, AttemptState>,
+  concurrency = 4,
+  clock: typeof systemClock = systemClock,
+  quietWaitMs?: number,
+) {
   const queue = fakeQueue();
   const ledger = memoryKind(rows);
   const w = await startDeliveryWorker(
@@ -117,6 +122,7 @@ async function worker(rows: Record<string, AttemptState>, concurrency = 4, clock
       workers: 2,
       pollingIntervalSeconds: 1,
       notifyPollingIntervalSeconds: 2,
+      quietWaitMs,
     },
     ledger.kind,
   );
@@ -304,8 +310,9 @@ describe("the delivery worker, against a fake queue", () => {
     expect(calls.filter((c) => c.startsWith("complete"))).toEqual([]);
   });
 
-  it("beyond its places the lane queues: each queued delivery counts its attempt when a place frees, one at a time at concurrency 1, in order", async () => {
-    const { w, calls, events, rows } = await worker({ a: open(1), b: open(), c: open() }, 1);
+  it("beyond its places the lane queues: each queued delivery counts its attempt when a place frees, one at a time at concurrency 1, in order; closes wait for the queue to empty", async () => {
+    // A wait bound longer than the test's timeout: only the queue emptying can release the closes.
+    const { w, calls, events, rows } = await worker({ a: open(1), b: open(), c: open() }, 1, systemClock, 60_000);
     const places = w.direct.reserve(3);
     expect(places).toEqual({ started: 1, queued: 2 });
     w.direct.start(places, [
@@ -316,14 +323,32 @@ describe("the delivery worker, against a fake queue", () => {
     expect(w.direct.size).toBe(3);
     await w.direct.drain();
     expect(events).toEqual([
-      "close a Succeeded by fake: slowly",
       "started b",
-      "close b Succeeded by fake: slowly",
       "started c",
+      "close a Succeeded by fake: slowly",
+      "close b Succeeded by fake: slowly",
       "close c Succeeded by fake: got wake",
     ]);
     expect(rows.c).toMatchObject({ attempts: 1, failedAttempts: 0, open: false });
     expect(calls.sort()).toEqual(["complete ja:0", "complete jb:0", "complete jc:0"]);
+  });
+
+  it("a close waits for the lane's queue at most its bound: a place held by a long delivery does not hold back the others' closes", async () => {
+    const { w, calls, events } = await worker({ a: open(1), h: open(), c: open() }, 1, systemClock, 30);
+    const places = w.direct.reserve(3);
+    w.direct.start(places, [
+      { id: "ja", data: note("a"), counted: true },
+      { id: "jh", data: note("h", "hold"), counted: false },
+      { id: "jc", data: note("c"), counted: false },
+    ]);
+    // h holds the only place; c waits in the queue, so a's close waits for the bound, not for c.
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(events).toEqual(["started h", "close a Succeeded by fake: got wake"]);
+    expect(calls).toEqual(["complete ja:0"]);
+    const drained = w.direct.drain();
+    w.handBack();
+    await drained;
+    expect(events).not.toContain("started c");
   });
 
   it("hand-back while deliveries wait in the lane's queue: none counted, as started or as failed, each job failed back to pg-boss for its retry", async () => {
