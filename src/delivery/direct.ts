@@ -17,9 +17,9 @@ const HEARTBEAT_MS = 10_000;
  */
 const QUEUED_PER_PLACE = 80;
 /**
- * The longest a finished delivery's close and pg-boss completion wait for the lane's queue to
- * empty (DirectLane.quiet): long enough for a wave's turns, short enough that a slot a second later
- * sees its predecessor closed.
+ * The longest a finished delivery's close, and then its pg-boss completion, each wait for the lane's
+ * queue to empty (DirectLane.quiet): long enough for a wave's turns, short enough that a slot a
+ * second later sees its predecessor closed.
  */
 export const QUIET_WAIT_MS = 100;
 
@@ -186,8 +186,8 @@ export class DirectLane<M extends Mission> {
       this.counting++;
     } else if ((await new Promise<"started" | "handed back">((resolve) => this.turns.push(resolve))) === "handed back")
       return "handed back";
-    // From here until its attempt is counted, this turn keeps the closes waiting (quiet); givePlace
-    // raised `counting` as it handed the place over.
+    // From here until its attempt is counted, this turn keeps the closes waiting (quiet): `counting`
+    // was raised when it got its place (above, or in givePlace).
     this.holding.add(attempt.id);
     this.uncounted.delete(attempt.id);
     const item: { mission: M; counted?: boolean } = { mission: attempt.data };

@@ -20,8 +20,9 @@ export interface Attempt<M extends Mission> {
   /** The executor has answered: the lane's place is free for the next delivery while this one closes. */
   readonly executed?: () => void;
   /**
-   * Resolves when the lane's queue has no delivery waiting for a place (or after a bound): the
-   * close waits for it, so that a wave's turns do not share the database with its closes.
+   * Resolves when no delivery waits in the lane's queue for a place or for its attempt's count (or
+   * after a bound): the close waits for it, so that a wave's turns do not share the database with
+   * its closes.
    */
   readonly quiet?: () => Promise<void>;
 }

@@ -25,7 +25,7 @@ export interface DeliveryWorkerDeps extends DeliveryDeps {
   workers: number;
   pollingIntervalSeconds: number;
   notifyPollingIntervalSeconds: number;
-  /** How long a close may wait for the direct lane's queue to empty (QUIET_WAIT_MS unless given: tests). */
+  /** How long a close, and then a completion, may each wait for the direct lane's queue (QUIET_WAIT_MS unless given: tests). */
   quietWaitMs?: number;
 }
 

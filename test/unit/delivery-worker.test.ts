@@ -1,5 +1,5 @@
 import type { PgBoss } from "pg-boss";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { systemClock } from "../../src/clock.ts";
 import { startDeliveryWorker } from "../../src/delivery/worker.ts";
 import type { AttemptState, DeliveryKind, Outcome } from "../../src/delivery/kind.ts";
@@ -341,10 +341,10 @@ describe("the delivery worker, against a fake queue", () => {
       { id: "jh", data: note("h", "hold"), counted: false },
       { id: "jc", data: note("c"), counted: false },
     ]);
-    // h holds the only place; c waits in the queue, so a's close waits for the bound, not for c.
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    // h holds the only place; c waits in the queue, so a's close and completion wait for the bound,
+    // not for c.
+    await vi.waitFor(() => expect(calls).toEqual(["complete ja:0"]), { timeout: 5_000 });
     expect(events).toEqual(["started h", "close a Succeeded by fake: got wake"]);
-    expect(calls).toEqual(["complete ja:0"]);
     const drained = w.direct.drain();
     w.handBack();
     await drained;
