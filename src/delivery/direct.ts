@@ -111,10 +111,9 @@ export class DirectLane<M extends Mission> {
       const executed = () => {
         if (this.holding.delete(id)) this.givePlace();
       };
-      const quiet = this.quiet;
       const attempt: Attempt<M> = counted
-        ? { id, data, retryCount: 0, executed, quiet }
-        : { id, data, retryCount: 0, executed, quiet, takeTurn: () => this.takeTurn(attempt) };
+        ? { id, data, retryCount: 0, executed, quiet: this.quiet }
+        : { id, data, retryCount: 0, executed, quiet: this.quiet, takeTurn: () => this.takeTurn(attempt) };
       if (counted) {
         this.held++;
         this.holding.add(id);
