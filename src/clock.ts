@@ -73,6 +73,14 @@ export function atMoment(clock: Clock, moment: number, fn: () => void): () => vo
   };
 }
 
+/** The earliest moment anything waits for on `clock` through `atMoment` (a claimed slot's fire), if any. */
+export function nextMoment(clock: Clock): number | null {
+  let earliest: number | null = null;
+  // A few distinct moments at a time (one per slot time claimed ahead), so a scan is cheap.
+  for (const moment of groups.get(clock)?.keys() ?? []) if (earliest === null || moment < earliest) earliest = moment;
+  return earliest;
+}
+
 /** Resolves at `moment` (ms epoch) on `clock`, never before; at once when it has passed. */
 export function untilMoment(clock: Clock, moment: number): Promise<void> {
   return new Promise((resolve) => atMoment(clock, moment, resolve));

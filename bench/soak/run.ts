@@ -68,6 +68,7 @@ const jobsFor = (backend: Backend) => {
 };
 const jobsText = settings.SOAK_BACKENDS.map((b) => `${b} ${jobsFor(b)}`).join(", ");
 const sampleS = settings.SOAK_SAMPLE_S ?? Math.max(5, Math.round(runS / 90));
+const SAMPLE_AFTER_SECOND_MS = 150;
 const minutes = (s: number) => Math.round((s / 60) * 10) / 10;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, Math.max(0, ms)));
 
@@ -152,6 +153,7 @@ function timeline(samples: Sample[]): void {
       "not closed 10 s",
       "RSS MB",
       "heap MB",
+      "live heap MB",
       "heap total MB",
       "plugin heap MB",
       "daemon CPU %",
@@ -171,6 +173,7 @@ function timeline(samples: Sample[]): void {
         s.notClosed,
         s.rssMb,
         s.heapUsedMb,
+        s.heapLiveMb ?? "-",
         s.heapTotalMb ?? "-",
         s.pluginHeapMb ?? "-",
         s.windowS ? (s.daemonCpuS / s.windowS) * 100 : 0,
@@ -197,7 +200,10 @@ async function soak(backend: Backend): Promise<{ samples: Sample[]; verdicts: Ve
     // for the next tick instead of following at once, so sampling never crowds the daemon.
     const end = started + (warmS + runS) * 1000;
     for (let next = started; next <= end;) {
-      await sleep(next - Date.now());
+      // Just after a whole second, when the per-second slots' work is done: on PGlite the sample's
+      // statements run on the daemon's thread, and across a slot's moment they would delay the
+      // slots the sample measures.
+      await sleep(Math.ceil(next / 1000) * 1000 + SAMPLE_AFTER_SECOND_MS - Date.now());
       samples.push(await take.sample((Date.now() - started) / 1000));
       while (next <= Date.now()) next += sampleS * 1000;
       if (next > end && samples.at(-1)!.t < warmS + runS) next = Math.max(end, Date.now());

@@ -44,6 +44,8 @@ export interface Sample {
   /** The RSS by kind of mapping (mappings.ts), MB. */
   rssByMapping?: Record<MappingKind, number>;
   heapUsedMb: number;
+  /** The heap used just after the daemon's latest full collection (its live heap; NaN before one). */
+  heapLiveMb?: number;
   /** Isolated plugins' heaps (committed), part of the RSS the nodejs heap series do not show. */
   pluginHeapMb?: number;
   /** The V8 heap committed (used or not): with RSS, where the daemon's memory goes. */
@@ -86,7 +88,7 @@ export function cpuSeconds(pid: number): number {
   }
 }
 
-function heapMb(socketPath: string): Promise<{ used: number; total: number; plugins: number }> {
+function heapMb(socketPath: string): Promise<{ used: number; live: number; total: number; plugins: number }> {
   return new Promise((resolve, reject) => {
     get({ socketPath, path: "/metrics" }, (res) => {
       let body = "";
@@ -103,6 +105,7 @@ function heapMb(socketPath: string): Promise<{ used: number; total: number; plug
           .reduce((sum, l) => sum + Number(l.split(" ")[1]), 0);
         resolve({
           used: metric("missiond_nodejs_heap_size_used_bytes"),
+          live: metric("missiond_nodejs_heap_live_bytes"),
           total: metric("missiond_nodejs_heap_size_total_bytes"),
           plugins: plugins / MB,
         });
@@ -174,6 +177,7 @@ export function sampler(daemon: SoakDaemon, loadStartedAt: number): Sampler {
         rssByMapping: rssByMapping(daemon.pid),
         ...(await heapMb(daemon.socketPath).then((heap) => ({
           heapUsedMb: heap.used,
+          heapLiveMb: heap.live,
           heapTotalMb: heap.total,
           pluginHeapMb: heap.plugins,
         }))),

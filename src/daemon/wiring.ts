@@ -27,6 +27,7 @@ import { startNotifyWorker, type NotifyWorker } from "../notify/worker.ts";
 import { PeerMessages } from "../plugins/host-peer.ts";
 import { Plugins } from "../plugins/service.ts";
 import { Pruner } from "../retention/pruner.ts";
+import { gapWaiter } from "../scheduler/gap.ts";
 import { Scheduler } from "../scheduler/scheduler.ts";
 import { startSweeper, type Sweeper } from "../scheduler/sweeper.ts";
 import { ClearService } from "../sessions/clears.ts";
@@ -234,7 +235,7 @@ export function wireServices(env: DaemonEnv, base: Foundation): Services {
     intervalMs: config.scheduler.pollIntervalMs,
   });
   const jobsFiles = new JobsFilesService({ db, clock, log, onChange: poke, files: config.jobsFiles });
-  const pruner = retentionPruner(env, base);
+  const pruner = retentionPruner(env, base, scheduler);
   return {
     ...base,
     firing,
@@ -253,14 +254,18 @@ export function wireServices(env: DaemonEnv, base: Foundation): Services {
   };
 }
 
-/** Retention's pruner: its own loop, never on the claim path. */
-const retentionPruner = (env: DaemonEnv, base: Foundation): Pruner =>
+/**
+ * Retention's pruner: its own loop, never on the claim path. On the embedded database its
+ * statements hold the daemon's thread, so each waits for a gap between due moments.
+ */
+const retentionPruner = (env: DaemonEnv, base: Foundation, scheduler: Scheduler): Pruner =>
   new Pruner({
     database: base.database,
     retention: env.config.retention,
     clock: env.clock,
     log: env.log,
     onPruned: (kind, count) => base.metrics.pruned(kind, count),
+    gap: base.database.kind === "pglite" ? gapWaiter(env.clock, () => scheduler.nextHandOverAt) : undefined,
   });
 
 const detach = (env: DaemonEnv, work: Promise<unknown>) =>

@@ -38,6 +38,11 @@ export interface PrunerDeps {
   log: Logger;
   onPruned?: (kind: RetentionKind, count: number) => void;
   batchRows?: number;
+  /**
+   * Resolves when a statement may hold the daemon's thread without delaying a due moment: on the
+   * embedded database, the scheduler's gap (scheduler/gap.ts) before each batch and vacuum.
+   */
+  gap?: () => Promise<void>;
 }
 
 export interface PassResult {
@@ -72,7 +77,7 @@ export class Pruner {
 
   constructor(deps: PrunerDeps) {
     this.deps = deps;
-    this.vacuums = new Vacuums(deps.database, deps.log);
+    this.vacuums = new Vacuums(deps.database, deps.log, deps.gap);
   }
 
   start(): void {
@@ -171,6 +176,7 @@ export class Pruner {
   ): Promise<void> {
     for (;;) {
       if (this.stopping) return;
+      await this.deps.gap?.();
       const counts = await batch();
       let total = 0;
       for (const [k, n] of Object.entries(counts) as [RetentionKind, number][]) {

@@ -35,9 +35,13 @@ export class Vacuums {
   /** Per table, its row count (planner estimate, summed over partitions) when last analyzed. */
   private readonly analyzedAt = new Map<string, number>();
 
-  constructor(database: Database, log: Logger) {
+  /** Waits for a gap between the daemon's due moments (the embedded database; see scheduler/gap.ts). */
+  private readonly gap: () => Promise<void>;
+
+  constructor(database: Database, log: Logger, gap: () => Promise<void> = async () => {}) {
     this.database = database;
     this.log = log;
+    this.gap = gap;
   }
 
   /** The tables (schema-qualified; a partition by its own name) whose dead rows call for a vacuum. */
@@ -85,6 +89,7 @@ export class Vacuums {
 
   /** Runs one utility statement (VACUUM cannot run in a transaction); its duration in ms. */
   private async timed(statement: string): Promise<number> {
+    await this.gap();
     const started = performance.now();
     if (this.database.kind === "pglite") await this.database.pglite!.exec(statement);
     else await this.database.db.execute(sql.raw(statement));

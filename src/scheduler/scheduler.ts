@@ -110,6 +110,11 @@ export class Scheduler {
     return waiting;
   }
 
+  /** When the next due moment is handed over (its lead taken off), if one is queued in the horizon. */
+  get nextHandOverAt(): number | null {
+    return this.heap.peek()?.at ?? null;
+  }
+
   /** The moment queued for a source's key (`cron`, a job id), if it is due within the horizon. */
   queuedAt(source: string, key: string): Date | null {
     const at = this.queued.get(`${source}:${key}`);

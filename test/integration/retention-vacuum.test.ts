@@ -82,3 +82,39 @@ describe(`retention: vacuums (${backendName})`, () => {
     expect(row?.bounds).toBe(11);
   });
 });
+
+// There every statement holds the daemon's thread: one run across a due moment delays its slots.
+describe.skipIf(backendName !== "pglite")("retention: the embedded database's maintenance between due moments", () => {
+  it("runs each VACUUM, ANALYZE and CHECKPOINT of a pass in the gap after a per-second slot, not before it", async () => {
+    const daemon = await t.start({ toml: `[retention]\nprune_interval = "1h"\n` });
+    const { database, cron, pruner } = daemon.services;
+    const pglite = database.pglite!;
+    await cron.add({ name: "every-second", agentId: "a1", cron: "* * * * * *", prompt: "p" });
+    const quiet = await cron.add({ name: "q", agentId: "a1", cron: "0 0 1 1 *", prompt: "p" });
+    // When each maintenance statement was sent, as ms past the whole second (the slots' moment).
+    const sent: { statement: string; pastSecond: number }[] = [];
+    const exec = pglite.exec.bind(pglite);
+    pglite.exec = (statement: string, ...rest) => {
+      if (/^(vacuum|set default_statistics_target|checkpoint)/.test(statement))
+        sent.push({ statement, pastSecond: Date.now() % 1000 });
+      return exec(statement, ...rest);
+    };
+    for (let pass = 0; pass < 3; pass++) {
+      // Dead rows for the pass to vacuum, then the pass started 100 ms before the next slot.
+      await insertManyRuns(database.db, {
+        jobIds: [quiet.id],
+        perJob: 2_000,
+        end: new Date(Date.now() - HOUR),
+        everyMs: 1_000,
+      });
+      await database.db.execute(sql`delete from cron_job_runs where cron_job_id = ${quiet.id}`);
+      await new Promise((resolve) => setTimeout(resolve, 1_000 - (Date.now() % 1000) + 900));
+      expect(await pruner.runPass()).toMatchObject({ vacuumed: true });
+    }
+    expect(sent.filter((s) => s.statement.startsWith("checkpoint"))).toHaveLength(3);
+    // The slot of each second is handed over 250 ms before it (claim ahead): the gap after a slot's
+    // fire closes 200 ms before that, at 550 ms past the second. A little more for the event loop.
+    for (const s of sent)
+      expect(s, s.statement).toMatchObject({ pastSecond: expect.toSatisfy((ms: number) => ms < 650) });
+  });
+});
