@@ -75,14 +75,29 @@ describe("a maintenance statement waits for a gap between due moments", () => {
     expect(seen.at).toBe(11_000 + SETTLE_MS);
   });
 
-  it("goes after maxWaitMs when the moments never leave a gap", async () => {
+  it("goes after maxWaitMs when the moments never leave a gap, and then at once for a while", async () => {
     const c = manualClock(0);
     // A moment every 100 ms, always the next one.
-    const gap = gapWaiter(c.clock, () => (Math.floor(c.now() / 100) + 1) * 100, { gapMs: 200, maxWaitMs: 1_000 });
+    const gap = gapWaiter(c.clock, () => (Math.floor(c.now() / 100) + 1) * 100, {
+      gapMs: 200,
+      maxWaitMs: 1_000,
+      backoffMs: 60_000,
+    });
     const seen = watch(gap(), c.now);
     await c.advanceTo(999);
     expect(seen.at).toBeNull();
     await c.advanceTo(2_000);
     expect(seen.at).toBe(1_000);
+    // The pass's next statements do not wait again while the backoff lasts...
+    const next = watch(gap(), c.now);
+    await c.advanceTo(2_000);
+    expect(next.at).toBe(2_000);
+    // ...and after it, one waits (and gives up) again.
+    await c.advanceTo(61_050);
+    const later = watch(gap(), c.now);
+    await c.advanceTo(61_500);
+    expect(later.at).toBeNull();
+    await c.advanceTo(63_000);
+    expect(later.at).toBe(62_050);
   });
 });
