@@ -177,6 +177,8 @@ export class Pruner {
     for (;;) {
       if (this.stopping) return;
       await this.deps.gap?.();
+      // A stop that came during the wait ends the pass here.
+      if (this.stopping) return;
       const counts = await batch();
       let total = 0;
       for (const [k, n] of Object.entries(counts) as [RetentionKind, number][]) {

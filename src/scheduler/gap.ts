@@ -17,7 +17,7 @@ export const NO_GAP_BACKOFF_MS = 60_000;
 /**
  * On the embedded database every statement runs on the daemon's own thread: a VACUUM, ANALYZE or
  * CHECKPOINT of 15–100 ms that starts just before a due moment delays every slot of that moment by
- * as much. `waitForGap` resolves once the next moment the daemon needs its thread for (the
+ * as much. The function `gapWaiter` returns resolves once the next moment the daemon needs its thread for (the
  * scheduler's next hand-over, or a claimed slot's fire) is at least GAP_MS away, so such a
  * statement runs just after a moment's work instead of across the next one.
  */
