@@ -5,25 +5,11 @@
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { loadSeries, saveSeries, type Series } from "../../bench/soak/chart.ts";
-import type { Sample } from "../../bench/soak/sample.ts";
+import { soakSample } from "../helpers/soak.ts";
 import { tempDir } from "../helpers/tmp.ts";
 
-const sample = (t: number, lateness: number[]): Sample => ({
-  t,
-  dbBytes: 1_000_000,
-  walBytes: 0,
-  rows: { cron_job_runs: 10 },
-  claimLateness: lateness,
-  doneLateness: lateness.map((ms) => ms + 5),
-  notClosed: 0,
-  claims: lateness.length,
-  windowS: 20,
-  load1: 1,
-  daemonCpuS: 10,
-  rssMb: 150,
-  heapUsedMb: 40,
-  pgCpuS: 20,
-});
+const sample = (t: number, lateness: number[]) =>
+  soakSample(t, { claimLateness: lateness, doneLateness: lateness.map((ms) => ms + 5), claims: lateness.length });
 
 describe("the soak's samples file", () => {
   it("keeps the verdicts and read paths beside the samples, lateness reduced to its p99", () => {

@@ -2,6 +2,7 @@
 import { describe, expect, it } from "vitest";
 import { verdicts } from "../../bench/soak/report.ts";
 import type { Sample } from "../../bench/soak/sample.ts";
+import { soakSample } from "../helpers/soak.ts";
 
 const RUN_S = 600;
 
@@ -10,23 +11,7 @@ function run(heap: (t: number) => { used: number; live?: number }): Sample[] {
   return Array.from({ length: RUN_S / 20 + 1 }, (_, i) => {
     const t = i * 20;
     const { used, live } = heap(t);
-    return {
-      t,
-      dbBytes: 1_000_000,
-      walBytes: 0,
-      rows: { cron_job_runs: 10 },
-      claimLateness: [5],
-      doneLateness: [10],
-      notClosed: 0,
-      claims: 1,
-      windowS: 20,
-      load1: 1,
-      daemonCpuS: 10,
-      rssMb: 150,
-      heapUsedMb: used,
-      ...(live === undefined ? {} : { heapLiveMb: live }),
-      pgCpuS: 20,
-    };
+    return soakSample(t, { heapUsedMb: used, ...(live === undefined ? {} : { heapLiveMb: live }) });
   });
 }
 
