@@ -6,13 +6,15 @@
  * idle the daemon is afterwards; capped at 4 MB a semi-space, an idle daemon holds about 110 MB less.
  * Under steady load V8 lets the old generation grow to up to four times what survives a full
  * collection before collecting again, and keeps those pages committed: at 200 runs a second on
- * Postgres, 30 MB live held up to 135 MB of heap and the RSS crept to 235 MB. Collecting at twice
- * the live size held it at 178 MB, for no more CPU (382 against 395 s over 12 minutes). It costs
- * the start: collections come sooner while the modules load, about 110 ms more CPU to ready on
- * Postgres (570 → 680 ms). Set after the start instead (v8.setFlagsFromString), it held less of
- * that RSS back (178–183 against 161–174 MB over 6 minutes).
+ * Postgres, 30 MB live held up to 135 MB of heap and the RSS crept to 235 MB. Collecting once the
+ * old generation is half again the live size holds the heap total at 55–58 MB under 100 runs a
+ * second on Postgres (66–69 MB at twice the live size, 11 MB less RSS), for the same CPU (52 against
+ * 55% of a core over 6 minutes) and no slower a start (ready in 524 against 517–627 ms, median of 5
+ * each). The RSS follows the highest heap total V8 has reached, so a lower limit is also a smaller
+ * step each time the live heap briefly rises. Set after the start instead (v8.setFlagsFromString),
+ * the limit held less of that RSS back: the start's own growth stays committed.
  */
-export const NODE_FLAGS = ["--max-semi-space-size=4", "--heap-growing-percent=100"];
+export const NODE_FLAGS = ["--max-semi-space-size=4", "--heap-growing-percent=50"];
 
 /**
  * glibc's malloc raises its mmap threshold each time a large block is freed, after which blocks of
