@@ -21,6 +21,17 @@ const BATCH_PAUSE_MS = 50;
 
 const FIRST_PASS_AFTER_MS = 60_000;
 
+/** The tables (as VACUUM names them) each kind's batches delete from. */
+const KIND_TABLES: Record<RetentionKind, readonly string[]> = {
+  runs: ["public.cron_job_runs"],
+  failed_runs: ["public.cron_job_runs"],
+  decisions: ["public.hook_decisions"],
+  timers: ["public.notify_timers"],
+  todos: ["public.todos", "public.todo_batches"],
+  clears: ["public.session_clears"],
+  events: ["public.session_events"],
+};
+
 /** Row kinds in the order a pass removes them: events before the clears they name. */
 const ROW_KINDS: readonly [RowKind, RetentionKind][] = [
   ["events", "events"],
@@ -122,19 +133,21 @@ export class Pruner {
   private async pass(): Promise<PassResult> {
     const { retention, clock } = this.deps;
     const result = emptyResult();
+    // Rows deleted by this pass's batches (not by dropped partitions), per table.
+    const deleted = new Map<string, number>();
     const now = clock.now();
     if (this.deps.database.kind === "postgres") await this.partitions(now, result);
     for (const [rowKind, kind] of ROW_KINDS) {
       const keepMs = retentionOf(retention, kind);
       if (keepMs === 0) continue;
       const before = new Date(now - keepMs);
-      await this.batches(kind, result, async () => ({
+      await this.batches(kind, result, deleted, async () => ({
         [kind]: await deleteRowBatch(this.deps.database.db, rowKind, before, this.batchRows),
       }));
     }
     const rules = runRules(retention, now, 1);
-    await this.batches("runs", result, () => this.runBatch(rules, new Date(now), result.archived));
-    result.vacuumed = await this.vacuum();
+    await this.batches("runs", result, deleted, () => this.runBatch(rules, new Date(now), result.archived));
+    result.vacuumed = await this.vacuum(deleted);
     return result;
   }
 
@@ -172,6 +185,7 @@ export class Pruner {
   private async batches(
     kind: RetentionKind,
     result: PassResult,
+    deleted: Map<string, number>,
     batch: () => Promise<Partial<Record<RetentionKind, number>>>,
   ): Promise<void> {
     for (;;) {
@@ -185,6 +199,7 @@ export class Pruner {
         result.pruned[k] += n;
         total += n;
         if (n > 0) this.deps.onPruned?.(k, n);
+        for (const table of KIND_TABLES[k]) deleted.set(table, (deleted.get(table) ?? 0) + n);
       }
       if (total > 0) this.deps.log.debug({ component: "pruner", kind, total }, "pruned a batch");
       if (total < this.batchRows) return;
@@ -219,10 +234,10 @@ export class Pruner {
    * tables that hold enough dead rows: those the pass deleted, and those the claims and closes
    * update all day (a job's row at every slot, pg-boss's jobs), which no retention ever prunes.
    */
-  private async vacuum(): Promise<boolean> {
+  private async vacuum(deleted: ReadonlyMap<string, number>): Promise<boolean> {
     const { database } = this.deps;
     if (database.kind === "postgres" && !(await autovacuumOff(database.db))) return false;
-    const tables = await this.vacuums.bloated();
+    const tables = await this.vacuums.bloated(deleted);
     if (tables.length === 0) return false;
     await this.vacuums.run(tables);
     return true;

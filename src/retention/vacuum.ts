@@ -44,8 +44,24 @@ export class Vacuums {
     this.gap = gap;
   }
 
-  /** The tables (schema-qualified; a partition by its own name) whose dead rows call for a vacuum. */
-  async bloated(): Promise<string[]> {
+  /**
+   * The tables (schema-qualified; a partition by its own name) whose dead rows call for a vacuum,
+   * and each table of `deleted` (rows a pass just deleted from it) past the floor that the
+   * statistics do not show yet. A server's backends report their counters up to a second after
+   * they commit, so the pass's own last batches may not be counted when it asks; a partitioned
+   * table is named by its parent, whose vacuum takes each of its partitions.
+   */
+  async bloated(deleted: ReadonlyMap<string, number> = new Map()): Promise<string[]> {
+    const tables = await this.countedDead();
+    for (const [table, rows] of deleted) {
+      const counted = tables.some((t) => t === table || t.startsWith(`${table}_p`) || t === `${table}_default`);
+      if (rows >= DEAD_ROWS_MIN && !counted) tables.push(table);
+    }
+    return tables;
+  }
+
+  /** The tables whose dead rows, as the statistics count them, call for a vacuum. */
+  private async countedDead(): Promise<string[]> {
     // Single-user Postgres reports its table counters only when asked to; without this the view
     // shows none of the rows the claims and the pass just left dead.
     if (this.database.kind === "pglite") {

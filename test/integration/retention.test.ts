@@ -2,6 +2,8 @@ import { sql } from "drizzle-orm";
 import postgres from "postgres";
 import { describe, expect, it } from "vitest";
 import { rows } from "../../src/db/client.ts";
+import { createLogger } from "../../src/log.ts";
+import { Vacuums } from "../../src/retention/vacuum.ts";
 import type { Daemon } from "../../src/daemon/daemon.ts";
 import { backendName } from "../helpers/db.ts";
 import { daemonPerTest } from "../helpers/daemon.ts";
@@ -145,6 +147,17 @@ describe(`retention: one pruner at a time, space given back (${backendName})`, (
           where s.relname like 'cron_job_runs%' and c.relkind = 'r'`,
     );
     expect(stats).toEqual({ vacuumed: true, analyzed: true });
+  });
+
+  it("counts the rows a pass just deleted, which a server's statistics may not show yet", async () => {
+    const daemon = await withRetention(`runs = "1d"`);
+    const vacuums = new Vacuums(daemon.services.database, createLogger("silent"));
+    // Nothing was deleted from the timers: the statistics show no dead rows there.
+    expect(await vacuums.bloated()).not.toContain("public.notify_timers");
+    // A pass that deleted 5,000 of them calls for a vacuum, whatever the statistics say yet.
+    expect(await vacuums.bloated(new Map([["public.notify_timers", 5_000]]))).toContain("public.notify_timers");
+    // Under the floor, as autovacuum's own rule would leave them.
+    expect(await vacuums.bloated(new Map([["public.notify_timers", 999]]))).not.toContain("public.notify_timers");
   });
 
   it("vacuums the tables whose dead rows call for it, pruned or only updated, and PGlite checkpoints its WAL", async () => {
