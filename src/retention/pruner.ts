@@ -7,7 +7,7 @@ import { ensurePartitions } from "../db/partitions.ts";
 import { archiveRuns } from "./archive.ts";
 import { retentionOf, type RetentionConfig, type RetentionKind } from "./config.ts";
 import { dropDecisionPartitions, dropRunPartitions } from "./partition-drop.ts";
-import { deleteRowBatch, probesHolding, rowsOverdueProbe, type RowKind } from "./rows.ts";
+import { deleteRowBatch, probesHolding, rowTable, rowsOverdueProbe, type RowKind } from "./rows.ts";
 import { deleteRuns, runsOverdueProbe, selectRunBatch, selectRunIds, type RunRules } from "./runs.ts";
 import { Vacuums } from "./vacuum.ts";
 
@@ -21,16 +21,8 @@ const BATCH_PAUSE_MS = 50;
 
 const FIRST_PASS_AFTER_MS = 60_000;
 
-/** The tables (as VACUUM names them) each kind's batches delete from. */
-const KIND_TABLES: Record<RetentionKind, readonly string[]> = {
-  runs: ["public.cron_job_runs"],
-  failed_runs: ["public.cron_job_runs"],
-  decisions: ["public.hook_decisions"],
-  timers: ["public.notify_timers"],
-  todos: ["public.todos", "public.todo_batches"],
-  clears: ["public.session_clears"],
-  events: ["public.session_events"],
-};
+/** The runs' table as the statistics and VACUUM name it (on Postgres, the parent of its partitions). */
+const RUNS_TABLE = "public.cron_job_runs";
 
 /** Row kinds in the order a pass removes them: events before the clears they name. */
 const ROW_KINDS: readonly [RowKind, RetentionKind][] = [
@@ -141,12 +133,14 @@ export class Pruner {
       const keepMs = retentionOf(retention, kind);
       if (keepMs === 0) continue;
       const before = new Date(now - keepMs);
-      await this.batches(kind, result, deleted, async () => ({
+      const gone = await this.batches(kind, result, async () => ({
         [kind]: await deleteRowBatch(this.deps.database.db, rowKind, before, this.batchRows),
       }));
+      deleted.set(rowTable(rowKind), gone);
     }
     const rules = runRules(retention, now, 1);
-    await this.batches("runs", result, deleted, () => this.runBatch(rules, new Date(now), result.archived));
+    const runsGone = await this.batches("runs", result, () => this.runBatch(rules, new Date(now), result.archived));
+    deleted.set(RUNS_TABLE, runsGone);
     result.vacuumed = await this.vacuum(deleted);
     return result;
   }
@@ -181,28 +175,28 @@ export class Pruner {
     return this.deps.batchRows ?? BATCH_ROWS;
   }
 
-  /** Runs one kind's batches until a batch comes back short (or the daemon stops). */
+  /** Runs one kind's batches until a batch comes back short (or the daemon stops); the rows they removed. */
   private async batches(
     kind: RetentionKind,
     result: PassResult,
-    deleted: Map<string, number>,
     batch: () => Promise<Partial<Record<RetentionKind, number>>>,
-  ): Promise<void> {
+  ): Promise<number> {
+    let removed = 0;
     for (;;) {
-      if (this.stopping) return;
+      if (this.stopping) return removed;
       await this.deps.gap?.();
       // A stop that came during the wait ends the pass here.
-      if (this.stopping) return;
+      if (this.stopping) return removed;
       const counts = await batch();
       let total = 0;
       for (const [k, n] of Object.entries(counts) as [RetentionKind, number][]) {
         result.pruned[k] += n;
         total += n;
         if (n > 0) this.deps.onPruned?.(k, n);
-        for (const table of KIND_TABLES[k]) deleted.set(table, (deleted.get(table) ?? 0) + n);
       }
+      removed += total;
       if (total > 0) this.deps.log.debug({ component: "pruner", kind, total }, "pruned a batch");
-      if (total < this.batchRows) return;
+      if (total < this.batchRows) return removed;
       await this.pause();
     }
   }

@@ -39,6 +39,9 @@ const SPECS: Record<RowKind, RowSpec> = {
   events: { table: "session_events", prunable: (b) => sql`created_at < ${at(b)}` },
 };
 
+/** The table `kind` is stored in, schema-qualified as the statistics and VACUUM name it. */
+export const rowTable = (kind: RowKind): string => `public.${SPECS[kind].table}`;
+
 /** Deletes one batch of `kind` older than `before`; resolves to how many rows went. */
 export async function deleteRowBatch(db: Executor, kind: RowKind, before: Date, limit: number): Promise<number> {
   const { table, prunable } = SPECS[kind];

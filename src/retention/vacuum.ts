@@ -49,32 +49,38 @@ export class Vacuums {
    * and each table of `deleted` (rows a pass just deleted from it) past the floor that the
    * statistics do not show yet. A server's backends report their counters up to a second after
    * they commit, so the pass's own last batches may not be counted when it asks; a partitioned
-   * table is named by its parent, whose vacuum takes each of its partitions.
+   * table is named by its parent, whose vacuum takes each of its partitions, unless the statistics
+   * already count one of them.
    */
   async bloated(deleted: ReadonlyMap<string, number> = new Map()): Promise<string[]> {
-    const tables = await this.countedDead();
+    const counted = await this.countedDead();
+    const tables = counted.map((t) => t.name);
     for (const [table, rows] of deleted) {
-      const counted = tables.some((t) => t === table || t.startsWith(`${table}_p`) || t === `${table}_default`);
-      if (rows >= DEAD_ROWS_MIN && !counted) tables.push(table);
+      if (rows >= DEAD_ROWS_MIN && !counted.some((t) => t.root === table)) tables.push(table);
     }
     return tables;
   }
 
-  /** The tables whose dead rows, as the statistics count them, call for a vacuum. */
-  private async countedDead(): Promise<string[]> {
+  /**
+   * The tables whose dead rows, as the statistics count them, call for a vacuum, each with the root
+   * of its partition tree (itself when it is not a partition).
+   */
+  private async countedDead(): Promise<{ name: string; root: string }[]> {
     // Single-user Postgres reports its table counters only when asked to; without this the view
     // shows none of the rows the claims and the pass just left dead.
     if (this.database.kind === "pglite") {
       await this.database.pglite!.exec("select pg_stat_force_next_flush()");
       await this.database.pglite!.exec("select 1");
     }
-    const found = await rows<{ name: string }>(
+    return rows<{ name: string; root: string }>(
       this.database.db,
-      sql`select format('%I.%I', schemaname, relname) as name from pg_stat_user_tables
-          where n_dead_tup >= ${DEAD_ROWS_MIN}::bigint and n_dead_tup > ${DEAD_ROWS_SHARE}::float8 * n_live_tup
-          order by n_dead_tup desc`,
+      sql`select format('%I.%I', s.schemaname, s.relname) as name, format('%I.%I', n.nspname, c.relname) as root
+          from pg_stat_user_tables s
+          join pg_class c on c.oid = coalesce(pg_partition_root(s.relid), s.relid)
+          join pg_namespace n on n.oid = c.relnamespace
+          where s.n_dead_tup >= ${DEAD_ROWS_MIN}::bigint and s.n_dead_tup > ${DEAD_ROWS_SHARE}::float8 * s.n_live_tup
+          order by s.n_dead_tup desc`,
     );
-    return found.map((r) => r.name);
   }
 
   /** Vacuums each table, analyzes those whose size moved; on the embedded database, checkpoints. */
