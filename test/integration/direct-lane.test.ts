@@ -154,6 +154,42 @@ describe(`the direct lane (${backendName})`, () => {
     expect(runs.filter((r) => !r.in_claim).map((r) => Number(r.lead_ms))).toEqual([]);
   });
 
+  it("with no plugin on cronJobFiring, more slots of one second than the lane's places: the surplus queues on the lane, each attempt counted when it takes a place, none through pg-boss's fetch", async () => {
+    // 20 jobs due every second through 4 places: 16 of each second's missions wait for a place.
+    // Sent to pg-boss's fetch instead, they waited for a poll and a read (200 a second through
+    // 128 places: the slowest 72 were received 40-100 ms after the first 128).
+    const daemon = await t.start({ toml: `[missions]\nconcurrency = 4\n` });
+    const startsAt = new Date(Math.ceil((Date.now() + 4_000) / 1000) * 1000);
+    const jobs = 20;
+    for (let i = 0; i < jobs; i++)
+      await daemon.services.cron.add({
+        name: `second-${i}`,
+        agentId: "a1",
+        cron: "* * * * * *",
+        prompt: "p",
+        overlapPolicy: "allow",
+        startsAt: startsAt.toISOString(),
+      });
+    const slots = [startsAt.getTime(), startsAt.getTime() + 1_000].map((s) => new Date(s).toISOString());
+    const closed = await waitFor(
+      async () => {
+        const found = await rows<{ status: string; attempts: number; failed_attempts: number }>(
+          daemon.services.database.db,
+          sql`select status, attempts, failed_attempts from cron_job_runs
+              where scheduled_for in (${slots[0]}::timestamptz, ${slots[1]}::timestamptz)
+                and status not in ('Claimed', 'Running')`,
+        );
+        return found.length === 2 * jobs ? found : null;
+      },
+      "both seconds' slots closed",
+      30_000,
+    );
+    expect(closed.filter((r) => r.status !== "Succeeded" || r.attempts !== 1 || r.failed_attempts !== 0)).toEqual([]);
+    const text = await scrape(daemon);
+    expect(deliveryAttempts(text, "missions", "direct")).toBeGreaterThanOrEqual(2 * jobs);
+    expect(deliveryAttempts(text, "missions", "fetched")).toBe(0);
+  });
+
   it("claimed ahead while the job's previous run still goes: the overlap is decided at the slot itself, so a run that ends within the lead does not skip the slot", async () => {
     // Runs of 1.5 s every 3 s, claimed 2 s ahead: at the claim (1 s into the previous run) it is
     // still going, by the slot it has ended (1.5 s to spare). Deciding the overlap at the claim
