@@ -45,7 +45,10 @@ export default tseslint.config(
     },
   },
   { files: ["**/*.js"], ...tseslint.configs.disableTypeChecked },
-  { files: ["bin/**/*.js"], languageOptions: { globals: { process: "readonly", console: "readonly" } } },
+  {
+    files: ["bin/**/*.js", "bench/**/*.js"],
+    languageOptions: { globals: { process: "readonly", console: "readonly" } },
+  },
   // Declaring globals in a .d.ts needs `var`.
   { files: ["**/*.d.ts"], rules: { "no-var": "off" } },
 );

@@ -4,9 +4,12 @@
  * `node bench/memory.ts`. MEM_IDLE_S (10) is the idle wait, MEM_RUNS (3) the starts per backend
  * (the median is shown), MEM_NODE_FLAGS extra Node flags for the daemon, MEM_ENTRY another entry
  * (src/main.ts, say) instead of the bundled dist/main.js, MEM_BACKENDS=pglite,postgres a subset,
- * MEM_MALLOC=glibc without the launcher's malloc setting (bin/launch.js).
+ * MEM_MALLOC=glibc without the launcher's malloc setting (bin/launch.js). Beside each, the same
+ * figures for an idle pg-boss worker (both backends) and graphile-worker runner (Postgres), each in
+ * a process of its own (bench/peers/idle.js); MEM_PEERS=0 leaves them out.
  */
 import { spawn, spawnSync } from "node:child_process";
+import { createInterface } from "node:readline";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { get } from "node:http";
 import { tmpdir } from "node:os";
@@ -119,19 +122,63 @@ async function once(backend: "pglite" | "postgres"): Promise<Sample> {
   }
 }
 
+const PEER = join(import.meta.dirname, "peers", "idle.js");
+type Peer = "pg-boss" | "graphile-worker";
+
+/**
+ * The same figures for an idle peer worker (bench/peers/idle.js): one queue, a worker waiting on it,
+ * no job, on a database it has set up already; launched with Node's defaults, as its users run it.
+ */
+async function peerOnce(system: Peer, backend: "pglite" | "postgres"): Promise<Sample> {
+  const dir = mkdtempSync(join(tmpdir(), "missiond-memory-peer-"));
+  const db = backend === "postgres" ? await freshBenchDatabase("postgres") : null;
+  const target = db?.url ?? join(dir, "pglite");
+  const setup = spawnSync(process.execPath, [PEER, system, target, "setup"], { encoding: "utf8" });
+  if (setup.status !== 0) throw new Error(`${system} setup failed: ${setup.stderr}`);
+  const started = Date.now();
+  const peer = spawn(process.execPath, [PEER, system, target], { stdio: ["ignore", "pipe", "inherit"] });
+  const exited = new Promise((resolve) => peer.on("exit", resolve));
+  const lines = createInterface({ input: peer.stdout! });
+  const next = () => new Promise<string>((resolve) => lines.once("line", resolve));
+  try {
+    if ((await next()) !== "ready") throw new Error(`${system} did not start`);
+    const readyMs = Date.now() - started;
+    const rssReadyMb = rssMb(peer.pid!);
+    const cpuReadyMs = cpuMs(peer.pid!);
+    await sleep(idleS * 1000);
+    const rssIdleMb = rssMb(peer.pid!);
+    const usage = next();
+    peer.kill("SIGUSR2");
+    const { heapUsed, heapTotal, external } = JSON.parse(await usage) as Record<string, number>;
+    return {
+      readyMs,
+      cpuReadyMs,
+      rssReadyMb,
+      rssIdleMb,
+      heapUsedMb: heapUsed! / MB,
+      heapTotalMb: heapTotal! / MB,
+      externalMb: external! / MB,
+    };
+  } finally {
+    peer.kill("SIGTERM");
+    await exited;
+    await db?.drop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 
 const backends = (process.env.MEM_BACKENDS ?? "pglite,postgres").split(",") as ("pglite" | "postgres")[];
+// MEM_PEERS=0 leaves the peers out.
+const withPeers = process.env.MEM_PEERS !== "0";
 const rows: (string | number)[][] = [];
-for (const backend of backends) {
-  if (backend === "postgres" && !(await serverReachable())) {
-    console.log("(no Postgres server reachable: Postgres row skipped)");
-    continue;
-  }
+async function measure(system: string, backend: "pglite" | "postgres", one: () => Promise<Sample>): Promise<void> {
   const samples: Sample[] = [];
-  for (let i = 0; i < runs; i++) samples.push(await once(backend));
+  for (let i = 0; i < runs; i++) samples.push(await one());
   const m = (key: keyof Sample) => Math.round(median(samples.map((s) => s[key])) * 10) / 10;
   rows.push([
+    system,
     backend,
     m("readyMs"),
     m("cpuReadyMs"),
@@ -142,10 +189,31 @@ for (const backend of backends) {
     m("externalMb"),
   ]);
 }
+for (const backend of backends) {
+  if (backend === "postgres" && !(await serverReachable())) {
+    console.log("(no Postgres server reachable: Postgres rows skipped)");
+    continue;
+  }
+  await measure("missiond serve", backend, () => once(backend));
+  if (!withPeers) continue;
+  await measure("pg-boss 12 worker", backend, () => peerOnce("pg-boss", backend));
+  if (backend === "postgres")
+    await measure("graphile-worker 0.17 runner", backend, () => peerOnce("graphile-worker", backend));
+}
 console.log(
-  `\nIdle serve, median of ${runs}, ${idleS} s idle; flags: ${nodeFlags.join(" ") || "-"}; environment: ${launchEnvText}; entry: ${entry}\n`,
+  `\nIdle, median of ${runs}, ${idleS} s idle; missiond: flags ${nodeFlags.join(" ") || "-"}, environment ${launchEnvText}, entry ${entry}; the peers (one queue, a worker waiting on it): Node's defaults\n`,
 );
 printTable(
-  ["db", "ready ms", "CPU ms to ready", "RSS ready MB", "RSS idle MB", "heap used MB", "heap total MB", "external MB"],
+  [
+    "system",
+    "db",
+    "ready ms",
+    "CPU ms to ready",
+    "RSS ready MB",
+    "RSS idle MB",
+    "heap used MB",
+    "heap total MB",
+    "external MB",
+  ],
   rows,
 );

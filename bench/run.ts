@@ -233,7 +233,9 @@ if (only.has("boundary")) {
 }
 
 if (only.has("memory")) {
-  console.log("\n## 8. An idle `missiond serve`: no job, no plugin (launched as bin/missiond.js launches it)\n");
+  console.log(
+    "\n## 8. An idle `missiond serve`: no job, no plugin (launched as bin/missiond.js launches it), beside an idle pg-boss worker and graphile-worker runner\n",
+  );
   own("./memory.ts");
 }
 
