@@ -93,15 +93,10 @@ export class CronFiring {
     // per-second jobs past 128 places reached their agent 40-100 ms after the rest).
     const passThrough = !this.deps.chain.handles("cronJobFiring");
     let claim: Awaited<ReturnType<CronFiring["claim"]>> | undefined;
-    await handOffWithLane(
-      passThrough ? this.deps.direct?.() : undefined,
-      batch.length,
-      async (places) => {
-        claim = await this.claim(batch, passThrough ? places : null);
-        return claim.activated;
-      },
-      { countable: batch.length },
-    );
+    await handOffWithLane(passThrough ? this.deps.direct?.() : undefined, batch.length, async (places) => {
+      claim = await this.claim(batch, passThrough ? places : null);
+      return claim.activated;
+    });
     const { jobs, claimed, handedOff } = claim!;
     for (const run of claimed) {
       if (handedOff.has(run.id)) this.deps.onRun?.("Running", null);
@@ -125,11 +120,8 @@ export class CronFiring {
    */
   private readonly handOff = coalescing<PendingHandOff>(async (batch) => {
     const { db, boss, clock } = this.deps;
-    await handOffWithLane(
-      this.deps.direct?.(),
-      batch.length,
-      (places) => db.transaction((tx) => writeHandOffs(tx, boss, batch, places, clock.now())),
-      { countable: batch.length },
+    await handOffWithLane(this.deps.direct?.(), batch.length, (places) =>
+      db.transaction((tx) => writeHandOffs(tx, boss, batch, places, clock.now())),
     );
     for (const _ of batch) this.deps.onRun?.("Running", null);
   });

@@ -83,15 +83,15 @@ export class DirectLane<M extends Mission> {
 
   /**
    * Places for up to `wanted` hand-offs about to commit, of which the first `countable` may start
-   * at once (the rest wait for their moment anyway), and with `queue`, places in the lane's queue.
+   * at once (the rest wait for their moment anyway) and the others take places in the lane's queue.
    * The rest are left to pg-boss's fetch (the lane and its queue are full, or the daemon is
    * stopping).
    */
-  reserve(wanted: number, countable = wanted, queue = true): Places {
+  reserve(wanted: number, countable = wanted): Places {
     if (!this.accepting) return { started: 0, queued: 0 };
     const { concurrency } = this.deps;
     const started = Math.max(0, Math.min(countable, concurrency - this.held - this.reserved.started));
-    const room = queue ? concurrency * QUEUED_PER_PLACE - this.uncounted.size - this.reserved.queued : 0;
+    const room = concurrency * QUEUED_PER_PLACE - this.uncounted.size - this.reserved.queued;
     const queued = Math.max(0, Math.min(wanted - started, room));
     this.reserved = { started: this.reserved.started + started, queued: this.reserved.queued + queued };
     return { started, queued };
@@ -292,18 +292,20 @@ export const onLane = (places: Places, i: number) => ({
 });
 
 /**
- * A hand-off batch and the direct lane: places are reserved for up to all of it (with `queue`, its
- * first `countable` items may start at once and the rest may queue), `commit` writes the batch in one transaction, its first
- * `places.started` items counted and activated, the next `places.queued` activated, and resolves
- * to the jobs it activated, which start or queue as soon as it has committed (none, if it threw).
+ * A hand-off batch and the direct lane: places are reserved for up to all of it (its first
+ * `countable` items may start at once and the rest may queue on the lane; a hand-off that left its
+ * surplus to pg-boss's fetch made those missions wait for a poll and a read), `commit` writes the
+ * batch in one transaction, its first `places.started` items counted and activated, the next
+ * `places.queued` activated, and resolves to the jobs it activated, which start or queue as soon as
+ * it has committed (none, if it threw).
  */
 export async function handOffWithLane<M extends Mission>(
   lane: DirectLane<M> | undefined,
   size: number,
   commit: (places: Places) => Promise<readonly { id: string; data: M; counted: boolean }[]>,
-  queue?: { countable: number },
+  countable = size,
 ): Promise<void> {
-  const places = lane?.reserve(size, queue?.countable ?? size, queue !== undefined) ?? { started: 0, queued: 0 };
+  const places = lane?.reserve(size, countable) ?? { started: 0, queued: 0 };
   let activated: readonly { id: string; data: M; counted: boolean }[] = [];
   try {
     activated = await commit(places);

@@ -186,7 +186,7 @@ export class NotifyDelivery {
           return jobs.filter((j) => j.direct);
         });
       },
-      { countable: near.length },
+      near.length,
     );
     for (let i = 0; i < written; i++) this.deps.onTimer?.("Delivering", null);
   });
