@@ -2,6 +2,7 @@ import { createServer, type Server } from "node:http";
 import { sql } from "drizzle-orm";
 import { afterEach, describe, expect, it } from "vitest";
 import { insertDueJobs } from "../../bench/burst.ts";
+import { addPerSecondJobs } from "../../bench/databases.ts";
 import type { Daemon } from "../../src/daemon/daemon.ts";
 import { rows } from "../../src/db/client.ts";
 import { backendName } from "../helpers/db.ts";
@@ -159,18 +160,15 @@ describe(`the direct lane (${backendName})`, () => {
     // Sent to pg-boss's fetch instead, they waited for a poll and a read (200 a second through
     // 128 places: the slowest 72 were received 40-100 ms after the first 128).
     const daemon = await t.start({ toml: `[missions]\nconcurrency = 4\n` });
-    const startsAt = new Date(Math.ceil((Date.now() + 4_000) / 1000) * 1000);
     const jobs = 20;
-    for (let i = 0; i < jobs; i++)
-      await daemon.services.cron.add({
-        name: `second-${i}`,
-        agentId: "a1",
-        cron: "* * * * * *",
-        prompt: "p",
-        overlapPolicy: "allow",
-        startsAt: startsAt.toISOString(),
-      });
-    const slots = [startsAt.getTime(), startsAt.getTime() + 1_000].map((s) => new Date(s).toISOString());
+    const from = await addPerSecondJobs(daemon, jobs, {
+      prefix: "second",
+      agentId: "a1",
+      prompt: "p",
+      leadMs: 3_000,
+      marginMs: 500,
+    });
+    const slots = [from, from + 1_000].map((s) => new Date(s).toISOString());
     const closed = await waitFor(
       async () => {
         const found = await rows<{ status: string; attempts: number; failed_attempts: number }>(
