@@ -7,7 +7,8 @@ import { fileSchema } from "./schema.ts";
 import { compileAgent, type AgentConfig } from "../executors/agent-config.ts";
 import { compileLlm, type LlmConfig } from "../llm/config.ts";
 import { compilePluginSections, type PluginSection } from "./plugin-sections.ts";
-import { resolveTokens, type ApiTokenConfig } from "./tokens.ts";
+import type { AgentPeer } from "../api/caller.ts";
+import { resolvePeers, resolveTokens, type ApiTokenConfig } from "./tokens.ts";
 import { compileRetention, type RetentionConfig } from "../retention/config.ts";
 
 export type { AgentConfig };
@@ -32,7 +33,11 @@ export interface Config {
     readonly tokens: readonly ApiTokenConfig[];
     readonly operatorUids: readonly number[];
     readonly operatorGids: readonly number[];
+    /** `[[api.peers]]`: the agents each agent runtime's socket uid speaks for (absent: none does). */
+    readonly peers?: readonly AgentPeer[] | undefined;
   };
+  /** The `token_file`s of `[[api.tokens]]` (absolute): hidden from plugins' native code. */
+  readonly tokenFiles: readonly string[];
   /** Valid but unwise settings, for `missiond config check` and the daemon's log. */
   readonly warnings: readonly string[];
   readonly instanceName: string;
@@ -55,6 +60,8 @@ export interface Config {
     readonly breakerFailures: number;
     readonly breakerCooldownMs: number;
     readonly extensionErrorBudget: number;
+    /** `native_sandbox`: how command hooks, Python plugins and shell hooks are confined. */
+    readonly nativeSandbox: "auto" | "bwrap" | "none";
   };
   /**
    * `[plugin.<name>]` tables, in the file's order: each one is that plugin's `config` (in place of
@@ -170,7 +177,13 @@ export function loadConfig(sources: ConfigSources): Config {
     socketPath: file.socket ? abs(file.socket, base) : join(runtimeDir, "missiond.sock"),
     listen,
     apiToken: file.api_token ?? null,
-    api: { tokens, operatorUids: file.api.operator_uids, operatorGids: file.api.operator_gids },
+    api: {
+      tokens,
+      operatorUids: file.api.operator_uids,
+      operatorGids: file.api.operator_gids,
+      peers: resolvePeers(file.api.peers, file.api.operator_uids),
+    },
+    tokenFiles: file.api.tokens.flatMap((t) => (t.token_file ? [abs(t.token_file, base)] : [])),
     warnings,
     instanceName: file.instance_name ?? `${sources.hostname}:${sources.pid}`,
     logLevel: file.log_level,
@@ -190,6 +203,7 @@ export function loadConfig(sources: ConfigSources): Config {
       breakerFailures: file.plugins.breaker_failures,
       breakerCooldownMs: file.plugins.breaker_cooldown,
       extensionErrorBudget: file.plugins.extension_error_budget,
+      nativeSandbox: file.plugins.native_sandbox,
     },
     pluginConfig: plugin.sections,
     shutdown: { drainBudgetMs: file.shutdown.drain_budget },

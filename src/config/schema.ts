@@ -19,6 +19,9 @@ const durationMs: z.ZodType<number, number | string> = z
 
 const atLeast = (minMs: number) => durationMs.refine((ms) => ms >= minMs, `must be at least ${minMs} ms`);
 
+/** An agent as sessions name it (`agentId`), in the lists of the agents a caller speaks for. */
+const agentRef = z.string().trim().min(1).max(200);
+
 /**
  * A named bearer token of the TCP listener. Its value comes from the environment or a file, so the
  * configuration file itself can be world-readable; a `token` written inline works but config check
@@ -34,6 +37,8 @@ const apiToken = z
       .optional(),
     token_file: z.string().min(1).optional(),
     token: z.string().min(16, "must be at least 16 characters").optional(),
+    // The agents an agent-scoped token speaks for; absent, it reaches no agent's sessions.
+    agents: z.array(agentRef).optional(),
   })
   .strict()
   .refine(
@@ -42,6 +47,9 @@ const apiToken = z
   );
 
 const uid = z.number().int().min(0).max(4294967294);
+
+/** `[[api.peers]]`: a socket peer's uid (an agent runtime's) and the agents it speaks for. */
+const apiPeer = z.object({ uid, agents: z.array(agentRef) }).strict();
 
 const logLevel = z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]);
 
@@ -65,6 +73,7 @@ export const fileSchema = z
         operator_uids: z.array(uid).default([]),
         operator_gids: z.array(uid).default([]),
         tokens: z.array(apiToken).default([]),
+        peers: z.array(apiPeer).optional(),
       })
       .strict()
       .default({ operator_uids: [], operator_gids: [], tokens: [] }),
@@ -102,6 +111,9 @@ export const fileSchema = z
         breaker_cooldown: durationMs.default(60_000),
         // An extension's error budget: after this many throws or timeouts its handlers stop running (0 = off).
         extension_error_budget: z.number().int().min(0).max(100_000).default(10),
+        // Where command hooks, Python plugins and shell hooks run: bubblewrap when it works ("auto"
+        // falls back to the nobody uid as root, else warns), "bwrap" or nothing else, "none" as the daemon.
+        native_sandbox: z.enum(["auto", "bwrap", "none"]).default("auto"),
       })
       .strict()
       .default({
@@ -110,6 +122,7 @@ export const fileSchema = z
         breaker_failures: 0,
         breaker_cooldown: 60_000,
         extension_error_budget: 10,
+        native_sandbox: "auto",
       }),
     // [plugin.<name>]: a plugin's own configuration (its `config`), in the order the tables appear;
     // gateway plugins run in that order. Checked against the loaded plugins at start (see load.ts).

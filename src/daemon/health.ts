@@ -90,6 +90,9 @@ export function doctor(parts: HealthParts): () => Promise<Record<string, unknown
       .map((p) => ({ name: p.name, state: p.state, error: p.error }));
     // A configured directory that is missing is a typo or a forgotten mount (the defaults may be absent).
     const missingPluginDirs = plugins.missingDirs();
+    // Native plugins running as the daemon itself can read its environment, files and socket.
+    const nativeSandbox = plugins.nativeSandbox();
+    const unconfined = nativeSandbox.warning !== null && nativeSandbox.nativePlugins > 0;
     const skewMs = scheduler.skewMs;
     const schedulerArmed = scheduler.isArmed;
     const jobsFilesState = jobsFiles.state();
@@ -104,6 +107,7 @@ export function doctor(parts: HealthParts): () => Promise<Record<string, unknown
       retentionLag.length === 0 &&
       (partitions ?? []).every((p) => p.aheadDays > 0) &&
       missingPluginDirs.length === 0 &&
+      !unconfined &&
       Math.abs(skewMs) <= SKEW_TOLERANCE_MS;
     return {
       ok,
@@ -113,6 +117,7 @@ export function doctor(parts: HealthParts): () => Promise<Record<string, unknown
       retentionLag,
       partitions,
       missingPluginDirs,
+      nativeSandbox,
       clockSkewMs: skewMs,
       schedulerArmed,
       jobsFiles: jobsFilesState,

@@ -38,6 +38,7 @@ import type { DaemonDeps } from "./daemon.ts";
 import { daemonMetrics, doctor, readiness } from "./health.ts";
 import { claimLease } from "./leases.ts";
 import type { Reloader } from "./reload.ts";
+import { configuredSandbox } from "../plugins/native-sandbox.ts";
 
 // How long handed-back missions get to stop (a killed command closes its pipes) before the stop goes on.
 const HAND_BACK_WAIT_MS = 1_000;
@@ -102,6 +103,7 @@ export async function startPlugins(
   const executorFor = executorRegistry(agents, log, () => clock.now(), deps.probe.killGroup, config.llm);
   let peer: PeerMessages | undefined = undefined;
   const plugins = await Plugins.start({
+    sandbox: configuredSandbox(config, log),
     dirs: config.pluginDirs,
     optionalDirs: config.defaultPluginDirs,
     handlerTimeoutMs: config.plugins.handlerTimeoutMs,

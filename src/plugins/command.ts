@@ -1,6 +1,7 @@
-import { spawn } from "node:child_process";
+import { BoundedText } from "./bounded-lines.ts";
 import type { HookName } from "./hooks.ts";
 import type { CommandHook, PluginManifest } from "./manifest.ts";
+import { killGroup, namedFiles, type NativeRun, type NativeSandbox } from "./native-sandbox.ts";
 import type { RawOutcome } from "./result.ts";
 
 // What a command may print before it is cut off (and treated as malformed).
@@ -18,7 +19,7 @@ export const PATH = "/usr/local/bin:/usr/bin:/bin";
  *
  * The command runs in its plugin's folder with an environment of its own: PATH (fixed),
  * MISSIOND_HOOK, MISSIOND_PLUGIN and the variables the manifest lists under `env` (`grantedEnv`),
- * nothing else of the daemon's.
+ * nothing else of the daemon's; inside `sandbox` (native-sandbox.ts).
  */
 export async function runCommandHook(
   manifest: PluginManifest,
@@ -27,11 +28,13 @@ export async function runCommandHook(
   context: Record<string, unknown>,
   timeoutMs: number,
   grantedEnv: Readonly<Record<string, string>>,
+  sandbox: NativeSandbox,
 ): Promise<RawOutcome> {
   const [program] = command.argv;
-  const run = await runBounded({
+  const run = await runBounded(sandbox, {
     argv: command.argv,
     cwd: manifest.dir,
+    granted: namedFiles(grantedEnv),
     env: { PATH, ...grantedEnv, MISSIOND_HOOK: hook, MISSIOND_PLUGIN: manifest.name },
     input: JSON.stringify(context),
     timeoutMs: Math.min(timeoutMs, command.timeoutMs ?? timeoutMs),
@@ -77,22 +80,24 @@ export type BoundedRun =
   | { readonly kind: "error"; readonly message: string };
 
 /**
- * Runs argv (no shell) in `cwd` with exactly `env`, `input` on stdin, killed at `timeoutMs` or when
- * it prints more than MAX_STDOUT_BYTES.
+ * Runs argv (no shell) in `cwd` with exactly `env`, `input` on stdin, inside `sandbox` and its own
+ * process group, killed with everything it started at `timeoutMs`, when it prints more than
+ * MAX_STDOUT_BYTES, or once it exits (a background child it left behind goes with it).
  */
-export function runBounded(options: {
-  argv: readonly string[];
-  cwd: string;
-  env: Record<string, string>;
-  input: string;
-  timeoutMs: number;
-}): Promise<BoundedRun> {
+export function runBounded(
+  sandbox: NativeSandbox,
+  options: NativeRun & { input: string; timeoutMs: number },
+): Promise<BoundedRun> {
   return new Promise((resolve) => {
-    const [program, ...args] = options.argv;
-    const child = spawn(program!, args, { stdio: ["pipe", "pipe", "pipe"], cwd: options.cwd, env: options.env });
+    let child: ReturnType<NativeSandbox["spawn"]>;
+    try {
+      child = sandbox.spawn(options);
+    } catch (err) {
+      return resolve({ kind: "error", message: (err as Error).message });
+    }
     const stdout: Buffer[] = [];
     let stdoutBytes = 0;
-    let stderr = "";
+    const stderr = new BoundedText(MAX_STDERR_CHARS);
     let overflow = false;
     let settled = false;
     const finish = (run: BoundedRun) => {
@@ -102,23 +107,25 @@ export function runBounded(options: {
       resolve(run);
     };
     const timer = setTimeout(() => {
-      child.kill("SIGKILL");
+      killGroup(child);
       finish({ kind: "timeout" });
     }, options.timeoutMs);
 
     child.stdout.on("data", (chunk: Buffer) => {
+      if (overflow) return;
       stdoutBytes += chunk.length;
       if (stdoutBytes > MAX_STDOUT_BYTES) {
         overflow = true;
-        child.kill("SIGKILL");
+        killGroup(child);
         return;
       }
       stdout.push(chunk);
     });
-    child.stderr.on("data", (chunk: Buffer) => {
-      if (stderr.length < MAX_STDERR_CHARS) stderr += chunk.toString("utf8");
-    });
+    child.stderr.setEncoding("utf8");
+    child.stderr.on("data", (chunk: string) => stderr.add(chunk));
     child.on("error", (err) => finish({ kind: "error", message: err.message }));
+    // Whatever it left running would hold the pipes open (and outlive its time): the group goes too.
+    child.on("exit", () => killGroup(child));
     child.on("close", (code, signal) => {
       if (overflow) return finish({ kind: "overflow" });
       finish({
@@ -126,7 +133,7 @@ export function runBounded(options: {
         code,
         signal,
         stdout: Buffer.concat(stdout).toString("utf8").trim(),
-        stderr: stderr.trim().slice(0, MAX_STDERR_CHARS),
+        stderr: stderr.toString().trim(),
       });
     });
     // A command that exits without reading stdin must not crash us with EPIPE.

@@ -7,6 +7,7 @@ import { grantsView, type GrantsView } from "./grants.ts";
 import { HOOK_NAMES } from "./hooks.ts";
 import { loadPlugins } from "./loader.ts";
 import { isPluginFolder, PluginLoadError, readManifest } from "./manifest.ts";
+import type { NativeSandbox } from "./native-sandbox.ts";
 
 // What one upload may hold: plugins are small, and the body limit (1 MB of JSON) binds first.
 const MAX_FILES = 500;
@@ -68,6 +69,8 @@ export interface InstallContext {
   dirs: readonly string[];
   memoryLimitMb: number;
   env: Readonly<Record<string, string | undefined>>;
+  /** Where a trial load runs the plugin's native code. */
+  sandbox?: NativeSandbox | undefined;
   log: Logger;
   now: () => number;
   /** Loaded (or failed) plugins by name → folder: a second folder with a name in use would fail both. */
@@ -151,6 +154,7 @@ async function validate(staged: string, folder: string, ctx: InstallContext): Pr
     now: ctx.now,
     host,
     env: ctx.env,
+    sandbox: ctx.sandbox,
   });
   await Promise.all(plugins.map((p) => p.stop()));
   const loaded = plugins[0];

@@ -7,6 +7,7 @@ import { PluginIsolate, type HostCalls, type Registration } from "./isolate.ts";
 import { PythonPlugin } from "./python/process.ts";
 import { shellHandle } from "./dialects/shell-hooks.ts";
 import { isPluginFolder, PluginLoadError, readManifest, type PluginManifest } from "./manifest.ts";
+import { defaultSandbox, type NativeSandbox } from "./native-sandbox.ts";
 import type { RawOutcome } from "./result.ts";
 
 /** What the payload of a dialect call carries: a JS handler takes `context`, Python `args`/`kwargs`. */
@@ -51,6 +52,8 @@ export interface LoadedPlugin {
   status(): { state: "ready" | "starting" | "failed" | "stopped"; error: string | null; restarts: number };
   /** An isolated plugin's heap in the daemon's memory (bytes); absent for one in its own process. */
   heapBytes?(): number | null;
+  /** The same, read now rather than as last read. */
+  readHeap?(): Promise<number | null>;
   stop(): Promise<void>;
 }
 
@@ -78,6 +81,8 @@ export interface LoadOptions {
   env: Readonly<Record<string, string | undefined>>;
   /** `[plugin.<name>]` tables of the configuration: a JS plugin's `config` in place of plugin.json's. */
   pluginConfig?: Readonly<Record<string, Readonly<Record<string, unknown>>>>;
+  /** Where command hooks, shell hooks and Python plugins run; absent: "auto" with nothing hidden. */
+  sandbox?: NativeSandbox;
 }
 
 /** Plugin folders under each directory (or the directory itself if it is a plugin folder). */
@@ -126,6 +131,7 @@ export const configOf = (manifest: PluginManifest, options: Pick<LoadOptions, "p
 
 function commandPlugin(manifest: PluginManifest, options: LoadOptions): LoadedPlugin {
   const env = grantedEnv(manifest, options.env);
+  const sandbox = options.sandbox ?? defaultSandbox();
   if (manifest.shell) {
     // Shell hooks (config.yaml): their scripts' files under ~ follow the daemon's HOME, as Python plugins' do.
     const own = { ...env };
@@ -134,7 +140,7 @@ function commandPlugin(manifest: PluginManifest, options: LoadOptions): LoadedPl
       manifest,
       kind: "command",
       hooks: new Set(),
-      dialect: shellHandle(manifest.name, manifest.dir, manifest.shell, own),
+      dialect: shellHandle(manifest.name, manifest.dir, manifest.shell, own, sandbox),
       invoke: async () => ({ outcome: "crashed", message: "shell hooks have no contract hooks" }),
       status: () => ({ state: "ready", error: null, restarts: 0 }),
       stop: async () => {},
@@ -145,7 +151,7 @@ function commandPlugin(manifest: PluginManifest, options: LoadOptions): LoadedPl
     kind: "command",
     hooks: new Set(manifest.commands.keys()),
     invoke: (hook, context, timeoutMs) =>
-      runCommandHook(manifest, hook, manifest.commands.get(hook)!, context, timeoutMs, env),
+      runCommandHook(manifest, hook, manifest.commands.get(hook)!, context, timeoutMs, env, sandbox),
     status: () => ({ state: "ready", error: null, restarts: 0 }),
     stop: async () => {},
   };
@@ -191,6 +197,7 @@ async function isolatePlugin(manifest: PluginManifest, options: LoadOptions): Pr
       invoke: (hook, context, timeoutMs, meta) => isolate.invoke(hook, context, timeoutMs, meta),
       status: () => isolate.status,
       heapBytes: () => isolate.heapBytes,
+      readHeap: () => isolate.readHeap(),
       stop: () => isolate.stop(),
     };
   } catch (err) {
@@ -216,6 +223,7 @@ async function pythonPlugin(manifest: PluginManifest, options: LoadOptions): Pro
     file: folder.file,
     memoryLimitMb: options.memoryLimitMb,
     env,
+    sandbox: options.sandbox ?? defaultSandbox(),
     log: options.log,
     now: options.now,
   });

@@ -11,6 +11,8 @@ interface Diagnosis {
   failingAgents: { agentId: string; failures: number; lastFailureAt: string; lastStatus: string }[];
   plugins: { name: string; state: string; error: string | null }[];
   missingPluginDirs: string[];
+  /** How native plugins run (absent from older daemons); a warning when they run as the daemon. */
+  nativeSandbox?: { kind: string; warning: string | null; nativePlugins: number };
   clockSkewMs: number;
   schedulerArmed: boolean;
   /** Postgres: the ledger's day partitions (null on the embedded database; absent from older daemons). */
@@ -74,6 +76,9 @@ function describe(report: Diagnosis): string {
   if (Math.abs(report.clockSkewMs) > 1_000)
     lines.push(`clock: the local clock is ${report.clockSkewMs} ms off the database's`);
   if (!report.schedulerArmed) lines.push("scheduler: not armed");
+  const sandbox = report.nativeSandbox;
+  if (sandbox?.warning && sandbox.nativePlugins > 0)
+    lines.push(`native plugins: ${sandbox.nativePlugins} loaded, unconfined: ${sandbox.warning}`);
   for (const p of report.partitions ?? [])
     if (p.aheadDays === 0)
       lines.push(

@@ -1,5 +1,6 @@
 import { MAX_STDOUT_BYTES, PATH, runBounded, type BoundedRun } from "../command.ts";
 import type { DialectHandle } from "../loader.ts";
+import { defaultSandbox, namedFiles, type NativeSandbox } from "../native-sandbox.ts";
 import type { RawOutcome } from "../result.ts";
 import type { ShellConfig, ShellHook } from "./shell-config.ts";
 
@@ -90,13 +91,15 @@ function reading(hook: ShellHook, run: BoundedRun): RawOutcome {
  * A folder's shell hooks as a plugin of the Python hooks' system: each entry is a registration
  * for its event, skipped when its matcher does not match the tool name; its command runs in the
  * folder with its own environment and its own timeout (the page's: default 60 s, at most 300 s).
- * A pre_tool_call entry with fail_closed blocks when its command fails or times out.
+ * A pre_tool_call entry with fail_closed blocks when its command fails or times out. Commands run
+ * inside `sandbox`, with the daemon's HOME (the page's scripts write under ~) writable there.
  */
 export function shellHandle(
   plugin: string,
   dir: string,
   config: ShellConfig,
   env: Readonly<Record<string, string>>,
+  sandbox: NativeSandbox = defaultSandbox(),
 ): DialectHandle {
   const registrations = config.hooks.map((h, i) => ({ key: String(i), event: h.event }));
   return {
@@ -111,9 +114,11 @@ export function shellHandle(
     call: async (key, payload) => {
       const hook = config.hooks[Number(key)];
       if (!hook) return { outcome: "crashed", message: `no shell hook ${key}` };
-      const run = await runBounded({
+      const run = await runBounded(sandbox, {
         argv: hook.argv,
         cwd: dir,
+        writable: env.HOME ? [env.HOME] : [],
+        granted: namedFiles(env),
         env: { PATH, ...env, MISSIOND_HOOK: hook.event, MISSIOND_PLUGIN: plugin },
         input: JSON.stringify(shellPayload(hook.event, payload.kwargs ?? {})),
         timeoutMs: hook.timeoutMs,

@@ -1,8 +1,9 @@
-import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
+import type { ChildProcessWithoutNullStreams } from "node:child_process";
 import { existsSync } from "node:fs";
-import { createInterface } from "node:readline";
 import { packagePath } from "../../paths.ts";
 import type { Logger } from "../../log.ts";
+import { boundedLines } from "../bounded-lines.ts";
+import { killGroup, namedFiles, type NativeSandbox } from "../native-sandbox.ts";
 import type { RawOutcome } from "../result.ts";
 
 /** In the sources, and copied by the build beside the bundled daemon. */
@@ -15,6 +16,8 @@ const PATH = "/usr/local/bin:/usr/bin:/bin";
 const LOAD_TIMEOUT_MS = 10_000;
 const RESTART_MIN_INTERVAL_MS = 1_000;
 const MAX_LINE_CHARS = 1_000_000;
+// A line of the plugin's own output (print, logging) kept for the log; the rest is counted and dropped.
+const MAX_LOG_LINE_CHARS = 10_000;
 // The interpreter alone reserves tens of MB of address space; below this it cannot start.
 const MIN_ADDRESS_SPACE_MB = 256;
 
@@ -27,6 +30,8 @@ export interface PythonOptions {
   memoryLimitMb: number;
   /** HOME, LANG and the variables the plugin's manifest lists. */
   env: Readonly<Record<string, string>>;
+  /** Where the host runs (native-sandbox.ts). */
+  sandbox: NativeSandbox;
   log: Logger;
   now: () => number;
 }
@@ -78,31 +83,39 @@ export class PythonPlugin {
   }
 
   private spawn(): Running {
-    const { dir, kind, file, memoryLimitMb, env, log, name } = this.options;
+    const { dir, kind, file, memoryLimitMb, env, log, name, sandbox } = this.options;
     this.lastStartAt = this.options.now();
-    const memory = String(Math.max(memoryLimitMb, MIN_ADDRESS_SPACE_MB));
-    const child = spawn(PYTHON, ["-u", HOST_SCRIPT, dir, kind, file, memory], {
+    const memory = Math.max(memoryLimitMb, MIN_ADDRESS_SPACE_MB);
+    const child = sandbox.spawn({
+      argv: [PYTHON, "-u", HOST_SCRIPT, dir, kind, file, String(memory)],
       cwd: dir,
       env: { PATH, PYTHONDONTWRITEBYTECODE: "1", ...env },
-      stdio: ["pipe", "pipe", "pipe"],
+      readable: [HOST_SCRIPT],
+      // The plugins' logs and state under ~ (the daemon's HOME, as on their own system).
+      writable: env.HOME ? [env.HOME] : [],
+      granted: namedFiles(env),
+      // The host lowers its own limit to `memory`; the sandbox's must not be below it.
+      addressSpaceMb: memory,
     });
     const running: Running = { child, ready: Promise.resolve([]), pending: new Map(), exited: null };
     this.running = running;
     // A write to a host that just died fails its call through "exit"; the pipe error adds nothing.
     child.stdin.on("error", () => {});
-    createInterface({ input: child.stderr }).on("line", (line) =>
-      log.info({ plugin: name, console: true }, line.slice(0, 10_000)),
+    boundedLines(child.stderr, MAX_LOG_LINE_CHARS, (line, dropped) =>
+      log.info(
+        { plugin: name, console: true, ...(dropped > 0 ? { dropped } : {}) },
+        dropped > 0 ? `${line}… (${dropped} more characters dropped)` : line,
+      ),
     );
-    const lines = createInterface({ input: child.stdout, crlfDelay: Infinity });
     running.ready = new Promise<PythonRegistration[]>((resolve, reject) => {
       const timer = setTimeout(() => {
         reject(new Error(`did not finish loading within ${LOAD_TIMEOUT_MS} ms`));
-        child.kill("SIGKILL");
+        killGroup(child);
       }, LOAD_TIMEOUT_MS);
       let first = true;
-      lines.on("line", (line) => {
-        if (line.length > MAX_LINE_CHARS)
-          return this.answer(running, null, { outcome: "malformed", message: "answer too large" });
+      boundedLines(child.stdout, MAX_LINE_CHARS, (line, dropped) => {
+        // An answer cut short cannot be read (nor its id): its call times out.
+        if (dropped > 0) return this.answer(running, null, { outcome: "malformed", message: "answer too large" });
         let message: Record<string, unknown>;
         try {
           message = JSON.parse(line) as Record<string, unknown>;
@@ -122,6 +135,8 @@ export class PythonPlugin {
       });
       child.on("exit", (code, signal) => {
         clearTimeout(timer);
+        // Whatever the host started dies with it.
+        killGroup(child);
         running.exited = signal ? `killed by ${signal}` : `exited with code ${code}`;
         if (this.running === running) this.lastError = running.exited;
         reject(new Error(`the Python host ${running.exited} while loading`));
@@ -165,7 +180,7 @@ export class PythonPlugin {
         target.pending.delete(id);
         this.lastError = `killed after ${key} exceeded ${timeoutMs} ms`;
         this.options.log.warn({ plugin: this.name, hook: key }, `python plugin killed: ${this.lastError}`);
-        target.child.kill("SIGKILL");
+        killGroup(target.child);
         resolve({ outcome: "timeout" });
       }, timeoutMs);
       target.pending.set(id, (outcome) => {
@@ -185,7 +200,7 @@ export class PythonPlugin {
     if (running && !running.exited) {
       const exited = new Promise((resolve) => running.child.once("exit", resolve));
       running.child.stdin.end();
-      const timer = setTimeout(() => running.child.kill("SIGKILL"), 2_000);
+      const timer = setTimeout(() => killGroup(running.child), 2_000);
       await exited;
       clearTimeout(timer);
     }
