@@ -10,7 +10,8 @@ import type { FastifyRequest } from "fastify";
  *  - `public`: answers anyone who can reach the listener, without a token (liveness, readiness, the
  *    API's own document).
  *  - `agent`: what an agent runtime needs: the hooks it runs itself, notify timers, todos, its
- *    sessions' messages, clears and events.
+ *    sessions' messages, clears and events, confined to the agents the caller speaks for (its
+ *    `agents`; see confine.ts): another agent's session, timer, todo or clear is not found.
  *  - `operator`: everything: jobs and runs, agents and their secrets, plugins, metrics, the doctor.
  */
 
@@ -24,7 +25,19 @@ export interface Caller {
   readonly scope: CallerScope;
   /** Who: `token:<name>` over TCP, `uid:<uid>` on the socket, `in-process` for the daemon itself. */
   readonly actor: string;
+  /**
+   * The agents an agent-scoped caller speaks for: it reaches their sessions (and what hangs off
+   * them) only. Absent or empty, it reaches none. An operator reaches every agent's and has none.
+   */
+  readonly agents?: readonly string[];
 }
+
+/**
+ * The agents whose objects a caller may reach: null for every agent (an operator), otherwise the
+ * caller's own list, empty when it names none (fail closed: an agent caller is never "everyone").
+ */
+export const reachableAgents = (caller: Caller | null): readonly string[] | null =>
+  caller?.scope === "operator" ? null : (caller?.agents ?? []);
 
 declare module "fastify" {
   interface FastifyRequest {
@@ -48,6 +61,8 @@ export interface NamedToken {
   readonly name: string;
   readonly scope: CallerScope;
   readonly token: string;
+  /** `agents = [...]` of an agent-scoped token (see Caller.agents). */
+  readonly agents?: readonly string[] | undefined;
 }
 
 // Hashing first gives equal-length buffers, so timingSafeEqual applies and its time says nothing
@@ -68,7 +83,10 @@ export function tokenAuthenticator(tokens: readonly NamedToken[]): Authenticate 
   };
 }
 
-const callerOf = (t: NamedToken): Caller => ({ scope: t.scope, actor: `token:${t.name}` });
+const callerOf = (t: NamedToken): Caller =>
+  t.scope === "agent" && t.agents?.length
+    ? { scope: t.scope, actor: `token:${t.name}`, agents: t.agents }
+    : { scope: t.scope, actor: `token:${t.name}` };
 
 /** The kernel's account of the process at the other end of a Unix socket connection. */
 export interface PeerCredentials {
@@ -85,12 +103,20 @@ export interface PeerPolicy {
   readonly operatorUids: readonly number[];
   /** `[api] operator_gids`: a peer in one of these groups (primary or supplementary) is an operator. */
   readonly operatorGids: readonly number[];
+  /** `[[api.peers]]`: the agents each agent runtime's uid speaks for (a uid not listed speaks for none). */
+  readonly agentPeers?: readonly AgentPeer[] | undefined;
+}
+
+export interface AgentPeer {
+  readonly uid: number;
+  readonly agents: readonly string[];
 }
 
 /**
  * Root and the daemon's own user are operators, and so are the uids and groups the configuration
  * names; anyone else who can open the socket (its mode lets only the owner and the group in) is an
- * agent runtime. A peer whose credentials cannot be read gets the lesser scope.
+ * agent runtime, speaking for the agents `[[api.peers]]` lists for its uid (none when absent). A
+ * peer whose credentials cannot be read gets the lesser scope and speaks for no agent.
  */
 export function peerCaller(policy: PeerPolicy, peer: PeerCredentials | null): Caller {
   if (!peer) return { scope: "agent", actor: "uid:unknown" };
@@ -99,5 +125,9 @@ export function peerCaller(policy: PeerPolicy, peer: PeerCredentials | null): Ca
     peer.uid === policy.serviceUid ||
     policy.operatorUids.includes(peer.uid) ||
     [peer.gid, ...peer.groups].some((gid) => policy.operatorGids.includes(gid));
-  return { scope: operator ? "operator" : "agent", actor: `uid:${peer.uid}` };
+  if (operator) return { scope: "operator", actor: `uid:${peer.uid}` };
+  const agents = policy.agentPeers?.find((p) => p.uid === peer.uid)?.agents;
+  return agents?.length
+    ? { scope: "agent", actor: `uid:${peer.uid}`, agents }
+    : { scope: "agent", actor: `uid:${peer.uid}` };
 }

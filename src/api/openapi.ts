@@ -132,6 +132,8 @@ function operationOf(route: ApiRoute, bodyLimit: number): JsonSchema {
     ...(route.body ? { requestBody: requestBodyOf(route.body, route.bodyOptional ?? false, bodyLimit) } : {}),
     responses: responsesOf(route),
     "x-missiond-scope": route.scope,
+    // What of an agent's an agent-scoped operation reaches: the ids confined to the caller's agents.
+    ...(route.reaches !== undefined ? { "x-missiond-reaches": route.reaches } : {}),
     // A public route answers without the token; the others name the scope the token needs.
     security: route.scope === "public" ? [] : [{ bearer: [route.scope] }],
   };
@@ -159,7 +161,7 @@ export function openApiDocument(limits: OpenApiLimits, routes: readonly ApiRoute
       title: "missiond",
       version: VERSION,
       description:
-        "The missiond API: cron jobs and heartbeats, notify timers, todos, sessions and their clears, plugins and hooks, agents. Every operation names the scope it needs in `x-missiond-scope`: `public` (anyone), `agent` (an agent runtime: hooks, notify, todos, sessions, events) or `operator` (everything). On the Unix socket the caller's uid decides (root, the daemon's own user and `[api] operator_uids`/`operator_gids` are operators, other members of the socket's group agent runtimes); a TCP listener, when configured, requires a bearer token on every route but the public ones, and each token has a scope. A caller without the scope gets 403 FORBIDDEN. Ids are 64-bit integers carried as decimal strings. Every error is `{ error: { code, message } }`.",
+        "The missiond API: cron jobs and heartbeats, notify timers, todos, sessions and their clears, plugins and hooks, agents. Every operation names the scope it needs in `x-missiond-scope`: `public` (anyone), `agent` (an agent runtime: hooks, notify, todos, sessions, events) or `operator` (everything). On the Unix socket the caller's uid decides (root, the daemon's own user and `[api] operator_uids`/`operator_gids` are operators, other members of the socket's group agent runtimes); a TCP listener, when configured, requires a bearer token on every route but the public ones, and each token has a scope. A caller without the scope gets 403 FORBIDDEN. An agent caller reaches only the agents it speaks for (a token's `agents`, `[[api.peers]]` for a uid; none when not listed): `x-missiond-reaches` names the ids an operation takes, and a session, notify timer, todo or clear of another agent answers 404 as an unknown id does, naming another agent outright (a new session's `agentId`, a hook context's) 403; lists hold the caller's agents' objects only. Ids are 64-bit integers carried as decimal strings. Every error is `{ error: { code, message } }`.",
     },
     jsonSchemaDialect: "https://json-schema.org/draft/2020-12/schema",
     servers: [

@@ -3,7 +3,8 @@ import { z } from "zod";
 import { MissiondError } from "../errors.ts";
 import { describeIssues, validate } from "../validation.ts";
 import type { ApiServices } from "./app.ts";
-import { SCOPES, type Caller, type Scope } from "./caller.ts";
+import { reachableAgents, SCOPES, type Caller, type Scope } from "./caller.ts";
+import { confinement, type Reaches } from "./confine.ts";
 import { hopHeader } from "./hop.ts";
 
 /**
@@ -24,6 +25,11 @@ export interface RouteCall<P extends Schema, Q extends Schema, B extends Schema>
   hop: number;
   /** Who is calling (the actor a change is recorded under); null only on a public route called without credentials. */
   caller: Caller | null;
+  /**
+   * The agents whose objects the caller may see: null for every agent (an operator), otherwise the
+   * agent caller's own. A `reaches: "list"` route narrows its answer to these.
+   */
+  agents: readonly string[] | null;
   services: ApiServices;
   /** Who made the request, as a job's revisions record it (`uid:1000`, `token`). */
   actor: string;
@@ -39,6 +45,12 @@ export interface ApiRoute<P extends Schema = Schema, Q extends Schema = Schema, 
   tag: string;
   /** Who may call it (see caller.ts); there is no default, so no route is exposed by omission. */
   scope: Scope;
+  /**
+   * Agent-scoped routes only, and required there: which ids of an agent's objects the route takes
+   * (checked by one guard before the handler, see confine.ts), `"list"` when the handler narrows a
+   * list to `agents`, or `"nothing"`. No default, so no route reaches another agent's by omission.
+   */
+  reaches?: Reaches;
   summary: string;
   description?: string;
   /** An object of path parameters; each field's `description` meta documents it (see params.ts). */
@@ -114,6 +126,23 @@ function schemaOf(declared: ApiRoute): FastifySchema {
   return schema;
 }
 
+/**
+ * An agent-scoped route must say what of an agent's it reaches; a route of another scope must not
+ * (an operator reaches everything, a public route nothing), so a declaration never reads as a
+ * confinement that is not enforced.
+ */
+function checkReaches(declared: ApiRoute): void {
+  const where = `route ${declared.method} ${declared.url}`;
+  if (declared.scope === "agent" && declared.reaches === undefined)
+    throw new Error(
+      `${where}: an agent-scoped route must declare what it reaches (reaches: [...], "list" or "nothing")`,
+    );
+  if (declared.scope !== "agent" && declared.reaches !== undefined)
+    throw new Error(`${where}: only an agent-scoped route declares what it reaches`);
+  if (Array.isArray(declared.reaches) && declared.reaches.length === 0)
+    throw new Error(`${where}: reaches: [] reaches nothing; say "nothing"`);
+}
+
 /** Registers each route with fastify: its schemas validate, its handler answers. */
 export function registerRoutes(
   app: FastifyInstance,
@@ -129,6 +158,8 @@ export function registerRoutes(
     const status = declared.status ?? 200;
     if (!(status in declared.ok))
       throw new Error(`route ${declared.method} ${declared.url}: status ${status} is not documented`);
+    checkReaches(declared);
+    const confine = confinement(declared.reaches, services);
     app.route({
       method: declared.method,
       url: declared.url,
@@ -143,6 +174,8 @@ export function registerRoutes(
             },
           }
         : {}),
+      // After validation (the ids are parsed) and before the handler (a refusal changes nothing).
+      ...(confine ? { preHandler: confine } : {}),
       handler: async (request, reply) => {
         void reply.status(status);
         const hop = declared.hop ? (request.headers as { "x-missiond-hop"?: number })["x-missiond-hop"] : undefined;
@@ -152,6 +185,7 @@ export function registerRoutes(
           body: request.body,
           hop: hop ?? 0,
           caller: request.caller,
+          agents: reachableAgents(request.caller),
           services,
           actor: await actorOf(request),
           reply,

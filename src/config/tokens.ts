@@ -1,12 +1,14 @@
 import { readFileSync } from "node:fs";
 import { isAbsolute, resolve } from "node:path";
 import { MissiondError } from "../errors.ts";
-import type { CallerScope } from "../api/caller.ts";
+import type { AgentPeer, CallerScope } from "../api/caller.ts";
 
 export interface ApiTokenConfig {
   readonly name: string;
   readonly scope: CallerScope;
   readonly token: string;
+  /** An agent-scoped token's `agents`: whose sessions it reaches (absent: none). */
+  readonly agents?: readonly string[] | undefined;
 }
 
 interface RawToken {
@@ -15,6 +17,7 @@ interface RawToken {
   token_env?: string | undefined;
   token_file?: string | undefined;
   token?: string | undefined;
+  agents?: string[] | undefined;
 }
 
 const MIN_LENGTH = 16;
@@ -55,9 +58,31 @@ export function resolveTokens(
       warnings.push(
         `${key}.token: token "${entry.name}" is written in the configuration file; prefer token_env or token_file`,
       );
-    tokens.push({ name: entry.name, scope: entry.scope, token });
+    // An operator reaches every agent: a list on its token would read as a limit it does not have.
+    if (entry.agents !== undefined && entry.scope !== "agent")
+      throw invalid(`${key}.agents`, `only an agent-scoped token names agents; "${entry.name}" is ${entry.scope}`);
+    tokens.push({ name: entry.name, scope: entry.scope, token, agents: entry.agents });
   });
   return { tokens, warnings };
+}
+
+/**
+ * `[[api.peers]]`: the agents each socket uid speaks for. A uid listed twice would make its agents
+ * a guess, and one that is also an operator uid is an operator (it reaches everything), so both
+ * are refused rather than silently resolved.
+ */
+export function resolvePeers(
+  raw: readonly { uid: number; agents: string[] }[] | undefined,
+  operatorUids: readonly number[],
+): AgentPeer[] | undefined {
+  if (raw === undefined) return undefined;
+  raw.forEach((entry, i) => {
+    if (raw.findIndex((other) => other.uid === entry.uid) !== i)
+      throw invalid(`api.peers[${i}].uid`, `uid ${entry.uid} is listed twice`);
+    if (operatorUids.includes(entry.uid))
+      throw invalid(`api.peers[${i}].uid`, `uid ${entry.uid} is in operator_uids: an operator reaches every agent`);
+  });
+  return raw.map((entry) => ({ uid: entry.uid, agents: entry.agents }));
 }
 
 function valueOf(

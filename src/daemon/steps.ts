@@ -253,6 +253,7 @@ function buildSocketApi(env: DaemonEnv, p: Parts): Stop {
     serviceUid: env.deps.probe.uid ?? null,
     operatorUids: api.operatorUids,
     operatorGids: api.operatorGids,
+    agentPeers: api.peers,
   };
   const authenticate = socketAuthenticator(policy, read);
   p.api = buildApi(p.apiServices, { log: env.log, authenticate, uiDir: env.deps.uiDir ?? UI_DIST });

@@ -23,6 +23,8 @@ export async function listTimers(
     status?: NotifyStatus | undefined;
     limit: number;
     beforeId?: bigint | undefined;
+    /** Only these agents' timers; null or absent: every agent's. */
+    agents?: readonly string[] | null | undefined;
   },
 ): Promise<NotifyTimerRow[]> {
   return db
@@ -33,6 +35,7 @@ export async function listTimers(
         filter.sessionId !== undefined ? eq(notifyTimers.sessionId, filter.sessionId) : undefined,
         filter.status !== undefined ? eq(notifyTimers.status, filter.status) : undefined,
         filter.beforeId !== undefined ? lt(notifyTimers.id, filter.beforeId) : undefined,
+        filter.agents ? anyOf(notifyTimers.agentId, filter.agents, "text") : undefined,
       ),
     )
     .orderBy(desc(notifyTimers.id))

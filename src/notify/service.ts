@@ -75,9 +75,16 @@ export class NotifyService {
     return timerView(row);
   }
 
-  async list(rawQuery: unknown): Promise<TimerView[]> {
+  /** The agent a timer's session belongs to (recorded with the timer), or null for an unknown id. */
+  async ownerOf(id: string): Promise<string | null> {
+    return (await findTimer(this.deps.db, parseId(id, "notify timer")))?.agentId ?? null;
+  }
+
+  /** Timers, newest first; of `agents` only when given (null: every agent's). */
+  async list(rawQuery: unknown, agents: readonly string[] | null = null): Promise<TimerView[]> {
     const query = validate(listTimersQuery, rawQuery, "query");
     const found = await listTimers(this.deps.db, {
+      agents,
       sessionId: query.session,
       status: query.status,
       limit: query.limit,

@@ -115,6 +115,11 @@ export class ClearService {
     return { clear: clearView(await this.drive(inserted)), joined: false };
   }
 
+  /** The agent whose session a clear cleared (recorded with it), or null for an unknown id. */
+  async ownerOf(id: string): Promise<string | null> {
+    return (await findClear(this.deps.db, parseId(id, "session clear")))?.agentId ?? null;
+  }
+
   async get(id: string): Promise<ClearView> {
     const row = await findClear(this.deps.db, parseId(id, "session clear"));
     if (!row) throw new MissiondError("NOT_FOUND", `no session clear with id "${id}"`);

@@ -1,4 +1,5 @@
 import { and, asc, count, desc, eq, gt, isNull, lt, lte, max, ne, or, sql } from "drizzle-orm";
+import { anyOf } from "../db/batch-params.ts";
 import { insertRecords } from "../db/insert-records.ts";
 import type { Executor } from "../db/client.ts";
 import {
@@ -49,7 +50,11 @@ export interface SessionCounts {
  * The most recently active sessions with their counts, in one statement: a correlated count per
  * table and session (each an index-only range of that session), not three queries per session.
  */
-export async function listSessions(db: Executor, limit: number): Promise<(SessionRow & SessionCounts)[]> {
+export async function listSessions(
+  db: Executor,
+  limit: number,
+  agents: readonly string[] | null = null,
+): Promise<(SessionRow & SessionCounts)[]> {
   const found = await db
     .select({
       session: sessions,
@@ -63,7 +68,7 @@ export async function listSessions(db: Executor, limit: number): Promise<(Sessio
         sql<number>`(select count(*) from ${sessionPeerThreads} p where p.session_id = ${sessions}.id)`.mapWith(Number),
     })
     .from(sessions)
-    .where(isNull(sessions.removedAt))
+    .where(and(isNull(sessions.removedAt), agents === null ? undefined : anyOf(sessions.agentId, agents, "text")))
     .orderBy(desc(sessions.updatedAt))
     .limit(limit);
   return found.map(({ session, ...counts }) => ({ ...session, ...counts }));
@@ -302,7 +307,14 @@ export async function insertEvent(db: Executor, event: typeof sessionEvents.$inf
 
 export async function listEvents(
   db: Executor,
-  filter: { afterId: bigint; kind?: string | undefined; sessionId?: string | undefined; limit: number },
+  filter: {
+    afterId: bigint;
+    kind?: string | undefined;
+    sessionId?: string | undefined;
+    /** Only events of these agents' sessions (removed ones included); null: every agent's. */
+    agents?: readonly string[] | null | undefined;
+    limit: number;
+  },
 ): Promise<SessionEventRow[]> {
   return db
     .select()
@@ -312,6 +324,9 @@ export async function listEvents(
         gt(sessionEvents.id, filter.afterId),
         filter.kind !== undefined ? eq(sessionEvents.kind, filter.kind as SessionEventRow["kind"]) : undefined,
         filter.sessionId !== undefined ? eq(sessionEvents.sessionId, filter.sessionId) : undefined,
+        filter.agents
+          ? sql`${sessionEvents.sessionId} in (select id from ${sessions} where ${anyOf(sessions.agentId, filter.agents, "text")})`
+          : undefined,
       ),
     )
     .orderBy(asc(sessionEvents.id))

@@ -91,10 +91,12 @@ export class SessionService {
     return sessionView(row);
   }
 
+  /** The most recently active sessions; of `agents` only when given (null: every agent's). */
   async list(
     limit = 100,
+    agents: readonly string[] | null = null,
   ): Promise<(SessionView & { messageCount: number; subagentCount: number; peerThreadCount: number })[]> {
-    const rows = await listSessions(this.db, limit);
+    const rows = await listSessions(this.db, limit, agents);
     return rows.map((s) => ({
       ...sessionView(s),
       messageCount: s.messageCount,
@@ -141,8 +143,22 @@ export class SessionService {
     return (await findSession(this.db, id))?.agentId ?? null;
   }
 
-  /** Durable events (sessionCleared, sessionRemoved) after a cursor, oldest first; `next` is the cursor to pass on. */
-  async events(rawQuery: unknown = {}): Promise<{ events: EventView[]; next: string }> {
+  /**
+   * The agent a session belongs to, removed or not (its timers, todos and clears stay its agent's),
+   * or null when no session ever had the id: what the API's confinement compares with.
+   */
+  async ownerOf(id: string): Promise<string | null> {
+    return (await findSessionEver(this.db, id))?.agentId ?? null;
+  }
+
+  /**
+   * Durable events (sessionCleared, sessionRemoved) after a cursor, oldest first; `next` is the
+   * cursor to pass on. With `agents`, only the events of those agents' sessions (null: every agent's).
+   */
+  async events(
+    rawQuery: unknown = {},
+    agents: readonly string[] | null = null,
+  ): Promise<{ events: EventView[]; next: string }> {
     const query = validate(eventsQuery, rawQuery, "query");
     const prunedThrough = await eventsPrunedThrough(this.db);
     if (query.after !== undefined && BigInt(query.after) < prunedThrough) {
@@ -157,6 +173,7 @@ export class SessionService {
       afterId: BigInt(after),
       kind: query.kind,
       sessionId: query.session,
+      agents,
       limit: query.limit,
     });
     return { events: found.map(eventView), next: found.length ? String(found.at(-1)!.id) : after };

@@ -2,7 +2,7 @@ import { and, asc, count, eq } from "drizzle-orm";
 import { anyOf } from "../db/batch-params.ts";
 import { insertRecords } from "../db/insert-records.ts";
 import type { Executor } from "../db/client.ts";
-import { todoBatches, todos, type TodoBatchRow, type TodoRow, type TodoStatus } from "../db/schema/index.ts";
+import { sessions, todoBatches, todos, type TodoBatchRow, type TodoRow, type TodoStatus } from "../db/schema/index.ts";
 
 /** The batch and its todos in one transaction: a batch is never half added. */
 export async function insertBatch(
@@ -39,6 +39,16 @@ export async function listTodos(
 export async function findTodo(db: Executor, id: bigint): Promise<TodoRow | null> {
   const [row] = await db.select().from(todos).where(eq(todos.id, id));
   return row ?? null;
+}
+
+/** The agent of the session a todo belongs to (removed sessions included), or null for an unknown todo. */
+export async function todoOwner(db: Executor, id: bigint): Promise<string | null> {
+  const [row] = await db
+    .select({ agentId: sessions.agentId })
+    .from(todos)
+    .innerJoin(sessions, eq(sessions.id, todos.sessionId))
+    .where(eq(todos.id, id));
+  return row?.agentId ?? null;
 }
 
 /** open → done | cancelled; null when the todo is not open (closing twice changes nothing). */

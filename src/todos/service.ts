@@ -5,7 +5,7 @@ import { MissiondError } from "../errors.ts";
 import type { PluginChain } from "../plugins/chain.ts";
 import { parseId, validate } from "../validation.ts";
 import { addTodosInput, listTodosQuery, pluginTodoTexts } from "./input.ts";
-import { closeTodo, findTodo, insertBatch, listTodos, openCounts } from "./queries.ts";
+import { closeTodo, findTodo, insertBatch, listTodos, openCounts, todoOwner } from "./queries.ts";
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
 
@@ -103,6 +103,11 @@ export class TodoService {
 
   cancel(id: string): Promise<TodoView> {
     return this.close(id, "cancelled");
+  }
+
+  /** The agent a todo's session belongs to, or null for an unknown id. */
+  ownerOf(id: string): Promise<string | null> {
+    return todoOwner(this.deps.db, parseId(id, "todo"));
   }
 
   /** Open todos per session (sessions without any are absent). */

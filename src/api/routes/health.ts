@@ -46,9 +46,12 @@ export const healthRoutes = [
     method: "GET",
     url: "/v1/whoami",
     scope: "agent",
+    reaches: "nothing",
     tag: "health",
     summary: "The caller's scope and actor (what the dashboard shows and hides by)",
-    ok: { 200: "`{ scope, actor }`: `agent` or `operator`, and `token:<name>`, `uid:<uid>` or `in-process`" },
+    ok: {
+      200: "`{ scope, actor, agents? }`: `agent` or `operator`; `token:<name>`, `uid:<uid>` or `in-process`; and the agents an agent caller speaks for, when it names any",
+    },
     handler: async ({ caller }) => caller,
   }),
   route({

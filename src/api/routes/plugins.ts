@@ -8,6 +8,7 @@ import { decisionsQuery } from "../../plugins/input.ts";
 import { installBody } from "../../plugins/install.ts";
 import { validate } from "../../validation.ts";
 import { hookParams } from "../params.ts";
+import type { Reaches } from "../confine.ts";
 import { route } from "../route.ts";
 
 /** What the hook route returns for each runtime hook. */
@@ -43,6 +44,20 @@ const dialectName = (what: string) =>
         description: what,
       }),
   });
+
+/**
+ * A hook's context names the session (and agent) it runs for, and the plugins it reaches read that
+ * session (host.session is bound to it): an agent caller may name only its own agents. A session
+ * the daemon never stored passes (a runtime need not register its sessions); one stored under
+ * another agent is not found. The names are those the dialects take a subject from (runner.ts).
+ */
+const HOOK_REACHES: Reaches = [
+  ...(["sessionId", "senderSessionId", "session_id", "sessionKey", "session_key"] as const).map(
+    (name) => ({ session: `body.${name}`, optional: true }) as const,
+  ),
+  { agent: "body.agentId", optional: true },
+  { agent: "body.senderAgentId", optional: true },
+];
 
 /** Loaded plugins, their decision log, and the chains an agent runtime runs itself. */
 export const pluginRoutes = [
@@ -96,6 +111,7 @@ export const pluginRoutes = [
     method: "POST",
     url: "/v1/hooks/:hook",
     scope: "agent",
+    reaches: HOOK_REACHES,
     tag: "plugins",
     summary: "Run the chain of a hook the daemon does not fire itself",
     description: `Plugins written for the other hook systems are served here too: the gateway hooks (prePrompt, postResponse, preToolExec, postToolExec, modelSwitched) answer in their own shapes, a snake_case name (pre_tool_call, pre_llm_call, …) runs the Python plugins' callbacks with the body as keyword arguments (pre_gateway_dispatch and transform_api_error_classification answer the first deciding callback's answer, with its plugin), and an event name (agent:step, command:reset) the event hooks listening to it; systemPrompt's answer has the Python plugins' system prompt sections appended after the contract's chain. For the contract's hooks, the body is the hook's context, exactly as the contract gives it: ${Object.keys(
@@ -148,6 +164,7 @@ export const pluginRoutes = [
     method: "POST",
     url: "/v1/intercept/:name",
     scope: "agent",
+    reaches: [{ session: "body.input.sessionId", optional: true }],
     tag: "plugins",
     summary: "Run the extensions' intercept chain of one name",
     description:
@@ -162,6 +179,7 @@ export const pluginRoutes = [
     method: "POST",
     url: "/v1/observe/:name",
     scope: "agent",
+    reaches: [{ session: "body.sessionId", optional: true }],
     tag: "plugins",
     summary: "Hand an event to the extensions' observers (answered at once)",
     params: dialectName("The event's name, e.g. tool:after or run:settled."),

@@ -16,6 +16,7 @@ export const sessionRoutes = [
     method: "POST",
     url: "/v1/sessions",
     scope: "agent",
+    reaches: [{ agent: "body.agentId" }],
     tag: "sessions",
     summary: "Create a session",
     body: createSessionInput,
@@ -28,13 +29,14 @@ export const sessionRoutes = [
     method: "GET",
     url: "/v1/sessions",
     scope: "agent",
+    reaches: "list",
     tag: "sessions",
     summary: "List sessions with their counts",
     description:
       "The 100 most recently active sessions, each with its message, subagent, peer-thread and open-todo (`openTodos`) counts.",
     ok: { 200: "`{ sessions }`" },
-    handler: async ({ services }) => {
-      const list = await services.sessions.list();
+    handler: async ({ services, agents }) => {
+      const list = await services.sessions.list(100, agents);
       // The todos domain answers; sessions without open todos are absent from its map.
       const open = await services.todos.openCounts(list.map((s) => s.id));
       return { sessions: list.map((s) => ({ ...s, openTodos: open.get(s.id) ?? 0 })) };
@@ -44,6 +46,7 @@ export const sessionRoutes = [
     method: "GET",
     url: "/v1/sessions/:id",
     scope: "agent",
+    reaches: [{ session: "params.id" }],
     tag: "sessions",
     summary: "Show a session with its counts",
     params: sessionParams,
@@ -54,6 +57,7 @@ export const sessionRoutes = [
     method: "DELETE",
     url: "/v1/sessions/:id",
     scope: "agent",
+    reaches: [{ session: "params.id" }],
     tag: "sessions",
     summary: "Remove a session (its transcript goes; timers, todos, clears and events stay on record)",
     description:
@@ -71,6 +75,7 @@ export const sessionRoutes = [
     method: "POST",
     url: "/v1/sessions/:id/messages",
     scope: "agent",
+    reaches: [{ session: "params.id" }],
     tag: "sessions",
     summary: "Append to a session's transcript",
     params: sessionParams,
@@ -83,6 +88,7 @@ export const sessionRoutes = [
     method: "GET",
     url: "/v1/sessions/:id/messages",
     scope: "agent",
+    reaches: [{ session: "params.id" }],
     tag: "sessions",
     summary: "Read a session's transcript, oldest first",
     params: sessionParams,
@@ -94,6 +100,7 @@ export const sessionRoutes = [
     method: "POST",
     url: "/v1/sessions/:id/subagents",
     scope: "agent",
+    reaches: [{ session: "params.id" }],
     tag: "sessions",
     summary: "Record a direct subagent of the session",
     params: sessionParams,
@@ -108,6 +115,7 @@ export const sessionRoutes = [
     method: "POST",
     url: "/v1/sessions/:id/peer-threads",
     scope: "agent",
+    reaches: [{ session: "params.id" }],
     tag: "sessions",
     summary: "Record a peer thread of the session",
     params: sessionParams,
@@ -122,6 +130,7 @@ export const sessionRoutes = [
     method: "POST",
     url: "/v1/sessions/:id/clear",
     scope: "agent",
+    reaches: [{ session: "params.id" }],
     tag: "sessions",
     summary: "`/new`: clear the session (sessionClearing, delete, sessionCleared event, sessionClearCompleted)",
     params: sessionParams,
@@ -143,6 +152,7 @@ export const sessionRoutes = [
     method: "GET",
     url: "/v1/session-clears/:id",
     scope: "agent",
+    reaches: [{ clear: "params.id" }],
     tag: "sessions",
     summary: "Show a session clear",
     params: idParams("session clear"),
@@ -153,6 +163,7 @@ export const sessionRoutes = [
     method: "GET",
     url: "/v1/events",
     scope: "agent",
+    reaches: "list",
     tag: "sessions",
     summary: "Durable events after a cursor (sessionCleared, sessionRemoved), oldest first",
     description:
@@ -160,6 +171,6 @@ export const sessionRoutes = [
     query: eventsQuery,
     ok: { 200: "`{ events, next }` (`next` is the cursor to pass on)" },
     errors: [410],
-    handler: async ({ services, query }) => services.sessions.events(query),
+    handler: async ({ services, query, agents }) => services.sessions.events(query, agents),
   }),
 ];
