@@ -1,3 +1,5 @@
+import { request as httpRequest, type IncomingMessage } from "node:http";
+import { request as httpsRequest } from "node:https";
 import type { Db } from "../db/client.ts";
 import { MissiondError } from "../errors.ts";
 import { fetchAllowed, methodAllowed, type Grants } from "./grants.ts";
@@ -6,11 +8,14 @@ import { fsCall } from "./host-fs.ts";
 import type { PeerMessage } from "./host-peer.ts";
 import { workspaceCall } from "./host-workspace.ts";
 import type { HostCaller, HostCalls } from "./isolate.ts";
+import { PLUGIN_BUDGETS } from "./sandbox/budgets.ts";
 import { storeDelete, storeGet, storeKeys, storeSet } from "./queries.ts";
 
 const MAX_KEY_CHARS = 256;
 const MAX_VALUE_CHARS = 64 * 1024;
 const FETCH_TIMEOUT_MS = 10_000;
+// Until the answer's headers: a host that never accepts or never answers holds a socket no longer.
+const FETCH_CONNECT_TIMEOUT_MS = 5_000;
 const MAX_FETCH_BODY = 1_000_000;
 const MAX_REDIRECTS = 5;
 
@@ -44,6 +49,7 @@ const MAX_READ = 1_000;
  * whatever the plugin's own `host` object claims: the member, then the host, path or key.
  */
 export function hostCalls(deps: HostDeps): HostCalls {
+  const fetches = new PerPluginLimit(PLUGIN_BUDGETS.fetches, "host.fetch requests");
   const needDb = () => {
     if (!deps.db) throw new MissiondError("NOT_READY", "host.store needs the daemon's database");
     return deps.db;
@@ -110,10 +116,12 @@ export function hostCalls(deps: HostDeps): HostCalls {
       case "store.list":
         return storeKeys(needDb(), plugin, typeof args[0] === "string" ? args[0] : "");
       case "fetch":
-        return hostFetch(
-          grants,
-          String(args[0]),
-          (args[1] ?? {}) as { method?: string; headers?: Record<string, string>; body?: string },
+        return fetches.run(plugin, () =>
+          hostFetch(
+            grants,
+            String(args[0]),
+            (args[1] ?? {}) as { method?: string; headers?: Record<string, string>; body?: string },
+          ),
         );
       case "fs.read":
       case "fs.write":
@@ -153,16 +161,10 @@ async function hostFetch(
         "FORBIDDEN",
         `host.fetch to ${target.host} refused: not in the plugin's fetch permission${hop ? " (reached by a redirect)" : ""}`,
       );
-    const response = await fetch(target, {
-      method,
-      headers: init.headers,
-      body,
-      redirect: "manual",
-      signal: AbortSignal.timeout(FETCH_TIMEOUT_MS),
-    });
-    const location = response.headers.get("location");
+    const response = await send(target, method, init.headers ?? {}, body);
+    const location = response.headers.location;
     if (response.status >= 300 && response.status < 400 && location) {
-      await response.body?.cancel();
+      response.body.destroy();
       if (hop >= MAX_REDIRECTS)
         throw new MissiondError("BAD_REQUEST", `host.fetch: more than ${MAX_REDIRECTS} redirects`);
       target = new URL(location, target);
@@ -173,9 +175,96 @@ async function hostFetch(
       }
       continue;
     }
-    const text = await response.text();
-    if (text.length > MAX_FETCH_BODY)
-      throw new MissiondError("PAYLOAD_TOO_LARGE", `host.fetch response is larger than ${MAX_FETCH_BODY} characters`);
-    return { status: response.status, url: target.href, headers: Object.fromEntries(response.headers), body: text };
+    const text = await boundedText(response.body, MAX_FETCH_BODY);
+    return { status: response.status, url: target.href, headers: response.headers, body: text };
+  }
+}
+
+interface Answer {
+  status: number;
+  /** Lower-case names; repeated headers joined with ", " as fetch's Headers do. */
+  headers: Record<string, string>;
+  body: IncomingMessage;
+}
+
+/**
+ * One request on a socket of its own (no pool: the socket closes with the answer, so a plugin's
+ * requests hold exactly as many descriptors as are in flight). The answer's headers must arrive
+ * within FETCH_CONNECT_TIMEOUT_MS, and the whole exchange ends by FETCH_TIMEOUT_MS.
+ */
+function send(target: URL, method: string, headers: Record<string, string>, body: string | undefined): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const request = (target.protocol === "https:" ? httpsRequest : httpRequest)(target, {
+      method,
+      headers,
+      agent: false,
+    });
+    const fail = (message: string) => () => request.destroy(new MissiondError("BAD_REQUEST", `host.fetch: ${message}`));
+    const connect = setTimeout(fail(`no answer within ${FETCH_CONNECT_TIMEOUT_MS} ms`), FETCH_CONNECT_TIMEOUT_MS);
+    const whole = setTimeout(fail(`not done within ${FETCH_TIMEOUT_MS} ms`), FETCH_TIMEOUT_MS);
+    request.on("close", () => clearTimeout(whole));
+    request.on("error", (err) => {
+      clearTimeout(connect);
+      reject(err);
+    });
+    request.on("response", (res) => {
+      clearTimeout(connect);
+      res.on("error", () => undefined);
+      const flat: Record<string, string> = {};
+      for (const [name, value] of Object.entries(res.headers))
+        if (value !== undefined) flat[name] = Array.isArray(value) ? value.join(", ") : value;
+      resolve({ status: res.statusCode ?? 0, headers: flat, body: res });
+    });
+    request.end(body);
+  });
+}
+
+/**
+ * Reads a response's body as it arrives and stops at the limit: a plugin asking for a huge
+ * download costs the daemon at most the limit, not the whole body.
+ */
+async function boundedText(body: IncomingMessage, maxBytes: number): Promise<string> {
+  const tooLarge = () => new MissiondError("PAYLOAD_TOO_LARGE", `host.fetch response is larger than ${maxBytes} bytes`);
+  if (Number(body.headers["content-length"] ?? 0) > maxBytes) {
+    body.destroy();
+    throw tooLarge();
+  }
+  const chunks: Buffer[] = [];
+  let size = 0;
+  try {
+    for await (const chunk of body as AsyncIterable<Buffer>) {
+      size += chunk.byteLength;
+      if (size > maxBytes) throw tooLarge();
+      chunks.push(chunk);
+    }
+  } finally {
+    body.destroy();
+  }
+  return Buffer.concat(chunks).toString("utf8");
+}
+
+/** At most `limit` of one kind of work in flight per plugin; the rest is refused at once. */
+class PerPluginLimit {
+  private readonly running = new Map<string, number>();
+  private readonly limit: number;
+  private readonly what: string;
+
+  constructor(limit: number, what: string) {
+    this.limit = limit;
+    this.what = what;
+  }
+
+  async run<T>(plugin: string, work: () => Promise<T>): Promise<T> {
+    const now = this.running.get(plugin) ?? 0;
+    if (now >= this.limit)
+      throw new MissiondError("TOO_MANY_REQUESTS", `plugin ${plugin} has ${this.limit} ${this.what} in flight already`);
+    this.running.set(plugin, now + 1);
+    try {
+      return await work();
+    } finally {
+      const left = (this.running.get(plugin) ?? 1) - 1;
+      if (left === 0) this.running.delete(plugin);
+      else this.running.set(plugin, left);
+    }
   }
 }

@@ -12,15 +12,13 @@ import { BOOTSTRAP } from "./sandbox/bootstrap.ts";
 import { LIST_REGISTRATIONS } from "./sandbox/dialects.ts";
 import { loadModules } from "./sandbox/modules.ts";
 import { toOutcome } from "./sandbox/outcome.ts";
+import { PLUGIN_BUDGETS } from "./sandbox/budgets.ts";
+import { Crossings, watchIsolate, writeLogBatch } from "./sandbox/boundary.ts";
 
 // A plugin whose top level never finishes (a loop at import) must not hold up start-up.
 const LOAD_TIMEOUT_MS = 10_000;
 // Back-off between restarts, so a plugin that dies on every call cannot spin the daemon.
 const RESTART_MIN_INTERVAL_MS = 1_000;
-// What one host call or console line may carry into the daemon.
-const MAX_CALL_CHARS = 2_000_000;
-const MAX_CONSOLE_CHARS = 10_000;
-const LEVELS = new Set(["trace", "debug", "info", "warn", "error", "fatal"]);
 
 /** A handler's result larger than this is malformed (and would cost every later handler). */
 export const MAX_RESULT_CHARS = 1_000_000;
@@ -77,6 +75,9 @@ export class PluginIsolate {
   // host.session means "the session of the handler running": one handler at a time makes that exact.
   private queue: Promise<unknown> = Promise.resolve();
   restarts = 0;
+  /** Host calls of this plugin the daemon is serving, and the current window's crossings. */
+  private readonly crossings: Crossings;
+  private heap: number | null = null;
   /** Set by each load: how the plugin registered its handlers. */
   dialect: PluginDialect = "middleware";
   registrations: readonly Registration[] = [];
@@ -84,18 +85,34 @@ export class PluginIsolate {
   constructor(options: IsolateOptions) {
     this.options = options;
     this.name = options.name;
+    this.crossings = new Crossings(options.now);
   }
 
   get status(): { state: State; error: string | null; restarts: number } {
     return { state: this.state, error: this.lastError, restarts: this.restarts };
   }
 
-  /** The isolate's heap as V8 has it committed, plus what it allocated outside it; null when none. */
+  /**
+   * The isolate's heap as V8 has it committed, plus what it allocated outside it, as last read;
+   * null when none. Read in the background: the synchronous read waits for the isolate's lock,
+   * which an isolate spinning holds forever.
+   */
   get heapBytes(): number | null {
-    const isolate = this.loaded?.isolate;
-    if (!isolate || isolate.isDisposed) return null;
-    const heap = isolate.getHeapStatisticsSync();
-    return heap.total_heap_size + heap.externally_allocated_size;
+    return this.loaded && !this.loaded.isolate.isDisposed ? this.heap : null;
+  }
+
+  /** Reads the heap now (waiting for the isolate's lock off the daemon's thread) and keeps it for heapBytes. */
+  async readHeap(): Promise<number | null> {
+    const loaded = this.loaded;
+    if (!loaded || loaded.isolate.isDisposed) return null;
+    try {
+      const heap = await loaded.isolate.getHeapStatistics();
+      const bytes = heap.total_heap_size + heap.externally_allocated_size;
+      if (this.loaded === loaded) this.heap = bytes;
+      return bytes;
+    } catch {
+      return null;
+    }
   }
 
   /** Loads the plugin into a fresh isolate; resolves to the hook names it registered. */
@@ -131,7 +148,14 @@ export class PluginIsolate {
     const members = permissionNames(grants);
     await jail.set(
       "__setup",
-      JSON.stringify({ members, config, env, maxResultChars: MAX_RESULT_CHARS, maxHops: MAX_HOPS }),
+      JSON.stringify({
+        members,
+        config,
+        env,
+        maxResultChars: MAX_RESULT_CHARS,
+        maxHops: MAX_HOPS,
+        budget: PLUGIN_BUDGETS,
+      }),
     );
     await context.eval(BOOTSTRAP, { timeout: 2_000 });
     const invoke = (await jail.get("__invoke", { reference: true })) as ivmModule.Reference;
@@ -165,44 +189,43 @@ export class PluginIsolate {
     if (!Array.isArray(names) || !names.every((n) => typeof n === "string")) throw new Error("no middleware object");
     if (this.state === "stopped") throw new Error("plugin stopped while loading");
     this.loaded = { isolate, invoke };
+    this.heap = null;
+    const current = this.loaded;
+    watchIsolate(isolate, {
+      busy: () => [...this.pending.values()].some((call) => call.untimed === 0),
+      readHeap: () => this.readHeap(),
+      overrun: (why) => this.kill(current, why, "background"),
+    });
     return names as string[];
   }
 
   /**
    * Every call out of the isolate lands here. Only strings arrive (anything else is refused), the
    * grant is checked for this plugin, and the invocation is the one the daemon started under that
-   * token, or none: a plugin cannot name another plugin, session or grant. Console and host.log
-   * lines are sent without waiting for an answer, so they are handled here synchronously and never
+   * token, or none: a plugin cannot name another plugin, session or grant. Log lines arrive in
+   * batches sent without waiting for an answer, so they are handled here synchronously and never
    * throw: a rejection nobody awaits would surface in the daemon as an unhandled rejection.
+   * Both are counted against the plugin's budgets first (Crossings).
    */
   private readonly hostCall = (method: unknown, argsJson: unknown, token: unknown): unknown => {
-    if (method === "console" || method === "log") {
+    if (method === "logs") {
       try {
-        this.logLine(method, argsJson);
+        if (this.crossings.flushAllowed()) writeLogBatch(this.name, this.options.grants, this.options.log, argsJson);
       } catch {
-        // A line that cannot be read is dropped.
+        // A batch that cannot be read is dropped.
       }
       return undefined;
     }
-    return this.remoteCall(method, argsJson, token);
+    if (!this.crossings.callAllowed()) return Promise.reject(new Error("host call refused: over the plugin's budget"));
+    this.crossings.inFlight++;
+    const done = () => void this.crossings.inFlight--;
+    const call = this.remoteCall(method, argsJson, token);
+    call.then(done, done);
+    return call;
   };
 
-  private logLine(method: "console" | "log", argsJson: unknown): void {
-    if (typeof argsJson !== "string" || argsJson.length > MAX_CALL_CHARS) return;
-    const args = JSON.parse(argsJson) as unknown[];
-    const { log, grants } = this.options;
-    if (!Array.isArray(args)) return;
-    const message = String(args[1]).slice(0, MAX_CONSOLE_CHARS);
-    if (method === "console") {
-      const level = args[0] === "debug" ? "debug" : args[0] === "info" ? "info" : "warn";
-      log[level]({ plugin: this.name, console: true }, message);
-    } else if (methodAllowed(grants, "log")) {
-      log[LEVELS.has(String(args[0])) ? (String(args[0]) as "info") : "info"]({ plugin: this.name }, message);
-    }
-  }
-
   private async remoteCall(method: unknown, argsJson: unknown, token: unknown): Promise<unknown> {
-    if (typeof method !== "string" || typeof argsJson !== "string" || argsJson.length > MAX_CALL_CHARS)
+    if (typeof method !== "string" || typeof argsJson !== "string" || argsJson.length > PLUGIN_BUDGETS.callChars)
       throw new Error("malformed host call");
     const args = JSON.parse(argsJson) as unknown;
     if (!Array.isArray(args)) throw new Error("malformed host call");

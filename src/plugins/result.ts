@@ -1,6 +1,7 @@
 import type { z } from "zod";
 import type { HandlerOutcome } from "./handler-runtime.ts";
 import { HOOKS, MAX_REASON_CHARS, type FieldType, type HookName, type HookSpec } from "./hooks.ts";
+import { clip } from "./sandbox/budgets.ts";
 
 /** What came back from one handler (or its runner), before the chain interprets it. */
 export type RawOutcome =
@@ -57,13 +58,13 @@ export function interpret(
   const spec = HOOKS[hook];
   switch (raw.outcome) {
     case "threw":
-      return { kind: "skipped", why: `threw: ${raw.message}` };
+      return { kind: "skipped", why: `threw: ${clip(raw.message)}` };
     case "malformed":
-      return { kind: "skipped", why: `malformed: ${raw.message}` };
+      return { kind: "skipped", why: `malformed: ${clip(raw.message)}` };
     case "timeout":
       return { kind: "skipped", why: "timeout" };
     case "crashed":
-      return { kind: "skipped", why: `crashed: ${raw.message}` };
+      return { kind: "skipped", why: `crashed: ${clip(raw.message)}` };
     case "cancel":
       if (!spec.canCancel) return { kind: "skipped", why: `malformed: ${hook} cannot be cancelled` };
       return { kind: "cancelled", reason: cutReason(raw.reason) };

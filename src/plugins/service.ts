@@ -27,6 +27,7 @@ import { idleSections, inConfigOrder, type PluginSections } from "./config-secti
 import { announce, type DaemonMoment } from "./dialects/moments.ts";
 import { DialectRunner } from "./dialects/runner.ts";
 import { unloadedInfo, type PluginInfo } from "./plugin-info.ts";
+import { defaultSandbox, type NativeSandbox, type NativeSandboxKind } from "./native-sandbox.ts";
 
 export type { PluginInfo };
 
@@ -59,6 +60,7 @@ export interface PluginsOptions {
   llm?: LlmConfig | null;
   /** `[plugin.<name>]` tables: a JS plugin's `config`, and the gateway plugins' order. */
   pluginConfig?: PluginSections;
+  sandbox?: NativeSandbox; // where command hooks, shell hooks and Python plugins run (native-sandbox.ts)
 }
 
 /** What a reload (or the start) loaded: the new generation, the plugins in chain order, the failures. */
@@ -262,10 +264,17 @@ export class Plugins {
       dirs: this.options.dirs,
       memoryLimitMb: this.options.memoryLimitMb,
       env: this.options.env ?? {},
+      sandbox: this.options.sandbox,
       log: this.log,
       now: this.options.now,
       inUse,
     });
+  }
+
+  /** How command hooks, Python plugins and shell hooks run, and how many of them are loaded (doctor). */
+  nativeSandbox(): { kind: NativeSandboxKind; warning: string | null; nativePlugins: number } {
+    const { kind, warning } = this.options.sandbox ?? defaultSandbox();
+    return { kind, warning, nativePlugins: this.loaded.filter((p) => p.kind !== "isolate").length };
   }
 
   /** Configured plugin directories that do not exist (the defaults are not counted: they are optional). */
@@ -331,6 +340,16 @@ export class Plugins {
     return heaps;
   }
 
+  /** The same, each heap read now (tests that compare heaps over many calls). */
+  async readHeaps(): Promise<Record<string, number>> {
+    const heaps: Record<string, number> = {};
+    for (const p of this.loaded) {
+      const bytes = (await p.readHeap?.()) ?? null;
+      if (bytes !== null) heaps[p.manifest.name] = bytes;
+    }
+    return heaps;
+  }
+
   /** Writes buffered decisions now (tests and the decisions endpoint read after this). */
   async flushDecisions(): Promise<void> {
     await this.decisions?.flush();
@@ -371,6 +390,7 @@ function loadOptions(options: PluginsOptions, log: Logger, host: HostCalls): Loa
     host,
     env: options.env ?? {},
     pluginConfig: options.pluginConfig,
+    sandbox: options.sandbox,
   };
 }
 

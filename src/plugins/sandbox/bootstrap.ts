@@ -36,12 +36,110 @@ export const BOOTSTRAP = String.raw`
   const keys = Object.keys;
 
   let current = { token: 0, sessionId: null, hop: 0, agentId: null, ssh: false };
-  const call = async (method, ...args) => {
-    const out = await rpc.apply(undefined, [method, stringify(args), current.token], { result: { promise: true } });
-    return out === undefined ? undefined : parse(out);
+  // Everything below that plugin code could replace later (prototype methods, Date.now) is
+  // captured now: the budgets hold whatever the plugin does to its own realm.
+  const budget = setup.budget;
+  const applyRef = rpc.apply.bind(rpc);
+  const applyIgnored = rpc.applyIgnored.bind(rpc);
+  const clock = Date.now;
+  const then = Promise.prototype.then;
+  const resolved = Promise.resolve();
+  const apply = Reflect.apply;
+  const slice = String.prototype.slice;
+  const clip = (text, max) =>
+    text.length <= max ? text : apply(slice, text, [0, max]) + "… (" + (text.length - max) + " more characters)";
+  const win = { start: 0, lines: 0, chars: 0, flushes: 0, calls: 0, callChars: 0 };
+  const roll = () => {
+    const t = clock();
+    if (t - win.start < budget.windowMs) return;
+    win.start = t; win.lines = 0; win.chars = 0; win.flushes = 0; win.calls = 0; win.callChars = 0;
   };
-  const fire = (method, ...args) => {
-    rpc.applyIgnored(undefined, [method, stringify(args), current.token]);
+  // Log lines go out in batches: one crossing per batch, a bounded number of batches and lines
+  // per window; what is over the budget is counted and reported once with the next batch.
+  let batch = [];
+  let dropped = 0;
+  let queued = false;
+  const flush = () => {
+    queued = false;
+    if (batch.length === 0 && dropped === 0) return;
+    roll();
+    if (win.flushes >= budget.logFlushes) return;
+    win.flushes++;
+    const lines = batch;
+    const lost = dropped;
+    batch = [];
+    dropped = 0;
+    applyIgnored(undefined, ["logs", stringify({ lines, dropped: lost }), 0]);
+  };
+  const fire = (method, level, text) => {
+    roll();
+    if (win.lines >= budget.logLines) { dropped++; return; }
+    const line = clip(String(typeof text === "function" ? text() : text), budget.lineChars);
+    if (win.chars + line.length > budget.logChars) { dropped++; return; }
+    win.lines++;
+    win.chars += line.length;
+    batch[batch.length] = [method, String(level), line];
+    if (!queued) { queued = true; apply(then, resolved, [flush]); }
+  };
+  // ICU objects hold their memory outside the heap, where the isolate's limit does not see it:
+  // their constructors count the live ones (a finalizer counts them down) and refuse past the budget.
+  const intl = { live: 0 };
+  const finalizer = new FinalizationRegistry(() => { intl.live--; });
+  const room = () => {
+    if (intl.live >= budget.intlObjects)
+      throw new RangeError("more than " + budget.intlObjects + " live Intl objects in this plugin (its budget)");
+  };
+  const counted = (object) => {
+    intl.live++;
+    finalizer.register(object, 0);
+    return object;
+  };
+  const construct = Reflect.construct;
+  const Segmenter = Intl.Segmenter;
+  for (const name of ["Collator", "DateTimeFormat", "DisplayNames", "DurationFormat", "ListFormat", "Locale",
+    "NumberFormat", "PluralRules", "RelativeTimeFormat", "Segmenter"]) {
+    const Original = Intl[name];
+    if (typeof Original !== "function") continue;
+    function Counted(...args) {
+      room();
+      return counted(construct(Original, args, new.target && new.target !== Counted ? new.target : Original));
+    }
+    Counted.prototype = Original.prototype;
+    Object.defineProperty(Original.prototype, "constructor", { value: Counted, writable: true, configurable: true });
+    if (typeof Original.supportedLocalesOf === "function") Counted.supportedLocalesOf = Original.supportedLocalesOf;
+    Object.defineProperty(Intl, name, { value: Counted, writable: true, configurable: true });
+  }
+  // A segmenter's segments and their iterators each hold a break iterator of their own.
+  if (typeof Segmenter === "function") {
+    const segment = Segmenter.prototype.segment;
+    const segments = Object.getPrototypeOf(apply(segment, new Segmenter(), [""]));
+    const iterate = segments[Symbol.iterator];
+    const wrap = (original) => function (...args) {
+      room();
+      return counted(apply(original, this, args));
+    };
+    Object.defineProperty(Segmenter.prototype, "segment", { value: wrap(segment), writable: true, configurable: true });
+    Object.defineProperty(segments, Symbol.iterator, { value: wrap(iterate), writable: true, configurable: true });
+  }
+  let inFlight = 0;
+  const refuse = (why) => new Error("host call refused: " + why + " (the plugin's budget)");
+  const call = async (method, ...args) => {
+    roll();
+    if (inFlight >= budget.inFlight) throw refuse(budget.inFlight + " calls already in flight");
+    if (win.calls >= budget.calls) throw refuse("more than " + budget.calls + " calls in " + budget.windowMs + " ms");
+    const json = stringify(args);
+    if (json.length > budget.callChars) throw refuse("arguments longer than " + budget.callChars + " characters");
+    if (win.callChars + json.length > budget.callCharsPerWindow)
+      throw refuse("more than " + budget.callCharsPerWindow + " characters of arguments in " + budget.windowMs + " ms");
+    win.calls++;
+    win.callChars += json.length;
+    inFlight++;
+    try {
+      const out = await applyRef(undefined, [method, json, current.token], { result: { promise: true } });
+      return out === undefined ? undefined : parse(out);
+    } finally {
+      inFlight--;
+    }
   };
   const describe = (value) => {
     try {
@@ -123,7 +221,8 @@ export const BOOTSTRAP = String.raw`
   }
   g.host = freeze(host);
   g.middleware = {};
-  const out = (level) => (...args) => fire("console", level, args.map(describe).join(" "));
+  // The line is only built when the budget has room for it.
+  const out = (level) => (...args) => fire("console", level, () => args.map(describe).join(" "));
   g.console = freeze({ log: out("info"), info: out("info"), debug: out("debug"), trace: out("debug"),
     warn: out("warn"), error: out("error") });
 
@@ -136,14 +235,20 @@ export const BOOTSTRAP = String.raw`
     defer: (options) => new Deferral(options?.until, options?.reason === undefined ? "" : String(options.reason)),
   });
   const message = (err) => {
-    try { return err instanceof Error ? String(err.message) : String(err); } catch { return "(an error that cannot be shown)"; }
+    try {
+      return clip(err instanceof Error ? String(err.message) : String(err), budget.messageChars);
+    } catch {
+      return "(an error that cannot be shown)";
+    }
   };
 
   const tooLong = () =>
     stringify({ outcome: "malformed", message: "returned more than " + setup.maxResultChars + " characters" });
   const settle = (value) => {
-    if (value instanceof Cancellation) return stringify({ outcome: "cancel", reason: String(value.reason) });
-    if (value instanceof Deferral) return stringify({ outcome: "defer", until: value.until, reason: String(value.reason) });
+    if (value instanceof Cancellation)
+      return stringify({ outcome: "cancel", reason: clip(String(value.reason), budget.messageChars) });
+    if (value instanceof Deferral)
+      return stringify({ outcome: "defer", until: value.until, reason: clip(String(value.reason), budget.messageChars) });
     // An over-long string is refused before it is serialized: copying megabytes only to drop them
     // could itself outlast the handler's timeout on a loaded machine.
     if (typeof value === "string" && value.length > setup.maxResultChars) return tooLong();
@@ -155,6 +260,13 @@ export const BOOTSTRAP = String.raw`
   const dialect = makeDialects(g, setup, freeze, fire, describe, stringify);
   g.__adopt = dialect.adopt;
   g.__invoke = async (hook, contextJson, metaJson) => {
+    try {
+      return await invoke(hook, contextJson, metaJson);
+    } finally {
+      flush();
+    }
+  };
+  const invoke = async (hook, contextJson, metaJson) => {
     current = parse(metaJson);
     let value;
     try {

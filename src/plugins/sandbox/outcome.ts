@@ -1,4 +1,5 @@
 import type { RawOutcome } from "../result.ts";
+import { clip } from "./budgets.ts";
 
 // The bootstrap's JSON envelope around a result of at most the result limit.
 const ENVELOPE_CHARS = 1_000;
@@ -20,7 +21,8 @@ export function toOutcome(json: unknown, maxChars: number): RawOutcome {
   }
   if (parsed === null || typeof parsed !== "object") return malformed("returned a value that cannot be passed on");
   const answer = parsed as Record<string, unknown>;
-  const text = (value: unknown) => (typeof value === "string" ? value : String(value));
+  // A reason or message is stored with the decision and logged: it is cut to the budget here too.
+  const text = (value: unknown) => clip(typeof value === "string" ? value : String(value));
   switch (answer.outcome) {
     case "value":
       return { outcome: "value", value: answer.value };
