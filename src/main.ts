@@ -19,6 +19,7 @@ const probe = {
       return (err as NodeJS.ErrnoException).code === "EPERM";
     }
   },
+  rss: () => process.memoryUsage.rss(),
   killGroup(pgid: number, signal: NodeJS.Signals): void {
     try {
       process.kill(-pgid, signal);

@@ -10,6 +10,8 @@ export interface ProcessProbe {
   isAlive(pid: number): boolean;
   /** Signals a whole process group (a command executor's child and everything it started). */
   killGroup?(pgid: number, signal: NodeJS.Signals): void;
+  /** The process's resident set (bytes): what the plugins' memory bound watches. */
+  rss?(): number;
 }
 
 interface LockOwner {

@@ -1,5 +1,5 @@
-import { request as httpRequest, type IncomingMessage } from "node:http";
-import { request as httpsRequest } from "node:https";
+import type { IncomingMessage } from "node:http";
+import { http, https } from "../node-http.ts";
 import type { Db } from "../db/client.ts";
 import { MissiondError } from "../errors.ts";
 import { fetchAllowed, methodAllowed, type Grants } from "./grants.ts";
@@ -13,10 +13,9 @@ import { storeDelete, storeGet, storeKeys, storeSet } from "./queries.ts";
 
 const MAX_KEY_CHARS = 256;
 const MAX_VALUE_CHARS = 64 * 1024;
-const FETCH_TIMEOUT_MS = 10_000;
-// Until the answer's headers: a host that never accepts or never answers holds a socket no longer.
-const FETCH_CONNECT_TIMEOUT_MS = 5_000;
-const MAX_FETCH_BODY = 1_000_000;
+const FETCH_TIMEOUT_MS = PLUGIN_BUDGETS.fetchMs;
+const FETCH_CONNECT_TIMEOUT_MS = PLUGIN_BUDGETS.fetchHeadersMs;
+const MAX_FETCH_BODY = PLUGIN_BUDGETS.fetchBytes;
 const MAX_REDIRECTS = 5;
 
 /** What host.session reads, provided by the sessions domain. */
@@ -194,7 +193,7 @@ interface Answer {
  */
 function send(target: URL, method: string, headers: Record<string, string>, body: string | undefined): Promise<Answer> {
   return new Promise((resolve, reject) => {
-    const request = (target.protocol === "https:" ? httpsRequest : httpRequest)(target, {
+    const request = (target.protocol === "https:" ? https.request : http.request)(target, {
       method,
       headers,
       agent: false,

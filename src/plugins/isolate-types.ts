@@ -2,6 +2,7 @@
 import type { Logger } from "../log.ts";
 import type { Grants } from "./grants.ts";
 import type { InvocationMeta } from "./hooks.ts";
+import type { RawOutcome } from "./result.ts";
 
 export interface IsolateOptions {
   name: string;
@@ -46,4 +47,24 @@ export interface Registration {
   readonly sessionId: string | null;
   readonly priority: number;
   readonly match: readonly string[] | null;
+}
+
+/**
+ * Host calls whose time does not count against the handler's budget, up to this much per
+ * invocation: host.ssh.command may wait up to 90 s on a server, in a hook that has 5 s.
+ */
+export const UNTIMED_CALLS: ReadonlySet<string> = new Set(["ssh.command"]);
+export const UNTIMED_CREDIT_MS = 90_000;
+
+export interface Pending {
+  resolve: (outcome: RawOutcome) => void;
+  timer: NodeJS.Timeout | undefined;
+  meta: InvocationMeta;
+  /** Budget left when the timer was last armed, and when that was. */
+  leftMs: number;
+  armedAt: number;
+  /** Untimed host calls in flight; the timer is stopped while there is one. */
+  untimed: number;
+  creditLeftMs: number;
+  expire: () => void;
 }

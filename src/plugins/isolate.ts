@@ -23,7 +23,8 @@ const RESTART_MIN_INTERVAL_MS = 1_000;
 /** A handler's result larger than this is malformed (and would cost every later handler). */
 export const MAX_RESULT_CHARS = 1_000_000;
 
-import type { IsolateOptions, PluginDialect, Registration } from "./isolate-types.ts";
+import { UNTIMED_CALLS, UNTIMED_CREDIT_MS, type IsolateOptions, type Pending } from "./isolate-types.ts";
+import type { PluginDialect, Registration } from "./isolate-types.ts";
 export type { HostCaller, HostCalls, IsolateOptions, PluginDialect, Registration } from "./isolate-types.ts";
 
 type State = "starting" | "ready" | "failed" | "stopped";
@@ -33,26 +34,6 @@ interface Loaded {
   invoke: ivmModule.Reference;
   /** Why the daemon disposed this isolate; calls still running in it fail with this. */
   disposedBecause?: string;
-}
-
-/**
- * Host calls whose time does not count against the handler's budget, up to this much per
- * invocation: host.ssh.command may wait up to 90 s on a server, in a hook that has 5 s.
- */
-const UNTIMED_CALLS: ReadonlySet<string> = new Set(["ssh.command"]);
-export const UNTIMED_CREDIT_MS = 90_000;
-
-interface Pending {
-  resolve: (outcome: RawOutcome) => void;
-  timer: NodeJS.Timeout | undefined;
-  meta: InvocationMeta;
-  /** Budget left when the timer was last armed, and when that was. */
-  leftMs: number;
-  armedAt: number;
-  /** Untimed host calls in flight; the timer is stopped while there is one. */
-  untimed: number;
-  creditLeftMs: number;
-  expire: () => void;
 }
 
 /**
@@ -359,6 +340,14 @@ export class PluginIsolate {
           },
         );
     });
+  }
+
+  /** Disposes the isolate from outside (the daemon's memory bound); the next call reloads it. */
+  release(why: string): boolean {
+    const loaded = this.loaded;
+    if (!loaded || loaded.isolate.isDisposed) return false;
+    this.kill(loaded, why, "memory");
+    return true;
   }
 
   /** Ends a stuck isolate; every call still running in it fails as crashed, and the next call reloads it. */

@@ -28,6 +28,7 @@ export const testProbe = {
   pid: process.pid,
   uid: process.getuid?.(),
   isAlive: () => false,
+  rss: () => process.memoryUsage.rss(),
   killGroup: (pgid: number, signal: NodeJS.Signals) => {
     try {
       process.kill(-pgid, signal);

@@ -122,7 +122,13 @@ export const BOOTSTRAP = String.raw`
     Object.defineProperty(segments, Symbol.iterator, { value: wrap(iterate), writable: true, configurable: true });
   }
   let inFlight = 0;
-  const refuse = (why) => new Error("host call refused: " + why + " (the plugin's budget)");
+  // One error per reason, made once: a loop of refused calls costs the isolate no stack traces.
+  const refusals = new Map();
+  const refuse = (why) => {
+    let err = refusals.get(why);
+    if (!err) refusals.set(why, (err = new Error("host call refused: " + why + " (the plugin's budget)")));
+    return err;
+  };
   const call = async (method, ...args) => {
     roll();
     if (inFlight >= budget.inFlight) throw refuse(budget.inFlight + " calls already in flight");

@@ -34,6 +34,12 @@ export const PLUGIN_BUDGETS = {
   backgroundCpuMs: 1_000,
   /** host.fetch requests in flight at once (each holds a socket). */
   fetches: 4,
+  /** Until a fetch's answer headers arrive: a host that never accepts or answers holds a socket no longer. */
+  fetchHeadersMs: 5_000,
+  /** A whole fetch, body included. */
+  fetchMs: 10_000,
+  /** A fetch's body, read as it streams and cut here. */
+  fetchBytes: 1_000_000,
 } as const;
 
 export type PluginBudgets = typeof PLUGIN_BUDGETS;
