@@ -287,13 +287,22 @@ export class PluginIsolate {
       // Not awaited here: `this.ready` below is the same start, and its failure is reported there.
       void this.start();
     }
+    // A (re)load is waited for within the handler's own budget: a slow top level costs the call
+    // its timeout, not the load's deadline; the load goes on for the calls after it.
+    const waitStarted = this.options.now();
+    let waited: NodeJS.Timeout | undefined;
     try {
-      await this.ready;
+      const late = new Promise<"late">((resolve) => (waited = setTimeout(() => resolve("late"), timeoutMs)));
+      if ((await Promise.race([this.ready, late])) === "late") return { outcome: "timeout" };
     } catch (err) {
       return { outcome: "crashed", message: (err as Error).message };
+    } finally {
+      clearTimeout(waited);
     }
+    timeoutMs -= this.options.now() - waitStarted;
     const loaded = this.loaded;
     if (!loaded || loaded.isolate.isDisposed) return { outcome: "crashed", message: this.lastError ?? "not running" };
+    if (timeoutMs <= 0) return { outcome: "timeout" };
     const id = this.nextId++;
     return new Promise<RawOutcome>((resolve) => {
       const expire = () => {

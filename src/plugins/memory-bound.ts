@@ -27,9 +27,9 @@ export function watchMemory(bound: MemoryBound, log: Logger, release: (why: stri
     const used = rss();
     if (used <= limit || now - actedAt < COOLDOWN_MS) return;
     actedAt = now;
-    const why = `disposed: the daemon's RSS (${Math.round(used / 1024 / 1024)} MB) was over [plugins] rss_limit_mb (${bound.rssLimitMb})`;
+    const why = `the daemon's RSS (${Math.round(used / 1024 / 1024)} MB) was over [plugins] rss_limit_mb (${bound.rssLimitMb})`;
     const released = release(why);
-    log.error({ component: "plugins", rssBytes: used, released }, `plugin isolates ${why}`);
+    log.error({ component: "plugins", rssBytes: used, released }, `plugin isolates disposed: ${why}`);
   }, CHECK_INTERVAL_MS);
   timer.unref();
   return () => clearInterval(timer);

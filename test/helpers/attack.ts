@@ -102,6 +102,8 @@ function timedGet(socketPath: string, path: string): Promise<{ ms: number; statu
 export interface Probe {
   /** The slowest /healthz and /metrics answers while probing (ms). */
   slowest: { healthz: number; metrics: number };
+  /** Every answer's time (ms), both paths. */
+  times: number[];
   /** Answers that were not 200. */
   failures: string[];
   /** The daemon's RSS (bytes) and open descriptors: before the attack, and the most seen. */
@@ -123,6 +125,7 @@ const fdsOf = (pid: number) => readdirSync(`/proc/${pid}/fd`).length;
 export async function probeWhile(served: Served, stop: Promise<unknown>): Promise<Probe> {
   const probe: Probe = {
     slowest: { healthz: 0, metrics: 0 },
+    times: [],
     failures: [],
     rss: { first: rssOf(served.pid), most: 0 },
     fds: { first: fdsOf(served.pid), most: 0 },
@@ -134,6 +137,7 @@ export async function probeWhile(served: Served, stop: Promise<unknown>): Promis
       const answer = await timedGet(served.socketPath, path);
       const key = path === "/healthz" ? "healthz" : "metrics";
       probe.slowest[key] = Math.max(probe.slowest[key], answer.ms);
+      probe.times.push(answer.ms);
       if (answer.status !== 200) probe.failures.push(`${path}: ${answer.status}`);
     }
     probe.rss.most = Math.max(probe.rss.most, rssOf(served.pid));

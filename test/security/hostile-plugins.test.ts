@@ -27,6 +27,8 @@ const MB = 1024 * 1024;
 /** The witness's lateness on a daemon under attack: far below a handler's 5 s timeout. */
 const WITNESS_LATE_MS = 500;
 const ANSWER_MS = 100;
+/** What no answer may take: the daemon was frozen (a log flood of one second once froze it for 24 s). */
+const FREEZE_MS = 1_000;
 
 interface Drill {
   served: Served;
@@ -90,8 +92,11 @@ async function drill(
     }
     if (process.env.DRILL_DEBUG) console.log(JSON.stringify({ probe, outcomes }).slice(0, 2000));
     expect(probe.failures).toEqual([]);
-    expect(probe.slowest.healthz, "slowest /healthz (ms)").toBeLessThan(ANSWER_MS);
-    expect(probe.slowest.metrics, "slowest /metrics (ms)").toBeLessThan(ANSWER_MS);
+    // Nine answers in ten within 100 ms, and none near a freeze: on a quiet machine every answer
+    // comes within 30 ms; the margin is for a suite running beside it on two cores.
+    const sorted = [...probe.times].sort((a, b) => a - b);
+    expect(sorted[Math.floor(sorted.length * 0.9)], "p90 of /healthz and /metrics (ms)").toBeLessThan(ANSWER_MS);
+    expect(Math.max(probe.slowest.healthz, probe.slowest.metrics), "slowest answer (ms)").toBeLessThan(FREEZE_MS);
     await inspect({ served, probe, outcomes });
     const end = await served.terminate();
     expect(end.code, "exit code after SIGTERM").toBe(0);
@@ -313,6 +318,37 @@ describe(`a hostile plugin cannot stop the clock (${backendName})`, () => {
     );
   }, 60_000);
 
+  it("a restart whose top level is slow costs the call its handler timeout, not the load's", async () => {
+    const slow = hostilePlugin(
+      "slow-restart",
+      `const end = Date.now() + 6000; while (Date.now() < end) {}
+      globalThis.middleware.userMessageInbound = async (c) => {
+        if (c.text === "spin") while (true) {}
+        return c.text + " handled";
+      };`,
+    );
+    const served = await serveDaemon([slow], '[plugins]\nhandler_timeout = "1s"\n');
+    try {
+      const say = (text: string) =>
+        served.api.post<{ context: { text: string } }>("/v1/hooks/userMessageInbound", {
+          sessionId: "s-attack",
+          channelId: null,
+          text,
+          mediaIds: [],
+        });
+      expect((await say("spin")).context.text).toBe("spin");
+      await during(1_100);
+      // This call restarts the isolate, whose top level takes 6 s: it waits 1 s, as any handler.
+      const started = performance.now();
+      expect((await say("go")).context.text).toBe("go");
+      expect(performance.now() - started, "the restarting call's answer (ms)").toBeLessThan(4_000);
+      // The load went on: once done, calls are handled again.
+      await waitFor(async () => (await say("go")).context.text === "go handled", "the reloaded plugin", 15_000, 500);
+    } finally {
+      await served.cleanup();
+    }
+  }, 60_000);
+
   it("an install preview whose top level floods and spins runs off the firing path", async () => {
     const preview = (served: Served) =>
       served.api.post("/v1/plugins/install", {
@@ -350,7 +386,7 @@ describe(`the daemon's memory bound (${backendName})`, () => {
         served
           .output()
           .split("\n")
-          .filter((l) => l.includes("rss_limit_mb"));
+          .filter((l) => l.includes("plugin isolates disposed"));
       const first = await waitFor(() => lines()[0], "the memory bound's log line");
       expect(first).toMatch(
         /plugin isolates disposed: the daemon's RSS \(\d+ MB\) was over \[plugins\] rss_limit_mb \(1\)/,
