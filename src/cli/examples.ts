@@ -110,6 +110,7 @@ export const EXAMPLES: Record<string, readonly string[]> = {
     "missiond plugins install ./quiet-hours --yes",
     "missiond plugins install ./quiet-hours --yes --force",
   ],
+  "plugins approve": ["missiond plugins approve quiet-hours", "missiond plugins approve quiet-hours --yes --json"],
   "plugins reload": ["missiond plugins reload", "missiond --socket /run/missiond/missiond.sock plugins reload --json"],
   "plugins ls": ["missiond plugins ls", "missiond plugins ls --json"],
   "plugins decisions": [

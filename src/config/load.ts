@@ -62,6 +62,10 @@ export interface Config {
     readonly extensionErrorBudget: number;
     /** `native_sandbox`: how command hooks, Python plugins and shell hooks are confined. */
     readonly nativeSandbox: "auto" | "bwrap" | "none";
+    /** The daemon's RSS past which plugin isolates are disposed; 0 = none. */
+    readonly rssLimitMb: number;
+    /** `approve_changes`: a changed plugin waits for `plugins approve` before it loads. */
+    readonly approveChanges: boolean;
   };
   /**
    * `[plugin.<name>]` tables, in the file's order: each one is that plugin's `config` (in place of
@@ -204,6 +208,8 @@ export function loadConfig(sources: ConfigSources): Config {
       breakerCooldownMs: file.plugins.breaker_cooldown,
       extensionErrorBudget: file.plugins.extension_error_budget,
       nativeSandbox: file.plugins.native_sandbox,
+      rssLimitMb: file.plugins.rss_limit_mb,
+      approveChanges: file.plugins.approve_changes,
     },
     pluginConfig: plugin.sections,
     shutdown: { drainBudgetMs: file.shutdown.drain_budget },

@@ -114,6 +114,12 @@ export const fileSchema = z
         // Where command hooks, Python plugins and shell hooks run: bubblewrap when it works ("auto"
         // falls back to the nobody uid as root, else warns), "bwrap" or nothing else, "none" as the daemon.
         native_sandbox: z.enum(["auto", "bwrap", "none"]).default("auto"),
+        // The daemon's RSS past which every plugin isolate is disposed (their heaps and what they hold
+        // outside them, Intl objects); 0 = no bound.
+        rss_limit_mb: z.number().int().min(0).max(1_048_576).default(0),
+        // A plugin whose code or manifest changed since approved waits for `plugins approve` before it
+        // loads (off: it loads, with the approved grants at most, and the change is logged and shown).
+        approve_changes: z.boolean().default(false),
       })
       .strict()
       .default({
@@ -123,6 +129,8 @@ export const fileSchema = z
         breaker_cooldown: 60_000,
         extension_error_budget: 10,
         native_sandbox: "auto",
+        rss_limit_mb: 0,
+        approve_changes: false,
       }),
     // [plugin.<name>]: a plugin's own configuration (its `config`), in the order the tables appear;
     // gateway plugins run in that order. Checked against the loaded plugins at start (see load.ts).

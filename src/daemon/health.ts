@@ -86,8 +86,16 @@ export function doctor(parts: HealthParts): () => Promise<Record<string, unknown
     ]);
     const pluginProblems = plugins
       .list()
-      .filter((p) => p.state !== "active")
-      .map((p) => ({ name: p.name, state: p.state, error: p.error }));
+      .filter((p) => p.state !== "active" || p.needsApproval)
+      .map((p) => ({
+        name: p.name,
+        state: p.state,
+        // Asks for more than was approved (runs with less), or held under approve_changes.
+        needsApproval: p.needsApproval,
+        error: p.needsApproval
+          ? `needs approval: ${p.requested?.added.length ? `asks for ${p.requested.added.join(", ")}` : "changed since approved"}; review with \`missiond plugins approve ${p.name}\``
+          : p.error,
+      }));
     // A configured directory that is missing is a typo or a forgotten mount (the defaults may be absent).
     const missingPluginDirs = plugins.missingDirs();
     // Native plugins running as the daemon itself can read its environment, files and socket.

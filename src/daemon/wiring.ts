@@ -42,7 +42,6 @@ import { configuredSandbox } from "../plugins/native-sandbox.ts";
 
 // How long handed-back missions get to stop (a killed command closes its pipes) before the stop goes on.
 const HAND_BACK_WAIT_MS = 1_000;
-
 /** What every part of the daemon is built from. */
 export interface DaemonEnv {
   readonly config: Config;
@@ -111,6 +110,8 @@ export async function startPlugins(
     breaker: { failures: config.plugins.breakerFailures, cooldownMs: config.plugins.breakerCooldownMs },
     extensionErrorBudget: config.plugins.extensionErrorBudget,
     memoryLimitMb: config.plugins.memoryLimitMb,
+    approveChanges: config.plugins.approveChanges,
+    memoryBound: { rssLimitMb: config.plugins.rssLimitMb, rss: deps.probe.rss },
     log,
     now: () => clock.now(),
     db: database.db,

@@ -1,5 +1,5 @@
 import { realpathSync, statSync } from "node:fs";
-import { isAbsolute, resolve } from "node:path";
+import { isAbsolute, relative, resolve } from "node:path";
 import { z } from "zod";
 
 /** Grants that are a plain yes or no. `fetch`, `fs` and `env` carry what they grant (hosts, paths, names). */
@@ -80,6 +80,10 @@ export function compileGrants(raw: z.infer<typeof permissionsSchema>, dir: strin
     } catch {
       throw new Error(`permissions.fs: ${grant.path} does not exist`);
     }
+    if (grant.access === "read-write" && overlaps(path, ownFolder(dir)))
+      throw new Error(
+        `permissions.fs: ${grant.path} (read-write) would let the plugin write its own folder ${ownFolder(dir)}; grant "read", or a folder outside it`,
+      );
     return { path, access: grant.access };
   });
   return {
@@ -89,6 +93,23 @@ export function compileGrants(raw: z.infer<typeof permissionsSchema>, dir: strin
     env: [...new Set(raw.env ?? [])],
     ...(typeof raw.llm === "object" ? { llm: raw.llm } : {}),
   };
+}
+
+const ownFolder = (dir: string): string => {
+  try {
+    return realpathSync(dir);
+  } catch {
+    return resolve(dir);
+  }
+};
+
+/** Whether one path is the other or inside it (either way round). */
+export function overlaps(a: string, b: string): boolean {
+  const inside = (path: string, folder: string) => {
+    const rel = relative(folder, path);
+    return rel === "" || (!rel.startsWith("..") && !isAbsolute(rel));
+  };
+  return inside(a, b) || inside(b, a);
 }
 
 export const DEFAULT_GRANTS: Grants = { simple: new Set(["log"]), fetch: null, fs: [], env: [] };

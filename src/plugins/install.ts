@@ -3,11 +3,12 @@ import { dirname, join, posix } from "node:path";
 import { z } from "zod";
 import { MissiondError } from "../errors.ts";
 import type { Logger } from "../log.ts";
-import { grantsView, type GrantsView } from "./grants.ts";
+import { grantsView, overlaps, type GrantsView } from "./grants.ts";
 import { HOOK_NAMES } from "./hooks.ts";
 import { loadPlugins } from "./loader.ts";
-import { isPluginFolder, PluginLoadError, readManifest } from "./manifest.ts";
+import { isPluginFolder, PluginLoadError, readManifest, type PluginManifest } from "./manifest.ts";
 import type { NativeSandbox } from "./native-sandbox.ts";
+import { pythonSyntaxProblem } from "./python/syntax.ts";
 
 // What one upload may hold: plugins are small, and the body limit (1 MB of JSON) binds first.
 const MAX_FILES = 500;
@@ -112,8 +113,10 @@ export async function installPlugin(body: InstallBody, ctx: InstallContext): Pro
       mkdirSync(dirname(path), { recursive: true });
       writeFileSync(path, Buffer.from(file.content, "base64"), { mode: file.executable ? 0o755 : 0o644, flag: "wx" });
     }
-    const answer = await validate(staged, body.folder, ctx);
-    const dir = join(target, answer.name);
+    const validated = await validate(staged, body.folder, ctx);
+    const dir = join(target, validated.name);
+    const answer = { ...validated, grants: placed(validated.grants, staged, dir) };
+    refuseOwnFolder(answer.name, answer.grants, dir);
     const exists = existsSync(dir);
     const other = ctx.inUse.get(answer.name);
     if (other && other !== dir)
@@ -135,6 +138,44 @@ export async function installPlugin(body: InstallBody, ctx: InstallContext): Pro
 
 type Validated = Omit<InstallAnswer, "dir" | "exists" | "installed">;
 
+/** The grants as they will be once the folder is in place (paths inside it named there, not in staging). */
+const placed = (grants: GrantsView, staged: string, dir: string): GrantsView => ({
+  ...grants,
+  fs: grants.fs.map((g) => ({
+    ...g,
+    path: g.path === staged || g.path.startsWith(`${staged}/`) ? dir + g.path.slice(staged.length) : g.path,
+  })),
+});
+
+/** A read-write grant that covers where the plugin will live (e.g. the folder it replaces) is refused. */
+function refuseOwnFolder(name: string, grants: GrantsView, dir: string): void {
+  const own = grants.fs.find((g) => g.access === "read-write" && overlaps(g.path, dir));
+  if (own)
+    throw new MissiondError(
+      "BAD_REQUEST",
+      `plugin "${name}": permissions.fs: ${own.path} (read-write) would let the plugin write its own folder ${dir}; grant "read", or a folder outside it`,
+    );
+}
+
+/**
+ * A plugin's code runs only in the preview's isolate (a JS plugin, with a deadline and the budgets
+ * of a call); Python, shell and command plugins are read and parsed, never run, before consent.
+ */
+async function previewNative(manifest: PluginManifest, named: (m: string) => string): Promise<Validated> {
+  if (manifest.python) {
+    const problem = await pythonSyntaxProblem(manifest.dir);
+    if (problem) throw new MissiondError("BAD_REQUEST", named(`plugin "${manifest.name}": ${problem}`));
+  }
+  return {
+    name: manifest.name,
+    version: manifest.version,
+    description: manifest.description,
+    kind: manifest.python ? "python" : "command",
+    hooks: HOOK_NAMES.filter((h) => manifest.commands.has(h)),
+    grants: grantsView(manifest.grants),
+  };
+}
+
 async function validate(staged: string, folder: string, ctx: InstallContext): Promise<Validated> {
   // Messages name the folder as sent, not the staging path nobody will find.
   const named = (message: string) => message.replaceAll(staged, folder);
@@ -146,6 +187,7 @@ async function validate(staged: string, folder: string, ctx: InstallContext): Pr
   } catch (err) {
     throw new MissiondError("BAD_REQUEST", named((err as PluginLoadError).message));
   }
+  if (!manifest.entry) return previewNative(manifest, named);
   const host = () => Promise.reject(new Error("not available while validating an install"));
   const { plugins, failed } = await loadPlugins({
     dirs: [staged],

@@ -54,6 +54,8 @@ export interface LoadedPlugin {
   heapBytes?(): number | null;
   /** The same, read now rather than as last read. */
   readHeap?(): Promise<number | null>;
+  /** Disposes an isolated plugin's isolate (the memory bound); true if there was one. */
+  release?(why: string): boolean;
   stop(): Promise<void>;
 }
 
@@ -83,6 +85,11 @@ export interface LoadOptions {
   pluginConfig?: Readonly<Record<string, Readonly<Record<string, unknown>>>>;
   /** Where command hooks, shell hooks and Python plugins run; absent: "auto" with nothing hidden. */
   sandbox?: NativeSandbox;
+  /**
+   * The grants a manifest may have (consent.ts): what the operator accepted, not what the folder
+   * now asks for; throws for a plugin held back until approved. Absent: the manifest's own.
+   */
+  pin?: (manifest: PluginManifest) => PluginManifest;
 }
 
 /** Plugin folders under each directory (or the directory itself if it is a plugin folder). */
@@ -198,6 +205,7 @@ async function isolatePlugin(manifest: PluginManifest, options: LoadOptions): Pr
       status: () => isolate.status,
       heapBytes: () => isolate.heapBytes,
       readHeap: () => isolate.readHeap(),
+      release: (why) => isolate.release(why),
       stop: () => isolate.stop(),
     };
   } catch (err) {
@@ -255,15 +263,18 @@ export async function loadPlugins(options: LoadOptions): Promise<LoadResult> {
   const manifests: PluginManifest[] = [];
   const seen = new Map<string, string>();
   for (const dir of discover(options.dirs)) {
+    let required = false;
     try {
       const manifest = readManifest(dir);
       const previous = seen.get(manifest.name);
       if (previous) throw new PluginLoadError(manifest.name, dir, `name already used by ${previous}`);
       seen.set(manifest.name, dir);
-      manifests.push(manifest);
+      // A required gate held back for approval still fails closed.
+      required = manifest.required;
+      manifests.push(options.pin ? options.pin(manifest) : manifest);
     } catch (err) {
       const e = err as PluginLoadError;
-      failed.push({ name: e.plugin ?? dir, dir, error: e.message, required: false });
+      failed.push({ name: e.plugin ?? dir, dir, error: e.message, required });
     }
   }
 

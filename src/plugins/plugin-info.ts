@@ -1,3 +1,4 @@
+import type { Approval, ConsentState } from "./consent.ts";
 import type { GrantsView } from "./grants.ts";
 
 /** One plugin as GET /v1/plugins, `plugins ls`, the dashboard and the doctor see it. */
@@ -21,8 +22,18 @@ export interface PluginInfo {
   required: boolean;
   shadow: boolean;
   permissions: string[];
-  /** What the plugin may reach: the permissions, and the hosts, paths and env names they name. */
+  /** What the plugin may reach: the permissions, and the hosts, paths and env names they name (at most what was approved). */
   grants: GrantsView;
+  /** sha256 of the folder's files as loaded; null without a database (nothing is pinned). */
+  digest: string | null;
+  /** The operator's latest approval: its grants, digest, who gave it (installed, adopted, approved) and when. */
+  approval: Approval | null;
+  /** The folder differs from what was approved. */
+  changed: boolean;
+  /** Asks for more than was approved (runs with the approved grants), or is held under approve_changes. */
+  needsApproval: boolean;
+  /** When it needs approval: what the manifest asks for, and what goes beyond the approval. */
+  requested: ConsentState["requested"];
   /** The contract hooks it handles; for another hook system's plugin, the names it registered (or HOOK.yaml's events). */
   hooks: string[];
   /** Handlers of another hook system's plugin skipped since it loaded (throws, timeouts, malformed results); 0 otherwise. */
@@ -60,6 +71,11 @@ export function unloadedInfo(
     shadow: false,
     permissions: [],
     grants: { permissions: [], fetch: [], fs: [], env: [] },
+    digest: null,
+    approval: null,
+    changed: false,
+    needsApproval: false,
+    requested: null,
     hooks: [],
     errors: 0,
     state,

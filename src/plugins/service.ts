@@ -1,67 +1,41 @@
-import { existsSync } from "node:fs";
-import type { Db } from "../db/client.ts";
+import { MissiondError } from "../errors.ts";
 import type { Logger } from "../log.ts";
-import { PluginChain, type BreakerOptions, type ChainPlugin, type Decision } from "./chain.ts";
+import { PluginChain, type Decision } from "./chain.ts";
+import { chainMembers } from "./chain-members.ts";
 import { DecisionLog } from "./decision-log.ts";
 import { grantsView } from "./grants.ts";
-import { HOOKS, HOOK_NAMES, type HookName } from "./hooks.ts";
-import { hostCalls, type SessionReader } from "./host.ts";
+import { HOOK_NAMES } from "./hooks.ts";
+import { hostCalls } from "./host.ts";
 import { llmHost } from "./host-llm.ts";
-import type { LlmConfig } from "../llm/config.ts";
-import type { PeerMessage } from "./host-peer.ts";
 import { sshCalls, SshTargets } from "./host-ssh.ts";
-import type { AgentSsh } from "../executors/agent-config.ts";
 import { installPlugin, type InstallAnswer, type InstallBody } from "./install.ts";
 import type { HostCalls } from "./isolate.ts";
 import type { DecisionsQuery } from "./input.ts";
 import { outcomeCounts, type DecisionView } from "./queries.ts";
+import { dialectHooks, type FailedPlugin, type LoadedPlugin } from "./loader.ts";
+import { generationRecords, recordGeneration } from "./approval-store.ts";
+import type { ConsentState } from "./consent.ts";
 import {
-  dialectHooks,
-  loadPlugins,
-  type FailedPlugin,
-  type LoadedPlugin,
-  type LoadOptions,
-  type LoadResult,
-} from "./loader.ts";
-import { idleSections, inConfigOrder, type PluginSections } from "./config-sections.ts";
+  approvePlugin,
+  consentedLoad,
+  consentInfo,
+  generationEntry,
+  recordInstall,
+  type ApprovalAnswer,
+  type ConsentedLoad,
+} from "./consented-load.ts";
+import { idleSections, inConfigOrder } from "./config-sections.ts";
 import { announce, type DaemonMoment } from "./dialects/moments.ts";
 import { DialectRunner } from "./dialects/runner.ts";
 import { unloadedInfo, type PluginInfo } from "./plugin-info.ts";
-import { defaultSandbox, type NativeSandbox, type NativeSandboxKind } from "./native-sandbox.ts";
+import { watchMemory } from "./memory-bound.ts";
+import { defaultSandbox, type NativeSandboxKind } from "./native-sandbox.ts";
 
 export type { PluginInfo };
 
-export interface PluginsOptions {
-  dirs: readonly string[];
-  /** Directories among `dirs` that may be missing without a warning (the defaults). */
-  optionalDirs?: readonly string[];
-  handlerTimeoutMs: number;
-  chainDeadlineMs?: number | null;
-  breaker?: BreakerOptions;
-  /** Skipped handlers after which an extension stops running until a reload (0 = never); 10 by default. */
-  extensionErrorBudget?: number;
-  memoryLimitMb: number;
-  log: Logger;
-  now: () => number;
-  /** Where host.store lives and decisions are logged; null for a chain with no database. */
-  db?: Db | null;
-  instanceName?: string;
-  agents?: () => Promise<{ id: string }[]>;
-  sessions?: SessionReader | null;
-  /** An agent's workspace folder and SSH credentials (host.workspace, host.ssh). */
-  agentExtras?: (agentId: string) => Promise<{ workspace: string | null; ssh: AgentSsh | null }>;
-  /** host.session.peer.send. */
-  peer?: (message: PeerMessage) => Promise<unknown>;
-  onDecision?: (decision: Decision) => void;
-  onChain?: (hook: HookName, durationMs: number) => void;
-  /** The daemon's environment; a plugin sees only the names its manifest lists under env. */
-  env?: Readonly<Record<string, string | undefined>>;
-  /** The [llm] settings behind host.llm and host.decide; without them those calls are refused. */
-  llm?: LlmConfig | null;
-  /** `[plugin.<name>]` tables: a JS plugin's `config`, and the gateway plugins' order. */
-  pluginConfig?: PluginSections;
-  sandbox?: NativeSandbox; // where command hooks, shell hooks and Python plugins run (native-sandbox.ts)
-}
+import { missingDirs, type PluginsOptions } from "./service-options.ts";
+
+export type { PluginsOptions };
 
 /** What a reload (or the start) loaded: the new generation, the plugins in chain order, the failures. */
 export interface LoadReport {
@@ -70,29 +44,6 @@ export interface LoadReport {
   failed: { name: string; dir: string; error: string }[];
   /** `[plugin.<name>]` sections that configure nothing (also in the log). */
   warnings: string[];
-}
-
-/** The plugins of one generation as the chain runs them. */
-function chainMembers(plugins: readonly LoadedPlugin[], failed: readonly FailedPlugin[]): ChainPlugin[] {
-  const members: ChainPlugin[] = plugins.map((p) => ({
-    name: p.manifest.name,
-    required: p.manifest.required,
-    shadow: p.manifest.shadow,
-    hooks: p.hooks,
-    invoke: (hook, context, timeoutMs, meta) => p.invoke(hook, context, timeoutMs, meta),
-  }));
-  // A required gate that failed to load fails closed on every hook that can cancel: its hooks
-  // are unknown (they register at import), and letting work through is what it exists to stop.
-  for (const f of failed.filter((f) => f.required)) {
-    members.push({
-      name: f.name,
-      required: true,
-      shadow: false,
-      hooks: new Set(HOOK_NAMES.filter((h) => HOOKS[h].canCancel)),
-      invoke: async () => ({ outcome: "crashed", message: `failed to load: ${f.error}` }),
-    });
-  }
-  return members;
 }
 
 /**
@@ -114,14 +65,17 @@ export class Plugins {
   /** Plugins written for the other hook systems (gateway plugins, Python, extensions), this generation's. */
   dialects: DialectRunner;
   private reloading: Promise<unknown> = Promise.resolve();
+  private readonly stopMemoryWatch: () => void;
   /** `[plugin.<name>]` sections that name no plugin of this generation (listed as `missing`). */
   private missingSections: { name: string; error: string }[] = [];
+  /** This generation's plugins against their approvals (empty without a database). */
+  private consent: ReadonlyMap<string, ConsentState>;
 
   private constructor(
     options: PluginsOptions,
     log: Logger,
     host: HostCalls,
-    first: LoadResult,
+    first: ConsentedLoad,
     sshTargets: SshTargets,
   ) {
     const db = options.db ?? null;
@@ -131,8 +85,14 @@ export class Plugins {
     this.host = host;
     this.loaded = first.plugins;
     this.failed = first.failed;
+    this.consent = first.consent;
     this.decisions = db ? new DecisionLog(db, log, options.instanceName ?? "missiond") : null;
     this.dialects = this.dialectRunner(first.plugins);
+    this.stopMemoryWatch = watchMemory(
+      options.memoryBound ?? { rssLimitMb: 0 },
+      log,
+      (why) => [this.loaded, ...this.retiring].flat().filter((p) => p.release?.(why)).length,
+    );
     this.chain = new PluginChain({
       plugins: chainMembers(first.plugins, first.failed),
       handlerTimeoutMs: options.handlerTimeoutMs,
@@ -188,9 +148,10 @@ export class Plugins {
       peer: options.peer,
     });
     for (const dir of missingDirs(options)) log.warn({ dir }, `plugin directory ${dir} does not exist`);
-    const first = await loadPlugins(loadOptions(options, log, host));
+    const first = await consentedLoad(options, log, host);
     const plugins = new Plugins(options, log, host, first, sshTargets);
     plugins.logLoaded(first);
+    await plugins.recordGeneration();
     return plugins;
   }
 
@@ -209,11 +170,12 @@ export class Plugins {
 
   private async swap(): Promise<LoadReport> {
     for (const dir of missingDirs(this.options)) this.log.warn({ dir }, `plugin directory ${dir} does not exist`);
-    const result = await loadPlugins(loadOptions(this.options, this.log, this.host));
+    const result = await consentedLoad(this.options, this.log, this.host);
     const old = this.loaded;
     const { previousDrained } = this.chain.replace(chainMembers(result.plugins, result.failed));
     this.loaded = result.plugins;
     this.failed = result.failed;
+    this.consent = result.consent;
     const oldDialects = this.dialects;
     this.dialects = this.dialectRunner(result.plugins);
     this.retiring.add(old);
@@ -227,10 +189,25 @@ export class Plugins {
       { generation: report.generation, loaded: report.loaded.length, failed: report.failed.length },
       `plugins reloaded: generation ${report.generation}`,
     );
+    await this.recordGeneration();
     return report;
   }
 
-  private logLoaded(result: LoadResult): LoadReport {
+  /** The generation record: what each plugin of this load runs with. A failed write is logged, not fatal. */
+  private async recordGeneration(): Promise<void> {
+    const db = this.options.db;
+    if (!db) return;
+    const record = {
+      instance: this.options.instanceName ?? "missiond",
+      generation: this.generation,
+      plugins: this.list().map(generationEntry),
+    };
+    await recordGeneration(db, record).catch((err: unknown) =>
+      this.log.error({ err, generation: record.generation }, "could not record the plugin generation"),
+    );
+  }
+
+  private logLoaded(result: ConsentedLoad): LoadReport {
     for (const p of result.plugins) {
       this.log.info(
         { plugin: p.manifest.name, kind: p.kind, hooks: [...p.hooks], order: p.manifest.order },
@@ -254,13 +231,16 @@ export class Plugins {
     };
   }
 
-  /** Validates an uploaded plugin folder and writes it to the first writable plugin directory (no reload). */
-  install(body: InstallBody): Promise<InstallAnswer> {
+  /**
+   * Validates an uploaded plugin folder and writes it to the first writable plugin directory (no
+   * reload); what it was installed with is recorded as approved by `actor`.
+   */
+  async install(body: InstallBody, actor = "daemon"): Promise<InstallAnswer> {
     const inUse = new Map<string, string>([
       ...this.failed.map((f): [string, string] => [f.name, f.dir]),
       ...this.loaded.map((p): [string, string] => [p.manifest.name, p.manifest.dir]),
     ]);
-    return installPlugin(body, {
+    const answer = await installPlugin(body, {
       dirs: this.options.dirs,
       memoryLimitMb: this.options.memoryLimitMb,
       env: this.options.env ?? {},
@@ -269,6 +249,23 @@ export class Plugins {
       now: this.options.now,
       inUse,
     });
+    if (answer.installed) await recordInstall(this.options, answer.dir, actor);
+    return answer;
+  }
+
+  /**
+   * `plugins approve NAME`: what the plugin's folder asks for now against its approval, recorded
+   * as approved by `actor` unless dryRun. The new grants apply from the next reload.
+   */
+  approve(
+    name: string,
+    actor: string,
+    options: { dryRun: boolean; digest?: string | undefined },
+  ): Promise<ApprovalAnswer> {
+    const dir =
+      this.loaded.find((p) => p.manifest.name === name)?.manifest.dir ?? this.failed.find((f) => f.name === name)?.dir;
+    if (!dir) throw new MissiondError("NOT_FOUND", `no plugin named ${name} is loaded or failed to load`);
+    return approvePlugin(this.options, { name, dir, actor, ...options });
   }
 
   /** How command hooks, Python plugins and shell hooks run, and how many of them are loaded (doctor). */
@@ -309,6 +306,7 @@ export class Plugins {
         shadow: p.manifest.shadow,
         permissions: grantsView(p.manifest.grants).permissions,
         grants: grantsView(p.manifest.grants),
+        ...consentInfo(this.consent.get(p.manifest.name)),
         hooks: p.dialect ? dialectHooks(p.dialect) : HOOK_NAMES.filter((h) => p.hooks.has(h)),
         errors,
         state: breaker.suspendedUntil || spent ? "suspended" : status.state === "ready" ? "active" : "restarting",
@@ -323,11 +321,19 @@ export class Plugins {
       };
     });
     const generation = this.chain.generation;
-    const broken = this.failed.map((f) => unloadedInfo(f, "failed", generation, section(f.name)));
+    const broken = this.failed.map((f) => ({
+      ...unloadedInfo(f, "failed", generation, section(f.name)),
+      ...consentInfo(this.consent.get(f.name)),
+    }));
     const missing = this.missingSections.map((m) =>
       unloadedInfo({ ...m, dir: "", required: false }, "missing", generation, section(m.name)),
     );
     return [...active, ...broken, ...missing];
+  }
+
+  /** The latest generation records (what each load ran with), newest first; none without a database. */
+  async generations(limit: number): Promise<Awaited<ReturnType<typeof generationRecords>>> {
+    return this.options.db ? generationRecords(this.options.db, limit) : [];
   }
 
   /** Per isolated plugin, its heap in the daemon's memory (bytes): the /metrics gauge. */
@@ -374,27 +380,10 @@ export class Plugins {
   }
 
   async stop(): Promise<void> {
+    this.stopMemoryWatch();
     await this.reloading.catch(() => undefined);
     await this.dialects.drain();
     await this.decisions?.close();
     await Promise.all([this.loaded, ...this.retiring].flat().map((p) => p.stop()));
   }
-}
-
-function loadOptions(options: PluginsOptions, log: Logger, host: HostCalls): LoadOptions {
-  return {
-    dirs: options.dirs,
-    memoryLimitMb: options.memoryLimitMb,
-    log,
-    now: options.now,
-    host,
-    env: options.env ?? {},
-    pluginConfig: options.pluginConfig,
-    sandbox: options.sandbox,
-  };
-}
-
-function missingDirs(options: PluginsOptions): string[] {
-  const optional = new Set(options.optionalDirs ?? []);
-  return options.dirs.filter((dir) => !optional.has(dir) && !existsSync(dir));
 }

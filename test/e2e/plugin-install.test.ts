@@ -39,6 +39,7 @@ describe(`plugins install and reload on a serving process (${backendName})`, () 
   let db: TestDatabase | null = null;
   let cwd: string;
   let pluginDir: string;
+  let home: string;
   let env: Record<string, string>;
   let serve: ReturnType<typeof spawnServe>;
   const cli = (...args: string[]) => runMissiond(args, { cwd, env });
@@ -48,7 +49,9 @@ describe(`plugins install and reload on a serving process (${backendName})`, () 
     cwd = tempDir("e2e");
     // The default <state dir>/plugins, named explicitly so the machine's /etc/missiond/plugins stays out.
     pluginDir = join(cwd, ".missiond", "plugins");
-    env = { MISSIOND_PLUGIN_DIRS: pluginDir, MISSIOND_LOG_LEVEL: "info", DATABASE_URL: "" };
+    // HOME is where a Python plugin may write, in the native sandbox too: a marker there would show it ran.
+    home = tempDir("home");
+    env = { MISSIOND_PLUGIN_DIRS: pluginDir, MISSIOND_LOG_LEVEL: "info", DATABASE_URL: "", HOME: home };
     if (SERVER_URL) {
       db = await freshDatabase();
       env.DATABASE_URL = db.url!;
@@ -131,6 +134,30 @@ describe(`plugins install and reload on a serving process (${backendName})`, () 
     const unknown = await cli("plugins", "install", "no-such-plugin", "--yes");
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toMatch(/no bundled plugin named no-such-plugin \(bundled: .*cron-sentinel/);
+  });
+
+  it("previews a Python plugin without running it: its top level never runs, a syntax error is named", async () => {
+    const marker = join(home, "ran-at-preview");
+    const source = join(tempDir("src"), "py-marker");
+    mkdirSync(source);
+    writeFileSync(
+      join(source, "plugin.py"),
+      `open(${JSON.stringify(marker)}, "w").write("ran")\n\ndef register(ctx):\n    pass\n`,
+    );
+    const previewed = await cli("plugins", "install", source);
+    expect(previewed.code).toBe(2); // not at a terminal: the preview only
+    expect(previewed.stdout).toMatch(/^plugin\s+py-marker 0\.0\.0 \(python\)$/m);
+    expect(existsSync(marker)).toBe(false);
+    expect((await cli("plugins", "install", source, "--yes")).code).toBe(0);
+    expect(existsSync(marker)).toBe(false);
+
+    const broken = join(tempDir("src"), "py-broken");
+    mkdirSync(broken);
+    writeFileSync(join(broken, "plugin.py"), `open(${JSON.stringify(marker)}, "w")\ndef register(ctx)\n    pass\n`);
+    const refused = await cli("plugins", "install", broken, "--yes");
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toMatch(/plugin "py-broken": plugin\.py: SyntaxError: .*line 2/);
+    expect(existsSync(marker)).toBe(false);
   });
 
   it("still drains and exits 0 on SIGTERM after reloads", async () => {

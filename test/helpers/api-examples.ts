@@ -235,6 +235,10 @@ export function bodyExamples(options: {
         { folder: "x", files: [{ path: "/etc/passwd", content: "" }] },
       ],
     },
+    "POST /v1/plugins/:name/approve": {
+      valid: [{ dryRun: true }, { digest: `sha256:${"0".repeat(64)}` }, {}],
+      invalid: [{ dryRun: "yes" }, { digest: 5 }, { everything: true }, { digest: "sha256:xyz" }, { digest: "md5:00" }],
+    },
     "PUT /v1/agents/:id": {
       valid: [
         { executor: "log" },
@@ -347,6 +351,10 @@ export function queryExamples(): Record<string, Examples<Record<string, string>>
     "GET /v1/sessions/:id/todos": {
       valid: [{ status: "all", limit: "5" }, { status: "done" }],
       invalid: [{ status: "finished" }, { limit: "-1" }],
+    },
+    "GET /v1/plugin-generations": {
+      valid: [{ limit: "5" }, {}],
+      invalid: [{ limit: "0" }, { limit: "501" }, { limit: "x" }, { plugin: "p" }],
     },
     "GET /v1/hook-decisions": {
       valid: [{ hook: "cronJobFiring", plugin: "p", subject: "1", limit: "10", before: "5" }],

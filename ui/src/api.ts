@@ -114,6 +114,13 @@ export interface Plugin {
   restarts: number;
   consecutiveFailures: number;
   suspendedUntil: string | null;
+  /** Asks for more than was approved (runs with the approved grants), or held until approved (absent from older daemons). */
+  needsApproval?: boolean;
+  /** Changed since approved. */
+  changed?: boolean;
+  /** What goes beyond the approval, when it needs one. */
+  requested?: { added: string[] } | null;
+  approval?: { revision: number; source: string; actor: string; at: string; digest: string } | null;
 }
 
 export const DECISION_OUTCOMES = ["passed", "changed", "cancelled", "deferred", "skipped"] as const;

@@ -59,6 +59,21 @@ const HOOK_REACHES: Reaches = [
   { agent: "body.senderAgentId", optional: true },
 ];
 
+const generationsQuery = z
+  .object({ limit: z.coerce.number().int().min(1).max(500).default(20).describe("At most this many records.") })
+  .strict();
+
+const approveBody = z
+  .object({
+    dryRun: z.boolean().default(false).describe("Answer what would be approved; record nothing."),
+    digest: z
+      .string()
+      .regex(/^sha256:[0-9a-f]{64}$/, "a digest as a dry run answers it: sha256:<64 hex digits>")
+      .optional()
+      .describe("The digest the operator reviewed (from a dry run): refused if the folder changed since."),
+  })
+  .strict();
+
 /** Loaded plugins, their decision log, and the chains an agent runtime runs itself. */
 export const pluginRoutes = [
   route({
@@ -94,7 +109,38 @@ export const pluginRoutes = [
     body: installBody,
     ok: { 200: "`{ name, version, description, kind, hooks, grants, dir, exists, installed }`" },
     errors: [409],
-    handler: async ({ services, body }) => services.plugins.install(body),
+    handler: async ({ services, body, actor }) => services.plugins.install(body, actor),
+  }),
+  route({
+    method: "POST",
+    url: "/v1/plugins/:name/approve",
+    tag: "plugins",
+    scope: "operator",
+    summary: "Approve what a plugin's folder asks for now: its grants and digest; then reload",
+    description:
+      "A plugin whose manifest asks for more than was approved runs with the approved grants only, and one that changed under `[plugins] approve_changes` does not load, until it is approved here. `dryRun` answers what would be approved (the grants asked for, what goes beyond the previous approval, the digest) and records nothing; otherwise the approval is recorded with who gave it and the plugins are reloaded. Passing the `digest` a dry run answered refuses (409) a folder that changed since it was reviewed.",
+    params: z.object({ name: z.string().min(1).max(64).meta({ description: "The plugin's name." }) }),
+    body: approveBody,
+    ok: {
+      200: "`{ name, dir, grants, digest, previous, added, changed, pending, approved, reload }` (`reload` absent on a dry run)",
+    },
+    errors: [404, 409],
+    handler: async ({ services, params: { name }, body, actor }) => {
+      const answer = await services.plugins.approve(name, actor, body);
+      return body.dryRun ? answer : { ...answer, reload: await services.reload() };
+    },
+  }),
+  route({
+    method: "GET",
+    url: "/v1/plugin-generations",
+    scope: "operator",
+    tag: "plugins",
+    summary: "The decision log's generation records, newest first",
+    description:
+      "One record per load of the plugin set (the start, each reload): per plugin its state, the grants it ran with, its digest, its approval (revision, source, actor) and whether it needed approval. Decisions name their `generation`.",
+    query: generationsQuery,
+    ok: { 200: "`{ generations: [{ instance, generation, at, plugins }] }`" },
+    handler: async ({ services, query }) => ({ generations: await services.plugins.generations(query.limit) }),
   }),
   route({
     method: "GET",

@@ -60,7 +60,7 @@ function describe(report: Diagnosis): string {
         `${a.agentId}: ${a.failures} failed, last ${a.lastStatus} at ${a.lastFailureAt}`,
     ],
     [
-      "plugins not active",
+      "plugins not active or needing approval",
       report.plugins,
       (p: Diagnosis["plugins"][number]) => `${p.name}: ${p.state}${p.error ? ` (${p.error})` : ""}`,
     ],

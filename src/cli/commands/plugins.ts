@@ -4,6 +4,7 @@ import { HOOK_NAMES } from "../../plugins/hooks.ts";
 import type { ReloadReport } from "../../daemon/reload.ts";
 import type { PluginInfo } from "../../plugins/service.ts";
 import type { CliContext } from "../context.ts";
+import { registerApprove } from "./plugin-approve.ts";
 import { registerInstall } from "./plugin-install.ts";
 import { shorten, table } from "../format.ts";
 import { EXIT } from "../io.ts";
@@ -13,6 +14,7 @@ export function registerPlugins(program: Command, ctx: CliContext): void {
   const plugins = program.command("plugins").description("the plugin chain");
   list(plugins, ctx);
   registerInstall(plugins, ctx);
+  registerApprove(plugins, ctx);
   reload(plugins, ctx);
   decisions(plugins, ctx);
 }
@@ -33,7 +35,13 @@ function list(plugins: Command, ctx: CliContext): void {
             p.order,
             p.state,
             p.hooks.join(",") || "-",
-            [p.required && "required", p.shadow && "shadow", p.section && `section:${p.section}`]
+            [
+              p.needsApproval && "needs approval",
+              p.changed && !p.needsApproval && "changed",
+              p.required && "required",
+              p.shadow && "shadow",
+              p.section && `section:${p.section}`,
+            ]
               .filter(Boolean)
               .join(",") || "-",
             grantSummary(p.grants),

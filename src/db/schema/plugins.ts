@@ -10,6 +10,7 @@ import {
   primaryKey,
   text,
   timestamp,
+  uniqueIndex,
 } from "drizzle-orm/pg-core";
 import { DECISION_OUTCOMES } from "./enums.ts";
 
@@ -54,6 +55,49 @@ export const pluginStore = pgTable(
     updatedAt: tstz("updated_at").notNull().defaultNow(),
   },
   (t) => [primaryKey({ columns: [t.plugin, t.key] }), check("plugin_store_key_len_ck", sql`char_length(key) <= 256`)],
+);
+
+export const APPROVAL_SOURCES = ["installed", "adopted", "approved"] as const;
+
+/**
+ * What the operator consented to, per plugin, in order: the grants accepted and a digest of the
+ * folder's code and manifest, each revision with who gave it (installed, adopted at the first load
+ * that saw the plugin, or approved). The latest revision is what a load grants at most.
+ */
+export const pluginApprovals = pgTable(
+  "plugin_approvals",
+  {
+    id: bigint("id", { mode: "bigint" }).primaryKey().generatedAlwaysAsIdentity(),
+    plugin: text("plugin").notNull(),
+    // 1, 2, 3… per plugin.
+    revision: integer("revision").notNull(),
+    at: tstz("at").notNull().defaultNow(),
+    // "uid:1000", "token:ops", "daemon" (adopted).
+    actor: text("actor").notNull(),
+    source: text("source", { enum: APPROVAL_SOURCES }).notNull(),
+    // The folder it was approved in: a plugin that renames itself is still compared with this approval.
+    dir: text("dir").notNull(),
+    // The grants accepted, as GET /v1/plugins shows them (permissions, fetch, fs, env).
+    grants: jsonb("grants").$type<Record<string, unknown>>().notNull(),
+    digest: text("digest").notNull(),
+  },
+  (t) => [
+    uniqueIndex("plugin_approvals_plugin_uq").on(t.plugin, t.revision),
+    check("plugin_approvals_source_ck", sql.raw(`source in (${APPROVAL_SOURCES.map((s) => `'${s}'`).join(", ")})`)),
+  ],
+);
+
+/** One row per load of the plugin set: each plugin's grants, digest and approval as that generation ran them. */
+export const pluginGenerations = pgTable(
+  "plugin_generations",
+  {
+    id: bigint("id", { mode: "bigint" }).primaryKey().generatedAlwaysAsIdentity(),
+    instance: text("instance").notNull(),
+    generation: integer("generation").notNull(),
+    at: tstz("at").notNull().defaultNow(),
+    plugins: jsonb("plugins").$type<unknown[]>().notNull(),
+  },
+  (t) => [index("plugin_generations_at_idx").on(t.at)],
 );
 
 export type HookDecisionRow = typeof hookDecisions.$inferSelect;

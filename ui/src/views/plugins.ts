@@ -33,6 +33,11 @@ export const outcomeChip = (outcome: string) => h("span", { class: `chip outcome
 function stateBadges(p: Plugin) {
   return [
     badge(p.state === "suspended" ? "suspended by the circuit breaker" : p.state, `state-${p.state}`),
+    p.needsApproval
+      ? badge("needs approval", "needs-approval")
+      : p.changed
+        ? badge("changed since approved", "changed")
+        : null,
     p.shadow ? badge("shadow: decisions logged, not enforced", "shadow") : null,
     p.required ? badge("required gate (fails closed)", "required") : null,
   ];
@@ -61,6 +66,18 @@ function card(p: Plugin, stats: Decisions | null, onLog: () => void) {
       ["Kind", p.kind === "command" ? "command hooks" : p.kind === "isolate" ? "isolate" : null],
       ["Order", p.order === null ? null : String(p.order)],
       ["Permissions", p.permissions.join(", ")],
+      [
+        "Needs approval",
+        p.needsApproval
+          ? `${p.requested?.added.length ? `asks for ${p.requested.added.join(", ")}` : "changed since approved"}: missiond plugins approve ${p.name}`
+          : null,
+      ],
+      [
+        "Approved",
+        p.approval
+          ? `${p.approval.source} by ${p.approval.actor}, ${dateTime(p.approval.at)} (revision ${p.approval.revision})`
+          : null,
+      ],
       ["Problem", p.error ? h("span", { class: "problem" }, p.error) : null],
       ["Suspended until", p.suspendedUntil ? `${dateTime(p.suspendedUntil)} (${relative(p.suspendedUntil)})` : null],
       ["Failures in a row", p.consecutiveFailures ? String(p.consecutiveFailures) : null],
