@@ -78,7 +78,12 @@ describe(`[plugin.<name>] sections for gateway plugins (${backendName})`, () => 
     expect(plugins.find((p) => p.name === "no-such-plugin")).toMatchObject({ error: warning });
     const doctor = await api.get<{ ok: boolean; plugins: { name: string; state: string }[] }>("/v1/doctor");
     expect(doctor.ok).toBe(false);
-    expect(doctor.plugins).toContainEqual({ name: "no-such-plugin", state: "missing", error: warning });
+    expect(doctor.plugins).toContainEqual({
+      name: "no-such-plugin",
+      state: "missing",
+      error: warning,
+      needsApproval: false,
+    });
     const report = await api.post<ReloadReport>("/v1/plugins/reload", {});
     expect(report.warnings).toEqual([warning]);
     expect(report.failed).toEqual([]);
