@@ -18,6 +18,7 @@ import { privatePostgresUnavailable, startPrivatePostgres, type PrivatePostgres 
 import { spawnServe } from "../helpers/process.ts";
 import { waitFor } from "../helpers/wait.ts";
 import { tempDir } from "../helpers/tmp.ts";
+import { prerequisite } from "../helpers/prerequisite.ts";
 
 const OUTAGE_MS = Number(process.env.CHAOS_PG_OUTAGE_MS ?? 5_000);
 // Slots claimed more than this late count as backfilled (src/cron/catchup.ts MISFIRE_GRACE_MS).
@@ -29,7 +30,7 @@ const PROMPT_MS = 2_000;
 // A Claimed row cut off from its hand-off by the restart is taken over after 30 s (no plugins).
 const SETTLE_MS = 60_000;
 
-const unavailable = privatePostgresUnavailable();
+const unavailable = SERVER_URL ? prerequisite(privatePostgresUnavailable()) : null;
 // The drill brings its own server; it runs once, in the Postgres pass of the suite.
 const skipReason = !SERVER_URL ? "runs in the Postgres pass of the suite (DATABASE_URL set)" : unavailable;
 

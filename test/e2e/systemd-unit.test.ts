@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { MALLOC_ENV, NODE_FLAGS } from "../../bin/launch.js";
 import { loadConfig } from "../../src/config/load.ts";
 import { tempDir } from "../helpers/tmp.ts";
+import { prerequisite } from "../helpers/prerequisite.ts";
 
 const SYSTEMD_DIR = fileURLToPath(new URL("../../systemd/", import.meta.url));
 const UNIT = join(SYSTEMD_DIR, "missiond.service");
@@ -40,11 +41,12 @@ function parseUnit(text: string): Record<string, Record<string, string[]>> {
 
 const run = (command: string, args: string[]) => spawnSync(command, args, { encoding: "utf8" });
 const has = (command: string) => run(command, ["--version"]).status === 0;
-const ANALYZE = has("systemd-analyze");
+const ANALYZE = !prerequisite(!has("systemd-analyze") && "systemd-analyze (Debian's systemd package)");
 // The host's unit directory (Debian's systemd package), for the targets the unit depends on.
 const HOST_UNITS = ["/usr/lib/systemd/system", "/lib/systemd/system"].find((dir) =>
   existsSync(join(dir, "sysinit.target")),
 );
+prerequisite(!HOST_UNITS && "the host's systemd unit directory (Debian's systemd package)");
 const ROOT = run("id", ["-u"]).stdout.trim() === "0";
 
 // Where `npm install -g` with npm's default prefix (/usr/local) puts the package and its Node.

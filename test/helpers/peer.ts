@@ -2,6 +2,7 @@ import { execFileSync, spawn } from "node:child_process";
 import { chmodSync, copyFileSync, statSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { tempDir } from "./tmp.ts";
+import { prerequisite } from "./prerequisite.ts";
 
 /**
  * A system user (and its own group) for a test that needs a second uid on the API's socket, removed
@@ -15,11 +16,13 @@ export interface TestUser {
 }
 
 export const peerSkipReason = (): string | null =>
-  process.getuid?.() !== 0
-    ? "needs root to create a second user"
-    : hasCommand("useradd") && hasCommand("userdel")
-      ? null
-      : "needs useradd and userdel";
+  prerequisite(
+    process.getuid?.() !== 0
+      ? "needs root to create a second user"
+      : hasCommand("useradd") && hasCommand("userdel")
+        ? null
+        : "needs useradd and userdel",
+  );
 
 function hasCommand(name: string): boolean {
   try {

@@ -6,14 +6,17 @@ import { join } from "node:path";
 import { freePort } from "./net.ts";
 import { tempDir } from "./tmp.ts";
 import { waitFor } from "./wait.ts";
+import { prerequisite } from "./prerequisite.ts";
 
 export const SSHD = "/usr/sbin/sshd";
 /** Why the SSH tests cannot run here, or null when they can. */
-export const sshdMissing: string | null = !existsSync(SSHD)
-  ? `${SSHD} not found (Debian package openssh-server)`
-  : !existsSync("/usr/bin/ssh-keygen")
-    ? "/usr/bin/ssh-keygen not found"
-    : null;
+export const sshdMissing: string | null = prerequisite(
+  !existsSync(SSHD)
+    ? `${SSHD} not found (Debian package openssh-server)`
+    : !existsSync("/usr/bin/ssh-keygen")
+      ? "/usr/bin/ssh-keygen not found"
+      : null,
+);
 
 export interface TestSshd {
   readonly port: number;

@@ -13,8 +13,9 @@ import { backendName } from "../helpers/db.ts";
 import { daemonPerTest } from "../helpers/daemon.ts";
 import { tempDir } from "../helpers/tmp.ts";
 import { waitFor } from "../helpers/wait.ts";
+import { prerequisite } from "../helpers/prerequisite.ts";
 
-const bwrapMissing = bwrapProblem();
+const bwrapMissing = prerequisite(bwrapProblem());
 // The daemon runs inside this process: its environment is this process's too.
 const SECRET = `native-sandbox-secret-${process.pid}-${Date.now()}`;
 process.env.MISSIOND_SANDBOX_SECRET = SECRET;
