@@ -16,7 +16,7 @@ import { pluginCopies } from "./plugin-copies.ts";
 
 const fixture = (name: string) => fileURLToPath(new URL(`../test/fixtures/dialects/${name}`, import.meta.url));
 const TOKEN = "bench-token-of-sixteen-chars";
-const log = createLogger("silent");
+const log = createLogger(process.env.BENCH_LOG ?? "silent");
 
 // Each handler passes: tool-policy's callback returns None for read_file, shell-gate's tool.call
 // interceptor returns undefined for `ls`, content-filter's prePrompt returns the message unchanged.
@@ -76,9 +76,11 @@ export async function dialectHookCalls(calls: number): Promise<HookRow[]> {
     log,
     now: () => Date.now(),
   });
+  // An operator's token: this daemon has plugins and no database, so there is no session store for
+  // an agent token's confinement to look its sessions up in; these rows measure the hooks' path.
   const app = buildApi({ plugins } as unknown as ApiServices, {
     log,
-    authenticate: tokenAuthenticator([{ name: "bench", scope: "agent", token: TOKEN }]),
+    authenticate: tokenAuthenticator([{ name: "bench", scope: "operator", token: TOKEN }]),
   });
   try {
     await app.listen({ host: "127.0.0.1", port: 0 });

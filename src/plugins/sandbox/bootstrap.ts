@@ -265,14 +265,9 @@ export const BOOTSTRAP = String.raw`
   };
   const dialect = makeDialects(g, setup, freeze, fire, describe, stringify);
   g.__adopt = dialect.adopt;
+  // What the handler logged leaves with its answer (a line logged later, in a continuation, with
+  // the next batch or the microtask that follows it).
   g.__invoke = async (hook, contextJson, metaJson) => {
-    try {
-      return await invoke(hook, contextJson, metaJson);
-    } finally {
-      flush();
-    }
-  };
-  const invoke = async (hook, contextJson, metaJson) => {
     current = parse(metaJson);
     let value;
     try {
@@ -285,8 +280,10 @@ export const BOOTSTRAP = String.raw`
         value = await handler(parse(contextJson), tools);
       }
     } catch (err) {
+      flush();
       return stringify({ outcome: "threw", message: message(err) });
     }
+    flush();
     try {
       return settle(value);
     } catch (err) {
