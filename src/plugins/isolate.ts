@@ -287,9 +287,9 @@ export class PluginIsolate {
       // Not awaited here: `this.ready` below is the same start, and its failure is reported there.
       void this.start();
     }
-    // A (re)load is waited for within the handler's own budget: a slow top level costs the call
-    // its timeout, not the load's deadline; the load goes on for the calls after it.
-    const waitStarted = this.options.now();
+    // A (re)load is waited for at most the handler's own timeout: a slow top level costs the call
+    // that, not the load's deadline; the load goes on for the calls after it. A load done in time
+    // leaves the handler its whole timeout, as a call that found the isolate ready has.
     let waited: NodeJS.Timeout | undefined;
     try {
       const late = new Promise<"late">((resolve) => (waited = setTimeout(() => resolve("late"), timeoutMs)));
@@ -299,10 +299,8 @@ export class PluginIsolate {
     } finally {
       clearTimeout(waited);
     }
-    timeoutMs -= this.options.now() - waitStarted;
     const loaded = this.loaded;
     if (!loaded || loaded.isolate.isDisposed) return { outcome: "crashed", message: this.lastError ?? "not running" };
-    if (timeoutMs <= 0) return { outcome: "timeout" };
     const id = this.nextId++;
     return new Promise<RawOutcome>((resolve) => {
       const expire = () => {
