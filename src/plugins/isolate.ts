@@ -59,6 +59,7 @@ export class PluginIsolate {
   /** Host calls of this plugin the daemon is serving, and the current window's crossings. */
   private readonly crossings: Crossings;
   private heap: number | null = null;
+  private heapReading: Promise<number | null> | null = null;
   /** Set by each load: how the plugin registered its handlers. */
   dialect: PluginDialect = "middleware";
   registrations: readonly Registration[] = [];
@@ -74,26 +75,31 @@ export class PluginIsolate {
   }
 
   /**
-   * The isolate's heap as V8 has it committed, plus what it allocated outside it, as last read;
-   * null when none. Read in the background: the synchronous read waits for the isolate's lock,
-   * which an isolate spinning holds forever.
+   * The isolate's heap as V8 has it committed, plus what it allocated outside it, as last read
+   * (null when none); never read synchronously, which waits for a spinning isolate's lock forever.
    */
   get heapBytes(): number | null {
-    return this.loaded && !this.loaded.isolate.isDisposed ? this.heap : null;
+    if (!this.loaded || this.loaded.isolate.isDisposed) return null;
+    void this.readHeap(); // for the next scrape: the heap is read only when someone asks
+    return this.heap;
   }
 
-  /** Reads the heap now (waiting for the isolate's lock off the daemon's thread) and keeps it for heapBytes. */
-  async readHeap(): Promise<number | null> {
+  /** Reads the heap (one read at a time; the lock is waited for off the daemon's thread), kept for heapBytes. */
+  readHeap(): Promise<number | null> {
     const loaded = this.loaded;
-    if (!loaded || loaded.isolate.isDisposed) return null;
-    try {
-      const heap = await loaded.isolate.getHeapStatistics();
-      const bytes = heap.total_heap_size + heap.externally_allocated_size;
-      if (this.loaded === loaded) this.heap = bytes;
-      return bytes;
-    } catch {
-      return null;
-    }
+    if (!loaded || loaded.isolate.isDisposed) return Promise.resolve(null);
+    this.heapReading ??= loaded.isolate
+      .getHeapStatistics()
+      .then(
+        (heap) => {
+          const bytes = heap.total_heap_size + heap.externally_allocated_size;
+          if (this.loaded === loaded) this.heap = bytes;
+          return bytes;
+        },
+        () => null,
+      )
+      .finally(() => (this.heapReading = null));
+    return this.heapReading;
   }
 
   /** Loads the plugin into a fresh isolate; resolves to the hook names it registered. */
@@ -127,17 +133,8 @@ export class PluginIsolate {
     const jail = context.global;
     await jail.set("__rpc", new (ivmLib().Reference)(this.hostCall));
     const members = permissionNames(grants);
-    await jail.set(
-      "__setup",
-      JSON.stringify({
-        members,
-        config,
-        env,
-        maxResultChars: MAX_RESULT_CHARS,
-        maxHops: MAX_HOPS,
-        budget: PLUGIN_BUDGETS,
-      }),
-    );
+    const setup = { members, config, env, maxResultChars: MAX_RESULT_CHARS, maxHops: MAX_HOPS, budget: PLUGIN_BUDGETS };
+    await jail.set("__setup", JSON.stringify(setup));
     await context.eval(BOOTSTRAP, { timeout: 2_000 });
     const invoke = (await jail.get("__invoke", { reference: true })) as ivmModule.Reference;
     const hooks = (await jail.get("__hooks", { reference: true })) as ivmModule.Reference;
@@ -171,10 +168,10 @@ export class PluginIsolate {
     if (this.state === "stopped") throw new Error("plugin stopped while loading");
     this.loaded = { isolate, invoke };
     this.heap = null;
+    void this.readHeap();
     const current = this.loaded;
     watchIsolate(isolate, {
       busy: () => [...this.pending.values()].some((call) => call.untimed === 0),
-      readHeap: () => this.readHeap(),
       overrun: (why) => this.kill(current, why, "background"),
     });
     return names as string[];
@@ -287,13 +284,15 @@ export class PluginIsolate {
       // Not awaited here: `this.ready` below is the same start, and its failure is reported there.
       void this.start();
     }
-    // A (re)load is waited for at most the handler's own timeout: a slow top level costs the call
-    // that, not the load's deadline; the load goes on for the calls after it. A load done in time
-    // leaves the handler its whole timeout, as a call that found the isolate ready has.
+    // A load under way is waited for at most the handler's own timeout (it goes on for the calls
+    // after); one done in time leaves the handler its whole timeout, as a ready isolate does.
     let waited: NodeJS.Timeout | undefined;
     try {
-      const late = new Promise<"late">((resolve) => (waited = setTimeout(() => resolve("late"), timeoutMs)));
-      if ((await Promise.race([this.ready, late])) === "late") return { outcome: "timeout" };
+      if (this.state !== "starting") await this.ready;
+      else {
+        const late = new Promise<"late">((resolve) => (waited = setTimeout(() => resolve("late"), timeoutMs)));
+        if ((await Promise.race([this.ready, late])) === "late") return { outcome: "timeout" };
+      }
     } catch (err) {
       return { outcome: "crashed", message: (err as Error).message };
     } finally {

@@ -5,7 +5,7 @@ import { clip, PLUGIN_BUDGETS } from "./budgets.ts";
 
 // A batch of log lines: the window's characters, plus room for the JSON around them.
 const MAX_BATCH_CHARS = 2 * PLUGIN_BUDGETS.logChars + 64 * 1024;
-// How often an isolate's CPU outside its handlers and its heap are read (never under its lock).
+// How often an isolate's CPU outside its handlers is read (a counter, read without its lock).
 const WATCH_INTERVAL_MS = 250;
 const LEVELS = new Set(["trace", "debug", "info", "warn", "error", "fatal"]);
 
@@ -70,29 +70,20 @@ export function writeLogBatch(plugin: string, grants: Grants, log: Logger, json:
 export interface Watch {
   /** True while one of the isolate's handlers runs on its timer (its CPU is that timer's business). */
   busy(): boolean;
-  /** Reads the heap (asynchronously: the synchronous read waits for the isolate's lock). */
-  readHeap(): Promise<unknown>;
   /** The isolate kept running past its background budget: dispose it. */
   overrun(why: string): void;
 }
 
 /**
- * Every WATCH_INTERVAL_MS while the isolate lives: its heap is read again (at most one read
- * outstanding), and the CPU it used while none of its timed handlers was running is drawn from a
- * bucket of PLUGIN_BUDGETS.backgroundCpuMs that refills at a tenth of the wall time. Work that
- * outlives its handler (a spin in a host call's continuation) empties it within about a second.
+ * Every WATCH_INTERVAL_MS while the isolate lives, the CPU it used while none of its timed
+ * handlers was running is drawn from a bucket of PLUGIN_BUDGETS.backgroundCpuMs that refills at
+ * a tenth of the wall time. Work that outlives its handler (a spin in a host call's continuation)
+ * empties it within about a second.
  * `cpuTime` is a counter read without the isolate's lock.
  */
 export function watchIsolate(isolate: ivmModule.Isolate, watch: Watch): void {
   let lastCpu = isolate.cpuTime;
   let bucket: number = PLUGIN_BUDGETS.backgroundCpuMs;
-  let reading = false;
-  const readHeap = () => {
-    if (reading) return;
-    reading = true;
-    void watch.readHeap().finally(() => (reading = false));
-  };
-  readHeap();
   const timer = setInterval(() => {
     if (isolate.isDisposed) return clearInterval(timer);
     const cpu = isolate.cpuTime;
@@ -105,7 +96,6 @@ export function watchIsolate(isolate: ivmModule.Isolate, watch: Watch): void {
       watch.overrun(`kept running after its handlers returned (over ${PLUGIN_BUDGETS.backgroundCpuMs} ms of CPU)`);
       return;
     }
-    readHeap();
   }, WATCH_INTERVAL_MS);
   timer.unref();
 }
