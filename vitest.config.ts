@@ -8,6 +8,10 @@ export default defineConfig({
     // Kills the children and removes the directories a file left behind.
     setupFiles: ["test/setup.ts"],
     maxWorkers: 2,
+    // V8's wasm code collection can destroy a disposed plugin isolate on its own background thread
+    // while holding the lock the isolate's teardown takes (a deadlock seen with undici's wasm in
+    // test/integration/llm-plugins.test.ts); the workers keep dead wasm code instead.
+    execArgv: ["--no-wasm-code-gc"],
     testTimeout: 30_000,
     hookTimeout: 60_000,
     reporters: ["default"],
