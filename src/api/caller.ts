@@ -1,5 +1,6 @@
 import { createHash, timingSafeEqual } from "node:crypto";
 import type { FastifyRequest } from "fastify";
+import type { CallerScope, Scope } from "./scopes.ts";
 
 /**
  * Who is calling the API and what they may do. Every route declares the scope it needs (route.ts
@@ -15,11 +16,7 @@ import type { FastifyRequest } from "fastify";
  *  - `operator`: everything: jobs and runs, agents and their secrets, plugins, metrics, the doctor.
  */
 
-export const SCOPES = ["public", "agent", "operator"] as const;
-export type Scope = (typeof SCOPES)[number];
-/** A caller's scope (`public` is what a route may need, never what a caller holds). */
-export type CallerScope = Exclude<Scope, "public">;
-export const CALLER_SCOPES = ["agent", "operator"] as const satisfies readonly CallerScope[];
+export { CALLER_SCOPES, SCOPES, type CallerScope, type Scope } from "./scopes.ts";
 
 export interface Caller {
   readonly scope: CallerScope;

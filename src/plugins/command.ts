@@ -1,5 +1,5 @@
 import { BoundedText } from "./bounded-lines.ts";
-import type { HookName } from "./hooks.ts";
+import { singleField, type HookName } from "./hooks.ts";
 import type { CommandHook, PluginManifest } from "./manifest.ts";
 import { killGroup, namedFiles, type NativeRun, type NativeSandbox } from "./native-sandbox.ts";
 import type { RawOutcome } from "./result.ts";
@@ -144,16 +144,7 @@ export function runBounded(
 
 /** Empty output means "no change": the hook's current value (or {} / nothing for the others). */
 function passThrough(hook: HookName, context: Record<string, unknown>): unknown {
-  const single: Partial<Record<HookName, string>> = {
-    systemPrompt: "systemPrompt",
-    userMessageInbound: "text",
-    interAgentMessage: "text",
-    assistantMessageOutbound: "text",
-    todoAdded: "texts",
-    notifyDelivered: "message",
-    cronJobFiring: "prompt",
-  };
-  const field = single[hook];
+  const field = singleField(hook);
   return field ? context[field] : {};
 }
 

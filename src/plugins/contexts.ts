@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { CLOSED_RUN_STATUSES, JOB_KINDS, type RunStatus } from "../db/schema/enums.ts";
 import type { HookName } from "./hooks.ts";
 
 /**
@@ -58,3 +59,53 @@ export const RUNTIME_HOOK_CONTEXTS = {
 
 export type RuntimeHook = keyof typeof RUNTIME_HOOK_CONTEXTS;
 export const isRuntimeHook = (name: string): name is RuntimeHook => Object.hasOwn(RUNTIME_HOOK_CONTEXTS, name);
+
+/**
+ * Context shapes of the seven hooks the daemon fires itself, as the places that fire them build
+ * them (cron/firing.ts, cron/missions.ts, notify/, todos/, sessions/clears.ts). Not validated at run
+ * time (the daemon is their only author); they give the plugin typings their context types.
+ */
+const count = z.number().int().nonnegative();
+export const DAEMON_HOOK_CONTEXTS = {
+  todoAdded: z.object({ sessionId: id, texts: z.array(z.string()) }).strict(),
+  notifyScheduled: z.object({ sessionId: id, message: z.string(), delaySeconds: z.number() }).strict(),
+  notifyDelivered: z.object({ sessionId: id, notifyId: id, message: z.string() }).strict(),
+  sessionClearing: z
+    .object({
+      sessionId: id,
+      agentId: id,
+      trailingText: z.string().nullable(),
+      messageCount: count,
+      subagentCount: count,
+      peerThreadCount: count,
+    })
+    .strict(),
+  sessionClearCompleted: z
+    .object({
+      sessionId: id,
+      agentId: id,
+      deletedMessageCount: count,
+      deletedSubagentCount: count,
+      deletedPeerThreadCount: count,
+    })
+    .strict(),
+  cronJobFiring: z
+    .object({ cronJobId: id, agentId: id, kind: z.enum(JOB_KINDS), name: z.string(), prompt: z.string() })
+    .strict(),
+  cronJobCompleted: z
+    .object({
+      cronJobId: id,
+      cronJobRunId: id,
+      sessionId: id,
+      agentId: id,
+      status: z.enum(CLOSED_RUN_STATUSES as [RunStatus, ...RunStatus[]]),
+    })
+    .strict(),
+} satisfies Partial<Record<HookName, z.ZodType>>;
+
+/** Every hook's context: what a handler receives. */
+export const HOOK_CONTEXTS = { ...RUNTIME_HOOK_CONTEXTS, ...DAEMON_HOOK_CONTEXTS } satisfies Record<
+  HookName,
+  z.ZodType
+>;
+export type HookContext<H extends HookName> = z.infer<(typeof HOOK_CONTEXTS)[H]>;

@@ -19,50 +19,122 @@ export interface HookSpec {
   readonly firedByDaemon: boolean;
   /** The context field naming what the hook is about, for the decision log. */
   readonly subject: string;
+  /** When it fires and what a handler's answer does: the plugin typings' documentation of the hook. */
+  readonly doc: string;
 }
 
 export const HOOKS = {
-  systemPrompt: { fields: { systemPrompt: "string" }, canCancel: false, firedByDaemon: false, subject: "sessionId" },
-  userMessageInbound: { fields: { text: "string" }, canCancel: true, firedByDaemon: false, subject: "sessionId" },
-  interAgentMessage: { fields: { text: "string" }, canCancel: true, firedByDaemon: false, subject: "senderSessionId" },
-  assistantMessageOutbound: { fields: { text: "string" }, canCancel: true, firedByDaemon: false, subject: "sessionId" },
-  todoAdded: { fields: { texts: "string[]" }, canCancel: true, firedByDaemon: true, subject: "sessionId" },
+  systemPrompt: {
+    fields: { systemPrompt: "string" },
+    canCancel: false,
+    firedByDaemon: false,
+    subject: "sessionId",
+    doc: "The system prompt of a model request, before the runtime sends it: return the new prompt.",
+  },
+  userMessageInbound: {
+    fields: { text: "string" },
+    canCancel: true,
+    firedByDaemon: false,
+    subject: "sessionId",
+    doc: "A message from a user, before the agent sees it: return the new text, or cancel to drop it.",
+  },
+  interAgentMessage: {
+    fields: { text: "string" },
+    canCancel: true,
+    firedByDaemon: false,
+    subject: "senderSessionId",
+    doc: "A message from one agent's session to another's: return the new text, or cancel to drop it.",
+  },
+  assistantMessageOutbound: {
+    fields: { text: "string" },
+    canCancel: true,
+    firedByDaemon: false,
+    subject: "sessionId",
+    doc: "An agent's reply, before it reaches people: return the new text, or cancel to withhold it.",
+  },
+  todoAdded: {
+    fields: { texts: "string[]" },
+    canCancel: true,
+    firedByDaemon: true,
+    subject: "sessionId",
+    doc: "Todos a session adds, before they are written: return the texts to keep (rewritten, split or fewer), or cancel the batch.",
+  },
   notifyScheduled: {
     fields: { message: "string", delaySeconds: "number" },
     canCancel: true,
     firedByDaemon: true,
     subject: "sessionId",
+    doc: "A notify timer being set: return the fields to change (message, delaySeconds), or cancel it.",
   },
-  notifyDelivered: { fields: { message: "string" }, canCancel: true, firedByDaemon: true, subject: "notifyId" },
-  sshConnectionOpening: { fields: {}, canCancel: true, firedByDaemon: false, subject: "sshHostId" },
+  notifyDelivered: {
+    fields: { message: "string" },
+    canCancel: true,
+    firedByDaemon: true,
+    subject: "notifyId",
+    doc: "A notify timer at its due moment, before the note goes to its agent: return the new message, or cancel to drop it.",
+  },
+  sshConnectionOpening: {
+    fields: {},
+    canCancel: true,
+    firedByDaemon: false,
+    subject: "sshHostId",
+    doc: "An SSH connection about to open: cancel to refuse it (observe-only otherwise).",
+  },
   sshCommandSending: {
     fields: { command: "nullableString", path: "nullableString", content: "nullableString" },
     canCancel: true,
     firedByDaemon: false,
     subject: "sshHostId",
+    doc: "A command or file operation about to be sent to an SSH server: return the fields to change, or cancel it.",
   },
   sshCommandCompleted: {
     fields: { output: "nullableString", errorOutput: "nullableString" },
     canCancel: true,
     firedByDaemon: false,
     subject: "sshHostId",
+    doc: "What an SSH command printed, before the model sees it: return the fields to change (output, errorOutput), or cancel.",
   },
-  sessionClearing: { fields: {}, canCancel: false, firedByDaemon: true, subject: "sessionId" },
-  sessionClearCompleted: { fields: {}, canCancel: false, firedByDaemon: true, subject: "sessionId" },
+  sessionClearing: {
+    fields: {},
+    canCancel: false,
+    firedByDaemon: true,
+    subject: "sessionId",
+    doc: "A session about to be cleared, awaited before the deletion: the last chance to read its transcript (observe-only).",
+  },
+  sessionClearCompleted: {
+    fields: {},
+    canCancel: false,
+    firedByDaemon: true,
+    subject: "sessionId",
+    doc: "A session's clear is done, with what it deleted (observe-only).",
+  },
   cronJobFiring: {
     fields: { prompt: "string" },
     canCancel: true,
     canDefer: true,
     firedByDaemon: true,
     subject: "cronJobId",
+    doc: "A cron job's slot at its moment, before the mission goes out: return the new prompt, cancel the slot, or defer it with tools.defer.",
   },
-  cronJobCompleted: { fields: {}, canCancel: false, firedByDaemon: true, subject: "cronJobRunId" },
+  cronJobCompleted: {
+    fields: {},
+    canCancel: false,
+    firedByDaemon: true,
+    subject: "cronJobRunId",
+    doc: "A run closed (at most once, never for a Cancelled run), detached from the close (observe-only).",
+  },
 } as const satisfies Record<string, HookSpec>;
 
 export type HookName = keyof typeof HOOKS;
 export const HOOK_NAMES = Object.keys(HOOKS) as HookName[];
 
 export const isHookName = (name: string): name is HookName => Object.hasOwn(HOOKS, name);
+
+/** The field a hook's handler answers with by itself (the new value); null when it answers with an object or nothing. */
+export function singleField(hook: HookName): string | null {
+  const fields = Object.keys(HOOKS[hook].fields);
+  return fields.length === 1 ? fields[0]! : null;
+}
 
 /** Cancel reasons are recorded up to this many characters (the contract's limit). */
 export const MAX_REASON_CHARS = 500;

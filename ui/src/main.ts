@@ -1,3 +1,4 @@
+import type { CallerScope } from "../../src/api/scopes.ts";
 import { api, AuthRequired, token, type Whoami } from "./api.ts";
 import { fill, h } from "./dom.ts";
 import { clock } from "./time.ts";
@@ -26,14 +27,14 @@ const POLL_MS = 3_000;
 
 // Each view is shown only to a caller whose scope can read everything it calls (GET /v1/whoami says
 // which): an agent runtime's token sees its sessions, never the jobs, runs or plugins and their actions.
-const VIEWS: Record<string, { title: string; scope: Whoami["scope"]; make: (ctx: Ctx) => View }> = {
+const VIEWS: Record<string, { title: string; scope: CallerScope; make: (ctx: Ctx) => View }> = {
   now: { title: "Now", scope: "operator", make: nowView },
   jobs: { title: "Jobs", scope: "operator", make: jobsView },
   ledger: { title: "Ledger", scope: "operator", make: ledgerView },
   plugins: { title: "Plugins", scope: "operator", make: pluginsView },
   sessions: { title: "Sessions", scope: "agent", make: sessionsView },
 };
-const HOME: Record<Whoami["scope"], string> = { operator: "now", agent: "sessions" };
+const HOME: Record<CallerScope, string> = { operator: "now", agent: "sessions" };
 
 let me: Whoami | null = null;
 const mayView = (name: string) =>

@@ -1,4 +1,4 @@
-import type { RunStatus } from "./api.ts";
+import type { RunStatus } from "../../src/db/schema/enums.ts";
 import { h, type Child } from "./dom.ts";
 
 /** A run status as a coloured chip (the colours are in style.css, one per status). */

@@ -1,4 +1,5 @@
-// Closed value sets of the schema, kept free of drizzle imports so the CLI can load them cheaply.
+// Closed value sets of the schema, kept free of drizzle and Node imports so the CLI can load them
+// cheaply and the dashboard can bundle them: each list is declared here once.
 
 /** Closed status set of the run ledger; the strings are what `runs ls --json` prints. */
 export const RUN_STATUSES = [
@@ -14,8 +15,15 @@ export const RUN_STATUSES = [
   "Unknown",
 ] as const;
 export type RunStatus = (typeof RUN_STATUSES)[number];
+/** A run still under way: claimed for its slot, or handed to its agent. Every other status is final. */
+export const OPEN_RUN_STATUSES = ["Claimed", "Running"] as const satisfies readonly RunStatus[];
+/** The final statuses, in ledger order. */
+export const CLOSED_RUN_STATUSES: readonly RunStatus[] = RUN_STATUSES.filter(
+  (s) => !(OPEN_RUN_STATUSES as readonly RunStatus[]).includes(s),
+);
 
 export const JOB_KINDS = ["cron_job", "heartbeat"] as const;
+export type JobKind = (typeof JOB_KINDS)[number];
 export const OVERLAP_POLICIES = ["skip", "buffer_one", "allow", "cancel_previous"] as const;
 export const CATCHUP_POLICIES = ["skip", "latest", "all"] as const;
 export const SESSION_MODES = ["fresh", "fixed"] as const;
@@ -43,6 +51,7 @@ export type RevisionAction = (typeof REVISION_ACTIONS)[number];
 
 /** What one handler did, as the decision log records it. */
 export const DECISION_OUTCOMES = ["passed", "changed", "cancelled", "deferred", "skipped"] as const;
+export type DecisionOutcome = (typeof DECISION_OUTCOMES)[number];
 
 /** Who wrote a transcript message. */
 export const MESSAGE_ROLES = ["user", "assistant", "system", "tool", "agent"] as const;
@@ -63,6 +72,8 @@ export const NOTIFY_STATUSES = [
   "Dropped",
 ] as const;
 export type NotifyStatus = (typeof NOTIFY_STATUSES)[number];
+/** A timer still on its way to its agent. Every other status is final. */
+export const OPEN_NOTIFY_STATUSES = ["Pending", "Claimed", "Delivering"] as const satisfies readonly NotifyStatus[];
 
 /** A todo batch as todoAdded left it: some todos added, none (an empty result), or vetoed. */
 export const TODO_BATCH_STATUSES = ["Added", "Filtered", "Cancelled"] as const;

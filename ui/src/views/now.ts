@@ -1,9 +1,9 @@
 import { api, type Doctor, type JobPage, type Session, type Timer, type Todo } from "../api.ts";
-import { fill, h, plural } from "../dom.ts";
+import { fill, h } from "../dom.ts";
 import type { Ctx, View } from "../main.ts";
-import { dateTime, relative, scheduleInWords, span } from "../time.ts";
-import { lastRunCell } from "./jobs.ts";
-import { badge, empty, panel } from "../widgets.ts";
+import { dateTime, relative } from "../time.ts";
+import { empty, panel } from "../widgets.ts";
+import { dueTable, overdueList, problemLines, summaryTiles, todoSessions } from "./now/panels.ts";
 
 export const DUE_WINDOW_MS = 10 * 60_000;
 export const DUE_PAGE = 50;
@@ -54,142 +54,20 @@ export function nowView(ctx: Ctx): View {
     if (mine !== seq) return;
     for (const [id, list] of todos) expanded.set(id, list);
 
-    const late = doctor.overdueJobs.length + doctor.overdueTimers.length;
-    const other =
-      doctor.stuckRuns.length +
-      doctor.failingAgents.length +
-      doctor.plugins.length +
-      (doctor.schedulerArmed ? 0 : 1) +
-      (Math.abs(doctor.clockSkewMs) > 1000 ? 1 : 0);
-    fill(
-      summary,
-      h(
-        "div",
-        { class: `tile ${doctor.ok ? "good" : "bad"}` },
-        h("strong", null, doctor.ok ? "All good" : "Needs a look"),
-        h(
-          "span",
-          null,
-          doctor.ok
-            ? "nothing late, stuck, failing or misconfigured"
-            : `${plural(late, "late item")}, ${plural(other, "other problem")}`,
-        ),
-      ),
-      h("div", { class: "tile" }, h("strong", null, String(soon.total)), h("span", null, "jobs due in 10 min")),
-      h(
-        "div",
-        { class: "tile" },
-        h("strong", null, String(pending.timers.length === 50 ? "50+" : pending.timers.length)),
-        h("span", null, "pending notify timers"),
-      ),
-      h(
-        "div",
-        { class: "tile" },
-        h("strong", null, String(withTodos.length)),
-        h("span", null, "sessions with open todos"),
-      ),
-      h(
-        "div",
-        { class: "tile" },
-        h("strong", null, doctor.schedulerArmed ? "armed" : "not armed"),
-        h("span", null, `scheduler · clock skew ${doctor.clockSkewMs} ms`),
-      ),
-    );
-
+    fill(summary, ...summaryTiles(doctor, soon, pending.timers, withTodos));
     dueSub.textContent = soon.total > soon.jobs.length ? `the first ${soon.jobs.length} of ${soon.total}` : "";
-    fill(
-      due,
-      soon.jobs.length
-        ? h(
-            "table",
-            { class: "due" },
-            h(
-              "tbody",
-              null,
-              ...soon.jobs.map((j) =>
-                h(
-                  "tr",
-                  { "data-job-id": j.id },
-                  h("td", { class: "when" }, relative(j.nextFireAt, now)),
-                  h("td", null, jobLink(j.id, j.name), j.kind === "heartbeat" ? badge("heartbeat", "kind") : null),
-                  h("td", { class: "muted" }, scheduleInWords(j)),
-                  h("td", { class: "muted small" }, dateTime(j.nextFireAt, j.timezone)),
-                  h("td", null, lastRunCell(j)),
-                ),
-              ),
-            ),
-          )
-        : empty("Nothing is due in the next 10 minutes."),
-    );
-
-    fill(
-      overdue,
-      late
-        ? h(
-            "ul",
-            { class: "late" },
-            ...doctor.overdueJobs.map((j) =>
-              h(
-                "li",
-                { "data-job-id": j.id },
-                jobLink(j.id, j.name),
-                ` should have fired at ${dateTime(j.nextFireAt)}; late by ${span(j.lateBySeconds * 1000)}`,
-              ),
-            ),
-            ...doctor.overdueTimers.map((t) =>
-              h("li", null, `notify timer ${t.id} for session ${t.sessionId} was due ${relative(t.dueAt, now)}`),
-            ),
-          )
-        : empty("Nothing is overdue: every job and timer fired when it should have."),
-    );
+    fill(due, dueTable(soon, now, jobLink));
+    fill(overdue, overdueList(doctor, now, jobLink));
 
     const byDue = [...pending.timers].sort((a, b) => Date.parse(a.dueAt ?? "") - Date.parse(b.dueAt ?? ""));
     timersSub.textContent = pending.timers.length === 50 ? "the 50 most recently set" : "";
     fill(timers, pendingTimersTable(byDue, now));
-
     fill(
       sessions,
-      withTodos.length
-        ? h(
-            "ul",
-            { class: "sessions" },
-            ...withTodos.map((s) => {
-              const open = expanded.get(s.id);
-              return h(
-                "li",
-                { "data-session-id": s.id },
-                h(
-                  "button",
-                  {
-                    type: "button",
-                    class: "link",
-                    "aria-expanded": expanded.has(s.id) ? "true" : "false",
-                    onclick: () => void toggle(s.id),
-                  },
-                  h("code", null, s.id),
-                ),
-                ` · agent ${s.agentId} · `,
-                h("strong", null, plural(s.openTodos, "open todo")),
-                h("span", { class: "muted small" }, ` · active ${relative(s.updatedAt, now)}`),
-                open ? h("ol", { class: "todos" }, ...open.map((t) => h("li", null, t.text))) : null,
-              );
-            }),
-          )
-        : empty("No session has open todos (of the 100 most recently active)."),
+      todoSessions(withTodos, expanded, now, (id) => void toggle(id)),
     );
 
-    const items = [
-      ...doctor.stuckRuns.map(
-        (r) => `run ${r.id} of job ${r.cronJobId} ${r.status} since ${dateTime(r.since)} (${r.claimedBy})`,
-      ),
-      ...doctor.failingAgents.map(
-        (a) =>
-          `agent ${a.agentId}: ${plural(a.failures, "failed mission")} in 24 h, last ${a.lastStatus} ${relative(a.lastFailureAt, now)}`,
-      ),
-      ...doctor.plugins.map((p) => `plugin ${p.name} is ${p.state}${p.error ? `: ${p.error}` : ""}`),
-      ...(doctor.schedulerArmed ? [] : ["the scheduler is not armed"]),
-      ...(Math.abs(doctor.clockSkewMs) > 1000 ? [`clock skew against the database: ${doctor.clockSkewMs} ms`] : []),
-    ];
+    const items = problemLines(doctor, now);
     problems.closest("section")?.toggleAttribute("hidden", items.length === 0);
     fill(problems, h("ul", { class: "late" }, ...items.map((t) => h("li", null, t))));
   }

@@ -1,4 +1,6 @@
-import { api, DECISION_OUTCOMES, type Decision, type Decisions, type Plugin } from "../api.ts";
+import { DECISION_OUTCOMES } from "../../../src/db/schema/enums.ts";
+import { HOOK_NAMES, HOOKS } from "../../../src/plugins/hooks.ts";
+import { api, type Decision, type Decisions, type Plugin } from "../api.ts";
 import { fill, h, plural } from "../dom.ts";
 import type { Ctx, View } from "../main.ts";
 import { dateTime, relative } from "../time.ts";
@@ -8,21 +10,10 @@ export const DECISIONS_PAGE = 50;
 /** Decisions per plugin that its outcome counts and durations summarise. */
 export const STATS_WINDOW = 100;
 
-const HOOKS = [
-  "cronJobFiring",
-  "cronJobCompleted",
-  "notifyScheduled",
-  "notifyDelivered",
-  "todoAdded",
-  "sessionClearing",
-  "sessionClearCompleted",
-  "systemPrompt",
-  "userMessageInbound",
-  "interAgentMessage",
-  "assistantMessageOutbound",
-  "sshConnectionOpening",
-  "sshCommandSending",
-  "sshCommandCompleted",
+/** The hook filter's choices: the daemon's own hooks first, then those agent runtimes run. */
+const HOOK_CHOICES = [
+  ...HOOK_NAMES.filter((hook) => HOOKS[hook].firedByDaemon),
+  ...HOOK_NAMES.filter((hook) => !HOOKS[hook].firedByDaemon),
 ];
 
 const quantile = (sorted: number[], q: number) =>
@@ -117,6 +108,34 @@ function card(p: Plugin, stats: Decisions | null, onLog: () => void) {
   );
 }
 
+/** One decision of the log. */
+function decisionRow(d: Decision) {
+  return h(
+    "tr",
+    { "data-decision-id": d.id },
+    h("td", null, dateTime(d.at)),
+    h("td", null, d.plugin),
+    h("td", null, h("code", null, d.hook)),
+    h("td", { class: "muted" }, d.subjectId ?? "—"),
+    h("td", null, outcomeChip(d.outcome), d.shadow ? badge("shadow", "shadow") : null),
+    h("td", { class: "num" }, `${d.durationMs} ms`),
+    h("td", { class: "why" }, d.reason ?? (d.fields?.length ? `changed ${d.fields.join(", ")}` : "")),
+  );
+}
+
+const LOG_COLUMNS = ["At", "Plugin", "Hook", "Subject", "Outcome", "Duration", "Reason / fields"];
+
+/** A page of the decision log, newest first, or a note that none match. */
+const decisionsTable = (decisions: Decision[]) =>
+  decisions.length
+    ? h(
+        "table",
+        { class: "decisions", "data-testid": "decisions-table" },
+        h("thead", null, h("tr", null, ...LOG_COLUMNS.map((t) => h("th", null, t)))),
+        h("tbody", null, ...decisions.map(decisionRow)),
+      )
+    : empty("No decisions match.");
+
 /** Loaded plugins: hooks, state, outcome counts and durations; the decision log, filtered and paged. */
 export function pluginsView(ctx: Ctx): View {
   let plugin: string | undefined;
@@ -135,27 +154,13 @@ export function pluginsView(ctx: Ctx): View {
     "select",
     { "aria-label": "Hook", name: "hook" },
     h("option", { value: "" }, "All hooks"),
-    ...HOOKS.map((x) => h("option", { value: x }, x)),
+    ...HOOK_CHOICES.map((x) => h("option", { value: x }, x)),
   );
 
   function changed() {
     cursors = [undefined];
     ctx.remember({ plugin, hook });
     void refresh().catch(ctx.fail);
-  }
-
-  function decisionRow(d: Decision) {
-    return h(
-      "tr",
-      { "data-decision-id": d.id },
-      h("td", null, dateTime(d.at)),
-      h("td", null, d.plugin),
-      h("td", null, h("code", null, d.hook)),
-      h("td", { class: "muted" }, d.subjectId ?? "—"),
-      h("td", null, outcomeChip(d.outcome), d.shadow ? badge("shadow", "shadow") : null),
-      h("td", { class: "num" }, `${d.durationMs} ms`),
-      h("td", { class: "why" }, d.reason ?? (d.fields?.length ? `changed ${d.fields.join(", ")}` : "")),
-    );
   }
 
   async function refresh() {
@@ -193,27 +198,7 @@ export function pluginsView(ctx: Ctx): View {
             "No plugins loaded. Point plugin_dirs (or MISSIOND_PLUGIN_DIRS) at plugin folders and restart the daemon.",
           ),
     );
-    fill(
-      log,
-      page.decisions.length
-        ? h(
-            "table",
-            { class: "decisions", "data-testid": "decisions-table" },
-            h(
-              "thead",
-              null,
-              h(
-                "tr",
-                null,
-                ...["At", "Plugin", "Hook", "Subject", "Outcome", "Duration", "Reason / fields"].map((t) =>
-                  h("th", null, t),
-                ),
-              ),
-            ),
-            h("tbody", null, ...page.decisions.map(decisionRow)),
-          )
-        : empty("No decisions match."),
-    );
+    fill(log, decisionsTable(page.decisions));
     const start = (cursors.length - 1) * DECISIONS_PAGE;
     fill(
       logPager,

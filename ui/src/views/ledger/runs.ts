@@ -1,0 +1,94 @@
+import type { Run } from "../../api.ts";
+import { h } from "../../dom.ts";
+import { dateTime } from "../../time.ts";
+import { badge, block, empty, facts, statusChip } from "../../widgets.ts";
+
+const COLUMNS = ["Slot", "Job", "Status", "Late", "Decided by / reason", "Claimed by"];
+
+/** One run as a row of the runs table; Enter or a click selects it. */
+function runRow(run: Run, selected: boolean, select: (run: Run) => void) {
+  return h(
+    "tr",
+    {
+      "data-run-id": run.id,
+      "data-status": run.status,
+      class: selected ? "selected" : "",
+      tabindex: 0,
+      onclick: () => select(run),
+      onkeydown: (e: Event) => {
+        if ((e as KeyboardEvent).key === "Enter") select(run);
+      },
+    },
+    h("td", null, dateTime(run.scheduledFor)),
+    h("td", null, run.jobName ?? `job ${run.cronJobId}`),
+    h(
+      "td",
+      null,
+      statusChip(run.status),
+      run.trigger !== "schedule" ? badge(run.trigger) : null,
+      run.backfilled ? badge("backfilled") : null,
+    ),
+    h("td", { class: "num" }, run.latenessMs === null ? "—" : `${run.latenessMs} ms`),
+    h(
+      "td",
+      { class: "why" },
+      run.decidedBy ? h("strong", { class: "by" }, run.decidedBy) : null,
+      run.decidedBy && run.reason ? ": " : null,
+      run.reason ?? (run.decidedBy ? "" : h("span", { class: "muted" }, "—")),
+    ),
+    h("td", { class: "muted small" }, run.claimedBy),
+  );
+}
+
+/** The page of runs, newest first, or a note that none match. */
+export function runsTable(runs: Run[], selectedId: string | undefined, select: (run: Run) => void) {
+  return runs.length
+    ? h(
+        "table",
+        { class: "runs", "data-testid": "runs-table" },
+        h("thead", null, h("tr", null, ...COLUMNS.map((t) => h("th", null, t)))),
+        h("tbody", null, ...runs.map((run) => runRow(run, run.id === selectedId, select))),
+      )
+    : empty("No runs match.");
+}
+
+/** How late the run was claimed, against its slot (negative: claimed ahead of it). */
+function lateness(run: Run): string | null {
+  if (run.latenessMs === null) return null;
+  return run.latenessMs < 0
+    ? `claimed ${-run.latenessMs} ms ahead of the slot`
+    : `${run.latenessMs} ms after the slot${run.backfilled ? " (backfilled)" : ""}`;
+}
+
+/** Everything the ledger knows of one run, for the detail panel beside the table. */
+export function runDetail(run: Run, close: () => void) {
+  return [
+    h(
+      "header",
+      null,
+      h("h2", null, `Run ${run.id}`),
+      h("button", { type: "button", class: "link", onclick: close, "aria-label": "Close" }, "✕"),
+    ),
+    facts([
+      ["Status", statusChip(run.status)],
+      ["Job", `${run.jobName ?? ""} (${run.cronJobId})`],
+      ["Slot", dateTime(run.scheduledFor)],
+      ["Trigger", run.trigger],
+      ["Decided by", run.decidedBy],
+      ["Reason", run.reason],
+      ["Lateness", lateness(run)],
+      ["Claimed", run.claimedAt ? `${dateTime(run.claimedAt)} by ${run.claimedBy}` : run.claimedBy],
+      ["Started", run.startedAt ? dateTime(run.startedAt) : null],
+      ["Finished", run.finishedAt ? dateTime(run.finishedAt) : null],
+      ["Session", run.sessionId],
+      ["Executor", run.executor ? `${run.executor}${run.exitCode !== null ? `, exit ${run.exitCode}` : ""}` : null],
+    ]),
+    h("h3", null, "Prompt as fired"),
+    block(
+      run.promptFired,
+      run.status === "Cancelled" ? "prompt: the chain cancelled the slot before it fired" : "prompt fired",
+    ),
+    h("h3", null, "Executor output"),
+    block(run.output, "output"),
+  ];
+}
