@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { ERROR_CODES } from "../errors.ts";
 import { RUNTIME_HOOK_CONTEXTS } from "../plugins/contexts.ts";
+import { NAMED_ANSWERS } from "./answer-names.ts";
 import { hopHeader } from "./hop.ts";
 import type { ApiRoute } from "./route.ts";
 import { apiRoutes } from "./routes/index.ts";
@@ -98,15 +99,59 @@ function requestBodyOf(body: z.ZodType, optional: boolean, bodyLimit: number): J
   };
 }
 
+/** Where each route's answer schemas are in the document: route → status → component name. */
+type AnswerRefs = Map<ApiRoute, Record<string, string>>;
+
+const componentRef = (id: string) => `#/components/schemas/${id}`;
+
+/**
+ * The answer schemas as components (what a client receives, so zod's output side), each named
+ * once: those of NAMED_ANSWERS by their name, the others after their operation. A schema one of
+ * them contains is a `$ref` to it, so a job is spelled once however many answers carry it.
+ */
+export function answerComponents(routes: readonly ApiRoute[]): {
+  schemas: Record<string, JsonSchema>;
+  refs: AnswerRefs;
+} {
+  const registry = z.registry<{ id: string }>();
+  for (const [schema, id] of NAMED_ANSWERS) registry.add(schema, { id });
+  const refs: AnswerRefs = new Map();
+  for (const route of routes) {
+    const byStatus: Record<string, string> = {};
+    for (const [status, answer] of Object.entries(route.ok)) {
+      if (typeof answer === "string" || !("schema" in answer)) continue;
+      let id = registry.get(answer.schema)?.id;
+      if (id === undefined) {
+        const op = operationId(route);
+        id = `${op[0]!.toUpperCase()}${op.slice(1)}${Number(status) === (route.status ?? 200) ? "" : status}Answer`;
+        registry.add(answer.schema, { id });
+      }
+      byStatus[status] = id;
+    }
+    refs.set(route, byStatus);
+  }
+  const { schemas } = z.toJSONSchema(registry, { io: "output", unrepresentable: "any", uri: componentRef }) as {
+    schemas: Record<string, JsonSchema>;
+  };
+  const stripped = Object.fromEntries(
+    Object.entries(schemas).map(([id, { $schema: _, $id: __, ...schema }]) => [id, schema]),
+  );
+  return { schemas: stripped, refs };
+}
+
 /** Success answers as declared, then the error answers the route's inputs imply. */
-function responsesOf(route: ApiRoute): Record<string, JsonSchema> {
+function responsesOf(route: ApiRoute, refs: AnswerRefs): Record<string, JsonSchema> {
   const answers: Record<string, JsonSchema> = {};
   for (const [status, ok] of Object.entries(route.ok)) {
-    const { description, contentType } =
-      typeof ok === "string" ? { description: ok, contentType: "application/json" } : ok;
-    const schema = contentType === "application/json" ? { type: "object" } : { type: "string" };
-    answers[status] =
-      Number(status) === 204 ? { description } : { description, content: { [contentType]: { schema } } };
+    if (typeof ok === "string") {
+      answers[status] = { description: ok };
+      continue;
+    }
+    const content =
+      "contentType" in ok
+        ? { [ok.contentType]: { schema: { type: "string" } } }
+        : { "application/json": { schema: { $ref: componentRef(refs.get(route)![status]!) } } };
+    answers[status] = { description: ok.description, content };
   }
   const errors = new Set(route.errors ?? []);
   if (route.params || route.query || route.body || route.hop) errors.add(400);
@@ -121,7 +166,7 @@ function responsesOf(route: ApiRoute): Record<string, JsonSchema> {
   return answers;
 }
 
-function operationOf(route: ApiRoute, bodyLimit: number): JsonSchema {
+function operationOf(route: ApiRoute, bodyLimit: number, refs: AnswerRefs): JsonSchema {
   const parameters = parametersOf(route);
   return {
     operationId: operationId(route),
@@ -130,7 +175,7 @@ function operationOf(route: ApiRoute, bodyLimit: number): JsonSchema {
     ...(route.description ? { description: route.description } : {}),
     ...(parameters.length ? { parameters } : {}),
     ...(route.body ? { requestBody: requestBodyOf(route.body, route.bodyOptional ?? false, bodyLimit) } : {}),
-    responses: responsesOf(route),
+    responses: responsesOf(route, refs),
     "x-missiond-scope": route.scope,
     // What of an agent's an agent-scoped operation reaches: the ids confined to the caller's agents.
     ...(route.reaches !== undefined ? { "x-missiond-reaches": route.reaches } : {}),
@@ -141,6 +186,7 @@ function operationOf(route: ApiRoute, bodyLimit: number): JsonSchema {
 
 /** The whole document. */
 export function openApiDocument(limits: OpenApiLimits, routes: readonly ApiRoute[] = apiRoutes(limits)): JsonSchema {
+  const answers = answerComponents(routes);
   const schemas: Record<string, JsonSchema> = { Error: jsonSchemaOf(errorBody) };
   for (const [hook, context] of Object.entries(RUNTIME_HOOK_CONTEXTS))
     schemas[hookSchemaName(hook)] = jsonSchemaOf(context);
@@ -151,9 +197,17 @@ export function openApiDocument(limits: OpenApiLimits, routes: readonly ApiRoute
       content: { "application/json": { schema: { $ref: "#/components/schemas/Error" } } },
     };
   }
+  for (const [id, schema] of Object.entries(answers.schemas)) {
+    if (id in schemas) throw new Error(`openapi: the answer schema ${id} is named as another component`);
+    schemas[id] = schema;
+  }
   const paths: Record<string, Record<string, JsonSchema>> = {};
   for (const route of routes)
-    (paths[openApiPath(route.url)] ??= {})[route.method.toLowerCase()] = operationOf(route, limits.bodyLimit);
+    (paths[openApiPath(route.url)] ??= {})[route.method.toLowerCase()] = operationOf(
+      route,
+      limits.bodyLimit,
+      answers.refs,
+    );
 
   return {
     openapi: "3.1.0",

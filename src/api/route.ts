@@ -38,6 +38,9 @@ export interface RouteCall<P extends Schema, Q extends Schema, B extends Schema>
   document(): Record<string, unknown>;
 }
 
+/** An answer: a JSON body and its schema, a body of another content type, or (a 204) no body. */
+export type Answer = string | { description: string; schema: z.ZodType } | { description: string; contentType: string };
+
 export interface ApiRoute<P extends Schema = Schema, Q extends Schema = Schema, B extends Schema = Schema> {
   method: Method;
   /** As registered with fastify (`/v1/cron-jobs/:id`). */
@@ -69,8 +72,13 @@ export interface ApiRoute<P extends Schema = Schema, Q extends Schema = Schema, 
   hop?: boolean;
   /** The status of a success unless the handler sets another (default 200). */
   status?: 200 | 201 | 204;
-  /** Success answers: status → description (and a content type other than JSON). */
-  ok: Record<number, string | { description: string; contentType: string }>;
+  /**
+   * Answers with a body: status → description and the zod schema of the JSON it sends (or a
+   * content type other than JSON). A 204 is its description alone. The schemas document and are
+   * tested against real answers; they are not handed to the serializer, which would drop what
+   * they do not name.
+   */
+  ok: Record<number, Answer>;
   /** Error statuses beyond those implied by the inputs (400 for inputs, 404 for ids, 413 for bodies). */
   errors?: number[];
   /** Answers the request; returning nothing sends an empty body (a 204). */
@@ -143,6 +151,19 @@ function checkReaches(declared: ApiRoute): void {
     throw new Error(`${where}: reaches: [] reaches nothing; say "nothing"`);
 }
 
+/**
+ * Every answer with a body declares what it sends: a JSON schema, or a content type of its own.
+ * Only a 204 goes without, so no route is added whose answer is prose alone.
+ */
+function checkAnswers(declared: ApiRoute): void {
+  const status = declared.status ?? 200;
+  if (!(status in declared.ok))
+    throw new Error(`route ${declared.method} ${declared.url}: status ${status} is not documented`);
+  for (const [code, answer] of Object.entries(declared.ok))
+    if (Number(code) !== 204 && typeof answer === "string")
+      throw new Error(`route ${declared.method} ${declared.url}: status ${code} declares no response schema`);
+}
+
 /** Registers each route with fastify: its schemas validate, its handler answers. */
 export function registerRoutes(
   app: FastifyInstance,
@@ -156,8 +177,7 @@ export function registerRoutes(
     if (!(SCOPES as readonly unknown[]).includes(declared.scope))
       throw new Error(`route ${declared.method} ${declared.url}: no scope (one of ${SCOPES.join(", ")})`);
     const status = declared.status ?? 200;
-    if (!(status in declared.ok))
-      throw new Error(`route ${declared.method} ${declared.url}: status ${status} is not documented`);
+    checkAnswers(declared);
     checkReaches(declared);
     const confine = confinement(declared.reaches, services);
     app.route({

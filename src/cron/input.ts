@@ -1,65 +1,48 @@
 import { z } from "zod";
-import { parseDuration } from "../duration.ts";
-import { parseActiveHours } from "./active-hours.ts";
-import { CATCHUP_POLICIES, JOB_KINDS, OVERLAP_POLICIES, RUN_STATUSES, SESSION_MODES } from "../db/schema/enums.ts";
+import { RUN_STATUSES } from "../db/schema/enums.ts";
+import { JOB_FIELDS, jobFieldList } from "./fields.ts";
 import { anyCaseEnum, idString } from "../validation.ts";
 
 /** A mission's prompt, as given and as a cronJobFiring handler may rewrite it. */
-export const promptText = z.string().min(1).max(100_000);
+export const promptText = JOB_FIELDS.prompt.input;
 
-const activeHoursText = z
-  .string()
-  .refine((v) => parseActiveHours(v) !== null, 'must look like "09:00-18:00" (start and end differ)');
-const jitterText = z.string().refine((v) => {
-  const ms = parseDuration(v);
-  return ms !== null && ms <= 3_600_000;
-}, "a duration up to 1h, e.g. 30s");
-
-/** A job's settable fields, as `add` and `edit` both take them (each without its default). */
-const jobFields = {
-  name: z.string().trim().min(1).max(200),
-  agentId: z.string().trim().min(1).max(200),
-  prompt: promptText,
-  cron: z.string().trim().min(1).max(200),
-  every: z.string().trim().min(1).max(50),
-  timezone: z.string().min(1).max(100),
-  kind: z.enum(JOB_KINDS),
-  overlapPolicy: z.enum(OVERLAP_POLICIES),
-  catchupPolicy: z.enum(CATCHUP_POLICIES),
-  catchupMax: z.number().int().min(1).max(1000),
-  sessionMode: z.enum(SESSION_MODES),
-  sessionId: z.string().min(1).max(200),
-  startsAt: z.iso.datetime({ offset: true }),
-  endsAt: z.iso.datetime({ offset: true }),
-  maxRuns: z.number().int().min(1).max(2_147_483_647),
-  // Heartbeats (any job may use them): local hours in `timezone`, and skipping while the
-  // agent's session already has a mission running.
-  activeHours: activeHoursText,
-  skipIfBusy: z.boolean(),
-  jitter: jitterText,
+type Fields = typeof JOB_FIELDS;
+type AddName = keyof Fields;
+type EditName = { [K in keyof Fields]: Fields[K] extends { addOnly: true } ? never : K }[keyof Fields];
+type AddShape = {
+  [K in AddName]: Fields[K] extends { default: unknown }
+    ? z.ZodDefault<Fields[K]["input"]>
+    : Fields[K] extends { required: true }
+      ? Fields[K]["input"]
+      : z.ZodOptional<Fields[K]["input"]>;
+};
+type EditShape = {
+  [K in EditName]: Fields[K] extends { clearable: true }
+    ? z.ZodOptional<z.ZodNullable<Fields[K]["input"]>>
+    : z.ZodOptional<Fields[K]["input"]>;
 };
 
+/** `cron add`'s fields: each required, defaulted or optional as the table says. */
+function addShape(): AddShape {
+  const shape: Record<string, z.ZodType> = {};
+  for (const f of jobFieldList) {
+    shape[f.api] = f.default !== undefined ? f.input.default(f.default) : f.required ? f.input : f.input.optional();
+  }
+  return shape as AddShape;
+}
+
+/** `cron edit`'s fields: each optional; null clears the clearable ones. */
+function editShape(): EditShape {
+  const shape: Record<string, z.ZodType> = {};
+  for (const f of jobFieldList) {
+    if (f.addOnly) continue;
+    shape[f.api] = (f.clearable ? f.input.nullable() : f.input).optional();
+  }
+  return shape as EditShape;
+}
+
 export const addJobInput = z
-  .object({
-    ...jobFields,
-    cron: jobFields.cron.optional(),
-    every: jobFields.every.optional(),
-    timezone: jobFields.timezone.default("UTC"),
-    kind: jobFields.kind.default("cron_job"),
-    overlapPolicy: jobFields.overlapPolicy.default("skip"),
-    catchupPolicy: jobFields.catchupPolicy.default("latest"),
-    catchupMax: jobFields.catchupMax.default(10),
-    sessionMode: jobFields.sessionMode.default("fresh"),
-    sessionId: jobFields.sessionId.optional(),
-    startsAt: jobFields.startsAt.optional(),
-    endsAt: jobFields.endsAt.optional(),
-    maxRuns: jobFields.maxRuns.optional(),
-    paused: z.boolean().default(false),
-    activeHours: jobFields.activeHours.optional(),
-    skipIfBusy: jobFields.skipIfBusy.default(false),
-    jitter: jobFields.jitter.optional(),
-    pausedNote: z.string().max(1000).optional(),
-  })
+  .object(addShape())
   .strict()
   .superRefine((value, ctx) => {
     if ((value.cron === undefined) === (value.every === undefined)) {
@@ -80,24 +63,7 @@ export const addJobInput = z
  */
 export const editJobInput = z
   .object({
-    name: jobFields.name.optional(),
-    agentId: jobFields.agentId.optional(),
-    prompt: jobFields.prompt.optional(),
-    cron: jobFields.cron.optional(),
-    every: jobFields.every.optional(),
-    timezone: jobFields.timezone.optional(),
-    kind: jobFields.kind.optional(),
-    overlapPolicy: jobFields.overlapPolicy.optional(),
-    catchupPolicy: jobFields.catchupPolicy.optional(),
-    catchupMax: jobFields.catchupMax.optional(),
-    sessionMode: jobFields.sessionMode.optional(),
-    sessionId: jobFields.sessionId.nullable().optional(),
-    startsAt: jobFields.startsAt.nullable().optional(),
-    endsAt: jobFields.endsAt.nullable().optional(),
-    maxRuns: jobFields.maxRuns.nullable().optional(),
-    activeHours: jobFields.activeHours.nullable().optional(),
-    skipIfBusy: jobFields.skipIfBusy.optional(),
-    jitter: jobFields.jitter.nullable().optional(),
+    ...editShape(),
     /** Edit a job a jobs file manages (the file's next apply reports the drift). */
     force: z.boolean().optional(),
   })

@@ -1,12 +1,11 @@
 import type { Executor } from "../db/client.ts";
 import type { CronJobRow } from "../db/schema/index.ts";
 import { MissiondError } from "../errors.ts";
-import { parseDuration } from "../duration.ts";
-import { parseActiveHours } from "./active-hours.ts";
+import { columnsOf } from "./fields.ts";
 import type { editJobInput } from "./input.ts";
 import { updateJob, type NewCronJob } from "./queries.ts";
 import { recordRevision } from "./revisions.ts";
-import { assertCron, assertTimezone, nextSlot, parseEvery } from "./schedule.ts";
+import { assertCron, nextSlot } from "./schedule.ts";
 import { scheduleOf } from "./views.ts";
 import type { z } from "zod";
 
@@ -44,51 +43,25 @@ const bad = (field: string, message: string) => new MissiondError("BAD_REQUEST",
  * and changes nothing when the edit is invalid.
  */
 export function planEdit(job: CronJobRow, input: z.output<typeof editJobInput>, now: Date): Partial<NewCronJob> {
-  const patch: Partial<NewCronJob> = {};
-  const set = <K extends keyof NewCronJob>(key: K, value: NewCronJob[K] | undefined) => {
-    if (value !== undefined) patch[key] = value;
-  };
-  set("name", input.name);
-  set("agentId", input.agentId);
-  set("prompt", input.prompt);
-  set("kind", input.kind);
-  set("overlapPolicy", input.overlapPolicy);
-  set("catchupPolicy", input.catchupPolicy);
-  set("catchupMax", input.catchupMax);
-  set("skipIfBusy", input.skipIfBusy);
-  set("maxRuns", input.maxRuns);
-  if (input.timezone !== undefined) {
-    naming("timezone", () => assertTimezone(input.timezone!));
-    patch.timezone = input.timezone;
-  }
-  if (input.cron !== undefined) Object.assign(patch, { cronExpr: input.cron, everyMs: null });
-  if (input.every !== undefined) {
-    // A new interval is anchored at the edit: its slots are now + k·every.
-    Object.assign(patch, { cronExpr: null, everyMs: naming("every", () => parseEvery(input.every!)), anchorAt: now });
-  }
+  // Every field the table declares sets its columns; the session's two fields are decided together below.
+  const { sessionMode, sessionId, ...simple } = input;
+  const patch: Partial<NewCronJob> = columnsOf(simple, naming);
+  // A new interval is anchored at the edit: its slots are now + k·every.
+  if (input.every !== undefined) patch.anchorAt = now;
   const merged = { ...job, ...patch } as CronJobRow;
   if (merged.cronExpr !== null && (input.cron !== undefined || input.timezone !== undefined))
     naming("cron", () => assertCron(merged.cronExpr!, merged.timezone));
 
-  if (input.sessionMode === "fresh" && input.sessionId)
-    throw bad("sessionId", "must not be given with sessionMode fresh");
-  if (input.sessionMode === "fresh") Object.assign(patch, { sessionMode: "fresh", sessionId: null });
-  else if (input.sessionId === null) {
-    if (input.sessionMode === "fixed") throw bad("sessionId", "required when sessionMode is fixed");
+  if (sessionMode === "fresh" && sessionId) throw bad("sessionId", "must not be given with sessionMode fresh");
+  if (sessionMode === "fresh") Object.assign(patch, { sessionMode: "fresh", sessionId: null });
+  else if (sessionId === null) {
+    if (sessionMode === "fixed") throw bad("sessionId", "required when sessionMode is fixed");
     Object.assign(patch, { sessionMode: "fresh", sessionId: null });
-  } else if (input.sessionId !== undefined) Object.assign(patch, { sessionMode: "fixed", sessionId: input.sessionId });
-  else if (input.sessionMode === "fixed") {
+  } else if (sessionId !== undefined) Object.assign(patch, { sessionMode: "fixed", sessionId: sessionId });
+  else if (sessionMode === "fixed") {
     if (!job.sessionId) throw bad("sessionId", "required when sessionMode is fixed");
     patch.sessionMode = "fixed";
   }
-
-  if (input.activeHours !== undefined) {
-    const hours = input.activeHours === null ? null : parseActiveHours(input.activeHours);
-    Object.assign(patch, { activeHoursStart: hours?.[0] ?? null, activeHoursEnd: hours?.[1] ?? null });
-  }
-  if (input.jitter !== undefined) patch.jitterMs = input.jitter === null ? 0 : parseDuration(input.jitter)!;
-  if (input.startsAt !== undefined) patch.startsAt = input.startsAt === null ? null : new Date(input.startsAt);
-  if (input.endsAt !== undefined) patch.endsAt = input.endsAt === null ? null : new Date(input.endsAt);
 
   const after = { ...job, ...patch } as CronJobRow;
   if (after.startsAt && after.endsAt && after.endsAt <= after.startsAt)

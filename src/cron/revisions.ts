@@ -7,7 +7,7 @@ import {
   type CronJobRow,
   type RevisionAction,
 } from "../db/schema/index.ts";
-import { formatDuration } from "../duration.ts";
+import { readFields } from "./fields.ts";
 
 /**
  * Who changed a job: `uid:1000` (a Unix-socket peer), `token` or `token:NAME` (TCP), `file:PATH`
@@ -27,26 +27,7 @@ const iso = (d: Date | null) => (d ? d.toISOString() : null);
  */
 export function snapshot(job: CronJobRow): Record<string, unknown> {
   return {
-    name: job.name,
-    kind: job.kind,
-    agentId: job.agentId,
-    prompt: job.prompt,
-    cron: job.cronExpr,
-    every: job.everyMs !== null ? formatDuration(job.everyMs) : null,
-    timezone: job.timezone,
-    overlapPolicy: job.overlapPolicy,
-    catchupPolicy: job.catchupPolicy,
-    catchupMax: job.catchupMax,
-    sessionMode: job.sessionMode,
-    sessionId: job.sessionId,
-    activeHours: job.activeHoursStart ? `${job.activeHoursStart}-${job.activeHoursEnd}` : null,
-    skipIfBusy: job.skipIfBusy,
-    jitter: job.jitterMs ? formatDuration(job.jitterMs) : null,
-    startsAt: iso(job.startsAt),
-    endsAt: iso(job.endsAt),
-    maxRuns: job.maxRuns,
-    paused: job.paused,
-    pausedNote: job.pausedNote,
+    ...readFields(job),
     pausedUntil: iso(job.pausedUntil),
     skipRemaining: job.skipRemaining,
     skipUntil: iso(job.skipUntil),
@@ -109,7 +90,9 @@ export interface FieldChange {
 }
 
 // The snapshot's field order; jsonb stores keys in its own order (shortest first).
-const FIELD_ORDER = Object.keys(snapshot({ everyMs: null, jitterMs: 0, deletedAt: null } as CronJobRow));
+const FIELD_ORDER = Object.keys(
+  snapshot({ everyMs: null, jitterMs: 0, deletedAt: null, activeHoursStart: null } as CronJobRow),
+);
 
 /** The fields whose values differ, in the snapshot's order (fields new to either side count). */
 export function diffSnapshots(

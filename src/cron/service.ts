@@ -3,8 +3,6 @@ import type { Db } from "../db/client.ts";
 import type { CronJobRunRow, RunStatus } from "../db/schema/index.ts";
 import { MissiondError } from "../errors.ts";
 import { parseId, validate } from "../validation.ts";
-import { parseDuration } from "../duration.ts";
-import { parseActiveHours } from "./active-hours.ts";
 import { SCHEDULE_CHANNEL } from "./channels.ts";
 import { announce } from "../scheduler/announce.ts";
 import type { Executor } from "../db/client.ts";
@@ -23,8 +21,9 @@ import { nextFireAfter, planEdit } from "./job-changes.ts";
 import { IN_PROCESS, listRevisions, recordRevision, revisionView, type Actor, type RevisionView } from "./revisions.ts";
 import { lastRuns, listRuns, pageJobs, type LastRun } from "./ledger-reads.ts";
 import { runTimeline, type TimelineLane } from "./timeline.ts";
-import { assertCron, assertTimezone, nextSlot, parseEvery, previewSlots, type Schedule } from "./schedule.ts";
+import { assertCron, nextSlot, parseEvery, previewSlots, type Schedule } from "./schedule.ts";
 import { jobView, runView, type JobView, type RunView } from "./views.ts";
+import { columnsOf } from "./fields.ts";
 import { requestBackfill, requestSkip, type BackfillView } from "./backfill-service.ts";
 import { dropBackfill } from "./backfill-queries.ts";
 
@@ -53,18 +52,15 @@ export class CronService {
   async add(raw: AddJobInput, actor: Actor = IN_PROCESS): Promise<JobView> {
     const input = validate(addJobInput, raw);
     const { db, clock } = this.deps;
-    assertTimezone(input.timezone);
+    const columns = columnsOf(input);
     const now = new Date(clock.now());
-    let schedule: Schedule;
-    if (input.cron !== undefined) {
-      assertCron(input.cron, input.timezone);
-      schedule = { kind: "cron", expr: input.cron, timezone: input.timezone };
-    } else {
-      schedule = { kind: "every", everyMs: parseEvery(input.every!), anchor: now };
-    }
-    const activeHours = input.activeHours ? parseActiveHours(input.activeHours) : null;
-    const startsAt = input.startsAt ? new Date(input.startsAt) : null;
-    const endsAt = input.endsAt ? new Date(input.endsAt) : null;
+    if (input.cron !== undefined) assertCron(input.cron, input.timezone);
+    const schedule: Schedule =
+      input.cron !== undefined
+        ? { kind: "cron", expr: input.cron, timezone: input.timezone }
+        : { kind: "every", everyMs: columns.everyMs!, anchor: now };
+    const startsAt = columns.startsAt ?? null;
+    const endsAt = columns.endsAt ?? null;
     // The first slot is strictly after creation (or at/after startsAt), never in the past.
     const from = startsAt && startsAt > now ? new Date(startsAt.getTime() - 1) : now;
     let nextFireAt = nextSlot(schedule, from);
@@ -73,28 +69,11 @@ export class CronService {
     if (await findJobByName(db, input.name)) throw nameTaken(input.name);
     const row = await this.change(async (tx) => {
       const created = await insertJob(tx, {
+        ...columns,
         name: input.name,
-        kind: input.kind,
         agentId: input.agentId,
         prompt: input.prompt,
-        cronExpr: schedule.kind === "cron" ? schedule.expr : null,
-        everyMs: schedule.kind === "every" ? schedule.everyMs : null,
         anchorAt: now,
-        timezone: input.timezone,
-        overlapPolicy: input.overlapPolicy,
-        catchupPolicy: input.catchupPolicy,
-        catchupMax: input.catchupMax,
-        sessionMode: input.sessionMode,
-        sessionId: input.sessionId ?? null,
-        startsAt,
-        endsAt,
-        maxRuns: input.maxRuns ?? null,
-        paused: input.paused,
-        pausedNote: input.pausedNote ?? null,
-        activeHoursStart: activeHours?.[0] ?? null,
-        activeHoursEnd: activeHours?.[1] ?? null,
-        skipIfBusy: input.skipIfBusy,
-        jitterMs: input.jitter ? parseDuration(input.jitter)! : 0,
         nextFireAt,
         createdAt: now,
         updatedAt: now,

@@ -1,5 +1,5 @@
 import type { CronJobRow, CronJobRunRow } from "../db/schema/index.ts";
-import { formatDuration } from "../duration.ts";
+import { readFields } from "./fields.ts";
 import type { Schedule } from "./schedule.ts";
 
 /** JSON shapes of the API: ids as strings, instants as ISO strings, camelCase. */
@@ -12,30 +12,12 @@ export function scheduleOf(job: CronJobRow): Schedule {
     : { kind: "every", everyMs: job.everyMs!, anchor: job.anchorAt };
 }
 
+/** A job as the API answers it: its id, every field of the table (`fields.ts`), and its state. */
 export function jobView(job: CronJobRow) {
   return {
     id: String(job.id),
-    name: job.name,
-    kind: job.kind,
-    agentId: job.agentId,
-    prompt: job.prompt,
-    cron: job.cronExpr,
-    every: job.everyMs !== null ? formatDuration(job.everyMs) : null,
-    timezone: job.timezone,
-    overlapPolicy: job.overlapPolicy,
-    catchupPolicy: job.catchupPolicy,
-    catchupMax: job.catchupMax,
-    paused: job.paused,
-    pausedNote: job.pausedNote,
+    ...readFields(job),
     pausedUntil: iso(job.pausedUntil),
-    activeHours: job.activeHoursStart ? `${job.activeHoursStart}-${job.activeHoursEnd}` : null,
-    skipIfBusy: job.skipIfBusy,
-    jitter: job.jitterMs ? formatDuration(job.jitterMs) : null,
-    sessionMode: job.sessionMode,
-    sessionId: job.sessionId,
-    startsAt: iso(job.startsAt),
-    endsAt: iso(job.endsAt),
-    maxRuns: job.maxRuns,
     runCount: job.runCount,
     // `cron skip`: slots still to be recorded Skipped instead of running (null when none).
     skip:

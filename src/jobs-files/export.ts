@@ -1,3 +1,5 @@
+import { z } from "zod";
+import { fileKeyOf, jobFieldList } from "../cron/fields.ts";
 import { DEFINITION_FIELDS, type Definition, type FileKey } from "./spec.ts";
 
 /**
@@ -9,21 +11,26 @@ export function toToml(jobs: readonly { name: string; definition: Definition }[]
   return jobs.map(({ name, definition }) => tableOf(name, definition)).join("\n");
 }
 
-const DEFAULTS: Partial<Record<FileKey, unknown>> = {
-  tz: "UTC",
-  kind: "cron_job",
-  overlap: "skip",
-  catchup: "latest",
-  catchup_max: 10,
-  skip_if_busy: false,
-  paused: false,
-};
+// Each key's default as a definition spells it (`cron add`'s defaults, `paused` false).
+const DEFAULTS = new Map<FileKey, unknown>(
+  jobFieldList.flatMap((field) => {
+    const key = fileKeyOf(field);
+    return key && field.default !== undefined
+      ? [[key, field.normalize?.(field.default as never) ?? field.default]]
+      : [];
+  }),
+);
+
+// Instants are written as TOML offset date-times, which read back as the same instant.
+const INSTANTS = new Set(
+  jobFieldList.filter((field) => field.input instanceof z.ZodISODateTime).map((field) => fileKeyOf(field)),
+);
 
 function tableOf(name: string, definition: Definition): string {
   const lines = [`[jobs.${key(name)}]`];
   for (const field of DEFINITION_FIELDS) {
     const value = definition[field];
-    if (value === null || value === undefined || DEFAULTS[field] === value) continue;
+    if (value === null || value === undefined || DEFAULTS.get(field) === value) continue;
     lines.push(`${field} = ${literal(field, value)}`);
   }
   return `${lines.join("\n")}\n`;
@@ -32,8 +39,7 @@ function tableOf(name: string, definition: Definition): string {
 const key = (name: string) => (/^[A-Za-z0-9_-]+$/.test(name) ? name : JSON.stringify(name));
 
 function literal(field: FileKey, value: string | number | boolean): string {
-  // Instants as TOML offset date-times, which read back as the same instant.
-  if (field === "starts_at" || field === "ends_at") return String(value);
+  if (INSTANTS.has(field)) return String(value);
   // JSON's string escapes (\n, \", \uXXXX) are all valid in a TOML basic string.
   return typeof value === "string" ? JSON.stringify(value) : String(value);
 }

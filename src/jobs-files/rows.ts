@@ -1,40 +1,19 @@
-import { parseActiveHours } from "../cron/active-hours.ts";
+import { columnsOf as fieldColumns, JOB_FIELDS, type FieldSpec } from "../cron/fields.ts";
 import type { NewCronJob } from "../cron/queries.ts";
 import { nextFireAfter } from "../cron/job-changes.ts";
-import { parseEvery } from "../cron/schedule.ts";
 import type { CronJobRow } from "../db/schema/index.ts";
-import { parseDuration } from "../duration.ts";
-import type { Definition, FieldChange, FileKey } from "./spec.ts";
+import { FILE_KEYS, type Definition, type FieldChange, type FileKey } from "./spec.ts";
 
 /** A definition as the columns of `cron_jobs` (what `cron add` stores for the same flags). */
 export function columnsOf(d: Definition): Partial<NewCronJob> {
-  const activeHours = d.active_hours ? parseActiveHours(d.active_hours) : null;
-  return {
-    kind: d.kind as NewCronJob["kind"],
-    agentId: d.agent,
-    prompt: d.prompt,
-    cronExpr: d.cron,
-    everyMs: d.every !== null ? parseEvery(d.every) : null,
-    timezone: d.tz,
-    overlapPolicy: d.overlap as NewCronJob["overlapPolicy"],
-    catchupPolicy: d.catchup as NewCronJob["catchupPolicy"],
-    catchupMax: d.catchup_max,
-    sessionMode: d.session !== null ? "fixed" : "fresh",
-    sessionId: d.session,
-    startsAt: d.starts_at !== null ? new Date(d.starts_at) : null,
-    endsAt: d.ends_at !== null ? new Date(d.ends_at) : null,
-    maxRuns: d.max_runs,
-    activeHoursStart: activeHours?.[0] ?? null,
-    activeHoursEnd: activeHours?.[1] ?? null,
-    skipIfBusy: d.skip_if_busy,
-    jitterMs: d.jitter !== null ? parseDuration(d.jitter)! : 0,
-    // A file that unpauses a job also ends a timed pause and its note.
-    ...(d.paused === undefined
-      ? {}
-      : d.paused
-        ? { paused: true }
-        : { paused: false, pausedNote: null, pausedUntil: null }),
-  };
+  const values: Record<string, unknown> = {};
+  for (const [key, api] of Object.entries(FILE_KEYS)) {
+    const value = d[key];
+    if (value === undefined) continue;
+    values[api] = value;
+    Object.assign(values, JOB_FIELDS[api].implies?.(value as never));
+  }
+  return fieldColumns(values);
 }
 
 /** The first slot after `now` (or at/after the start), as an edit computes it; null when none. */
@@ -59,8 +38,8 @@ export function newRow(name: string, d: Definition, managedBy: string, now: Date
   return {
     ...columns,
     name,
-    agentId: d.agent,
-    prompt: d.prompt,
+    agentId: columns.agentId!,
+    prompt: columns.prompt!,
     paused: d.paused ?? false,
     anchorAt: now,
     managedBy,
@@ -71,7 +50,11 @@ export function newRow(name: string, d: Definition, managedBy: string, now: Date
 }
 
 // Changing any of these moves the next slot; other changes leave it (and any catch-up due) alone.
-const TIMING: readonly FileKey[] = ["cron", "every", "tz", "starts_at", "ends_at", "max_runs", "paused"];
+const TIMING: ReadonlySet<FileKey> = new Set(
+  Object.entries(FILE_KEYS)
+    .filter(([, api]) => (JOB_FIELDS[api] as FieldSpec).timing)
+    .map(([key]) => key),
+);
 
 /** The columns to set on an existing job so that it matches `d` and is managed by `managedBy`. */
 export function updatedColumns(
@@ -82,7 +65,7 @@ export function updatedColumns(
   now: Date,
 ): Partial<NewCronJob> {
   const columns: Partial<NewCronJob> = { ...columnsOf(d), managedBy, updatedAt: now };
-  if (!changes.some((c) => TIMING.includes(c.field))) return columns;
+  if (!changes.some((c) => TIMING.has(c.field))) return columns;
   // A new interval starts counting from now, like a new job; an unchanged one keeps its slots.
   const anchor = changes.some((c) => c.field === "every" || c.field === "cron") ? now : job.anchorAt;
   return { ...columns, anchorAt: anchor, nextFireAt: firstSlot(columns, anchor, job.runCount, now) };

@@ -1,101 +1,71 @@
 import { z } from "zod";
-import { formatDuration, parseDuration } from "../duration.ts";
-import { parseActiveHours } from "../cron/active-hours.ts";
 import { addJobInput } from "../cron/input.ts";
+import { fileKeyOf, jobFieldList, type JobFieldName } from "../cron/fields.ts";
 import { assertCron, assertTimezone, parseEvery } from "../cron/schedule.ts";
 import type { JobView } from "../cron/views.ts";
-import { CATCHUP_POLICIES, JOB_KINDS, OVERLAP_POLICIES } from "../db/schema/enums.ts";
 import { isMissiondError } from "../errors.ts";
 
 /**
  * One job of a jobs file, keyed as `missiond cron add` spells its flags (snake_case; `--tz` is
- * `tz`, `--session` is `session`). The file key → API field mapping lives here and nowhere else.
+ * `tz`, `--session` is `session`): every field of the job table (`cron/fields.ts`) with a flag,
+ * except those it marks `noFile`. The name is the table's key.
  */
-export const FILE_KEYS = {
-  agent: "agentId",
-  prompt: "prompt",
-  cron: "cron",
-  every: "every",
-  tz: "timezone",
-  kind: "kind",
-  overlap: "overlapPolicy",
-  catchup: "catchupPolicy",
-  catchup_max: "catchupMax",
-  session: "sessionId",
-  active_hours: "activeHours",
-  skip_if_busy: "skipIfBusy",
-  jitter: "jitter",
-  starts_at: "startsAt",
-  ends_at: "endsAt",
-  max_runs: "maxRuns",
-  paused: "paused",
-} as const;
+const FILE_FIELDS = jobFieldList.flatMap((field) => {
+  const key = fileKeyOf(field);
+  return key ? [{ key, field }] : [];
+});
 
-export type FileKey = keyof typeof FILE_KEYS;
-const API_TO_FILE = new Map<string, string>(Object.entries(FILE_KEYS).map(([file, api]) => [api, file]));
+/** File key → API field. */
+export const FILE_KEYS: Readonly<Record<string, JobFieldName>> = Object.fromEntries(
+  FILE_FIELDS.map(({ key, field }) => [key, field.api]),
+);
+
+export type FileKey = string;
+const API_TO_FILE = new Map<string, string>(FILE_FIELDS.map(({ key, field }) => [field.api, key]));
 
 /** A job as a file (or the apply API) gives it: its name and the keys above. */
 export const jobSpec = z
   .object({
     name: z.string(),
-    agent: z.string(),
-    prompt: z.string(),
-    cron: z.string().optional(),
-    every: z.string().optional(),
-    tz: z.string().optional(),
-    kind: z.enum(JOB_KINDS).optional(),
-    overlap: z.enum(OVERLAP_POLICIES).optional(),
-    catchup: z.enum(CATCHUP_POLICIES).optional(),
-    catchup_max: z.number().int().optional(),
-    session: z.string().optional(),
-    active_hours: z.string().optional(),
-    skip_if_busy: z.boolean().optional(),
-    jitter: z.string().optional(),
-    starts_at: z.string().optional(),
-    ends_at: z.string().optional(),
-    max_runs: z.number().int().optional(),
-    paused: z.boolean().optional(),
+    ...Object.fromEntries(
+      FILE_FIELDS.map(({ key, field }) => [key, field.required ? field.input : field.input.optional()]),
+    ),
   })
   .strict();
 
-export type JobSpec = z.infer<typeof jobSpec>;
+export type JobSpec = { name: string } & Record<string, unknown>;
+
+type Value = string | number | boolean | null;
 
 /**
  * What a file decides about a job, normalized so that two spellings of one schedule compare equal
- * ("90m" and "1h30m", instants in any offset). Every key but `paused` is managed: a key left out
- * of the file means its default. `paused` is managed only when the file sets it, so that pausing a
- * managed job for maintenance survives the next apply (and the daemon's restart).
+ * ("90m" and "1h30m", instants in any offset): each key in its view's spelling. Every key but
+ * `paused` is managed: a key left out of the file means its default. `paused` is managed only
+ * when the file sets it, so that pausing a managed job for maintenance survives the next apply
+ * (and the daemon's restart).
  */
-export interface Definition {
-  agent: string;
-  prompt: string;
-  cron: string | null;
-  every: string | null;
-  tz: string;
-  kind: string;
-  overlap: string;
-  catchup: string;
-  catchup_max: number;
-  session: string | null;
-  active_hours: string | null;
-  skip_if_busy: boolean;
-  jitter: string | null;
-  starts_at: string | null;
-  ends_at: string | null;
-  max_runs: number | null;
-  paused?: boolean;
-}
+export type Definition = Record<string, Value | undefined> & { paused?: boolean };
 
-export const DEFINITION_FIELDS = Object.keys(FILE_KEYS) as FileKey[];
+/** A definition as answers show it (the apply plan). */
+export const definitionSchema = z
+  .object(
+    Object.fromEntries(
+      FILE_FIELDS.map(({ key, field }) => [key, key === "paused" ? field.view.optional() : field.view]),
+    ),
+  )
+  .strict();
+
+export const DEFINITION_FIELDS: readonly FileKey[] = FILE_FIELDS.map(({ key }) => key);
 
 /** A spec as `cron add`'s input (camelCase API fields), for the daemon's own validation. */
 export function toAddInput(spec: JobSpec): Record<string, unknown> {
   const input: Record<string, unknown> = { name: spec.name };
-  for (const [key, value] of Object.entries(spec)) {
-    if (key === "name" || value === undefined) continue;
-    input[FILE_KEYS[key as FileKey]] = value;
+  for (const { key, field } of FILE_FIELDS) {
+    const value = spec[key];
+    if (value === undefined) continue;
+    input[field.api] = value;
+    Object.assign(input, field.implies?.(value as never));
   }
-  if (spec.session !== undefined) input.sessionMode = "fixed";
   return input;
 }
 
@@ -111,7 +81,7 @@ export interface Problem {
 export function checkSpec(raw: unknown): { definition: Definition; spec: JobSpec } | { problems: Problem[] } {
   const shape = jobSpec.safeParse(raw);
   if (!shape.success) return { problems: shape.error.issues.flatMap(describe) };
-  const spec = shape.data;
+  const spec = shape.data as JobSpec;
   const input = addJobInput.safeParse(toAddInput(spec));
   if (!input.success) return { problems: input.error.issues.flatMap(describe) };
   const value = input.data;
@@ -124,26 +94,12 @@ export function checkSpec(raw: unknown): { definition: Definition; spec: JobSpec
     const key = err.code === "INVALID_TIMEZONE" ? "tz" : value.cron !== undefined ? "cron" : "every";
     return { problems: [{ key, message: err.message }] };
   }
-  const jitterMs = value.jitter ? parseDuration(value.jitter)! : 0;
-  const definition: Definition = {
-    agent: value.agentId,
-    prompt: value.prompt,
-    cron: value.cron ?? null,
-    every: value.every !== undefined ? formatDuration(parseEvery(value.every)) : null,
-    tz: value.timezone,
-    kind: value.kind,
-    overlap: value.overlapPolicy,
-    catchup: value.catchupPolicy,
-    catchup_max: value.catchupMax,
-    session: value.sessionId ?? null,
-    active_hours: value.activeHours ? parseActiveHours(value.activeHours)!.join("-") : null,
-    skip_if_busy: value.skipIfBusy,
-    jitter: jitterMs > 0 ? formatDuration(jitterMs) : null,
-    starts_at: value.startsAt ? new Date(value.startsAt).toISOString() : null,
-    ends_at: value.endsAt ? new Date(value.endsAt).toISOString() : null,
-    max_runs: value.maxRuns ?? null,
-    ...(spec.paused !== undefined ? { paused: spec.paused } : {}),
-  };
+  const definition: Definition = {};
+  for (const { key, field } of FILE_FIELDS) {
+    const given = (value as Record<string, unknown>)[field.api];
+    if (key === "paused" && spec.paused === undefined) continue;
+    definition[key] = given === undefined ? null : ((field.normalize?.(given as never) ?? given) as Value);
+  }
   return { definition, spec };
 }
 
@@ -204,25 +160,11 @@ function distance(a: string, b: string): number {
 
 /** A stored job's definition (as the API shows it), in the same normalized form as a file's. */
 export function definitionOf(job: JobView): Definition {
-  return {
-    agent: job.agentId,
-    prompt: job.prompt,
-    cron: job.cron,
-    every: job.every,
-    tz: job.timezone,
-    kind: job.kind,
-    overlap: job.overlapPolicy,
-    catchup: job.catchupPolicy,
-    catchup_max: job.catchupMax,
-    session: job.sessionMode === "fixed" ? job.sessionId : null,
-    active_hours: job.activeHours,
-    skip_if_busy: job.skipIfBusy,
-    jitter: job.jitter,
-    starts_at: job.startsAt,
-    ends_at: job.endsAt,
-    max_runs: job.maxRuns,
-    paused: job.paused,
-  };
+  const definition: Definition = {};
+  for (const { key, field } of FILE_FIELDS) definition[key] = (job[field.api] ?? null) as Value;
+  // A session id kept while the job runs fresh sessions is not the file's `session`.
+  if (job.sessionMode !== "fixed") definition[API_TO_FILE.get("sessionId")!] = null;
+  return definition;
 }
 
 export interface FieldChange {

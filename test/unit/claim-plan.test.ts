@@ -6,6 +6,7 @@ const t0 = Date.parse("2026-01-01T00:00:00Z");
 const job = (patch: Partial<CronJobRow> = {}): CronJobRow => ({
   id: 1n,
   name: "j",
+  description: null,
   kind: "cron_job",
   agentId: "a",
   prompt: "p",

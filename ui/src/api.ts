@@ -6,6 +6,17 @@
 // sessionStorage (gone when the tab closes; never a cookie, so no other site can make the browser
 // send it) and adds the header to each fetch.
 
+import type {
+  DecisionPage,
+  DoctorReport,
+  Job as JobAnswer,
+  JobPage as JobPageAnswer,
+  ListedJob,
+  ListedRun,
+  ListedSession,
+  Run as RunAnswer,
+} from "./api-types.ts";
+
 export const RUN_STATUSES = [
   "Claimed",
   "Running",
@@ -20,172 +31,24 @@ export const RUN_STATUSES = [
 ] as const;
 export type RunStatus = (typeof RUN_STATUSES)[number];
 
-export interface LastRun {
-  id: string;
-  status: RunStatus;
-  scheduledFor: string;
-  finishedAt: string | null;
-  reason: string | null;
-  decidedBy: string | null;
-}
-
-export interface Job {
-  id: string;
-  name: string;
-  kind: "cron_job" | "heartbeat";
-  agentId: string;
-  prompt: string;
-  cron: string | null;
-  every: string | null;
-  timezone: string;
-  overlapPolicy: string;
-  catchupPolicy: string;
-  paused: boolean;
-  pausedNote: string | null;
-  activeHours: string | null;
-  skipIfBusy: boolean;
-  jitter: string | null;
-  sessionMode: string;
-  sessionId: string | null;
-  startsAt: string | null;
-  endsAt: string | null;
-  maxRuns: number | null;
-  runCount: number;
-  nextFireAt: string | null;
-  createdAt: string;
-  lastRun?: LastRun | null;
-}
-
-export interface JobPage {
-  jobs: Job[];
-  total: number;
-  next: string | null;
-}
-
-export interface Run {
-  id: string;
-  cronJobId: string;
-  jobName?: string;
-  scheduledFor: string;
-  trigger: "schedule" | "manual" | "deferred";
-  status: RunStatus;
-  reason: string | null;
-  decidedBy: string | null;
-  promptFired: string | null;
-  claimedBy: string;
-  claimedAt: string | null;
-  startedAt: string | null;
-  finishedAt: string | null;
-  latenessMs: number | null;
-  backfilled: boolean;
-  sessionId: string | null;
-  executor: string | null;
-  exitCode: number | null;
-  output: string | null;
-}
-
-export interface Timeline {
-  from: string;
-  to: string;
-  buckets: number;
-  bucketMs: number;
-  lanes: {
-    jobId: string;
-    name: string;
-    removed: boolean;
-    total: number;
-    cells: [number, RunStatus, number][];
-    revisions: { revision: number; at: string; action: string; actor: string; note: string | null }[];
-  }[];
-  next: string | null;
-}
-
-export interface Plugin {
-  name: string;
-  version: string | null;
-  kind: "isolate" | "command" | null;
-  order: number | null;
-  required: boolean;
-  shadow: boolean;
-  permissions: string[];
-  hooks: string[];
-  state: "active" | "suspended" | "restarting" | "failed" | "missing";
-  error: string | null;
-  restarts: number;
-  consecutiveFailures: number;
-  suspendedUntil: string | null;
-  /** Asks for more than was approved (runs with the approved grants), or held until approved (absent from older daemons). */
-  needsApproval?: boolean;
-  /** Changed since approved. */
-  changed?: boolean;
-  /** What goes beyond the approval, when it needs one. */
-  requested?: { added: string[] } | null;
-  approval?: { revision: number; source: string; actor: string; at: string; digest: string } | null;
-}
+/**
+ * The answers' types are generated from the daemon's declarations (ui/src/api-types.ts); these
+ * names are what the views read them by.
+ */
+export type { Decision, LastRun, Plugin, Timeline, Timer, Todo, Whoami } from "./api-types.ts";
+/** A job as GET /v1/cron-jobs/:id answers it, or as a list page does (with its latest run). */
+export type Job = JobAnswer & Partial<Pick<ListedJob, "lastRun">>;
+/** GET /v1/cron-jobs, its jobs read as any job (the views show a listed job and a fetched one alike). */
+export type JobPage = Omit<JobPageAnswer, "jobs"> & { jobs: Job[] };
+/** A run as POST /v1/cron-jobs/:id/trigger answers it, or as the run lists do (with its job's name). */
+export type Run = RunAnswer & Partial<Pick<ListedRun, "jobName" | "revision">>;
+/** A session as GET /v1/sessions lists it, with its counts. */
+export type Session = ListedSession;
+export type Decisions = DecisionPage;
+export type Doctor = DoctorReport;
 
 export const DECISION_OUTCOMES = ["passed", "changed", "cancelled", "deferred", "skipped"] as const;
 export type DecisionOutcome = (typeof DECISION_OUTCOMES)[number];
-
-export interface Decision {
-  id: string;
-  plugin: string;
-  hook: string;
-  subjectId: string | null;
-  at: string;
-  durationMs: number;
-  outcome: DecisionOutcome;
-  fields: string[] | null;
-  reason: string | null;
-  shadow: boolean;
-}
-
-export interface Decisions {
-  decisions: Decision[];
-  counts: Record<DecisionOutcome, number>;
-}
-
-export interface Doctor {
-  ok: boolean;
-  overdueJobs: { id: string; name: string; nextFireAt: string; lateBySeconds: number }[];
-  stuckRuns: { id: string; cronJobId: string; status: string; since: string; claimedBy: string }[];
-  failingAgents: { agentId: string; failures: number; lastFailureAt: string; lastStatus: string }[];
-  overdueTimers: { id: string; sessionId: string; dueAt: string }[];
-  plugins: { name: string; state: string; error: string | null }[];
-  clockSkewMs: number;
-  schedulerArmed: boolean;
-}
-
-export interface Timer {
-  id: string;
-  sessionId: string;
-  agentId: string;
-  status: string;
-  message: string;
-  dueAt: string | null;
-  createdAt: string;
-}
-
-export interface Session {
-  id: string;
-  agentId: string;
-  kind: string;
-  updatedAt: string;
-  messageCount: number;
-  openTodos: number;
-}
-
-export interface Todo {
-  id: string;
-  text: string;
-  status: string;
-  createdAt: string;
-}
-
-/** GET /v1/whoami: the scope of the token this tab signed in with, and its name (`token:ops`). */
-export interface Whoami {
-  scope: "agent" | "operator";
-  actor: string;
-}
 
 const TOKEN_KEY = "missiond.apiToken";
 

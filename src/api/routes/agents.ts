@@ -1,6 +1,7 @@
 import { agentSchema } from "../../executors/agent-config.ts";
 import { agentParams } from "../params.ts";
 import { route } from "../route.ts";
+import { agentList, agentView } from "../../executors/answers.ts";
 
 /** Agents: how each one's missions are delivered. Those of the config file are read-only here. */
 export const agentRoutes = [
@@ -10,7 +11,7 @@ export const agentRoutes = [
     scope: "operator",
     tag: "agents",
     summary: "Agents of the config file and those set over the API (secrets shown as [set])",
-    ok: { 200: "`{ agents }`" },
+    ok: { 200: { description: "`{ agents }`", schema: agentList } },
     handler: async ({ services }) => ({ agents: await services.agents.list() }),
   }),
   route({
@@ -23,7 +24,7 @@ export const agentRoutes = [
     body: agentSchema,
     // The id and the config file are answered first; the service words body errors as `body.<field>`.
     bodyCheckedByHandler: true,
-    ok: { 200: "The agent (secret shown as [set])" },
+    ok: { 200: { description: "The agent (secret shown as [set])", schema: agentView } },
     errors: [409],
     handler: async ({ services, params, body }) => services.agents.put(params.id, body),
   }),

@@ -1,5 +1,6 @@
 import { applyInput } from "../../jobs-files/jobs-files.ts";
 import { route } from "../route.ts";
+import { applyAnswer } from "../../jobs-files/answers.ts";
 
 /** Schedules as code: jobs files applied as one change. */
 export const applyRoutes = [
@@ -13,7 +14,11 @@ export const applyRoutes = [
       "Each file is `{ path, jobs }`: its absolute path (recorded as the jobs' `managed_by`) and its jobs as the file spells them (`name`, `agent`, `prompt`, `cron` or `every`, `tz`, …; see `missiond apply --help`). An invalid job applies nothing. `prune` deletes jobs these files managed and no longer declare; `dryRun` only plans; `force` moves jobs that another jobs file manages. A job changed outside its file since the file last applied it is reported as drift and set back.",
     body: applyInput,
     ok: {
-      200: "`{ plan: { entries, counts, changes }, dryRun, applied, text }`: each entry is `create`, `update` (with `changes` before → after, `adopt`, `drift`), `delete`, `unchanged` or `orphaned`; `text` is the plan as the CLI prints it",
+      200: {
+        description:
+          "`{ plan: { entries, counts, changes }, dryRun, applied, text }`: each entry is `create`, `update` (with `changes` before → after, `adopt`, `drift`), `delete`, `unchanged` or `orphaned`; `text` is the plan as the CLI prints it",
+        schema: applyAnswer,
+      },
     },
     errors: [409],
     handler: async ({ services, body }) => services.jobsFiles.apply(body),

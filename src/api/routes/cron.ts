@@ -12,6 +12,17 @@ import { backfillInput, BACKFILL_DEFAULT_MAX, BACKFILL_HARD_MAX, skipInput } fro
 import { runSummary, summaryQuery } from "../../retention/summary.ts";
 import { idParams } from "../params.ts";
 import { route } from "../route.ts";
+import {
+  backfillView,
+  jobPage,
+  previewAnswer,
+  revisionList,
+  runList,
+  runSummaryAnswer,
+  runView,
+  timelineView,
+} from "../../cron/answers.ts";
+import { jobView } from "../../cron/job-view.ts";
 
 const jobParams = idParams("cron job");
 
@@ -27,7 +38,7 @@ export const cronRoutes = [
       "Give exactly one of `cron` (5 or 6 fields) or `every` (e.g. `30m`); `timezone` is an IANA zone; `sessionId` is required when `sessionMode` is `fixed`; `endsAt` must be after `startsAt`.",
     body: addJobInput,
     status: 201,
-    ok: { 201: "The job" },
+    ok: { 201: { description: "The job", schema: jobView } },
     handler: async ({ services, body, actor }) => services.cron.add(body, actor),
   }),
   route({
@@ -40,7 +51,11 @@ export const cronRoutes = [
       "Without `limit`, every job by id. With `limit`, a page: pass the answer's `next` as `after` for the following one. `q` keeps jobs whose name contains it (case-insensitive); `dueBefore` keeps unpaused jobs whose next slot is at or before it, earliest first, in one page (it does not combine with `after`).",
     query: jobsQuery,
     ok: {
-      200: "`{ jobs, total, next }`: each job with `lastRun` (`{ id, status, scheduledFor, finishedAt, reason, decidedBy }` or null); `total` counts every match; `next` is null on the last page",
+      200: {
+        description:
+          "`{ jobs, total, next }`: each job with `lastRun` (`{ id, status, scheduledFor, finishedAt, reason, decidedBy }` or null); `total` counts every match; `next` is null on the last page",
+        schema: jobPage,
+      },
     },
     handler: async ({ services, query }) => services.cron.page(query),
   }),
@@ -51,7 +66,7 @@ export const cronRoutes = [
     tag: "cron",
     summary: "Show a cron job",
     params: jobParams,
-    ok: { 200: "The job" },
+    ok: { 200: { description: "The job", schema: jobView } },
     handler: async ({ services, params }) => services.cron.get(params.id),
   }),
   route({
@@ -64,7 +79,7 @@ export const cronRoutes = [
       "Any field `POST /v1/cron-jobs` takes; `cron` or `every` replaces the schedule; null clears `sessionId`, `activeHours`, `jitter`, `startsAt`, `endsAt` or `maxRuns`. The id and history stay, the next fire is recomputed and every instance re-arms; a slot already claimed is not affected. A job a jobs file manages (`managedBy`) answers 409 unless `force` is true.",
     params: jobParams,
     body: editJobInput,
-    ok: { 200: "The job as edited" },
+    ok: { 200: { description: "The job as edited", schema: jobView } },
     errors: [409],
     handler: async ({ services, params, body, actor }) => services.cron.edit(params.id, body, actor),
   }),
@@ -77,7 +92,7 @@ export const cronRoutes = [
     description:
       "Every create, edit, pause, resume and delete: when (`at`), by whom (`actor`: `uid:N` on the Unix socket, `token` on TCP, `daemon` for a pause that ended by itself), `action`, `note`, and `changes` (`[{ field, before, after }]`) with the full `before` and `after`. Runs carry the `revisionId` they fired under.",
     params: jobParams,
-    ok: { 200: "`{ revisions }`" },
+    ok: { 200: { description: "`{ revisions }`", schema: revisionList } },
     handler: async ({ services, params }) => ({ revisions: await services.cron.revisions(params.id) }),
   }),
   route({
@@ -103,7 +118,7 @@ export const cronRoutes = [
     params: jobParams,
     body: pauseInput,
     bodyOptional: true,
-    ok: { 200: "The job" },
+    ok: { 200: { description: "The job", schema: jobView } },
     handler: async ({ services, params, body, actor }) => services.cron.pause(params.id, body, actor),
   }),
   route({
@@ -113,7 +128,7 @@ export const cronRoutes = [
     tag: "cron",
     summary: "Resume a paused job",
     params: jobParams,
-    ok: { 200: "The job" },
+    ok: { 200: { description: "The job", schema: jobView } },
     handler: async ({ services, params, actor }) => services.cron.resume(params.id, actor),
   }),
   route({
@@ -124,7 +139,7 @@ export const cronRoutes = [
     summary: "Fire a job now (a manual run through the cronJobFiring chain)",
     params: jobParams,
     status: 201,
-    ok: { 201: "The run" },
+    ok: { 201: { description: "The run", schema: runView } },
     handler: async ({ services, params }) => services.cron.trigger(params.id),
   }),
   route({
@@ -139,7 +154,11 @@ export const cronRoutes = [
     // An unknown job answers 404 before the body is looked at.
     bodyCheckedByHandler: true,
     ok: {
-      200: "`{ jobId, from, to, dryRun, slots: [{ scheduledFor, outcome, runId, status }] }`; outcome is `started`, `queued`, `exists` or `already queued`",
+      200: {
+        description:
+          "`{ jobId, from, to, dryRun, slots: [{ scheduledFor, outcome, runId, status }] }`; outcome is `started`, `queued`, `exists` or `already queued`",
+        schema: backfillView,
+      },
     },
     handler: async ({ services, params, body, actor }) => services.cron.backfill(params.id, body, actor),
   }),
@@ -154,7 +173,12 @@ export const cronRoutes = [
     params: jobParams,
     body: skipInput,
     bodyCheckedByHandler: true,
-    ok: { 200: "The job, with `skip: { remaining, until, reason }` (null when nothing is to be skipped)" },
+    ok: {
+      200: {
+        description: "The job, with `skip: { remaining, until, reason }` (null when nothing is to be skipped)",
+        schema: jobView,
+      },
+    },
     handler: async ({ services, params, body, actor }) => services.cron.skip(params.id, body, actor),
   }),
   route({
@@ -165,7 +189,7 @@ export const cronRoutes = [
     summary: "A job's runs, newest first",
     params: jobParams,
     query: jobRunsQuery,
-    ok: { 200: "`{ runs }`" },
+    ok: { 200: { description: "`{ runs }`", schema: runList } },
     handler: async ({ services, params, query }) => ({
       runs: await services.cron.runs({ ...query, jobId: params.id }),
     }),
@@ -179,7 +203,7 @@ export const cronRoutes = [
     description:
       "`from` and `to` keep slots with from ≤ scheduledFor < to. `before` is a run id: the runs that follow it in this order (pass the last run of a page to get the next one).",
     query: runsQuery,
-    ok: { 200: "`{ runs }`, each with its job's `jobName`" },
+    ok: { 200: { description: "`{ runs }`, each with its job's `jobName`", schema: runList } },
     handler: async ({ services, query }) => ({ runs: await services.cron.runs(query) }),
   }),
   route({
@@ -191,7 +215,9 @@ export const cronRoutes = [
     description:
       "Counts the runs still in the ledger plus the rollups retention left for those it removed (`rolledUp`). Rollups are per UTC day: a range that cuts a day counts that day's removed runs whole.",
     query: summaryQuery,
-    ok: { 200: "`{ summary: [{ jobId, jobName, status, count, rolledUp }] }`" },
+    ok: {
+      200: { description: "`{ summary: [{ jobId, jobName, status, count, rolledUp }] }`", schema: runSummaryAnswer },
+    },
     handler: async ({ services, query }) => ({ summary: await runSummary(services.db, query) }),
   }),
   route({
@@ -204,7 +230,11 @@ export const cronRoutes = [
       "The range is cut into `buckets` equal buckets of `bucketMs`. A page of `limit` jobs that have runs in the range, by id; pass `next` as `after` for the following page. Each lane lists its non-empty cells as `[bucket index, status, count]`.",
     query: timelineQuery,
     ok: {
-      200: "`{ from, to, buckets, bucketMs, lanes: [{ jobId, name, removed, total, cells, revisions }], next }`; `revisions` are the job's changes in the range: `[{ revision, at, action, actor, note }]`",
+      200: {
+        description:
+          "`{ from, to, buckets, bucketMs, lanes: [{ jobId, name, removed, total, cells, revisions }], next }`; `revisions` are the job's changes in the range: `[{ revision, at, action, actor, note }]`",
+        schema: timelineView,
+      },
     },
     handler: async ({ services, query }) => services.cron.timeline(query),
   }),
@@ -216,7 +246,7 @@ export const cronRoutes = [
     summary: "The next fire times of a schedule",
     description: "Give exactly one of `cron` or `every`.",
     query: previewQuery,
-    ok: { 200: "`{ fireTimes }` (ISO 8601)" },
+    ok: { 200: { description: "`{ fireTimes }` (ISO 8601)", schema: previewAnswer } },
     handler: async ({ services, query }) => ({ fireTimes: services.cron.preview(query) }),
   }),
 ];

@@ -1,4 +1,19 @@
+import { z } from "zod";
+import { doctorReport, readiness } from "../../daemon/answers.ts";
+import { CALLER_SCOPES } from "../scopes.ts";
 import { route } from "../route.ts";
+
+/** GET /v1/whoami: the caller as caller.ts knows it. */
+export const whoami = z
+  .object({
+    scope: z.enum(CALLER_SCOPES),
+    actor: z.string(),
+    agents: z.array(z.string()).optional().describe("The agents an agent caller speaks for, when it names any."),
+  })
+  .strict();
+
+/** The document itself: an OpenAPI 3.1 object, checked against its own meta-schema elsewhere. */
+const openApiAnswer = z.object({ openapi: z.literal("3.1.0") }).catchall(z.unknown());
 
 /** Liveness, readiness, metrics, the document itself, the caller's own scope and the doctor's report. */
 export const healthRoutes = [
@@ -8,7 +23,7 @@ export const healthRoutes = [
     scope: "public",
     tag: "health",
     summary: "Liveness: the process is up",
-    ok: { 200: "`{ ok: true }`" },
+    ok: { 200: { description: "`{ ok: true }`", schema: z.object({ ok: z.literal(true) }).strict() } },
     handler: async () => ({ ok: true }),
   }),
   route({
@@ -17,7 +32,10 @@ export const healthRoutes = [
     scope: "public",
     tag: "health",
     summary: "Readiness: database reachable, pg-boss started, scheduler armed",
-    ok: { 200: "`{ ready: true, checks }`", 503: "`{ ready: false, checks }` naming the check that failed" },
+    ok: {
+      200: { description: "`{ ready: true, checks }`", schema: readiness },
+      503: { description: "`{ ready: false, checks }` naming the check that failed", schema: readiness },
+    },
     handler: async ({ services, reply }) => {
       const result = await services.readiness();
       return reply.status(result.ready ? 200 : 503).send(result);
@@ -39,7 +57,7 @@ export const healthRoutes = [
     scope: "public",
     tag: "health",
     summary: "This document",
-    ok: { 200: "The OpenAPI 3.1 document" },
+    ok: { 200: { description: "The OpenAPI 3.1 document", schema: openApiAnswer } },
     handler: async ({ document }) => document(),
   }),
   route({
@@ -50,7 +68,11 @@ export const healthRoutes = [
     tag: "health",
     summary: "The caller's scope and actor (what the dashboard shows and hides by)",
     ok: {
-      200: "`{ scope, actor, agents? }`: `agent` or `operator`; `token:<name>`, `uid:<uid>` or `in-process`; and the agents an agent caller speaks for, when it names any",
+      200: {
+        description:
+          "`{ scope, actor, agents? }`: `agent` or `operator`; `token:<name>`, `uid:<uid>` or `in-process`; and the agents an agent caller speaks for, when it names any",
+        schema: whoami,
+      },
     },
     handler: async ({ caller }) => caller,
   }),
@@ -60,7 +82,12 @@ export const healthRoutes = [
     scope: "operator",
     tag: "health",
     summary: "What is late, stuck, failing or misconfigured",
-    ok: { 200: "`{ ok, overdueJobs, stuckRuns, failingAgents, plugins, clockSkewMs, schedulerArmed }`" },
+    ok: {
+      200: {
+        description: "`{ ok, overdueJobs, stuckRuns, failingAgents, plugins, clockSkewMs, schedulerArmed, … }`",
+        schema: doctorReport,
+      },
+    },
     handler: async ({ services }) => services.doctor(),
   }),
 ];

@@ -1,6 +1,7 @@
 import { listTimersQuery, scheduleInput } from "../../notify/input.ts";
 import { idParams } from "../params.ts";
 import { route } from "../route.ts";
+import { timerList, timerView } from "../../notify/answers.ts";
 
 const timerParams = idParams("notify timer");
 
@@ -18,7 +19,7 @@ export const notifyRoutes = (maxDelaySeconds: number) => [
     hop: true,
     // 201 with the timer whatever notifyScheduled decided: a Cancelled timer is a recorded outcome.
     status: 201,
-    ok: { 201: "The timer (status Pending, or Cancelled when a plugin vetoed it)" },
+    ok: { 201: { description: "The timer (status Pending, or Cancelled when a plugin vetoed it)", schema: timerView } },
     handler: async ({ services, body, hop }) => services.notify.schedule(body, { hop }),
   }),
   route({
@@ -29,7 +30,7 @@ export const notifyRoutes = (maxDelaySeconds: number) => [
     tag: "notify",
     summary: "List notify timers, newest first",
     query: listTimersQuery,
-    ok: { 200: "`{ timers }`" },
+    ok: { 200: { description: "`{ timers }`", schema: timerList } },
     handler: async ({ services, query, agents }) => ({ timers: await services.notify.list(query, agents) }),
   }),
   route({
@@ -40,7 +41,7 @@ export const notifyRoutes = (maxDelaySeconds: number) => [
     tag: "notify",
     summary: "Show a notify timer",
     params: timerParams,
-    ok: { 200: "The timer" },
+    ok: { 200: { description: "The timer", schema: timerView } },
     handler: async ({ services, params }) => services.notify.get(params.id),
   }),
   route({
@@ -51,7 +52,7 @@ export const notifyRoutes = (maxDelaySeconds: number) => [
     tag: "notify",
     summary: "Cancel a pending notify timer",
     params: timerParams,
-    ok: { 200: "The timer" },
+    ok: { 200: { description: "The timer", schema: timerView } },
     errors: [409],
     handler: async ({ services, params }) => services.notify.cancel(params.id),
   }),

@@ -10,6 +10,17 @@ import { validate } from "../../validation.ts";
 import { hookParams } from "../params.ts";
 import type { Reaches } from "../confine.ts";
 import { route } from "../route.ts";
+import {
+  approveAnswer,
+  decisionPage,
+  generationList,
+  hookAnswer,
+  installAnswer,
+  interceptAnswer,
+  observeAnswer,
+  pluginList,
+  reloadReport,
+} from "../../plugins/answers.ts";
 
 /** What the hook route returns for each runtime hook. */
 const HOOK_RESULT =
@@ -82,7 +93,7 @@ export const pluginRoutes = [
     scope: "operator",
     tag: "plugins",
     summary: "Loaded plugins, their hooks and state",
-    ok: { 200: "`{ plugins }`" },
+    ok: { 200: { description: "`{ plugins }`", schema: pluginList } },
     handler: async ({ services }) => ({ plugins: services.plugins.list() }),
   }),
   route({
@@ -94,7 +105,11 @@ export const pluginRoutes = [
     description:
       "Chains already running finish on the previous set; every chain started afterwards runs on the new one. A plugin that fails to load is listed under `failed` (and in GET /v1/plugins) and the others load. Decisions record the `generation` that made them.",
     ok: {
-      200: "`{ generation, loaded: [{ name, version, order, position, hooks }], failed: [{ name, dir, error }], hookErrors }`",
+      200: {
+        description:
+          "`{ generation, loaded: [{ name, version, order, position, hooks }], failed: [{ name, dir, error }], warnings, hookErrors }`",
+        schema: reloadReport,
+      },
     },
     handler: async ({ services }) => services.reload(),
   }),
@@ -107,7 +122,12 @@ export const pluginRoutes = [
     description:
       "The body carries the folder's files (the CLI reads them where it runs, so the daemon needs no access to that path). The folder is validated as a load would (manifest, entry file, grants, hook names) before anything is written; `dryRun` answers what would be installed, with its grants. The plugin is active after the next reload.",
     body: installBody,
-    ok: { 200: "`{ name, version, description, kind, hooks, grants, dir, exists, installed }`" },
+    ok: {
+      200: {
+        description: "`{ name, version, description, kind, hooks, grants, dir, exists, installed }`",
+        schema: installAnswer,
+      },
+    },
     errors: [409],
     handler: async ({ services, body, actor }) => services.plugins.install(body, actor),
   }),
@@ -122,7 +142,11 @@ export const pluginRoutes = [
     params: z.object({ name: z.string().min(1).max(64).meta({ description: "The plugin's name." }) }),
     body: approveBody,
     ok: {
-      200: "`{ name, dir, grants, digest, previous, added, changed, pending, approved, reload }` (`reload` absent on a dry run)",
+      200: {
+        description:
+          "`{ name, dir, grants, digest, previous, added, changed, pending, approved, reload }` (`reload` absent on a dry run)",
+        schema: approveAnswer,
+      },
     },
     errors: [404, 409],
     handler: async ({ services, params: { name }, body, actor }) => {
@@ -139,7 +163,7 @@ export const pluginRoutes = [
     description:
       "One record per load of the plugin set (the start, each reload): per plugin its state, the grants it ran with, its digest, its approval (revision, source, actor) and whether it needed approval. Decisions name their `generation`.",
     query: generationsQuery,
-    ok: { 200: "`{ generations: [{ instance, generation, at, plugins }] }`" },
+    ok: { 200: { description: "`{ generations: [{ instance, generation, at, plugins }] }`", schema: generationList } },
     handler: async ({ services, query }) => ({ generations: await services.plugins.generations(query.limit) }),
   }),
   route({
@@ -149,7 +173,7 @@ export const pluginRoutes = [
     tag: "plugins",
     summary: "The decision log: what each handler did, newest first",
     query: decisionsQuery,
-    ok: { 200: "`{ decisions, counts }`" },
+    ok: { 200: { description: "`{ decisions, counts }`", schema: decisionPage } },
     handler: async ({ services, query }) => services.plugins.decisionPage(query),
   }),
   // An agent runtime runs the account's chain for the hooks the daemon does not fire itself.
@@ -169,7 +193,7 @@ export const pluginRoutes = [
     body: runtimeHookContext,
     bodyCheckedByHandler: true,
     hop: true,
-    ok: { 200: HOOK_RESULT },
+    ok: { 200: { description: HOOK_RESULT, schema: hookAnswer } },
     handler: async ({ services, params: { hook }, body, hop }) => {
       if (!isHookName(hook)) {
         const dialect = isObject(body) ? await serveDialectHook(services.plugins.dialects, hook, body) : null;
@@ -217,7 +241,7 @@ export const pluginRoutes = [
       "The body is `{ input, current }`; the answer `{ result, endedBy }`, with `endedBy` the extension whose result ended the chain (`{ block }` or `{ result }` for tool.call, `{ handled: true }` for prompt), or null.",
     params: dialectName("The interceptor's name: tool.call, tool.result, prompt, retry, title, tracing.redact, …"),
     body: z.object({ input: z.record(z.string(), z.unknown()).optional(), current: z.unknown().optional() }).strict(),
-    ok: { 200: "`{ result, endedBy }`" },
+    ok: { 200: { description: "`{ result, endedBy }`", schema: interceptAnswer } },
     handler: async ({ services, params: { name }, body }) =>
       serveIntercept(services.plugins.dialects, name, body as Record<string, unknown>),
   }),
@@ -231,7 +255,7 @@ export const pluginRoutes = [
     params: dialectName("The event's name, e.g. tool:after or run:settled."),
     // sessionId is what an observer's { sessionId } filter compares with.
     body: z.object({ sessionId: z.string().min(1).max(200).optional() }).catchall(z.unknown()),
-    ok: { 200: "`{ extensions }`: how many extensions were handed the event" },
+    ok: { 200: { description: "`{ extensions }`: how many extensions were handed the event", schema: observeAnswer } },
     handler: async ({ services, params: { name }, body }) => serveObserve(services.plugins.dialects, name, body),
   }),
 ];

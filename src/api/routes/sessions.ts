@@ -9,6 +9,15 @@ import {
 } from "../../sessions/input.ts";
 import { idParams, sessionParams } from "../params.ts";
 import { route } from "../route.ts";
+import {
+  appendedAnswer,
+  clearView,
+  eventPage,
+  messageList,
+  sessionList,
+  sessionView,
+  sessionWithCounts,
+} from "../../sessions/answers.ts";
 
 /** Sessions, their transcripts and relations, their clears (`/new`) and the durable event feed. */
 export const sessionRoutes = [
@@ -21,7 +30,7 @@ export const sessionRoutes = [
     summary: "Create a session",
     body: createSessionInput,
     status: 201,
-    ok: { 201: "The session" },
+    ok: { 201: { description: "The session", schema: sessionView } },
     errors: [409],
     handler: async ({ services, body }) => services.sessions.create(body),
   }),
@@ -34,7 +43,7 @@ export const sessionRoutes = [
     summary: "List sessions with their counts",
     description:
       "The 100 most recently active sessions, each with its message, subagent, peer-thread and open-todo (`openTodos`) counts.",
-    ok: { 200: "`{ sessions }`" },
+    ok: { 200: { description: "`{ sessions }`", schema: sessionList } },
     handler: async ({ services, agents }) => {
       const list = await services.sessions.list(100, agents);
       // The todos domain answers; sessions without open todos are absent from its map.
@@ -50,7 +59,7 @@ export const sessionRoutes = [
     tag: "sessions",
     summary: "Show a session with its counts",
     params: sessionParams,
-    ok: { 200: "The session" },
+    ok: { 200: { description: "The session, with its counts", schema: sessionWithCounts } },
     handler: async ({ services, params }) => services.sessions.get(params.id),
   }),
   route({
@@ -81,7 +90,7 @@ export const sessionRoutes = [
     params: sessionParams,
     body: appendMessagesInput,
     status: 201,
-    ok: { 201: "`{ appended }`" },
+    ok: { 201: { description: "`{ appended }`", schema: appendedAnswer } },
     handler: async ({ services, params, body }) => services.sessions.append(params.id, body),
   }),
   route({
@@ -93,7 +102,7 @@ export const sessionRoutes = [
     summary: "Read a session's transcript, oldest first",
     params: sessionParams,
     query: readMessagesQuery,
-    ok: { 200: "`{ messages }`" },
+    ok: { 200: { description: "`{ messages }`", schema: messageList } },
     handler: async ({ services, params, query }) => ({ messages: await services.sessions.messages(params.id, query) }),
   }),
   route({
@@ -138,8 +147,8 @@ export const sessionRoutes = [
     bodyOptional: true,
     status: 201,
     ok: {
-      201: "The clear, once the transcript is deleted",
-      200: "The clear already under way, which this request joined",
+      201: { description: "The clear, once the transcript is deleted", schema: clearView },
+      200: { description: "The clear already under way, which this request joined", schema: clearView },
     },
     // Answers once the transcript is deleted (200 when it joined a clear already under way).
     handler: async ({ services, params, body, reply }) => {
@@ -156,7 +165,7 @@ export const sessionRoutes = [
     tag: "sessions",
     summary: "Show a session clear",
     params: idParams("session clear"),
-    ok: { 200: "The clear" },
+    ok: { 200: { description: "The clear", schema: clearView } },
     handler: async ({ services, params }) => services.clears.get(params.id),
   }),
   route({
@@ -169,7 +178,7 @@ export const sessionRoutes = [
     description:
       "Without `after`, from the oldest event still kept. Events older than `[retention] events` are removed: a cursor below the last one removed answers 410 with `error.oldestCursor`, the oldest cursor still valid (what was between is gone).",
     query: eventsQuery,
-    ok: { 200: "`{ events, next }` (`next` is the cursor to pass on)" },
+    ok: { 200: { description: "`{ events, next }` (`next` is the cursor to pass on)", schema: eventPage } },
     errors: [410],
     handler: async ({ services, query, agents }) => services.sessions.events(query, agents),
   }),

@@ -1,6 +1,7 @@
 import { addTodosInput, listTodosQuery } from "../../todos/input.ts";
 import { idParams, sessionParams } from "../params.ts";
 import { route } from "../route.ts";
+import { todoBatchAnswer, todoList, todoView } from "../../todos/answers.ts";
 
 const todoParams = idParams("todo");
 
@@ -17,7 +18,7 @@ export const todoRoutes = [
     body: addTodosInput,
     hop: true,
     status: 201,
-    ok: { 201: "`{ batch, todos }`" },
+    ok: { 201: { description: "`{ batch, todos }`", schema: todoBatchAnswer } },
     handler: async ({ services, params, body, hop }) => services.todos.add(params.id, body, { hop }),
   }),
   route({
@@ -29,7 +30,7 @@ export const todoRoutes = [
     summary: "A session's todos (open by default)",
     params: sessionParams,
     query: listTodosQuery,
-    ok: { 200: "`{ todos }`" },
+    ok: { 200: { description: "`{ todos }`", schema: todoList } },
     handler: async ({ services, params, query }) => ({ todos: await services.todos.list(params.id, query) }),
   }),
   route({
@@ -40,7 +41,7 @@ export const todoRoutes = [
     tag: "todos",
     summary: "Mark a todo done",
     params: todoParams,
-    ok: { 200: "The todo" },
+    ok: { 200: { description: "The todo", schema: todoView } },
     errors: [409],
     handler: async ({ services, params }) => services.todos.done(params.id),
   }),
@@ -52,7 +53,7 @@ export const todoRoutes = [
     tag: "todos",
     summary: "Cancel a todo",
     params: todoParams,
-    ok: { 200: "The todo" },
+    ok: { 200: { description: "The todo", schema: todoView } },
     errors: [409],
     handler: async ({ services, params }) => services.todos.cancel(params.id),
   }),

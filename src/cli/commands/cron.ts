@@ -1,10 +1,10 @@
-import { Option, type Command } from "commander";
+import type { Command } from "commander";
 import { previewSlots, assertCron, parseEvery, type Schedule } from "../../cron/schedule.ts";
 import type { JobView, RunView } from "../../cron/views.ts";
-import { CATCHUP_POLICIES, JOB_KINDS, OVERLAP_POLICIES } from "../../db/schema/enums.ts";
 import { registerExport } from "./apply.ts";
 import { nonNegativeInt, positiveInt, UsageError, type CliContext } from "../context.ts";
-import { fields, table } from "../format.ts";
+import { addJobFlags, jobBody } from "./job-flags.ts";
+import { fields, shorten, table } from "../format.ts";
 import { BACKFILL_DEFAULT_MAX, BACKFILL_HARD_MAX } from "../../cron/backfill.ts";
 import type { BackfillView } from "../../cron/backfill-service.ts";
 import { registerCronEdit } from "./cron-edit.ts";
@@ -26,78 +26,13 @@ export function registerCron(program: Command, ctx: CliContext): void {
   registerExport(cron, ctx);
 }
 
-interface AddOptions {
-  name: string;
-  agent: string;
-  prompt: string;
-  cron?: string;
-  every?: string;
-  tz: string;
-  kind: string;
-  overlap: string;
-  catchup: string;
-  session?: string;
-  activeHours?: string;
-  skipIfBusy?: boolean;
-  jitter?: string;
-  startsAt?: string;
-  endsAt?: string;
-  maxRuns?: number;
-  paused?: boolean;
-}
-
 function add(cron: Command, ctx: CliContext): void {
-  cron
-    .command("add")
-    .description("add a cron job or heartbeat")
-    .requiredOption("--name <name>", "unique name")
-    .requiredOption("--agent <id>", "target agent")
-    .requiredOption("--prompt <text>", "the mission's prompt")
-    .option("--cron <expr>", 'cron expression, 5 or 6 fields (seconds first), e.g. "*/5 * * * * *"')
-    .option("--every <duration>", "interval, e.g. 30m")
-    .option("--tz <zone>", "IANA time zone for --cron", "UTC")
-    .addOption(new Option("--kind <kind>", "job kind").choices(JOB_KINDS).default("cron_job"))
-    .addOption(
-      new Option("--overlap <policy>", "when the previous run is still going")
-        .choices(OVERLAP_POLICIES)
-        .default("skip"),
-    )
-    .addOption(new Option("--catchup <policy>", "after downtime").choices(CATCHUP_POLICIES).default("latest"))
-    .option("--session <id>", "run every mission in this fixed session (default: a fresh session per run)")
-    .option("--active-hours <from-to>", 'only fire within these local hours, e.g. "09:00-18:00" (in --tz)')
-    .option("--skip-if-busy", "skip a slot while the agent's session already has a mission running")
-    .option("--jitter <duration>", "spread this job's slots by a fixed offset up to this, e.g. 30s")
-    .option("--starts-at <iso>", "no slot before this instant (ISO 8601 with offset)")
-    .option("--ends-at <iso>", "no slot after this instant")
-    .option("--max-runs <n>", "stop after this many runs", positiveInt)
-    .option("--paused", "create it paused")
-    .action(async (opts: AddOptions) => {
-      const job = await ctx.client().post<JobView>("/v1/cron-jobs", addBody(opts));
+  addJobFlags(cron.command("add").description("add a cron job or heartbeat"), "add").action(
+    async (opts: Record<string, unknown>) => {
+      const job = await ctx.client().post<JobView>("/v1/cron-jobs", jobBody(opts, "add"));
       ctx.print(job, () => `added cron job ${job.id} "${job.name}"; next fire ${job.nextFireAt ?? "never"}`);
-    });
-}
-
-/** The API's field names; options left out stay out so the daemon applies its defaults. */
-function addBody(opts: AddOptions): Record<string, unknown> {
-  return {
-    name: opts.name,
-    agentId: opts.agent,
-    prompt: opts.prompt,
-    cron: opts.cron,
-    every: opts.every,
-    timezone: opts.tz,
-    kind: opts.kind,
-    overlapPolicy: opts.overlap,
-    catchupPolicy: opts.catchup,
-    ...(opts.session ? { sessionMode: "fixed", sessionId: opts.session } : {}),
-    ...(opts.activeHours ? { activeHours: opts.activeHours } : {}),
-    ...(opts.skipIfBusy ? { skipIfBusy: true } : {}),
-    ...(opts.jitter ? { jitter: opts.jitter } : {}),
-    ...(opts.startsAt ? { startsAt: opts.startsAt } : {}),
-    ...(opts.endsAt ? { endsAt: opts.endsAt } : {}),
-    ...(opts.maxRuns !== undefined ? { maxRuns: opts.maxRuns } : {}),
-    paused: Boolean(opts.paused),
-  };
+    },
+  );
 }
 
 function list(cron: Command, ctx: CliContext): void {
@@ -108,7 +43,7 @@ function list(cron: Command, ctx: CliContext): void {
       const { jobs } = await ctx.client().get<{ jobs: JobView[] }>("/v1/cron-jobs");
       ctx.print(jobs, () =>
         table(
-          ["ID", "NAME", "KIND", "AGENT", "SCHEDULE", "TZ", "NEXT FIRE", "STATE"],
+          ["ID", "NAME", "KIND", "AGENT", "SCHEDULE", "TZ", "NEXT FIRE", "STATE", "DESCRIPTION"],
           jobs.map((j) => [
             j.id,
             j.name,
@@ -120,6 +55,7 @@ function list(cron: Command, ctx: CliContext): void {
             j.paused
               ? `paused${j.pausedUntil ? ` until ${j.pausedUntil}` : ""}${j.pausedNote ? `: ${j.pausedNote}` : ""}`
               : "active",
+            shorten(j.description, 40),
           ]),
         ),
       );

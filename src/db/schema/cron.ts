@@ -32,6 +32,8 @@ export const cronJobs = pgTable(
   {
     id: bigint("id", { mode: "bigint" }).primaryKey().generatedAlwaysAsIdentity(),
     name: text("name").notNull(),
+    // What the job is for, in the operator's words (cron ls, the dashboard).
+    description: text("description"),
     kind: text("kind", { enum: JOB_KINDS }).notNull().default("cron_job"),
     agentId: text("agent_id").notNull(),
     prompt: text("prompt").notNull(),

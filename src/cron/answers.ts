@@ -1,0 +1,151 @@
+import { z } from "zod";
+import { count, idString, instant } from "../answer-fields.ts";
+import { REVISION_ACTIONS, RUN_STATUSES, RUN_TRIGGERS } from "../db/schema/enums.ts";
+import { jobView } from "./job-view.ts";
+
+/** What the cron routes answer, written from views.ts, revisions.ts, ledger-reads.ts and the service. */
+
+export const runStatus = z.enum(RUN_STATUSES);
+const status = runStatus;
+
+/** A run of the ledger (views.ts runView). */
+export const runView = z
+  .object({
+    id: idString,
+    cronJobId: idString,
+    scheduledFor: instant,
+    trigger: z.enum(RUN_TRIGGERS),
+    revisionId: idString.nullable().describe("The job's revision the run fired under."),
+    status,
+    reason: z.string().nullable(),
+    decidedBy: z.string().nullable(),
+    promptFired: z.string().nullable(),
+    claimedBy: z.string(),
+    claimedAt: instant,
+    startedAt: instant.nullable(),
+    finishedAt: instant.nullable(),
+    latenessMs: count.nullable(),
+    backfilled: z.boolean(),
+    sessionId: z.string().nullable(),
+    executor: z.string().nullable(),
+    exitCode: count.nullable(),
+    output: z.string().nullable(),
+  })
+  .strict();
+
+/** A run as the run lists give it: with its job's name and the revision's number. */
+export const listedRun = runView
+  .extend({ jobName: z.string(), revision: count.nullable().describe("The number of the revision it fired under.") })
+  .strict();
+
+export const runList = z.object({ runs: z.array(listedRun) }).strict();
+
+/** A job's latest run, as the list page shows it. */
+export const lastRun = z
+  .object({
+    id: idString,
+    status,
+    scheduledFor: instant,
+    finishedAt: instant.nullable(),
+    reason: z.string().nullable(),
+    decidedBy: z.string().nullable(),
+  })
+  .strict();
+
+/** A job of the list page: the job with its latest run. */
+export const listedJob = jobView.extend({ lastRun: lastRun.nullable() }).strict();
+
+export const jobPage = z
+  .object({
+    jobs: z.array(listedJob),
+    total: count,
+    next: idString.nullable().describe("The `after` of the following page; null on the last one."),
+  })
+  .strict();
+
+/** A job's revision (revisions.ts revisionView); the snapshots are the job's stored fields. */
+export const revisionView = z
+  .object({
+    id: idString,
+    cronJobId: idString,
+    revision: count,
+    at: instant,
+    actor: z.string(),
+    action: z.enum(REVISION_ACTIONS),
+    note: z.string().nullable(),
+    changes: z.array(z.object({ field: z.string(), before: z.unknown(), after: z.unknown() }).strict()),
+    before: z.record(z.string(), z.unknown()).nullable(),
+    after: z.record(z.string(), z.unknown()).nullable(),
+  })
+  .strict();
+
+export const revisionList = z.object({ revisions: z.array(revisionView) }).strict();
+
+export const backfillView = z
+  .object({
+    jobId: idString,
+    from: instant,
+    to: instant,
+    dryRun: z.boolean(),
+    slots: z.array(
+      z
+        .object({
+          scheduledFor: instant,
+          outcome: z.enum(["started", "queued", "exists", "already queued"]),
+          runId: idString.nullable(),
+          status: status.nullable(),
+        })
+        .strict(),
+    ),
+  })
+  .strict();
+
+export const runSummaryAnswer = z
+  .object({
+    summary: z.array(
+      z
+        .object({
+          jobId: idString,
+          jobName: z.string(),
+          status,
+          count,
+          rolledUp: count.describe("Of which rolled up."),
+        })
+        .strict(),
+    ),
+  })
+  .strict();
+
+export const timelineView = z
+  .object({
+    from: instant,
+    to: instant,
+    buckets: count,
+    bucketMs: count,
+    lanes: z.array(
+      z
+        .object({
+          jobId: idString,
+          name: z.string(),
+          removed: z.boolean(),
+          total: count,
+          cells: z.array(z.tuple([count, status, count]).describe("[bucket index, status, count]")),
+          revisions: z.array(
+            z
+              .object({
+                revision: count,
+                at: instant,
+                action: z.enum(REVISION_ACTIONS),
+                actor: z.string(),
+                note: z.string().nullable(),
+              })
+              .strict(),
+          ),
+        })
+        .strict(),
+    ),
+    next: idString.nullable(),
+  })
+  .strict();
+
+export const previewAnswer = z.object({ fireTimes: z.array(instant) }).strict();

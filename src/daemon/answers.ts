@@ -1,0 +1,62 @@
+import { z } from "zod";
+import { count, idString, instant } from "../answer-fields.ts";
+import { RETENTION_KINDS } from "../retention/config.ts";
+
+/** What the health routes answer: health.ts doctor() and readiness(). */
+
+export const readiness = z
+  .object({
+    ready: z.boolean(),
+    checks: z.object({ database: z.boolean(), pgBoss: z.boolean(), scheduler: z.boolean() }).strict(),
+  })
+  .strict();
+
+const day = z.iso.date();
+
+export const doctorReport = z
+  .object({
+    ok: z.boolean(),
+    overdueJobs: z.array(
+      z.object({ id: idString, name: z.string(), nextFireAt: instant, lateBySeconds: count }).strict(),
+    ),
+    stuckRuns: z.array(
+      z
+        .object({ id: idString, cronJobId: idString, status: z.string(), since: instant, claimedBy: z.string() })
+        .strict(),
+    ),
+    failingAgents: z.array(
+      z.object({ agentId: z.string(), failures: count, lastFailureAt: instant, lastStatus: z.string() }).strict(),
+    ),
+    overdueTimers: z.array(z.object({ id: idString, sessionId: z.string(), dueAt: instant }).strict()),
+    plugins: z.array(
+      z
+        .object({ name: z.string(), state: z.string(), needsApproval: z.boolean(), error: z.string().nullable() })
+        .strict(),
+    ),
+    retentionLag: z.array(
+      z.object({ kind: z.enum(RETENTION_KINDS), retention: z.number(), message: z.string() }).strict(),
+    ),
+    partitions: z
+      .array(
+        z
+          .object({
+            table: z.string(),
+            days: count,
+            oldestDay: day.nullable(),
+            newestDay: day.nullable(),
+            aheadDays: count,
+            defaultRows: count,
+          })
+          .strict(),
+      )
+      .nullable()
+      .describe("The ledger's day partitions on Postgres; null on the embedded database."),
+    missingPluginDirs: z.array(z.string()),
+    nativeSandbox: z
+      .object({ kind: z.enum(["bwrap", "uid", "none"]), warning: z.string().nullable(), nativePlugins: count })
+      .strict(),
+    clockSkewMs: z.number(),
+    schedulerArmed: z.boolean(),
+    jobsFiles: z.object({ files: z.array(z.string()), at: instant.nullable(), error: z.string().nullable() }).strict(),
+  })
+  .strict();
