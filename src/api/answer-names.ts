@@ -14,9 +14,9 @@ import {
 } from "../cron/answers.ts";
 import { jobView } from "../cron/job-view.ts";
 import { doctorReport, readiness } from "../daemon/answers.ts";
-import { jobDefinition } from "../jobs-files/answers.ts";
+import { fileKey, jobDefinition } from "../jobs-files/answers.ts";
 import { timerView } from "../notify/answers.ts";
-import { decisionPage, decisionView, pluginInfo, reloadReport } from "../plugins/answers.ts";
+import { approval, decisionPage, decisionView, grantsView, pluginInfo, reloadReport } from "../plugins/answers.ts";
 import { clearView, listedSession, sessionView, sessionWithCounts } from "../sessions/answers.ts";
 import { todoView } from "../todos/answers.ts";
 import { whoami } from "./routes/health.ts";
@@ -41,6 +41,7 @@ export const NAMED_ANSWERS: readonly (readonly [z.ZodType, string])[] = [
   [runList, "RunList"],
   [revisionView, "Revision"],
   [jobDefinition, "JobDefinition"],
+  [fileKey, "JobFileKey"],
   [timelineView, "Timeline"],
   [timerView, "Timer"],
   [todoView, "Todo"],
@@ -49,6 +50,8 @@ export const NAMED_ANSWERS: readonly (readonly [z.ZodType, string])[] = [
   [listedSession, "ListedSession"],
   [clearView, "SessionClear"],
   [pluginInfo, "Plugin"],
+  [grantsView, "PluginGrants"],
+  [approval, "PluginApproval"],
   [reloadReport, "ReloadReport"],
   [decisionView, "Decision"],
   [decisionPage, "DecisionPage"],

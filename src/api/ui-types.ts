@@ -91,11 +91,44 @@ export function typeOf(schema: JsonSchema, indent = ""): string {
   }
 }
 
+const propertiesOf = (schema: JsonSchema) =>
+  schema.type === "object" ? ((schema.properties ?? {}) as Record<string, JsonSchema>) : {};
+const isRequired = (schema: JsonSchema, name: string) => ((schema.required ?? []) as string[]).includes(name);
+
+/**
+ * The largest other component whose every property `schema` has too, the same (a job of a list is
+ * a job with its last run): printed as that type and the rest, so each field is typed once.
+ */
+function baseOf(name: string, schema: JsonSchema, all: Record<string, JsonSchema>): string | null {
+  const own = propertiesOf(schema);
+  let best: string | null = null;
+  let size = 0;
+  for (const [other, candidate] of Object.entries(all)) {
+    const keys = Object.keys(propertiesOf(candidate));
+    if (other === name || keys.length < 2 || keys.length >= Object.keys(own).length || keys.length <= size) continue;
+    const same = (key: string) =>
+      JSON.stringify(propertiesOf(candidate)[key]) === JSON.stringify(own[key]) &&
+      isRequired(candidate, key) === isRequired(schema, key);
+    if (keys.every(same)) [best, size] = [other, keys.length];
+  }
+  return best;
+}
+
+function componentType(name: string, schema: JsonSchema, all: Record<string, JsonSchema>): string {
+  const base = baseOf(name, schema, all);
+  if (!base) return typeOf(schema);
+  const inherited = new Set(Object.keys(propertiesOf(all[base]!)));
+  const properties = Object.entries(propertiesOf(schema)).filter(([key]) => !inherited.has(key));
+  const required = ((schema.required ?? []) as string[]).filter((key) => !inherited.has(key));
+  return `${base} & ${typeOf({ ...schema, properties: Object.fromEntries(properties), required })}`;
+}
+
 /** The file's text, unformatted: one exported type per answer component. */
 export function printUiTypes(): string {
   const { schemas } = answerComponents(apiRoutes({ maxDelaySeconds: 0 }));
   const types = Object.entries(schemas).map(
-    ([name, schema]) => `${docComment(schema.description, "")}export type ${name} = ${typeOf(schema)};`,
+    ([name, schema]) =>
+      `${docComment(schema.description, "")}export type ${name} = ${componentType(name, schema, schemas)};`,
   );
   return `${HEADER}\n${types.join("\n\n")}\n`;
 }

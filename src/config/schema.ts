@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { parseDuration } from "../duration.ts";
+import { CALLER_SCOPES } from "../api/scopes.ts";
 import { agentSchema } from "../executors/agent-config.ts";
 import { llmSchema } from "../llm/config.ts";
 import { retentionSchema } from "../retention/config.ts";
@@ -30,7 +31,7 @@ const agentRef = z.string().trim().min(1).max(200);
 const apiToken = z
   .object({
     name: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/, "must be 1-64 letters, digits, '_', '.' or '-'"),
-    scope: z.enum(["agent", "operator"]),
+    scope: z.enum(CALLER_SCOPES),
     token_env: z
       .string()
       .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "must be an environment variable's name")

@@ -3,6 +3,7 @@ import { anyOf, recordset } from "../db/batch-params.ts";
 import { insertRecords } from "../db/insert-records.ts";
 import { rows, type Executor } from "../db/client.ts";
 import { cronJobRuns, cronJobs, type CronJobRow, type CronJobRunRow, type RunStatus } from "../db/schema/index.ts";
+import { OPEN_RUN_STATUSES } from "../db/schema/enums.ts";
 
 export type NewCronJob = typeof cronJobs.$inferInsert;
 export type NewRun = typeof cronJobRuns.$inferInsert;
@@ -95,7 +96,7 @@ export async function activeRuns(tx: Executor, ids: readonly bigint[]): Promise<
     ? await tx
         .select()
         .from(cronJobRuns)
-        .where(and(anyOf(cronJobRuns.cronJobId, ids, "bigint"), inArray(cronJobRuns.status, ["Claimed", "Running"])))
+        .where(and(anyOf(cronJobRuns.cronJobId, ids, "bigint"), inArray(cronJobRuns.status, [...OPEN_RUN_STATUSES])))
         .orderBy(asc(cronJobRuns.scheduledFor))
     : [];
   const byJob = new Map<string, CronJobRunRow>();
@@ -232,7 +233,7 @@ export async function cancelRun(db: Executor, run: CronJobRunRow, reason: string
   const cancelled = await db
     .update(cronJobRuns)
     .set({ status: "Cancelled", reason, finishedAt: at })
-    .where(and(eq(cronJobRuns.id, run.id), inArray(cronJobRuns.status, ["Claimed", "Running"])))
+    .where(and(eq(cronJobRuns.id, run.id), inArray(cronJobRuns.status, [...OPEN_RUN_STATUSES])))
     .returning({ id: cronJobRuns.id });
   return cancelled.length > 0;
 }

@@ -8,7 +8,7 @@ import { DEFINITION_FIELDS, definitionSchema } from "./spec.ts";
 export const jobDefinition = definitionSchema;
 const definition = jobDefinition;
 
-const fileKey = z.enum(DEFINITION_FIELDS as [string, ...string[]]);
+export const fileKey = z.enum(DEFINITION_FIELDS as [string, ...string[]]);
 
 const named = { name: z.string(), file: z.string() };
 const existing = { ...named, jobId: idString };

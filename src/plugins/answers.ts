@@ -7,7 +7,7 @@ import { DECISION_OUTCOMES } from "../db/schema/enums.ts";
  * InstallAnswer, consented-load.ts ApprovalAnswer, queries.ts DecisionView, and the chains' results.
  */
 
-const grantsView = z
+export const grantsView = z
   .object({
     permissions: z.array(z.string()),
     fetch: z.array(z.string()),
@@ -16,7 +16,7 @@ const grantsView = z
   })
   .strict();
 
-const approval = z
+export const approval = z
   .object({
     revision: count,
     source: z.enum(["installed", "adopted", "approved"]),

@@ -1,4 +1,5 @@
 import type { Logger } from "../log.ts";
+import type { DecisionOutcome } from "../db/schema/enums.ts";
 import { HOOKS, invocationMeta, type HookName, type InvocationMeta } from "./hooks.ts";
 import { checkPatch, cutReason, interpret, type FieldChecks, type Interpreted, type RawOutcome } from "./result.ts";
 
@@ -32,7 +33,7 @@ export interface Decision {
   readonly subjectId: string | null;
   readonly at: Date;
   readonly durationMs: number;
-  readonly outcome: "passed" | "changed" | "cancelled" | "deferred" | "skipped";
+  readonly outcome: DecisionOutcome;
   readonly fields: readonly string[] | null;
   /** Cancel or defer reason, or why the handler was skipped. */
   readonly reason: string | null;

@@ -1,47 +1,10 @@
 import { describe, expect, it } from "vitest";
 import { jitterOffset, planSlotClaim } from "../../src/cron/claim-plan.ts";
 import type { CronJobRow, CronJobRunRow } from "../../src/db/schema/index.ts";
+import { jobRow } from "../helpers/job-row.ts";
 
 const t0 = Date.parse("2026-01-01T00:00:00Z");
-const job = (patch: Partial<CronJobRow> = {}): CronJobRow => ({
-  id: 1n,
-  name: "j",
-  description: null,
-  kind: "cron_job",
-  agentId: "a",
-  prompt: "p",
-  cronExpr: "* * * * * *",
-  everyMs: null,
-  anchorAt: new Date(t0),
-  timezone: "UTC",
-  overlapPolicy: "skip",
-  catchupPolicy: "latest",
-  catchupMax: 10,
-  catchupWindowMs: null,
-  jitterMs: 0,
-  paused: false,
-  pausedNote: null,
-  pausedUntil: null,
-  startsAt: null,
-  endsAt: null,
-  maxRuns: null,
-  runCount: 0,
-  sessionMode: "fresh",
-  sessionId: null,
-  activeHoursStart: null,
-  activeHoursEnd: null,
-  skipIfBusy: false,
-  skipRemaining: 0,
-  skipUntil: null,
-  skipReason: null,
-  managedBy: null,
-  revisionId: null,
-  nextFireAt: new Date(t0),
-  createdAt: new Date(t0),
-  updatedAt: new Date(t0),
-  deletedAt: null,
-  ...patch,
-});
+const job = (patch: Partial<CronJobRow> = {}): CronJobRow => jobRow(t0, patch);
 const running = { id: 9n, status: "Running", scheduledFor: new Date(t0 - 1000) } as CronJobRunRow;
 
 describe("claiming a slot", () => {

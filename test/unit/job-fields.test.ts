@@ -5,10 +5,10 @@ import { fileKeyOf, jobFieldList, longFlag } from "../../src/cron/fields.ts";
 import { addJobInput, editJobInput } from "../../src/cron/input.ts";
 import { snapshot } from "../../src/cron/revisions.ts";
 import { jobView } from "../../src/cron/views.ts";
-import type { CronJobRow } from "../../src/db/schema/index.ts";
 import { toToml } from "../../src/jobs-files/export.ts";
 import { parseJobsFiles } from "../../src/jobs-files/parse.ts";
 import { definitionSchema, FILE_KEYS, jobSpec } from "../../src/jobs-files/spec.ts";
+import { jobRow } from "../helpers/job-row.ts";
 
 /** Every surface of a job's fields is made from the one table: a field declared there is on each. */
 
@@ -17,42 +17,7 @@ const flagsOf = (mode: "add" | "edit") =>
 
 const shapeKeys = (schema: { shape: object }) => Object.keys(schema.shape);
 
-const row = {
-  id: 7n,
-  name: "n",
-  description: "what it is for",
-  kind: "cron_job",
-  agentId: "a1",
-  prompt: "p",
-  cronExpr: null,
-  everyMs: 5_400_000,
-  timezone: "UTC",
-  overlapPolicy: "skip",
-  catchupPolicy: "latest",
-  catchupMax: 10,
-  jitterMs: 0,
-  paused: false,
-  pausedNote: null,
-  pausedUntil: null,
-  startsAt: null,
-  endsAt: null,
-  maxRuns: null,
-  runCount: 0,
-  sessionMode: "fresh",
-  sessionId: null,
-  activeHoursStart: null,
-  activeHoursEnd: null,
-  skipIfBusy: false,
-  skipRemaining: 0,
-  skipUntil: null,
-  skipReason: null,
-  managedBy: null,
-  revisionId: null,
-  nextFireAt: null,
-  createdAt: new Date(0),
-  updatedAt: new Date(0),
-  deletedAt: null,
-} as unknown as CronJobRow;
+const row = jobRow(0, { id: 7n, name: "n", description: "what it is for", cronExpr: null, everyMs: 5_400_000 });
 
 describe("the job table", () => {
   it.each(jobFieldList.map((f) => [f.api, f] as const))("puts %s on every surface that takes it", (api, field) => {

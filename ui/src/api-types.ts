@@ -74,49 +74,7 @@ export type LastRun = {
   decidedBy: string | null;
 };
 
-export type ListedJob = {
-  id: Id;
-  name: string;
-  /** What the job is for, in the operator's words. */
-  description: string | null;
-  agentId: string;
-  prompt: string;
-  /** The cron expression, or null for an `every` job. */
-  cron: string | null;
-  /** The interval (e.g. `30m`), or null for a cron job. */
-  every: string | null;
-  timezone: string;
-  kind: "cron_job" | "heartbeat";
-  overlapPolicy: "skip" | "buffer_one" | "allow" | "cancel_previous";
-  catchupPolicy: "skip" | "latest" | "all";
-  catchupMax: Count;
-  sessionMode: "fresh" | "fixed";
-  sessionId: string | null;
-  /** `HH:MM-HH:MM`, or null for all day. */
-  activeHours: string | null;
-  skipIfBusy: boolean;
-  jitter: string | null;
-  startsAt: Instant | null;
-  endsAt: Instant | null;
-  maxRuns: Count | null;
-  paused: boolean;
-  pausedNote: string | null;
-  /** When a timed pause ends by itself. */
-  pausedUntil: Instant | null;
-  runCount: Count;
-  /** Slots still to be recorded Skipped instead of running; null when none. */
-  skip: {
-    remaining: Count;
-    until: Instant | null;
-    reason: string | null;
-  } | null;
-  nextFireAt: Instant | null;
-  createdAt: Instant;
-  updatedAt: Instant;
-  /** The jobs file that manages the job, or null. */
-  managedBy: string | null;
-  /** The job's current revision. */
-  revisionId: Id | null;
+export type ListedJob = Job & {
   lastRun: LastRun | null;
 };
 
@@ -127,21 +85,15 @@ export type JobPage = {
   next: Id | null;
 };
 
-export type Run = {
-  id: Id;
+export type Run = LastRun & {
   cronJobId: Id;
-  scheduledFor: Instant;
   trigger: "schedule" | "catchup" | "manual" | "deferred" | "backfill";
   /** The job's revision the run fired under. */
   revisionId: Id | null;
-  status: RunStatus;
-  reason: string | null;
-  decidedBy: string | null;
   promptFired: string | null;
   claimedBy: string;
   claimedAt: Instant;
   startedAt: Instant | null;
-  finishedAt: Instant | null;
   latenessMs: Count | null;
   backfilled: boolean;
   sessionId: string | null;
@@ -150,27 +102,7 @@ export type Run = {
   output: string | null;
 };
 
-export type ListedRun = {
-  id: Id;
-  cronJobId: Id;
-  scheduledFor: Instant;
-  trigger: "schedule" | "catchup" | "manual" | "deferred" | "backfill";
-  /** The job's revision the run fired under. */
-  revisionId: Id | null;
-  status: RunStatus;
-  reason: string | null;
-  decidedBy: string | null;
-  promptFired: string | null;
-  claimedBy: string;
-  claimedAt: Instant;
-  startedAt: Instant | null;
-  finishedAt: Instant | null;
-  latenessMs: Count | null;
-  backfilled: boolean;
-  sessionId: string | null;
-  executor: string | null;
-  exitCode: Count | null;
-  output: string | null;
+export type ListedRun = Run & {
   jobName: string;
   /** The number of the revision it fired under. */
   revision: Count | null;
@@ -221,6 +153,26 @@ export type JobDefinition = {
   max_runs: Count | null;
   paused?: boolean;
 };
+
+export type JobFileKey =
+  | "description"
+  | "agent"
+  | "prompt"
+  | "cron"
+  | "every"
+  | "tz"
+  | "kind"
+  | "overlap"
+  | "catchup"
+  | "catchup_max"
+  | "session"
+  | "active_hours"
+  | "skip_if_busy"
+  | "jitter"
+  | "starts_at"
+  | "ends_at"
+  | "max_runs"
+  | "paused";
 
 export type Timeline = {
   from: Instant;
@@ -288,26 +240,13 @@ export type Session = {
   updatedAt: Instant;
 };
 
-export type SessionWithCounts = {
-  id: string;
-  agentId: string;
-  kind: string;
-  createdAt: Instant;
-  updatedAt: Instant;
+export type SessionWithCounts = Session & {
   messageCount: Count;
   subagentCount: Count;
   peerThreadCount: Count;
 };
 
-export type ListedSession = {
-  id: string;
-  agentId: string;
-  kind: string;
-  createdAt: Instant;
-  updatedAt: Instant;
-  messageCount: Count;
-  subagentCount: Count;
-  peerThreadCount: Count;
+export type ListedSession = SessionWithCounts & {
   openTodos: Count;
 };
 
@@ -340,45 +279,13 @@ export type Plugin = {
   required: boolean;
   shadow: boolean;
   permissions: string[];
-  grants: {
-    permissions: string[];
-    fetch: string[];
-    fs: {
-      path: string;
-      access: "read" | "read-write";
-    }[];
-    env: string[];
-  };
+  grants: PluginGrants;
   digest: string | null;
-  approval: {
-    revision: Count;
-    source: "installed" | "adopted" | "approved";
-    actor: string;
-    at: Instant;
-    grants: {
-      permissions: string[];
-      fetch: string[];
-      fs: {
-        path: string;
-        access: "read" | "read-write";
-      }[];
-      env: string[];
-    };
-    digest: string;
-    dir: string;
-  } | null;
+  approval: PluginApproval | null;
   changed: boolean;
   needsApproval: boolean;
   requested: {
-    grants: {
-      permissions: string[];
-      fetch: string[];
-      fs: {
-        path: string;
-        access: "read" | "read-write";
-      }[];
-      env: string[];
-    };
+    grants: PluginGrants;
     added: string[];
   } | null;
   hooks: string[];
@@ -388,6 +295,26 @@ export type Plugin = {
   restarts: Count;
   consecutiveFailures: Count;
   suspendedUntil: Instant | null;
+};
+
+export type PluginGrants = {
+  permissions: string[];
+  fetch: string[];
+  fs: {
+    path: string;
+    access: "read" | "read-write";
+  }[];
+  env: string[];
+};
+
+export type PluginApproval = {
+  revision: Count;
+  source: "installed" | "adopted" | "approved";
+  actor: string;
+  at: Instant;
+  grants: PluginGrants;
+  digest: string;
+  dir: string;
 };
 
 export type ReloadReport = {
@@ -581,51 +508,14 @@ export type PostApplyAnswer = {
           file: string;
           jobId: Id;
           changes: {
-            field:
-              | "description"
-              | "agent"
-              | "prompt"
-              | "cron"
-              | "every"
-              | "tz"
-              | "kind"
-              | "overlap"
-              | "catchup"
-              | "catchup_max"
-              | "session"
-              | "active_hours"
-              | "skip_if_busy"
-              | "jitter"
-              | "starts_at"
-              | "ends_at"
-              | "max_runs"
-              | "paused";
+            field: JobFileKey;
             before: unknown;
             after: unknown;
           }[];
           definition: JobDefinition;
           adopt?: true;
           takenFrom?: string;
-          drift?: (
-            | "description"
-            | "agent"
-            | "prompt"
-            | "cron"
-            | "every"
-            | "tz"
-            | "kind"
-            | "overlap"
-            | "catchup"
-            | "catchup_max"
-            | "session"
-            | "active_hours"
-            | "skip_if_busy"
-            | "jitter"
-            | "starts_at"
-            | "ends_at"
-            | "max_runs"
-            | "paused"
-          )[];
+          drift?: JobFileKey[];
         }
       | {
           action: "delete";
@@ -722,15 +612,7 @@ export type PostPluginsInstallAnswer = {
   description: string | null;
   kind: "isolate" | "command" | "python";
   hooks: string[];
-  grants: {
-    permissions: string[];
-    fetch: string[];
-    fs: {
-      path: string;
-      access: "read" | "read-write";
-    }[];
-    env: string[];
-  };
+  grants: PluginGrants;
   dir: string;
   exists: boolean;
   installed: boolean;
@@ -739,53 +621,13 @@ export type PostPluginsInstallAnswer = {
 export type PostPluginsByNameApproveAnswer = {
   name: string;
   dir: string;
-  grants: {
-    permissions: string[];
-    fetch: string[];
-    fs: {
-      path: string;
-      access: "read" | "read-write";
-    }[];
-    env: string[];
-  };
+  grants: PluginGrants;
   digest: string;
-  previous: {
-    revision: Count;
-    source: "installed" | "adopted" | "approved";
-    actor: string;
-    at: Instant;
-    grants: {
-      permissions: string[];
-      fetch: string[];
-      fs: {
-        path: string;
-        access: "read" | "read-write";
-      }[];
-      env: string[];
-    };
-    digest: string;
-    dir: string;
-  } | null;
+  previous: PluginApproval | null;
   added: string[];
   changed: boolean;
   pending: boolean;
-  approved: {
-    revision: Count;
-    source: "installed" | "adopted" | "approved";
-    actor: string;
-    at: Instant;
-    grants: {
-      permissions: string[];
-      fetch: string[];
-      fs: {
-        path: string;
-        access: "read" | "read-write";
-      }[];
-      env: string[];
-    };
-    digest: string;
-    dir: string;
-  } | null;
+  approved: PluginApproval | null;
   /** Absent on a dry run. */
   reload?: ReloadReport;
 };
@@ -799,15 +641,7 @@ export type GetPluginGenerationsAnswer = {
       name: string;
       version: string | null;
       state: "active" | "suspended" | "restarting" | "failed" | "missing";
-      grants: {
-        permissions: string[];
-        fetch: string[];
-        fs: {
-          path: string;
-          access: "read" | "read-write";
-        }[];
-        env: string[];
-      };
+      grants: PluginGrants;
       digest: string | null;
       approval: {
         revision: Count;
