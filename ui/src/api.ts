@@ -17,19 +17,8 @@ import type {
   Run as RunAnswer,
 } from "./api-types.ts";
 
-export const RUN_STATUSES = [
-  "Claimed",
-  "Running",
-  "Succeeded",
-  "Failed",
-  "TimedOut",
-  "Cancelled",
-  "Skipped",
-  "Missed",
-  "Deferred",
-  "Unknown",
-] as const;
-export type RunStatus = (typeof RUN_STATUSES)[number];
+// The closed lists are the daemon's own (one declaration each).
+export { DECISION_OUTCOMES, RUN_STATUSES, type DecisionOutcome, type RunStatus } from "../../src/db/schema/enums.ts";
 
 /**
  * The answers' types are generated from the daemon's declarations (ui/src/api-types.ts); these
@@ -46,9 +35,6 @@ export type Run = RunAnswer & Partial<Pick<ListedRun, "jobName" | "revision">>;
 export type Session = ListedSession;
 export type Decisions = DecisionPage;
 export type Doctor = DoctorReport;
-
-export const DECISION_OUTCOMES = ["passed", "changed", "cancelled", "deferred", "skipped"] as const;
-export type DecisionOutcome = (typeof DECISION_OUTCOMES)[number];
 
 const TOKEN_KEY = "missiond.apiToken";
 
