@@ -1,7 +1,7 @@
 /**
  * Soak: a real `missiond serve` on each backend under a steady load for SOAK_MINUTES, with short
  * retention, sampled every SOAK_SAMPLE_S. Prints pass/fail per criterion (report.ts), a timeline,
- * and bytes per row; draws bench/soak.png. `npm run soak`; see README "Soak" for the settings.
+ * and bytes per row; draws bench/soak.png. `npm run soak`; see docs/benchmarks.md, "Soak", for the settings.
  */
 import { fileURLToPath } from "node:url";
 import { z } from "zod";

@@ -15,7 +15,7 @@ export interface CatchupPlan {
 
 /**
  * Decides, for the slots of one job that are due now (oldest first, at least one), which run and
- * which are Missed. Pure: the policy table in the README is this function.
+ * which are Missed. Pure: the policy docs/jobs.md describes ("Catch-up after downtime") is this function.
  *
  * - a slot within the grace is on time and runs under every policy: a loop that fell a second
  *   behind (a loaded machine) must not drop a per-second job's slots, only downtime may;

@@ -7,7 +7,7 @@ import { parseDuration } from "../duration.ts";
  * instant it reasons from. croner supplies the cron arithmetic (seconds field, L/#/W, IANA zones,
  * DST); we never use its timers.
  *
- * DST policy (croner's, documented in the README and pinned by tests):
+ * DST policy (croner's, documented in docs/jobs.md and pinned by tests):
  * - a fixed-time job (single second, minute and hour, e.g. `30 2 * * *`) whose time falls in the
  *   spring-forward gap fires once at the first valid instant after the gap (03:00 local); when the
  *   time occurs twice in autumn it fires once, on the first occurrence;

@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SERVER_URL, backendName, freshDatabase, type TestDatabase } from "../helpers/db.ts";
@@ -13,25 +13,19 @@ interface Listed {
   generation: number;
 }
 
-/** The README's worked example, as written there. */
+/** The plugins page's worked example, as written there: the first `js` and `json` blocks under its heading. */
 function quietHours(dir: string): string {
+  const page = readFileSync(new URL("../../docs/plugins.md", import.meta.url), "utf8");
+  const example = page.slice(page.indexOf("## A worked example: quiet hours"));
+  const block = (lang: string) => {
+    const found = new RegExp("```" + lang + "\\n([\\s\\S]*?)```").exec(example);
+    if (!found) throw new Error(`docs/plugins.md: no ${lang} block in the worked example`);
+    return found[1]!;
+  };
   const folder = join(dir, "quiet-hours");
   mkdirSync(folder, { recursive: true });
-  writeFileSync(
-    join(folder, "index.js"),
-    `globalThis.middleware.cronJobFiring = async (context, tools) => {
-  const hour = new Date(host.clock.now()).getUTCHours();
-  if (context.kind === "heartbeat" && (hour >= 22 || hour < 6)) {
-    return tools.cancel("quiet hours: no heartbeats between 22:00 and 06:00 UTC");
-  }
-  return \`\${context.prompt}\\n\\n(checked by quiet-hours)\`;
-};
-`,
-  );
-  writeFileSync(
-    join(folder, "plugin.json"),
-    '{ "name": "quiet-hours", "version": "1.0.0", "order": 50, "permissions": ["log", "clock"], "required": true }\n',
-  );
+  writeFileSync(join(folder, "index.js"), block("js"));
+  writeFileSync(join(folder, "plugin.json"), block("json"));
   return folder;
 }
 
@@ -91,7 +85,7 @@ describe(`plugins install and reload on a serving process (${backendName})`, () 
     expect(serve.output()).toMatch(/plugins reloaded: generation 2, 1 loaded, 0 failed/);
   });
 
-  it("installs the README's worked example from a path and reloads with the CLI", async () => {
+  it("installs the plugins page's worked example from a path and reloads with the CLI", async () => {
     const installed = await cli("plugins", "install", quietHours(tempDir("src")), "--yes");
     expect(installed.code).toBe(0);
     expect(installed.stdout).toMatch(/^grants\s+log,clock$/m);

@@ -85,7 +85,7 @@ describe("systemd/missiond.service agrees with the daemon and the other files in
     expect(one("KillMode")).toBe("mixed");
   });
 
-  it("puts the embedded database and the API socket where the README and the CLI look for them", () => {
+  it("puts the embedded database and the API socket where the production page and the CLI look for them", () => {
     const config = loadConfig({
       env: {
         STATE_DIRECTORY: `/var/lib/${one("StateDirectory")}`,
@@ -157,7 +157,7 @@ describe.skipIf(!ANALYZE || !HOST_UNITS)(
 
     beforeAll(() => {
       // `verify` checks that ExecStart='s programs exist and loads the targets the unit depends on.
-      // A scratch root laid out as the README installs it, with the host's own unit directory for
+      // A scratch root laid out as docs/production.md installs it, with the host's own unit directory for
       // those targets and stand-in executables for the pinned Node and /bin/kill, lets it
       // check the unit as installed, without installing anything on this machine.
       root = tempDir("unit");

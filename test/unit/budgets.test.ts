@@ -4,9 +4,9 @@ import { budgetsTable } from "../../src/plugins/sandbox/budgets-table.ts";
 import { clip, PLUGIN_BUDGETS } from "../../src/plugins/sandbox/budgets.ts";
 
 describe("plugin budgets", () => {
-  it("the README's table is the one made from the budgets the daemon enforces", () => {
-    const readme = readFileSync(new URL("../../README.md", import.meta.url), "utf8");
-    expect(readme).toContain(budgetsTable());
+  it("the plugins page's table is the one made from the budgets the daemon enforces", () => {
+    const page = readFileSync(new URL("../../docs/plugins.md", import.meta.url), "utf8");
+    expect(page).toContain(budgetsTable());
   });
 
   it("clip cuts a plugin's text once, marked, and leaves what it cut alone", () => {

@@ -14,7 +14,7 @@ export type DaemonMoment =
 
 export const PLATFORM = "missiond";
 
-/** The names each hook system gives the daemon's moments (documented in the README's table). */
+/** The names each hook system gives the daemon's moments (documented in the table of docs/hook-systems.md). */
 export const MOMENT_NAMES = {
   started: { gateway: "gatewayStarted", event: "gateway:startup", python: null, extension: "daemon:started" },
   stopping: { gateway: "gatewayShutdown", event: null, python: null, extension: "daemon:stopping" },

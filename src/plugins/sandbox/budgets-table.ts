@@ -4,7 +4,7 @@ const n = (value: number) => value.toLocaleString("en-US");
 const per = `${n(PLUGIN_BUDGETS.windowMs)} ms`;
 
 /**
- * The plugin page's table of budgets, made from PLUGIN_BUDGETS (a test checks the README holds
+ * The plugin page's table of budgets, made from PLUGIN_BUDGETS (a test checks docs/plugins.md holds
  * exactly this text, so the page cannot drift from the numbers the daemon enforces).
  */
 export function budgetsTable(): string {
