@@ -29,6 +29,13 @@ const probe = {
   },
 };
 
+// `missiond … | head`: once the reader has gone, what is left to print is unwanted, as with SIGPIPE
+// for other commands; Node ignores SIGPIPE, so the failed write arrives here as EPIPE.
+process.stdout.on("error", (err: NodeJS.ErrnoException) => {
+  if (err.code !== "EPIPE") throw err;
+  process.exit(0);
+});
+
 const code = await runCli(process.argv.slice(2), {
   env: process.env,
   cwd: process.cwd(),

@@ -26,16 +26,35 @@ export interface CliContext {
   setExit(code: number): void;
 }
 
+/** The global options: the daemon to reach, the configuration, the output. */
+const GLOBAL_OPTIONS: readonly (readonly [flags: string, description: string])[] = [
+  ["--config <path>", "configuration file (default /etc/missiond/config.toml if present)"],
+  ["--socket <path>", "the daemon's Unix socket"],
+  ["--url <url>", "reach the daemon over TCP instead (needs --token or MISSIOND_API_TOKEN)"],
+  ["--token <token>", "bearer token for --url"],
+  ["--json", "print JSON instead of tables"],
+];
+
+// The options made from GLOBAL_OPTIONS, on the program and on each command: a command's own option
+// of the same name (agent set's --url, the webhook's) is never read as a global one.
+const globalCopies = new WeakSet<Option>();
+
+function globalOption(flags: string, description: string): Option {
+  const option = new Option(flags, description);
+  globalCopies.add(option);
+  return option;
+}
+
 /** Declares the global options on `program` and the context its commands read them through. */
 export function createContext(program: Command, io: CliIo, setExit: (code: number) => void): CliContext {
-  program
-    .option("--config <path>", "configuration file (default /etc/missiond/config.toml if present)")
-    .option("--socket <path>", "the daemon's Unix socket")
-    .option("--url <url>", "reach the daemon over TCP instead (needs --token or MISSIOND_API_TOKEN)")
-    .option("--token <token>", "bearer token for --url")
-    .option("--json", "print JSON instead of tables");
+  // Each command parses only the options after its own name (set before any command is added, so
+  // every command inherits it): `agent set --url` is the webhook's, `missiond --url` the daemon's.
+  program.enablePositionalOptions();
+  for (const [flags, description] of GLOBAL_OPTIONS) program.addOption(globalOption(flags, description));
+  let running: Command = program;
+  program.hook("preAction", (_program, action) => void (running = action));
   // Read at action time: commander fills the options in while it parses.
-  const globals = (): GlobalOptions => program.opts<GlobalOptions>();
+  const globals = (): GlobalOptions => globalsOf(running);
   const config = (): Config =>
     loadConfig({ configPath: globals().config, env: io.env, cwd: io.cwd, hostname: io.hostname, pid: io.probe.pid });
   return {
@@ -46,6 +65,37 @@ export function createContext(program: Command, io: CliIo, setExit: (code: numbe
     print: (value, human) => io.stdout(`${globals().json ? JSON.stringify(value, null, 2) : human()}\n`),
     setExit,
   };
+}
+
+/**
+ * Gives every command under `program` the global options it does not declare itself, hidden from
+ * its help: with positional options, `missiond cron ls --json` needs `cron ls` to know `--json`.
+ * Called once every command is registered.
+ */
+export function shareGlobalOptions(program: Command): void {
+  const visit = (command: Command) => {
+    for (const sub of command.commands) {
+      for (const [flags, description] of GLOBAL_OPTIONS) {
+        const long = flags.split(" ")[0];
+        if (!sub.options.some((o) => o.long === long)) sub.addOption(globalOption(flags, description).hideHelp());
+      }
+      visit(sub);
+    }
+  };
+  visit(program);
+}
+
+/** The global options given anywhere from the program down to `command`; the later one wins. */
+function globalsOf(command: Command): GlobalOptions {
+  const chain: Command[] = [];
+  for (let c: Command | null = command; c; c = c.parent) chain.unshift(c);
+  const found: Record<string, unknown> = {};
+  for (const c of chain)
+    for (const option of c.options) {
+      const value: unknown = c.getOptionValue(option.attributeName());
+      if (globalCopies.has(option) && value !== undefined) found[option.attributeName()] = value;
+    }
+  return found as GlobalOptions;
 }
 
 /**

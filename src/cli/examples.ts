@@ -16,7 +16,7 @@ export const EXAMPLES: Record<string, readonly string[]> = {
   "config check": ["missiond config check", "missiond config check --config /etc/missiond/config.toml --json"],
   cron: [
     "missiond cron ls",
-    'missiond cron add --name nightly --agent a1 --cron "0 3 * * *" --prompt "check the backups"',
+    'missiond cron add --name backups --agent a1 --cron "0 3 * * *" --prompt "check the backups"',
   ],
   "cron add": [
     'missiond cron add --name nightly --agent a1 --cron "0 3 * * *" --tz Europe/Berlin --prompt "check the backups"',
@@ -27,7 +27,7 @@ export const EXAMPLES: Record<string, readonly string[]> = {
   "cron show": ["missiond cron show 12", "missiond cron show 12 --json"],
   "cron pause": [
     'missiond cron pause 12 --note "database migration"',
-    'missiond cron pause 12 --until 2026-06-01T14:00:00+02:00 --note "database migration"',
+    'missiond cron pause 12 --until 2030-06-01T14:00:00+02:00 --note "database migration"',
   ],
   "cron edit": [
     'missiond cron edit 12 --cron "30 4 * * *" --tz Europe/Berlin',
@@ -43,7 +43,7 @@ export const EXAMPLES: Record<string, readonly string[]> = {
   ],
   "cron skip": [
     'missiond cron skip 12 --count 3 --reason "holiday week"',
-    'missiond cron skip 12 --until 2026-04-01T00:00:00+02:00 --reason "office closed"',
+    'missiond cron skip 12 --until 2030-04-01T00:00:00+02:00 --reason "office closed"',
     "missiond cron skip 12 --cancel",
   ],
   "cron rm": ["missiond cron rm 12"],
@@ -101,7 +101,7 @@ export const EXAMPLES: Record<string, readonly string[]> = {
   "agent ls": ["missiond agent ls", "missiond agent ls --json"],
   "agent set": [
     "missiond agent set ops-bot --executor webhook --url https://agents.internal/missions --secret $SECRET",
-    "missiond agent set worker --executor command --argv /usr/local/bin/run-agent --once --timeout 10m",
+    "missiond agent set worker --executor command --timeout 10m -- /usr/local/bin/run-agent --once",
   ],
   "agent rm": ["missiond agent rm ops-bot"],
   plugins: ["missiond plugins ls", "missiond plugins install cron-sentinel --yes", "missiond plugins reload"],

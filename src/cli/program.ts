@@ -10,7 +10,7 @@ import { registerRuns } from "./commands/runs.ts";
 import { registerMigrate, registerServe } from "./commands/serve.ts";
 import { registerSession } from "./commands/session.ts";
 import { registerTodo } from "./commands/todo.ts";
-import { createContext, reportError, type CliContext } from "./context.ts";
+import { createContext, reportError, shareGlobalOptions, type CliContext } from "./context.ts";
 import { addExamples, commandPath } from "./examples.ts";
 import { EXIT, type CliIo } from "./io.ts";
 import { VERSION } from "../version.ts";
@@ -64,6 +64,7 @@ function buildProgram(io: CliIo, setExit: (code: number) => void): Command {
     .configureOutput({ writeOut: (s) => io.stdout(s), writeErr: (s) => io.stderr(s) })
     .showHelpAfterError();
   for (const register of NOUNS) register(program, ctx);
+  shareGlobalOptions(program);
   addExamples(program);
   return program;
 }

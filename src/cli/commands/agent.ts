@@ -1,6 +1,6 @@
 import { Option, type Command } from "commander";
 import { EXECUTOR_KINDS } from "../../executors/agent-config.ts";
-import type { CliContext } from "../context.ts";
+import { UsageError, type CliContext } from "../context.ts";
 import { table } from "../format.ts";
 
 /** `missiond agent …`: agents and how their missions are delivered. */
@@ -41,17 +41,23 @@ interface SetOptions {
 
 function set(agent: Command, ctx: CliContext): void {
   agent
-    .command("set <id>")
+    .command("set")
     .description("set (or replace) an agent's executor")
+    .argument("<id>", "the agent's id, as sessions and cron jobs name it")
+    // An option's values end at the first word starting with "-", so a program's own flags cannot
+    // follow --argv; after "--" every word is the program's.
+    .argument("[program...]", "command: the program and its arguments, after -- (they may then start with -)")
     .addOption(new Option("--executor <kind>", "how missions reach it").choices(EXECUTOR_KINDS).makeOptionMandatory())
     .option("--url <url>", "webhook: where to POST missions")
     .option("--secret <secret>", "webhook: HMAC key for the signature header")
     .option("--timeout <duration>", "webhook, command or llm: time limit per mission")
-    .option("--argv <args...>", "command: the program and its arguments")
+    .option("--argv <args...>", "command: the program and its arguments (none starting with -; else use --)")
     .option("--provider <name>", "llm: a provider under [llm.providers] (default: the default provider)")
     .option("--model <model>", "llm: the model (default: the provider's)")
     .option("--system <text>", "llm: the system prompt")
-    .action(async (id: string, opts: SetOptions) => {
+    .action(async (id: string, program: string[], opts: SetOptions) => {
+      if (program.length > 0 && opts.argv) throw new UsageError("give the program after -- or with --argv, not both");
+      const argv = program.length > 0 ? program : opts.argv;
       // Only the options given: the daemon validates the settings for the chosen executor.
       const body = Object.fromEntries(
         Object.entries({
@@ -59,7 +65,7 @@ function set(agent: Command, ctx: CliContext): void {
           url: opts.url,
           secret: opts.secret,
           timeout: opts.timeout,
-          argv: opts.argv,
+          argv,
           provider: opts.provider,
           model: opts.model,
           system: opts.system,
