@@ -3,7 +3,7 @@ import { count, idString, instant } from "../answer-fields.ts";
 import { REVISION_ACTIONS, RUN_STATUSES, RUN_TRIGGERS } from "../db/schema/enums.ts";
 import { jobView } from "./job-view.ts";
 
-/** What the cron routes answer, written from views.ts, revisions.ts, ledger-reads.ts and the service. */
+/** What the cron routes answer, written from views.ts, revisions.ts, ledger-queries.ts and the service. */
 
 export const runStatus = z.enum(RUN_STATUSES);
 const status = runStatus;

@@ -1,5 +1,5 @@
 import type { Db } from "../db/client.ts";
-import { failingAgents, overdueJobs, stuckRuns } from "./ledger-reads.ts";
+import { failingAgents, overdueJobs, stuckRuns } from "./ledger-queries.ts";
 
 export interface CronDiagnosis {
   overdueJobs: { id: string; name: string; nextFireAt: string; lateBySeconds: number }[];

@@ -1,13 +1,7 @@
-import { asc, eq, sql } from "drizzle-orm";
-import { rows, type Executor } from "../db/client.ts";
-import {
-  cronJobRevisions,
-  cronJobs,
-  type CronJobRevisionRow,
-  type CronJobRow,
-  type RevisionAction,
-} from "../db/schema/index.ts";
+import type { Executor } from "../db/client.ts";
+import type { CronJobRevisionRow, CronJobRow, RevisionAction } from "../db/schema/index.ts";
 import { readFields } from "./fields.ts";
+import { insertRevision, lastRevisionNumber } from "./revision-queries.ts";
 
 /**
  * Who changed a job: `uid:1000` (a Unix-socket peer), `token` or `token:NAME` (TCP), `file:PATH`
@@ -54,33 +48,16 @@ export interface RevisionInput {
  */
 export async function recordRevision(tx: Executor, input: RevisionInput): Promise<CronJobRevisionRow> {
   const jobId = input.after.id;
-  const [last] = await rows<{ n: number | null }>(
-    tx,
-    sql`select max(revision)::int as n from cron_job_revisions where cron_job_id = ${String(jobId)}::bigint`,
-  );
-  const [row] = await tx
-    .insert(cronJobRevisions)
-    .values({
-      cronJobId: jobId,
-      revision: (last?.n ?? 0) + 1,
-      at: input.at,
-      actor: input.actor,
-      action: input.action,
-      note: input.note ?? null,
-      before: input.before ? snapshot(input.before) : null,
-      after: snapshot(input.after),
-    })
-    .returning();
-  await tx.update(cronJobs).set({ revisionId: row!.id }).where(eq(cronJobs.id, jobId));
-  return row!;
-}
-
-export async function listRevisions(db: Executor, jobId: bigint): Promise<CronJobRevisionRow[]> {
-  return db
-    .select()
-    .from(cronJobRevisions)
-    .where(eq(cronJobRevisions.cronJobId, jobId))
-    .orderBy(asc(cronJobRevisions.revision));
+  return insertRevision(tx, {
+    cronJobId: jobId,
+    revision: (await lastRevisionNumber(tx, jobId)) + 1,
+    at: input.at,
+    actor: input.actor,
+    action: input.action,
+    note: input.note ?? null,
+    before: input.before ? snapshot(input.before) : null,
+    after: snapshot(input.after),
+  });
 }
 
 export interface FieldChange {

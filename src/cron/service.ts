@@ -18,8 +18,9 @@ import {
 } from "./input.ts";
 import { findJob, findJobByName, insertJob, jobEverExisted, lockJobs, softDeleteJob, updateJob } from "./queries.ts";
 import { nextFireAfter, planEdit } from "./job-changes.ts";
-import { IN_PROCESS, listRevisions, recordRevision, revisionView, type Actor, type RevisionView } from "./revisions.ts";
-import { lastRuns, listRuns, pageJobs, type LastRun } from "./ledger-reads.ts";
+import { IN_PROCESS, recordRevision, revisionView, type Actor, type RevisionView } from "./revisions.ts";
+import { listRevisions } from "./revision-queries.ts";
+import { lastRuns, listRuns, pageJobs, type LastRun } from "./ledger-queries.ts";
 import { runTimeline, type TimelineLane } from "./timeline.ts";
 import { assertCron, nextSlot, parseEvery, previewSlots, type Schedule } from "./schedule.ts";
 import { jobView, runView, type JobView, type RunView } from "./views.ts";

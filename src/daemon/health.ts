@@ -10,7 +10,7 @@ import { countPending, overdueTimers } from "../notify/queries.ts";
 import type { JobsFilesService } from "../jobs-files/jobs-files.ts";
 import type { Plugins } from "../plugins/service.ts";
 import type { Pruner } from "../retention/pruner.ts";
-import { oldestRows } from "../retention/rows.ts";
+import { oldestRows } from "../retention/row-queries.ts";
 import { partitionStatus } from "../db/partitions.ts";
 import type { Scheduler } from "../scheduler/scheduler.ts";
 import { claimLease } from "./leases.ts";

@@ -1,7 +1,6 @@
-import { sql } from "drizzle-orm";
-import { fromDrizzle, fromPglite, PgBoss, type DrizzleTransactionLike } from "pg-boss";
+import { fromPglite, PgBoss } from "pg-boss";
 import type { Logger } from "../log.ts";
-import { anyOf } from "./batch-params.ts";
+import { activateJobs, bossOnTransaction, checkBossRelease, installedBoss } from "./boss-tables.ts";
 import type { RetentionConfig } from "../retention/config.ts";
 import type { Database, Tx } from "./client.ts";
 
@@ -51,6 +50,8 @@ export function bossMaintenanceSeconds(retention: RetentionConfig): number {
  */
 export async function startBoss(options: BossOptions): Promise<PgBoss> {
   const { database, log } = options;
+  // Before pg-boss touches the database: a release whose tables this daemon does not know stops here.
+  checkBossRelease(installedBoss());
   const common = {
     schema: "pgboss",
     useListenNotify: true,
@@ -168,14 +169,9 @@ export async function enqueue(
         ? { id: j.id, data: j.data, startAfter: new Date(now + DIRECT_START_AFTER_MS) }
         : { id: j.id, data: j.data },
     ),
-    { db: fromDrizzle(tx as unknown as DrizzleTransactionLike, sql) },
+    { db: bossOnTransaction(tx) },
   );
   const direct = jobs.filter((j) => j.direct).map((j) => j.id);
   if (direct.length === 0) return;
-  // The ids as one array parameter: as an IN list, each size of hand-off was a statement text of
-  // its own, prepared anew (batch-params.ts), and a burst's was 10,000 parameters long.
-  await tx.execute(
-    sql`update pgboss.job set state = 'active', started_on = pgboss.job_now(), heartbeat_on = pgboss.job_now()
-        where name = ${queue} and state = 'created' and ${anyOf(sql`id`, direct, "uuid")}`,
-  );
+  await activateJobs(tx, queue, direct);
 }

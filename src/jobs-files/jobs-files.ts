@@ -1,11 +1,10 @@
 import { readFile } from "node:fs/promises";
 import { isAbsolute } from "node:path";
-import { isNull } from "drizzle-orm";
 import { z } from "zod";
-import { cronJobs } from "../db/schema/index.ts";
 import type { Logger } from "../log.ts";
 import { validate } from "../validation.ts";
 import { checkJobsFiles, JobsFileError, parseJobsFiles, type JobsFile } from "./parse.ts";
+import { liveJobFiles } from "./queries.ts";
 import { applyJobsFilesToDb, type ApplyResult, type JobsApplyDeps } from "./service.ts";
 
 /** POST /v1/apply: jobs files the caller read (the CLI parses the TOML, so errors point at lines). */
@@ -120,10 +119,7 @@ export class JobsFilesService {
 
   /** Jobs of files no longer in the configuration are left alone; say so, once per apply. */
   private async reportUnlisted(files: readonly string[], log: Logger): Promise<void> {
-    const managed = await this.deps.db
-      .select({ name: cronJobs.name, managedBy: cronJobs.managedBy })
-      .from(cronJobs)
-      .where(isNull(cronJobs.deletedAt));
+    const managed = await liveJobFiles(this.deps.db);
     const listed = new Set(files);
     const unlisted = managed.filter((job) => job.managedBy !== null && !listed.has(job.managedBy));
     if (unlisted.length > 0)

@@ -1,15 +1,15 @@
-import { eq, isNull, sql } from "drizzle-orm";
 import type { Clock } from "../clock.ts";
 import { SCHEDULE_CHANNEL } from "../cron/channels.ts";
 import { insertJob, softDeleteJob, updateJob } from "../cron/queries.ts";
 import { diffSnapshots, recordRevision } from "../cron/revisions.ts";
 import { jobView } from "../cron/views.ts";
-import { rows, type Db, type Executor } from "../db/client.ts";
-import { cronJobs, type CronJobRow } from "../db/schema/index.ts";
+import type { Db, Executor } from "../db/client.ts";
+import type { CronJobRow } from "../db/schema/index.ts";
 import { MissiondError } from "../errors.ts";
 import { announce } from "../scheduler/announce.ts";
 import type { JobsFile } from "./parse.ts";
 import { planApply, renderPlan, type LiveJob, type Plan, type PlanEntry } from "./plan.ts";
+import { lockApply, lockLiveJobs, readJob, revisionsSinceFile } from "./queries.ts";
 import { newRow, updatedColumns } from "./rows.ts";
 import { FILE_KEYS, type FileKey } from "./spec.ts";
 
@@ -39,9 +39,6 @@ export interface JobsApplyDeps {
 /** Revisions of a job by a jobs file carry this actor. */
 export const fileActor = (path: string) => `file:${path}`;
 
-// Two applies at once would each plan against jobs the other is changing.
-const APPLY_LOCK = sql`select pg_advisory_xact_lock(hashtext('missiond.jobs-apply'))`;
-
 /**
  * Applies parsed jobs files: plans against the live jobs, then writes every create, update and
  * delete, each with its revision, in one transaction; a dry run (or a failure anywhere) writes
@@ -54,14 +51,8 @@ export async function applyJobsFilesToDb(
 ): Promise<ApplyResult> {
   const now = new Date(deps.clock.now());
   const plan = await deps.db.transaction(async (tx) => {
-    await tx.execute(APPLY_LOCK);
-    // NO KEY UPDATE as the claim takes it (cron/queries.ts lockJobs): ids never change.
-    const live = await tx
-      .select()
-      .from(cronJobs)
-      .where(isNull(cronJobs.deletedAt))
-      .orderBy(cronJobs.id)
-      .for("no key update");
+    await lockApply(tx);
+    const live = await lockLiveJobs(tx);
     const drift = await driftByJob(
       tx,
       live.filter((job) => job.managedBy !== null),
@@ -106,7 +97,7 @@ async function write(tx: Executor, entry: PlanEntry, byId: Map<string, CronJobRo
       const before = byId.get(entry.jobId)!;
       if (!(await softDeleteJob(tx, before.id, at)))
         throw new MissiondError("CONFLICT", `job "${entry.name}" vanished`);
-      const [after] = await tx.select().from(cronJobs).where(eq(cronJobs.id, before.id));
+      const after = await readJob(tx, before.id);
       await recordRevision(tx, { action: "delete", actor, at, before, after: after! });
       return;
     }
@@ -130,19 +121,9 @@ const SNAPSHOT_TO_FILE = new Map<string, FileKey>([
 async function driftByJob(tx: Executor, managed: readonly CronJobRow[]): Promise<Map<bigint, FileKey[]>> {
   const drift = new Map<bigint, FileKey[]>();
   if (managed.length === 0) return drift;
-  const ids = sql.join(
-    managed.map((job) => sql`${String(job.id)}::bigint`),
-    sql`, `,
-  );
-  // Raw SQL: "after the file's latest revision of this job" is a correlated max per job.
-  const found = await rows<{ cron_job_id: string; before: unknown; after: unknown }>(
+  const found = await revisionsSinceFile(
     tx,
-    sql`select r.cron_job_id::text as cron_job_id, r.before, r.after
-          from cron_job_revisions r join cron_jobs j on j.id = r.cron_job_id
-         where r.cron_job_id in (${ids})
-           and r.revision > coalesce((select max(f.revision) from cron_job_revisions f
-                                       where f.cron_job_id = r.cron_job_id and f.actor = 'file:' || j.managed_by), 0)
-         order by r.cron_job_id, r.revision`,
+    managed.map((job) => job.id),
   );
   for (const revision of found) {
     const fields = diffSnapshots(asRecord(revision.before), asRecord(revision.after))

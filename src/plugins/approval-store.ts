@@ -1,10 +1,15 @@
-import { desc, eq, max } from "drizzle-orm";
 import type { Db } from "../db/client.ts";
-import { pluginApprovals, pluginGenerations } from "../db/schema/index.ts";
+import {
+  approvalRows,
+  generationRows,
+  insertApproval,
+  insertGeneration,
+  lastApprovalRevision,
+  latestApprovalRows,
+  type ApprovalRow,
+} from "./approval-queries.ts";
 import type { Approval } from "./consent.ts";
 import type { GrantsView } from "./grants.ts";
-
-type ApprovalRow = typeof pluginApprovals.$inferSelect;
 
 const view = (row: ApprovalRow): Approval => ({
   revision: row.revision,
@@ -18,10 +23,7 @@ const view = (row: ApprovalRow): Approval => ({
 
 /** Each plugin's latest approval, by name. */
 export async function latestApprovals(db: Db): Promise<Map<string, Approval>> {
-  const rows = await db
-    .selectDistinctOn([pluginApprovals.plugin])
-    .from(pluginApprovals)
-    .orderBy(pluginApprovals.plugin, desc(pluginApprovals.revision));
+  const rows = await latestApprovalRows(db);
   return new Map(rows.map((row) => [row.plugin, view(row)]));
 }
 
@@ -37,29 +39,19 @@ export interface NewApproval {
 /** Records the next revision of a plugin's approval; answers it. */
 export async function recordApproval(db: Db, approval: NewApproval): Promise<Approval> {
   return db.transaction(async (tx) => {
-    const [last] = await tx
-      .select({ revision: max(pluginApprovals.revision) })
-      .from(pluginApprovals)
-      .where(eq(pluginApprovals.plugin, approval.plugin));
-    const [row] = await tx
-      .insert(pluginApprovals)
-      .values({
-        ...approval,
-        grants: approval.grants as unknown as Record<string, unknown>,
-        revision: (last?.revision ?? 0) + 1,
-      })
-      .returning();
-    return view(row!);
+    const last = await lastApprovalRevision(tx, approval.plugin);
+    const row = await insertApproval(tx, {
+      ...approval,
+      grants: approval.grants as unknown as Record<string, unknown>,
+      revision: (last ?? 0) + 1,
+    });
+    return view(row);
   });
 }
 
 /** A plugin's approvals, newest first (its history). */
 export async function approvalHistory(db: Db, plugin: string): Promise<Approval[]> {
-  const rows = await db
-    .select()
-    .from(pluginApprovals)
-    .where(eq(pluginApprovals.plugin, plugin))
-    .orderBy(desc(pluginApprovals.revision));
+  const rows = await approvalRows(db, plugin);
   return rows.map(view);
 }
 
@@ -68,12 +60,12 @@ export async function recordGeneration(
   db: Db,
   record: { instance: string; generation: number; plugins: unknown[] },
 ): Promise<void> {
-  await db.insert(pluginGenerations).values(record);
+  await insertGeneration(db, record);
 }
 
 /** The latest generation records, newest first. */
 export async function generationRecords(db: Db, limit: number) {
-  const rows = await db.select().from(pluginGenerations).orderBy(desc(pluginGenerations.id)).limit(limit);
+  const rows = await generationRows(db, limit);
   return rows.map((r) => ({
     instance: r.instance,
     generation: r.generation,

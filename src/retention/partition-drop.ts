@@ -1,11 +1,16 @@
-import { sql } from "drizzle-orm";
 import type { Db, Executor } from "../db/client.ts";
 import { DAY_MS, dropDayPartition, listPartitions, partitionName } from "../db/partitions.ts";
 import type { Logger } from "../log.ts";
 import { archiveRuns } from "./archive.ts";
 import type { RetentionKind } from "./config.ts";
-import { partitionKeepsRuns, partitionRowCount, partitionRunsPage, rollUpPartition } from "./partition-queries.ts";
-import type { RunRules } from "./runs.ts";
+import {
+  lockForDrop,
+  partitionKeepsRuns,
+  partitionRowCount,
+  partitionRunsPage,
+  rollUpPartition,
+} from "./partition-queries.ts";
+import type { RunRules } from "./run-queries.ts";
 
 export interface PartitionDropDeps {
   db: Db;
@@ -107,8 +112,7 @@ async function guarded<T>(
 ): Promise<T | null> {
   try {
     return await deps.db.transaction(async (tx) => {
-      await tx.execute(sql.raw(`set local lock_timeout = '${LOCK_TIMEOUT}'`));
-      await tx.execute(sql.raw(`lock table ${table} in access exclusive mode`));
+      await lockForDrop(tx, table, LOCK_TIMEOUT);
       return body(tx);
     });
   } catch (err) {

@@ -3,12 +3,12 @@ import { runView } from "../cron/views.ts";
 import { rows, type Executor } from "../db/client.ts";
 import { DAY_MS, partitionName } from "../db/partitions.ts";
 import { cronJobRuns, cronJobs } from "../db/schema/index.ts";
-import { FAILED_STATUSES, list, removableClasses, type RunBatch, type RunRules } from "./runs.ts";
+import { FAILED_STATUSES, list, removableClasses, type RunBatch, type RunRules } from "./run-queries.ts";
 
 /**
  * Whether a day's partition of cron_job_runs holds a run the rules keep: Claimed or Running, a
  * Deferred one not fired again yet, one of a class kept longer (or forever), or one of the last
- * runs_keep_last of its job. The same rules as the batched delete (runs.ts), asked of a whole day:
+ * runs_keep_last of its job. The same rules as the batched delete (run-queries.ts), asked of a whole day:
  * a partition may be dropped only when every row in it would be deleted anyway.
  */
 export async function partitionKeepsRuns(tx: Executor, day: number, rules: RunRules): Promise<boolean> {
@@ -78,4 +78,10 @@ export async function partitionRunsPage(
     .orderBy(asc(cronJobRuns.id))
     .limit(limit);
   return found.map(({ run, jobName }) => ({ ...runView(run), jobName }));
+}
+
+/** Locks `table` (a partitioned parent) for a drop, waiting at most `timeout` (55P03 past it). */
+export async function lockForDrop(tx: Executor, table: string, timeout: string): Promise<void> {
+  await tx.execute(sql.raw(`set local lock_timeout = '${timeout}'`));
+  await tx.execute(sql.raw(`lock table ${table} in access exclusive mode`));
 }

@@ -1,14 +1,15 @@
-import { sql, type SQL } from "drizzle-orm";
+import type { SQL } from "drizzle-orm";
 import type { Clock } from "../clock.ts";
-import { rows, type Database } from "../db/client.ts";
+import type { Database } from "../db/client.ts";
 import type { Logger } from "../log.ts";
 import { startSweeper, type Sweeper } from "../scheduler/sweeper.ts";
 import { ensurePartitions } from "../db/partitions.ts";
 import { archiveRuns } from "./archive.ts";
 import { retentionOf, type RetentionConfig, type RetentionKind } from "./config.ts";
 import { dropDecisionPartitions, dropRunPartitions } from "./partition-drop.ts";
-import { deleteRowBatch, probesHolding, rowTable, rowsOverdueProbe, type RowKind } from "./rows.ts";
-import { deleteRuns, runsOverdueProbe, selectRunBatch, selectRunIds, type RunRules } from "./runs.ts";
+import { deleteRowBatch, probesHolding, rowTable, rowsOverdueProbe, type RowKind } from "./row-queries.ts";
+import { deleteRuns, runsOverdueProbe, selectRunBatch, selectRunIds, type RunRules } from "./run-queries.ts";
+import { autovacuumOff, tryPruneLock } from "./queries.ts";
 import { Vacuums } from "./vacuum.ts";
 
 // Any constant works; it only has to be the same for every missiond sharing the database.
@@ -116,8 +117,7 @@ export class Pruner {
     // The lock lives as long as this otherwise idle transaction; the batches run on other
     // connections, each its own short transaction.
     return database.db.transaction(async (tx) => {
-      const [row] = await rows<{ got: boolean }>(tx, sql`select pg_try_advisory_xact_lock(${PRUNE_LOCK_KEY}) as got`);
-      if (!row?.got) return { ...emptyResult(), skipped: true };
+      if (!(await tryPruneLock(tx, PRUNE_LOCK_KEY))) return { ...emptyResult(), skipped: true };
       return this.pass();
     });
   }
@@ -264,12 +264,6 @@ export class Pruner {
         };
       });
   }
-}
-
-/** The server's autovacuum is off (postgresql.conf, or ALTER SYSTEM): then the pruner vacuums. */
-async function autovacuumOff(db: Database["db"]): Promise<boolean> {
-  const [row] = await rows<{ off: boolean }>(db, sql`select current_setting('autovacuum') = 'off' as off`);
-  return row?.off === true;
 }
 
 /** The runs rules at `factor` times the retention (1 to prune, 2 for the doctor's lag check). */

@@ -1,9 +1,9 @@
-import { sql } from "drizzle-orm";
 import { z } from "zod";
 import { jobEverExisted } from "../cron/queries.ts";
-import { rows, type Executor } from "../db/client.ts";
+import type { Executor } from "../db/client.ts";
 import { MissiondError } from "../errors.ts";
 import { idString } from "../validation.ts";
+import { summaryCounts } from "./summary-queries.ts";
 
 const instant = z.iso.datetime({ offset: true });
 
@@ -39,30 +39,7 @@ export async function runSummary(db: Executor, query: z.output<typeof summaryQue
   const jobId = query.jobId !== undefined ? BigInt(query.jobId) : undefined;
   if (jobId !== undefined && !(await jobEverExisted(db, jobId)))
     throw new MissiondError("NOT_FOUND", `no cron job with id "${query.jobId}"`);
-  const live = [
-    query.from ? sql`scheduled_for >= ${query.from}::timestamptz` : undefined,
-    query.to ? sql`scheduled_for < ${query.to}::timestamptz` : undefined,
-    jobId !== undefined ? sql`cron_job_id = ${String(jobId)}::bigint` : undefined,
-  ].filter((c) => c !== undefined);
-  const rolled = [
-    query.from ? sql`day >= (${query.from}::timestamptz at time zone 'UTC')::date` : undefined,
-    query.to ? sql`(day::timestamp at time zone 'UTC') < ${query.to}::timestamptz` : undefined,
-    jobId !== undefined ? sql`job_id = ${String(jobId)}::bigint` : undefined,
-  ].filter((c) => c !== undefined);
-  const where = (conditions: ReturnType<typeof sql>[]) =>
-    conditions.length ? sql`where ${sql.join(conditions, sql` and `)}` : sql``;
-  // Raw SQL: a union of two grouped sources, summed.
-  const found = await rows<{ job_id: string; name: string; status: string; live: string; rolled: string }>(
-    db,
-    sql`select x.job_id::text as job_id, j.name, x.status, sum(x.live)::text as live, sum(x.rolled)::text as rolled
-      from (
-        select cron_job_id as job_id, status, count(*) as live, 0::bigint as rolled from cron_job_runs ${where(live)} group by 1, 2
-        union all
-        select job_id, status, 0, sum(count) from cron_run_rollups ${where(rolled)} group by 1, 2
-      ) x join cron_jobs j on j.id = x.job_id
-      group by x.job_id, j.name, x.status
-      order by x.job_id, x.status`,
-  );
+  const found = await summaryCounts(db, { from: query.from, to: query.to, jobId });
   return found.map((r) => ({
     jobId: r.job_id,
     jobName: r.name,

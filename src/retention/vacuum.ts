@@ -1,6 +1,14 @@
-import { sql } from "drizzle-orm";
-import { rows, type Database } from "../db/client.ts";
+import type { Database } from "../db/client.ts";
 import type { Logger } from "../log.ts";
+import {
+  analyzeStatement,
+  CHECKPOINT,
+  deadTables,
+  flushStatistics,
+  plannerRowCount,
+  runUtility,
+  vacuumStatement,
+} from "./vacuum-queries.ts";
 
 // A table is analyzed again once its row count has moved this far (either way) from the count it
 // had when it was last analyzed here. At a steady state the count after each pass is about the
@@ -66,45 +74,30 @@ export class Vacuums {
    * of its partition tree (itself when it is not a partition).
    */
   private async countedDead(): Promise<{ name: string; root: string }[]> {
-    // Single-user Postgres reports its table counters only when asked to; without this the view
-    // shows none of the rows the claims and the pass just left dead.
-    if (this.database.kind === "pglite") {
-      await this.database.pglite!.exec("select pg_stat_force_next_flush()");
-      await this.database.pglite!.exec("select 1");
-    }
-    return rows<{ name: string; root: string }>(
-      this.database.db,
-      sql`select format('%I.%I', s.schemaname, s.relname) as name, format('%I.%I', n.nspname, c.relname) as root
-          from pg_stat_user_tables s
-          join pg_class c on c.oid = coalesce(pg_partition_root(s.relid), s.relid)
-          join pg_namespace n on n.oid = c.relnamespace
-          where s.n_dead_tup >= ${DEAD_ROWS_MIN}::bigint and s.n_dead_tup > ${DEAD_ROWS_SHARE}::float8 * s.n_live_tup
-          order by s.n_dead_tup desc`,
-    );
+    // Without the flush the embedded database's view shows none of the rows the claims and the
+    // pass just left dead.
+    await flushStatistics(this.database);
+    return deadTables(this.database.db, DEAD_ROWS_MIN, DEAD_ROWS_SHARE);
   }
 
   /** Vacuums each table, analyzes those whose size moved; on the embedded database, checkpoints. */
   async run(tables: readonly string[]): Promise<{ analyzed: string[] }> {
     const took: Record<string, number> = {};
     // One statement per table: between two of them the daemon's timers and claims get their turn.
-    for (const table of tables) took[table] = await this.timed(`vacuum ${table}`);
+    for (const table of tables) took[table] = await this.timed(vacuumStatement(table));
     const analyzed: string[] = [];
     for (const table of tables) {
       const count = await this.rowCount(table);
       const last = this.analyzedAt.get(table);
       if (last !== undefined && count <= last * REANALYZE_RATIO && count * REANALYZE_RATIO >= last) continue;
-      took[`analyze ${table}`] = await this.timed(
-        this.database.kind === "pglite"
-          ? `set default_statistics_target = ${EMBEDDED_STATISTICS_TARGET}; analyze ${table}; reset default_statistics_target`
-          : `analyze ${table}`,
-      );
+      took[`analyze ${table}`] = await this.timed(analyzeStatement(this.database, table, EMBEDDED_STATISTICS_TARGET));
       // The estimate the ANALYZE itself just made.
       this.analyzedAt.set(table, await this.rowCount(table));
       analyzed.push(table);
     }
     // Single-user Postgres has no checkpointer: without one the WAL's old segments are never let go
     // and the data directory grows with every write.
-    if (this.database.kind === "pglite") took.checkpoint = await this.timed("checkpoint");
+    if (this.database.kind === "pglite") took.checkpoint = await this.timed(CHECKPOINT);
     this.log.debug({ component: "pruner", took }, "vacuumed");
     return { analyzed };
   }
@@ -113,20 +106,12 @@ export class Vacuums {
   private async timed(statement: string): Promise<number> {
     await this.gap();
     const started = performance.now();
-    if (this.database.kind === "pglite") await this.database.pglite!.exec(statement);
-    else await this.database.db.execute(sql.raw(statement));
+    await runUtility(this.database, statement);
     return Math.round(performance.now() - started);
   }
 
   /** The planner's row estimate, over every partition of a partitioned table. */
-  private async rowCount(table: string): Promise<number> {
-    const [row] = await rows<{ n: number | string | null }>(
-      this.database.db,
-      // pg_partition_tree lists nothing for a table that is not partitioned: the table itself then.
-      sql`select coalesce(sum(greatest(c.reltuples, 0)), 0)::float8 as n from pg_class c
-          where (c.oid = ${table}::regclass and c.relkind = 'r')
-             or c.oid in (select relid from pg_partition_tree(${table}::regclass) where isleaf)`,
-    );
-    return Number(row?.n ?? 0);
+  private rowCount(table: string): Promise<number> {
+    return plannerRowCount(this.database.db, table);
   }
 }

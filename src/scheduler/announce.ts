@@ -1,10 +1,10 @@
-import { sql } from "drizzle-orm";
 import type { Executor } from "../db/client.ts";
+import { pgNotify } from "./announce-queries.ts";
 
 /**
  * NOTIFY `channel` to every instance listening on the database (within a transaction, delivered
- * when it commits). Raw SQL: drizzle has no NOTIFY, and pg_notify takes the channel as a value.
+ * when it commits): the one announcement every change goes through, so other instances re-arm.
  */
-export async function announce(db: Executor, channel: string, payload: string): Promise<void> {
-  await db.execute(sql`select pg_notify(${channel}, ${payload})`);
+export function announce(db: Executor, channel: string, payload: string): Promise<void> {
+  return pgNotify(db, channel, payload);
 }

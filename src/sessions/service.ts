@@ -4,7 +4,7 @@ import type { Db, Executor } from "../db/client.ts";
 import type { SessionEventRow, SessionMessageRow, SessionRow } from "../db/schema/index.ts";
 import { MissiondError } from "../errors.ts";
 import { validate } from "../validation.ts";
-import { eventsPrunedThrough } from "../retention/rows.ts";
+import { eventsPrunedThrough } from "../retention/row-queries.ts";
 import { appendMessagesInput, createSessionInput, eventsQuery, readMessagesQuery, relationInput } from "./input.ts";
 import {
   addPeerThread,

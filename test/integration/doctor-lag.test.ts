@@ -10,7 +10,7 @@ import * as schema from "../../src/db/schema/index.ts";
 import { createLogger } from "../../src/log.ts";
 import type { RetentionConfig } from "../../src/retention/config.ts";
 import { Pruner } from "../../src/retention/pruner.ts";
-import { runsOverdue } from "../../src/retention/runs.ts";
+import { runsOverdue } from "../../src/retention/run-queries.ts";
 import { backendName, freshDatabase, type TestDatabase } from "../helpers/db.ts";
 import { planLedger, type PlanLedger } from "../helpers/plans.ts";
 

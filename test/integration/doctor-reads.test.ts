@@ -1,11 +1,11 @@
 import { and, count, desc, eq, gt, inArray, lt, max, or, sql, type SQL } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { failingAgents, stuckRuns } from "../../src/cron/ledger-reads.ts";
+import { failingAgents, stuckRuns } from "../../src/cron/ledger-queries.ts";
 import { runTimeline } from "../../src/cron/timeline.ts";
 import { openDatabase, rows, type Database, type Db, type Executor } from "../../src/db/client.ts";
 import { migrate } from "../../src/db/migrate.ts";
 import { cronJobRuns, cronJobs, RUN_STATUSES, type RunStatus } from "../../src/db/schema/index.ts";
-import { removableClasses, runsOverdue, type RunRules } from "../../src/retention/runs.ts";
+import { removableClasses, runsOverdue, type RunRules } from "../../src/retention/run-queries.ts";
 import { backendName, freshDatabase, type TestDatabase } from "../helpers/db.ts";
 import { planLedger, type PlanLedger } from "../helpers/plans.ts";
 
