@@ -6,7 +6,7 @@ import { parseId, validate } from "../validation.ts";
 import { SCHEDULE_CHANNEL } from "./channels.ts";
 import { announce } from "../scheduler/announce.ts";
 import type { Executor } from "../db/client.ts";
-import type { CronJobRow, RevisionAction } from "../db/schema/index.ts";
+import type { CronJobRow } from "../db/schema/index.ts";
 import {
   addJobInput,
   editJobInput,
@@ -18,7 +18,14 @@ import {
 } from "./input.ts";
 import { findJob, findJobByName, insertJob, jobEverExisted, lockJobs, softDeleteJob, updateJob } from "./queries.ts";
 import { nextFireAfter, planEdit } from "./job-changes.ts";
-import { IN_PROCESS, recordRevision, revisionView, type Actor, type RevisionView } from "./revisions.ts";
+import {
+  IN_PROCESS,
+  recordRevision,
+  revisionView,
+  type Actor,
+  type RevisionInput,
+  type RevisionView,
+} from "./revisions.ts";
 import { listRevisions } from "./revision-queries.ts";
 import { lastRuns, listRuns, pageJobs, type LastRun } from "./ledger-queries.ts";
 import { runTimeline, type TimelineLane } from "./timeline.ts";
@@ -330,14 +337,7 @@ export class CronService {
   }
 }
 
-interface Change {
-  action: RevisionAction;
-  actor: Actor;
-  at: Date;
-  note?: string | null | undefined;
-  before: CronJobRow | null;
-  after: CronJobRow;
-}
+type Change = RevisionInput;
 
 const notFound = (id: string) => new MissiondError("NOT_FOUND", `no cron job with id "${id}"`);
 const nameTaken = (name: string, cause?: unknown) =>
