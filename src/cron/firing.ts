@@ -1,12 +1,10 @@
-import type { PgBoss } from "pg-boss";
-import { untilMoment, type Clock } from "../clock.ts";
-import type { Db } from "../db/client.ts";
-import { handOffWithLane, type DirectLane, type Places } from "../delivery/direct.ts";
+import { untilMoment } from "../clock.ts";
+import type { ClaimDeps } from "../delivery/claim.ts";
+import { handOffWithLane, type Places } from "../delivery/direct.ts";
 import type { CronJobRow, CronJobRunRow } from "../db/schema/index.ts";
 import type { CronMission } from "../executors/types.ts";
 import { handOffFor, writeHandOffs, type PendingHandOff } from "./hand-off.ts";
 import type { Logger } from "../log.ts";
-import type { PluginChain } from "../plugins/chain.ts";
 import { MissiondError } from "../errors.ts";
 import { coalescing } from "../db/coalesce.ts";
 import { InFlight } from "../in-flight.ts";
@@ -33,27 +31,13 @@ import { resumeEndedPauses } from "./job-changes.ts";
 import { announce } from "../scheduler/announce.ts";
 import { handOffInClaim } from "../scheduler/hand-off.ts";
 
-export interface FiringDeps {
-  db: Db;
-  boss: PgBoss;
-  chain: PluginChain;
-  clock: Clock;
-  log: Logger;
-  instanceName: string;
+export interface FiringDeps extends ClaimDeps<CronMission> {
   /** A slot was deferred: the scheduler should pick up its new moment. */
   onDeferred?: () => void;
   /** A run reached a status (metrics). */
   onRun?: (status: string, latenessMs: number | null) => void;
   /** A run of the job ended before its mission (a plugin cancelled or deferred it). */
   onRunEnded?: (jobId: bigint) => Promise<void>;
-  /** The mission worker's direct lane, once the workers have started. */
-  direct?: () => DirectLane<CronMission> | undefined;
-  /**
-   * [scheduler] claim_ahead: a slot claimed at most twice this long before its moment is handed
-   * off in its claim's transaction; one claimed further ahead (a burst's) is handed off at its moment, so
-   * a crash before then leaves it Claimed, to be taken over, not a counted attempt closed Unknown.
-   */
-  claimAheadMs?: number;
 }
 
 /**

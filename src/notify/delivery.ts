@@ -1,15 +1,13 @@
 import { randomUUID } from "node:crypto";
-import type { PgBoss } from "pg-boss";
-import { untilMoment, type Clock } from "../clock.ts";
+import { untilMoment } from "../clock.ts";
 import { enqueue, NOTIFY_QUEUE } from "../db/boss.ts";
-import { handOffWithLane, onLane, type DirectLane } from "../delivery/direct.ts";
-import type { Db } from "../db/client.ts";
+import type { ClaimDeps } from "../delivery/claim.ts";
+import { handOffWithLane, onLane } from "../delivery/direct.ts";
 import { coalescing } from "../db/coalesce.ts";
 import { InFlight } from "../in-flight.ts";
 import type { NotifyTimerRow } from "../db/schema/index.ts";
 import type { NotifyMission } from "../executors/types.ts";
 import type { Logger } from "../log.ts";
-import type { PluginChain } from "../plugins/chain.ts";
 import { handOffInClaim } from "../scheduler/hand-off.ts";
 import type { DueSource } from "../scheduler/scheduler.ts";
 import { claimTimers, releaseStaleClaims, startDeliveries, timersDueBy, transitionTimer } from "./queries.ts";
@@ -18,19 +16,9 @@ import { noteMessage } from "./input.ts";
 // Enough for any horizon in practice; more due timers simply wait for the next refill.
 const MAX_LOADED = 50_000;
 
-export interface NotifyDeliveryDeps {
-  db: Db;
-  boss: PgBoss;
-  chain: PluginChain;
-  clock: Clock;
-  log: Logger;
-  instanceName: string;
+export interface NotifyDeliveryDeps extends ClaimDeps<NotifyMission> {
   /** A timer reached a status (metrics); lateness with the claim. */
   onTimer?: (status: string, latenessMs: number | null) => void;
-  /** The delivery worker's direct lane, once the workers have started. */
-  direct?: () => DirectLane<NotifyMission> | undefined;
-  /** [scheduler] claim_ahead: a timer claimed further ahead (a wave's) is handed off at its moment. */
-  claimAheadMs?: number;
 }
 
 /**
