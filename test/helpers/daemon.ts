@@ -1,5 +1,6 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
+import type { Clock } from "../../src/clock.ts";
 import { loadConfig } from "../../src/config/load.ts";
 import { createDaemon, type Daemon, type DaemonDeps } from "../../src/daemon/daemon.ts";
 import type { Decision } from "../../src/plugins/chain.ts";
@@ -22,6 +23,8 @@ export interface TestDaemonOptions {
   logLines?: (line: string) => void;
   /** Sees the text of every statement the daemon's database client sends. */
   onQuery?: (text: string) => void;
+  /** The daemon's clock (default: the system's); a test that moves time itself passes a virtual one. */
+  clock?: Clock;
 }
 
 export const testProbe = {
@@ -69,6 +72,7 @@ export async function startTestDaemon(db: TestDatabase, options: TestDaemonOptio
     onDecision: options.onDecision,
     faults: options.faults,
     onQuery: options.onQuery,
+    clock: options.clock,
     uiDir: options.uiDir,
     env: options.env,
   });

@@ -1,4 +1,3 @@
-import { fileURLToPath } from "node:url";
 import { sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import type { BackfillView } from "../../src/cron/backfill-service.ts";
@@ -9,10 +8,9 @@ import type { Daemon } from "../../src/daemon/daemon.ts";
 import { backendName } from "../helpers/db.ts";
 import { daemonPerTest } from "../helpers/daemon.ts";
 import { fixturePlugin } from "../helpers/plugins.ts";
+import { heldAgent } from "../helpers/virtual-clock.ts";
 import { waitFor } from "../helpers/wait.ts";
 
-const AGENT_SH = fileURLToPath(new URL("../fixtures/executors/agent.sh", import.meta.url));
-const NAPPER = `[agents.napper]\nexecutor = "command"\nargv = ["${AGENT_SH}"]\ntimeout = "10s"\n`;
 const HOUR = 3_600_000;
 const t = daemonPerTest();
 
@@ -79,15 +77,23 @@ describe(`cron backfill (${backendName})`, () => {
   });
 
   it("overlap skip with a slow mission: the slots run in turn, none Skipped; allow: they run at once", async () => {
-    const daemon = await t.start({ toml: NAPPER });
+    // Each mission is held until released: while held, the parallel slots all run and the serial ones wait.
+    const agent = heldAgent();
+    const daemon = await t.start({ toml: agent.toml });
     const add = (name: string, overlapPolicy: "skip" | "allow") =>
-      daemon.services.cron.add({ name, agentId: "napper", cron: "0 * * * *", prompt: "NAP", overlapPolicy });
+      daemon.services.cron.add({ name, agentId: "holder", cron: "0 * * * *", prompt: "HOLD", overlapPolicy });
     const serial = await add("serial", "skip");
     const parallel = await add("parallel", "allow");
     const range = { from: iso(hourAgo(3)), to: iso(hourAgo(0)) };
     const started = await api(daemon).post<BackfillView>(`/v1/cron-jobs/${parallel.id}/backfill`, range);
     expect(started.slots.map((s) => s.outcome)).toEqual(["started", "started", "started"]);
-    await api(daemon).post(`/v1/cron-jobs/${serial.id}/backfill`, range);
+    const queued = await api(daemon).post<BackfillView>(`/v1/cron-jobs/${serial.id}/backfill`, range);
+    expect(queued.slots.map((s) => s.outcome)).toEqual(["started", "queued", "queued"]);
+    const running = async (id: string) => (await runsOf(daemon, id)).filter((r) => r.status === "Running").length;
+    await waitFor(async () => (await running(parallel.id)) === 3 && (await running(serial.id)) === 1, "held runs");
+    // The serial job's other slots wait for the held run: no row of theirs yet.
+    expect((await runsOf(daemon, serial.id)).map((r) => r.status)).toEqual(["Running"]);
+    agent.release();
 
     const together = await waitFor(async () => finished(await runsOf(daemon, parallel.id), 3), "parallel runs", 20_000);
     expect(Date.parse(together[1]!.startedAt!)).toBeLessThan(Date.parse(together[0]!.finishedAt!));

@@ -5,6 +5,7 @@ import type { Daemon } from "../../src/daemon/daemon.ts";
 import { backendName } from "../helpers/db.ts";
 import { daemonPerTest } from "../helpers/daemon.ts";
 import { examplePlugin, fixturePlugin } from "../helpers/plugins.ts";
+import { startOnVirtualClock, type VirtualClock } from "../helpers/virtual-clock.ts";
 import { waitFor } from "../helpers/wait.ts";
 
 const example = examplePlugin;
@@ -12,6 +13,8 @@ const fixture = fixturePlugin;
 
 const t = daemonPerTest();
 const start = (pluginDirs: string[] = [], instanceName = "test") => t.start({ pluginDirs, instanceName });
+/** A daemon whose time the test moves (several share one clock). */
+const startVirtual = (instanceName = "test", clock?: VirtualClock) => startOnVirtualClock(t, { instanceName, clock });
 
 const runsOf = async (daemon: Daemon, jobId: string) => daemon.services.cron.runs({ jobId, limit: 1000 });
 
@@ -100,7 +103,7 @@ describe(`cron jobs fire through the plugin chain (${backendName})`, () => {
   });
 
   it("records Missed slots for downtime and runs the latest one (catch-up policy latest)", async () => {
-    const daemon = await start();
+    const { daemon, clock } = await startVirtual();
     const job = await daemon.services.cron.add({
       name: "catchup",
       agentId: "a1",
@@ -110,15 +113,17 @@ describe(`cron jobs fire through the plugin chain (${backendName})`, () => {
     });
     // As if the daemon had been down: the job's next slot is 8 s in the past when it resumes
     // (the slots of the last 2 s are on time and run).
-    const past = new Date(Math.floor(Date.now() / 1000) * 1000 - 8_000);
+    const past = new Date(Math.floor(clock.now() / 1000) * 1000 - 8_000);
     await daemon.services.database.db.execute(
       sql`update cron_jobs set next_fire_at = ${past.toISOString()}::timestamptz, paused = false where id = ${BigInt(job.id)}`,
     );
     daemon.services.scheduler.poke();
-    const runs = await waitFor(async () => {
-      const all = await runsOf(daemon, job.id);
-      return all.some((r) => r.status === "Succeeded") ? all : null;
-    }, "the catch-up run");
+    let runs: Awaited<ReturnType<typeof runsOf>> = [];
+    await clock.advanceUntil(
+      async () => (runs = await runsOf(daemon, job.id)).some((r) => r.status === "Succeeded"),
+      1_000,
+      100,
+    );
     const missed = runs.filter((r) => r.status === "Missed");
     expect(missed.length).toBeGreaterThanOrEqual(5);
     expect(missed.map((r) => r.scheduledFor)).toContain(past.toISOString());
@@ -147,9 +152,10 @@ describe(`cron jobs fire through the plugin chain (${backendName})`, () => {
   });
 
   it("removes a job but keeps its run history readable", async () => {
-    const daemon = await start();
+    const { daemon, clock } = await startVirtual();
     const job = await daemon.services.cron.add({ name: "brief", agentId: "a1", cron: "* * * * * *", prompt: "p" });
-    await waitFor(async () => (await runsOf(daemon, job.id)).length > 0, "a run");
+    await clock.advance(1_000);
+    expect(await runsOf(daemon, job.id)).toHaveLength(1);
     await daemon.services.cron.remove(job.id);
     expect(await daemon.services.cron.list()).toEqual([]);
     await expect(daemon.services.cron.get(job.id)).rejects.toThrow(/no cron job with id/);
@@ -159,16 +165,15 @@ describe(`cron jobs fire through the plugin chain (${backendName})`, () => {
 
 describe(`several daemons on one database (${backendName})`, () => {
   it("fires each slot exactly once", async () => {
-    const first = await start([], "first");
-    const second = await start([], "second");
-    const third = await start([], "third");
+    const { daemon: first, clock } = await startVirtual("first");
+    const { daemon: second } = await startVirtual("second", clock);
+    const { daemon: third } = await startVirtual("third", clock);
     const job = await first.services.cron.add({ name: "shared", agentId: "a1", cron: "* * * * * *", prompt: "p" });
     second.services.scheduler.poke();
     third.services.scheduler.poke();
-    const runs = await waitFor(async () => {
-      const all = await runsOf(first, job.id);
-      return all.filter((r) => r.status === "Succeeded").length >= 4 ? all : null;
-    }, "four Succeeded runs");
+    await clock.advance(4_000);
+    const runs = await runsOf(first, job.id);
+    expect(runs.filter((r) => r.status === "Succeeded")).toHaveLength(4);
     const slots = runs.map((r) => r.scheduledFor);
     expect(new Set(slots).size).toBe(slots.length);
     const duplicates = await rows<{ n: number }>(
@@ -184,19 +189,21 @@ describe(`several daemons on one database (${backendName})`, () => {
 
 describe(`pause, resume and trigger (${backendName})`, () => {
   it("pauses a job with a note (no slots claimed, none Missed), resumes it from the next slot", async () => {
-    const daemon = await start();
+    const { daemon, clock } = await startVirtual();
     const job = await daemon.services.cron.add({ name: "pausable", agentId: "a1", cron: "* * * * * *", prompt: "p" });
-    await waitFor(async () => (await runsOf(daemon, job.id)).length > 0, "a first run");
+    await clock.advance(1_000);
+    expect(await runsOf(daemon, job.id)).toHaveLength(1);
     const paused = await daemon.services.cron.pause(job.id, { note: "migrating the backups host" });
     expect(paused).toMatchObject({ paused: true, pausedNote: "migrating the backups host" });
     const before = (await runsOf(daemon, job.id)).length;
-    await new Promise((resolve) => setTimeout(resolve, 2_500)); // two slots pass while paused
+    await clock.advance(2_500); // two slots pass while paused
     const during = await runsOf(daemon, job.id);
-    expect(during.length).toBeLessThanOrEqual(before + 1); // at most a slot already claimed at pause time
+    expect(during).toHaveLength(before); // paused between slots: none was claimed ahead
     const resumed = await daemon.services.cron.resume(job.id);
     expect(resumed).toMatchObject({ paused: false, pausedNote: null });
-    expect(Date.parse(resumed.nextFireAt!)).toBeGreaterThan(Date.now() - 1_000);
-    await waitFor(async () => (await runsOf(daemon, job.id)).length > during.length, "runs after resuming");
+    expect(Date.parse(resumed.nextFireAt!)).toBeGreaterThan(clock.now());
+    await clock.advance(1_000);
+    expect(await runsOf(daemon, job.id)).toHaveLength(during.length + 1);
     expect((await runsOf(daemon, job.id)).filter((r) => r.status === "Missed")).toEqual([]);
   });
 

@@ -6,7 +6,7 @@ import { rows } from "../../src/db/client.ts";
 import type { Daemon } from "../../src/daemon/daemon.ts";
 import { backendName } from "../helpers/db.ts";
 import { daemonPerTest } from "../helpers/daemon.ts";
-import { waitFor } from "../helpers/wait.ts";
+import { startOnVirtualClock, type VirtualClock } from "../helpers/virtual-clock.ts";
 
 const t = daemonPerTest();
 const api = (daemon: Daemon) => apiClient({ socketPath: daemon.config.socketPath });
@@ -16,29 +16,29 @@ const perSecond = (daemon: Daemon, name = "tick") =>
   daemon.services.cron.add({ name, agentId: "a1", cron: "* * * * * *", prompt: "p" });
 const byRequest = (r: RunView) => r.status === "Skipped" && /^skipped on request/.test(r.reason ?? "");
 
-/** The runs once `n` slots after the last skipped one have run normally. */
-async function untilResumed(daemon: Daemon, jobId: string, n: number, timeoutMs = 20_000): Promise<RunView[]> {
-  return waitFor(
+/** The runs once `n` slots after the last skipped one have run normally, moving time on a second at a time. */
+async function untilResumed(daemon: Daemon, clock: VirtualClock, jobId: string, n: number): Promise<RunView[]> {
+  let runs: RunView[] = [];
+  await clock.advanceUntil(
     async () => {
-      const runs = await runsOf(daemon, jobId);
+      runs = await runsOf(daemon, jobId);
       const lastSkip = runs.findLastIndex(byRequest);
-      return lastSkip >= 0 && runs.slice(lastSkip + 1).filter((r) => r.status === "Succeeded").length >= n
-        ? runs
-        : null;
+      return lastSkip >= 0 && runs.slice(lastSkip + 1).filter((r) => r.status === "Succeeded").length >= n;
     },
-    "runs to resume after the skip",
-    timeoutMs,
+    20_000,
+    1_000,
   );
+  return runs;
 }
 
 describe(`cron skip (${backendName})`, () => {
   it("skips the next N slots, each recorded Skipped with the reason at its moment, then runs resume", async () => {
-    const daemon = await t.start();
+    const { daemon, clock } = await startOnVirtualClock(t);
     const job = await perSecond(daemon);
     const asked = await api(daemon).post<JobView>(`/v1/cron-jobs/${job.id}/skip`, { count: 3, reason: "maintenance" });
     expect(asked.skip).toEqual({ remaining: 3, until: null, reason: "maintenance" });
 
-    const runs = await untilResumed(daemon, job.id, 2);
+    const runs = await untilResumed(daemon, clock, job.id, 2);
     const skipped = runs.filter(byRequest);
     expect(skipped.map((r) => r.reason)).toEqual([
       "skipped on request (2 more to skip): maintenance",
@@ -62,11 +62,11 @@ describe(`cron skip (${backendName})`, () => {
   });
 
   it("skips every slot before --until, and a cancel clears a pending skip", async () => {
-    const daemon = await t.start();
+    const { daemon, clock } = await startOnVirtualClock(t);
     const job = await perSecond(daemon);
-    const until = new Date(Math.ceil(Date.now() / 1000) * 1000 + 3_000);
+    const until = new Date(Math.ceil(clock.now() / 1000) * 1000 + 3_000);
     await daemon.services.cron.skip(job.id, { until: until.toISOString(), reason: "deploy" });
-    const runs = await untilResumed(daemon, job.id, 2);
+    const runs = await untilResumed(daemon, clock, job.id, 2);
     const skipped = runs.filter(byRequest);
     expect(skipped.length).toBeGreaterThanOrEqual(2);
     for (const r of skipped) {
@@ -78,10 +78,11 @@ describe(`cron skip (${backendName})`, () => {
 
     const other = await perSecond(daemon, "other");
     await daemon.services.cron.skip(other.id, { count: 1000 });
-    await waitFor(async () => (await runsOf(daemon, other.id)).filter(byRequest).length >= 2, "a few skipped slots");
+    await clock.advance(2_000);
+    expect((await runsOf(daemon, other.id)).filter(byRequest)).toHaveLength(2);
     const cleared = await daemon.services.cron.skip(other.id, { cancel: true });
     expect(cleared.skip).toBeNull();
-    await untilResumed(daemon, other.id, 2);
+    await untilResumed(daemon, clock, other.id, 2);
     const actions = await rows<{ action: string }>(
       daemon.services.database.db,
       sql`select action from cron_job_revisions where cron_job_id = ${BigInt(other.id)} order by revision`,
@@ -114,11 +115,11 @@ describe(`cron skip (${backendName})`, () => {
   });
 
   it("two daemons on one database record each skipped slot exactly once", async () => {
-    const a = await t.start({ instanceName: "a" });
-    await t.start({ instanceName: "b" });
+    const { daemon: a, clock } = await startOnVirtualClock(t, { instanceName: "a" });
+    await startOnVirtualClock(t, { instanceName: "b", clock });
     const job = await perSecond(a);
     await a.services.cron.skip(job.id, { count: 4, reason: "shared" });
-    const runs = await untilResumed(a, job.id, 3);
+    const runs = await untilResumed(a, clock, job.id, 3);
     expect(runs.filter(byRequest)).toHaveLength(4);
     const slots = runs.map((r) => r.scheduledFor);
     expect(new Set(slots).size).toBe(slots.length);

@@ -2,17 +2,17 @@ import { describe, expect, it } from "vitest";
 import type { RunView } from "../../src/cron/views.ts";
 import { backendName } from "../helpers/db.ts";
 import { daemonPerTest } from "../helpers/daemon.ts";
-import { waitFor } from "../helpers/wait.ts";
+import { startOnVirtualClock } from "../helpers/virtual-clock.ts";
 
 const t = daemonPerTest();
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
- * A daemon runs a per-second job, stops for about 5.5 s (several slots), and a new one starts on
- * the same database: the ledger must account for every slot of the outage, as the policy says.
+ * A daemon runs a per-second job, stops for 5.5 s (several slots), and a new one starts on the
+ * same database: the ledger must account for every slot of the outage, as the policy says. Time
+ * is the test's: both daemons share a virtual clock, moved on through the outage.
  */
 async function outage(catchupPolicy: "skip" | "latest" | "all", catchupMax = 10) {
-  const first = await t.start({ instanceName: "before" });
+  const { daemon: first, clock } = await startOnVirtualClock(t, { instanceName: "before" });
   const job = await first.services.cron.add({
     name: `outage-${catchupPolicy}`,
     agentId: "a1",
@@ -22,21 +22,22 @@ async function outage(catchupPolicy: "skip" | "latest" | "all", catchupMax = 10)
     catchupMax,
     overlapPolicy: "allow",
   });
-  await waitFor(
-    async () => (await first.services.cron.runs({ jobId: job.id, limit: 10 })).some((r) => r.status === "Succeeded"),
-    "a run before the outage",
-  );
+  await clock.advance(2_000);
+  const before = await first.services.cron.runs({ jobId: job.id, limit: 10 });
+  expect(before).toHaveLength(2);
+  expect(before.some((r) => r.status === "Succeeded")).toBe(true);
   await first.stop();
-  await sleep(5_500);
-  const second = await t.start({ instanceName: "after" });
-  const upAt = Date.now();
-  const runs = await waitFor(
+  await clock.advance(5_500);
+  const { daemon: second } = await startOnVirtualClock(t, { instanceName: "after", clock });
+  const upAt = clock.now();
+  let runs: RunView[] = [];
+  await clock.advanceUntil(
     async () => {
-      const all = (await second.services.cron.runs({ jobId: job.id, limit: 1000 })).reverse();
-      return all.some((r) => Date.parse(r.scheduledFor!) > upAt + 1_000 && r.status === "Succeeded") ? all : null;
+      runs = (await second.services.cron.runs({ jobId: job.id, limit: 1000 })).reverse();
+      return runs.some((r) => Date.parse(r.scheduledFor!) > upAt + 1_000 && r.status === "Succeeded");
     },
-    "runs after the restart",
-    20_000,
+    10_000,
+    1_000,
   );
   // The catch-up batch: every slot the new daemon found due when it first claimed.
   const after = runs.filter((r) => r.claimedBy === "after");

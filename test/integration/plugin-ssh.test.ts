@@ -19,13 +19,16 @@ interface Outcome {
   error?: string;
 }
 
+// Without sshd the tests skip, the title naming what is missing.
+const missing = sshdMissing ? ` (skipped: ${sshdMissing})` : "";
+
 /**
  * host.ssh.command against a real OpenSSH server on a loopback port (Debian's openssh-server),
  * through a daemon whose agents carry SSH credentials, called the way an agent runtime calls the
  * SSH hooks. The handler budget is 1 s here, so every call that takes longer shows that time
  * inside host.ssh.command is not counted against it.
  */
-describe.skipIf(sshdMissing !== null)(`host.ssh.command against a real sshd (${backendName})`, () => {
+describe.skipIf(sshdMissing !== null)(`host.ssh.command against a real sshd (${backendName})${missing}`, () => {
   let db: TestDatabase;
   let sshd: TestSshd;
   let daemon: Daemon;
@@ -184,5 +187,3 @@ describe.skipIf(sshdMissing !== null)(`host.ssh without its permission (${backen
     }
   });
 });
-
-if (sshdMissing) describe(`host.ssh.command against a real sshd`, () => it.skip(`skipped: ${sshdMissing}`, () => {}));

@@ -68,16 +68,18 @@ describe.skipIf(!onPostgres)("a daemon on a URL with ?prepare=false (postgres)",
     url.searchParams.set("prepare", "false");
     const daemon = await t.start({ env: { DATABASE_URL: url.toString() } });
     await daemon.services.cron.add({ name: "each-second", agentId: "a1", cron: "* * * * * *", prompt: "p" });
-    await waitFor(
-      async () => {
-        const [found] = await rows<{ n: number }>(
-          daemon.services.database.db,
-          sql`select count(*)::int as n from cron_job_runs where status = 'Succeeded'`,
-        );
-        return found!.n >= 2;
-      },
-      "two slots Succeeded",
-      15_000,
-    );
+    await expect(
+      waitFor(
+        async () => {
+          const [found] = await rows<{ n: number }>(
+            daemon.services.database.db,
+            sql`select count(*)::int as n from cron_job_runs where status = 'Succeeded'`,
+          );
+          return found!.n >= 2;
+        },
+        "two slots Succeeded",
+        15_000,
+      ),
+    ).resolves.toBe(true);
   });
 });
