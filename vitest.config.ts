@@ -1,13 +1,18 @@
 import { defineConfig } from "vitest/config";
 
-// Two cores: two test files at a time. Each integration file gets its own database.
+// Each test gets its own database, a copy of one migrated before the files start.
 export default defineConfig({
   test: {
     include: ["test/**/*.test.ts", "plugins/**/*.test.ts"],
     pool: "forks",
     // Kills the children and removes the directories a file left behind.
     setupFiles: ["test/setup.ts"],
-    maxWorkers: 2,
+    // The migrated database each test's copy is made from (test/helpers/template.ts).
+    globalSetup: ["test/helpers/global-setup.ts"],
+    // Three files at a time on two cores: most of a file's time is spent waiting on real time
+    // (per-second schedules, drains, child processes), not computing; the suite on one backend used
+    // about one core with four workers.
+    maxWorkers: 3,
     // V8's wasm code collection can destroy a disposed plugin isolate on its own background thread
     // while holding the lock the isolate's teardown takes (a deadlock seen with undici's wasm in
     // test/integration/llm-plugins.test.ts); the workers keep dead wasm code instead.

@@ -66,10 +66,12 @@ describe(`SIGTERM during a burst of fires and running command missions (${backen
   async function start(): Promise<{ serve: ReturnType<typeof spawnServe>; api: ApiClient }> {
     const serve = spawnServe({ cwd, env });
     const api = apiClient({ socketPath: socket() });
+    // A bound for a stuck start only: an embedded database's first start runs initdb, which a
+    // loaded machine takes tens of seconds over.
     await waitFor(
       async () => (await api.get("/readyz").catch(() => null)) !== null,
       "the daemon to answer on its socket",
-      30_000,
+      120_000,
       100,
     );
     return { serve, api };
@@ -106,19 +108,22 @@ describe(`SIGTERM during a burst of fires and running command missions (${backen
         const prompt = i < 10 ? `NAP ${i}` : i < 14 ? `LONG ${i}` : `quick ${i}`;
         await api.post("/v1/cron-jobs", { name: `burst-${i}`, agentId: "worker", cron: "* * * * * *", prompt });
       }
-      // Until NAP missions have completed a round; then a fresh round is under way.
+      // Until NAP missions have completed a round and the signal finds both kinds executing: NAP
+      // ones (which finish within the budget) and LONG ones (which cannot). Waited for by what the
+      // ledger shows, not by a time that a loaded machine may need more of.
       await waitFor(
         async () => {
           const { runs } = await api.get<{ runs: { status: string; promptFired: string | null }[] }>("/v1/runs", {
             limit: 1000,
           });
-          return runs.filter((r) => r.status === "Succeeded" && r.promptFired?.startsWith("NAP")).length >= 3;
+          const of = (status: string, kind: string) =>
+            runs.filter((r) => r.status === status && r.promptFired?.startsWith(kind)).length;
+          return of("Succeeded", "NAP") >= 3 && of("Running", "NAP") > 0 && of("Running", "LONG") > 0;
         },
-        "NAP missions to complete a round",
-        30_000,
+        "NAP missions to complete a round, and NAP and LONG ones to be executing",
+        120_000,
         200,
       );
-      await new Promise((resolve) => setTimeout(resolve, 700));
 
       stoppedAt = Date.now();
       serve.kill("SIGTERM");
@@ -233,9 +238,8 @@ describe(`SIGTERM during a burst of fires and running command missions (${backen
         100,
       );
       await new Promise((resolve) => setTimeout(resolve, 300));
-      const first = Date.now();
       serve.kill("SIGTERM");
-      await waitFor(() => serve.output().includes("shutdown requested"), "the drain to begin", 5_000, 20);
+      await waitFor(() => serve.output().includes("shutdown requested"), "the drain to begin", 30_000, 20);
       await new Promise((resolve) => setTimeout(resolve, 300));
       expect(serve.exitCode).toBeNull(); // still draining: the SLOW missions have 10 s to go
       const second = Date.now();
@@ -246,8 +250,10 @@ describe(`SIGTERM during a burst of fires and running command missions (${backen
       // At once: not the drain's end (10 s of SLOW missions to go) nor serve's own forced exit at the
       // budget plus 2 s (over 6 s from here). A loaded machine reaps the child late (1.8 s seen).
       expect(Date.now() - second).toBeLessThan(4_000);
-      expect(second - first).toBeLessThan(DRAIN_BUDGET_MS);
       expect(serve.output()).toMatch(/second signal: exiting now without draining/);
+      // The second signal reached the daemon during the drain, by its own log: a machine slow to
+      // deliver the first signal does not count against it.
+      expect(logTime(serve.output(), /"shutdown requested"/, /second signal/)).toBeLessThan(DRAIN_BUDGET_MS);
     } finally {
       if (serve.exitCode === null) serve.kill("SIGKILL");
     }

@@ -60,7 +60,7 @@ export async function serveDaemon(pluginDirs: string[], toml = ""): Promise<Serv
   await waitFor(
     async () => (await api.get("/readyz").catch(() => null)) !== null,
     "the daemon to be ready",
-    30_000,
+    120_000,
     100,
   );
   const terminate = async () => {

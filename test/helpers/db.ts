@@ -1,6 +1,8 @@
 import { randomBytes } from "node:crypto";
+import { readFileSync } from "node:fs";
 import { PGlite } from "@electric-sql/pglite";
 import postgres from "postgres";
+import { inject } from "vitest";
 
 /** The server Postgres when DATABASE_URL is set; otherwise tests run on embedded PGlite. */
 export const SERVER_URL = process.env.DATABASE_URL || null;
@@ -14,20 +16,44 @@ export interface TestDatabase {
   drop(): Promise<void>;
 }
 
-/** A database of its own for one test: a new database on the server, or a new in-memory PGlite. */
+/**
+ * A database of its own for one test, with drizzle's migrations already applied: a copy of the
+ * run's template on the server, or a new in-memory PGlite loaded from the template's dump
+ * (test/helpers/template.ts). A daemon started on it migrates as on any database (a no-op for
+ * drizzle's part) and does the rest of its first start itself.
+ */
 export function freshDatabase(): Promise<TestDatabase> {
+  return createFreshDatabase(SERVER_URL, "missiond_t", inject("databaseTemplate"));
+}
+
+/** A database of its own with nothing in it, for a test about migrating from nothing. */
+export function emptyDatabase(): Promise<TestDatabase> {
   return createFreshDatabase(SERVER_URL, "missiond_t");
 }
 
-/** A new database on the server at `serverUrl` (named with `prefix`), or a new in-memory PGlite when null. */
-export async function createFreshDatabase(serverUrl: string | null, prefix: string): Promise<TestDatabase> {
+// The template's dump, read once per test file.
+let pgliteDump: { path: string; blob: Blob } | null = null;
+function pgliteDumpAt(path: string): Blob {
+  if (pgliteDump?.path !== path) pgliteDump = { path, blob: new Blob([readFileSync(path)]) };
+  return pgliteDump.blob;
+}
+
+/**
+ * A new database on the server at `serverUrl` (named with `prefix`), or a new in-memory PGlite when
+ * null; a copy of `template` (a template database's name, or a PGlite dump's path) when given.
+ */
+export async function createFreshDatabase(
+  serverUrl: string | null,
+  prefix: string,
+  template?: string,
+): Promise<TestDatabase> {
   if (!serverUrl) {
-    const pglite = await PGlite.create();
+    const pglite = template ? await PGlite.create({ loadDataDir: pgliteDumpAt(template) }) : await PGlite.create();
     return { url: null, pglite, drop: () => pglite.close() };
   }
   const name = `${prefix}_${randomBytes(6).toString("hex")}`;
   const admin = postgres(serverUrl, { max: 1, onnotice: () => {} });
-  await admin.unsafe(`create database ${name}`);
+  await admin.unsafe(template ? `create database ${name} template ${template}` : `create database ${name}`);
   await admin.end();
   const url = new URL(serverUrl);
   url.pathname = `/${name}`;

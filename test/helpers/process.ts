@@ -1,5 +1,8 @@
-import { spawn, type ChildProcess } from "node:child_process";
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import { existsSync, mkdirSync } from "node:fs";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { inject } from "vitest";
 
 export const MAIN = fileURLToPath(new URL("../../src/main.ts", import.meta.url));
 
@@ -51,11 +54,28 @@ export function runMissiond(args: string[], options: { cwd: string; env: Record<
   });
 }
 
+/**
+ * A daemon on its embedded database in `cwd` (no DATABASE_URL, the default state directory) finds
+ * the run's migrated template there instead of an empty folder: PGlite's initdb, seconds of
+ * WebAssembly on every first start, is done once for the run. What the daemon does on a database
+ * it did not make (migrations, pg-boss's schema) is unchanged; a folder already there is left.
+ */
+function seedEmbeddedDatabase(cwd: string, env: Record<string, string>): void {
+  const template = inject("databaseTemplate");
+  if (env.DATABASE_URL || env.MISSIOND_STATE_DIR || !template?.endsWith(".tar")) return;
+  const dataDir = join(cwd, ".missiond", "pgdata");
+  if (existsSync(dataDir)) return;
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  const tar = spawnSync("tar", ["-xf", template, "-C", dataDir], { encoding: "utf8" });
+  if (tar.status !== 0) throw new Error(`tar -xf ${template}: ${tar.stderr}`);
+}
+
 /** Starts `missiond serve` in the background; its output is collected on the returned object. */
 export function spawnServe(options: {
   cwd: string;
   env: Record<string, string>;
 }): ChildProcess & { output: () => string; exited: Promise<number | null> } {
+  seedEmbeddedDatabase(options.cwd, options.env);
   const child = track(
     spawn(process.execPath, [MAIN, "serve"], { cwd: options.cwd, env: { ...process.env, ...options.env } }),
   );

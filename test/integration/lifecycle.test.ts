@@ -4,7 +4,7 @@ import { loadConfig } from "../../src/config/load.ts";
 import { createDaemon } from "../../src/daemon/daemon.ts";
 import { createLogger } from "../../src/log.ts";
 import { testProbe } from "../helpers/daemon.ts";
-import { backendName, freshDatabase, type TestDatabase } from "../helpers/db.ts";
+import { backendName, emptyDatabase, freshDatabase, type TestDatabase } from "../helpers/db.ts";
 import { freePort } from "../helpers/net.ts";
 import { removeTempDir, tempDir } from "../helpers/tmp.ts";
 
@@ -86,7 +86,7 @@ describe("daemon lifecycle", () => {
   // On a server pg-boss starts beside the migrations: a failed migration must not leave it running.
   it.skipIf(backendName !== "postgres")("stops pg-boss, started beside the migrations, when they fail", async () => {
     stateDir = tempDir("lifecycle");
-    db = await freshDatabase();
+    db = await emptyDatabase();
     const admin = postgres(db.url!, { max: 1, onnotice: () => {} });
     try {
       // The first migration creates this table: here it fails half-way ("already exists").

@@ -23,6 +23,8 @@ const FIXTURES = fileURLToPath(new URL("./fixtures", import.meta.url));
 const OUTSIDE = join(FIXTURES, "outside.js");
 const fixture = (name: string) => join(FIXTURES, name);
 const t = daemonPerTest();
+// The daemon's default [plugins] handler_timeout.
+const HANDLER_TIMEOUT_MS = 5_000;
 
 /** What each plugin must report: the denial, never the thing it reached for. */
 function expectedReports(root: string, port: number): Record<string, string> {
@@ -141,9 +143,18 @@ describe(`plugins cannot get out of their isolates (${backendName})`, () => {
         expect(Object.fromEntries(Object.keys(expected).map((name) => [name, reports[name]]))).toEqual(expected);
       }
       expect(server.forbiddenHits()).toBe(0);
-      // Slots after the first (which waited for nothing but the chain) were handed off promptly.
+      // Slots after the first (which waited for nothing but the chain) were handed off without a
+      // plugin holding the chain: no handler was waited out to its timeout, and no slot started as
+      // late as one timeout (what a plugin blocking the daemon's thread would cost). The chain's own
+      // work takes longer on a loaded machine; it is measured by the benchmarks, not here.
+      const { decisions: all } = await api.get<{ decisions: { plugin: string; reason: string | null }[] }>(
+        "/v1/hook-decisions",
+        { limit: 1000 },
+      );
+      expect(all.filter((d) => d.reason === "timeout").map((d) => d.plugin)).toEqual([]);
       const later = runs.slice(1).map((r) => Date.parse(r.startedAt!) - Date.parse(r.scheduledFor!));
-      expect(Math.max(...later)).toBeLessThan(3_000);
+      expect(later.length).toBeGreaterThanOrEqual(2);
+      expect(Math.max(...later)).toBeLessThan(HANDLER_TIMEOUT_MS);
 
       // Imports the daemon refused: the plugin did not load, and the list says which import and why.
       const { plugins } = await api.get<{ plugins: PluginInfo[] }>("/v1/plugins");
