@@ -62,10 +62,10 @@ describe(`missiond serve as a process, driven by the CLI over its socket (${back
     expect(job.id).toMatch(/^\d+$/);
 
     const ls = await cli("cron", "ls");
-    expect(ls.stdout).toMatch(/^ID\s+NAME\s+KIND\s+AGENT\s+SCHEDULE\s+TZ\s+NEXT FIRE\s+STATE$/m);
+    expect(ls.stdout).toMatch(/^ID\s+NAME\s+KIND\s+AGENT\s+SCHEDULE\s+TZ\s+NEXT FIRE\s+STATE\s+DESCRIPTION$/m);
     expect(ls.stdout).toMatch(
       new RegExp(
-        `^${job.id}\\s+nightly\\s+cron_job\\s+a1\\s+\\*/2 \\* \\* \\* \\* \\*\\s+Europe/Berlin\\s+\\S+\\s+active$`,
+        `^${job.id}\\s+nightly\\s+cron_job\\s+a1\\s+\\*/2 \\* \\* \\* \\* \\*\\s+Europe/Berlin\\s+\\S+\\s+active\\s+-$`,
         "m",
       ),
     );
