@@ -43,6 +43,9 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
   }
 }
 
+/** The whole program, built as runCli builds it and not run (the CLI reference reads it). */
+export const commandTree = (io: CliIo): Command => buildProgram(io, () => {});
+
 /** Every command's path ("cron add"), the program itself as "". */
 export function commandPaths(io: CliIo): string[] {
   const paths: string[] = [];
@@ -50,7 +53,7 @@ export function commandPaths(io: CliIo): string[] {
     paths.push(commandPath(command));
     for (const sub of command.commands) visit(sub);
   };
-  visit(buildProgram(io, () => {}));
+  visit(commandTree(io));
   return paths;
 }
 

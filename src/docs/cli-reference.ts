@@ -1,7 +1,7 @@
-import { Command, Help, type Option } from "commander";
+import { Help, type Command, type Option } from "commander";
 import { EXAMPLES, commandPath } from "../cli/examples.ts";
 import type { CliIo } from "../cli/io.ts";
-import { runCli } from "../cli/program.ts";
+import { commandTree } from "../cli/program.ts";
 import { cell, slug } from "./markdown.ts";
 
 /**
@@ -23,26 +23,8 @@ const silentIo: CliIo = {
   },
 };
 
-/**
- * The program runCli builds. program.ts builds it inside runCli and hands out only its paths, so
- * the one parse runCli makes is intercepted: the program is kept and nothing is run.
- */
-export async function cliProgram(): Promise<Command> {
-  const parseAsync = Command.prototype.parseAsync;
-  let program: Command | undefined;
-  Command.prototype.parseAsync = function (this: Command) {
-    // eslint-disable-next-line @typescript-eslint/no-this-alias -- the object runCli built is what is wanted
-    program = this;
-    return Promise.resolve(this);
-  };
-  try {
-    await runCli([], silentIo);
-  } finally {
-    Command.prototype.parseAsync = parseAsync;
-  }
-  if (!program) throw new Error("docs: runCli built no program");
-  return program;
-}
+/** The program as runCli builds it. */
+export const cliProgram = (): Command => commandTree(silentIo);
 
 function optionRows(help: Help, options: readonly Option[]): string[] {
   return [
@@ -89,7 +71,7 @@ function commandSection(command: Command, help: Help, depth: number): string[] {
 
 /** The whole page. */
 export async function cliReference(): Promise<string> {
-  const program = await cliProgram();
+  const program = cliProgram();
   const help = program.createHelp();
   const out = [
     "# CLI reference",

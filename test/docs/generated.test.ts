@@ -17,12 +17,12 @@ describe("docs/cli.md", () => {
   it("has a section for every command, with its examples and every option's flags", async () => {
     const page = await cliReference();
     const anchors = headingAnchors(page);
-    const visit = (command: Awaited<ReturnType<typeof cliProgram>>, path: string[]) => {
+    const visit = (command: ReturnType<typeof cliProgram>, path: string[]) => {
       expect(anchors, path.join(" ")).toContain(slug(["missiond", ...path].join(" ")));
       for (const option of command.options) expect(page).toContain(`\`${option.flags}\``);
       for (const sub of command.commands) visit(sub, [...path, sub.name()]);
     };
-    visit(await cliProgram(), []);
+    visit(cliProgram(), []);
     for (const example of Object.values(EXAMPLES).flat()) expect(page).toContain(`\n${example}\n`);
   });
 });

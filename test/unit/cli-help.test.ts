@@ -84,7 +84,7 @@ describe("CLI global options", () => {
   });
 
   it("are named by no command's own option but agent set's --url", async () => {
-    const program = await cliProgram();
+    const program = cliProgram();
     const globals = new Set(program.options.map((o) => o.long));
     const clashes: string[] = [];
     const visit = (command: Command) => {
