@@ -48,13 +48,20 @@ function swapper(path: string, swapIn: string, ms: number): Promise<number> {
     const [path, swapIn, ms] = process.argv.slice(1);
     const end = Date.now() + Number(ms);
     let swaps = 0;
-    // A write may make the folder again in the moment it is away: that one is moved aside.
+    // A write may make the folder again in the moment it is away, even again between moving
+    // it aside and the rename: each one made is moved aside under a name of its own.
+    let made = 0;
     const put = (from, to) => {
-      try {
-        fs.renameSync(from, to);
-      } catch {
-        fs.renameSync(to, to + ".made-" + swaps);
-        fs.renameSync(from, to);
+      for (let attempt = 0; ; attempt++) {
+        try {
+          fs.renameSync(from, to);
+          return;
+        } catch (err) {
+          if (attempt === 100) throw err;
+          try {
+            fs.renameSync(to, to + ".made-" + made++);
+          } catch {}
+        }
       }
     };
     while (Date.now() < end) {
