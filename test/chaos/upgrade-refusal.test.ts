@@ -7,20 +7,19 @@
 import { spawnSync } from "node:child_process";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { PGlite } from "@electric-sql/pglite";
 import { sql } from "drizzle-orm";
 import { afterEach, describe, expect, inject, it } from "vitest";
 import { openDatabase, rows, type Database } from "../../src/db/client.ts";
 import { migrate } from "../../src/db/migrate.ts";
-import { knownMigrations } from "../../src/db/migration-check.ts";
+import { knownMigrations } from "../../src/db/migrate.ts";
 import { VERSION } from "../../src/version.ts";
 import { startTestDaemon } from "../helpers/daemon.ts";
 import { backendName, freshDatabase, SERVER_URL, type TestDatabase } from "../helpers/db.ts";
 import { runMissiond } from "../helpers/process.ts";
 import { tempDir } from "../helpers/tmp.ts";
 
-const KNOWN = knownMigrations(fileURLToPath(new URL("../../drizzle", import.meta.url)));
+const KNOWN = knownMigrations();
 const NEWEST = KNOWN.at(-1)!;
 // A migration of a release after this one: newer than every migration this one ships.
 const FUTURE = { createdAt: NEWEST.createdAt + 86_400_000, hash: "f".repeat(64), tag: "0099_future_table" };
