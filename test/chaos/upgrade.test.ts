@@ -27,7 +27,7 @@ const KNOWN = knownMigrations();
 // The install step: how long no daemon runs between the old one's stop and the new one's start.
 const DOWN_MS = 4_000;
 // Old and new on one database at once.
-const TOGETHER_MS = 10_000;
+const TOGETHER_MS = 8_000;
 // Slots claimed more than this late count as backfilled (src/cron/catchup.ts MISFIRE_GRACE_MS).
 const GRACE_MS = 2_000;
 
@@ -79,7 +79,7 @@ describe.skipIf(skipReason !== null)(
         { name: "skip", catchupPolicy: "skip" },
       ]);
       const from = Math.ceil(Date.now() / 1000) * 1000 + 1_000;
-      await sleep(4_000);
+      await sleep(3_000);
       // Timers due while no daemon runs.
       for (const delaySeconds of [2, 3]) await d.timer(old1, delaySeconds);
 
