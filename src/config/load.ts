@@ -66,6 +66,8 @@ export interface Config {
     readonly rssLimitMb: number;
     /** `approve_changes`: a changed plugin waits for `plugins approve` before it loads. */
     readonly approveChanges: boolean;
+    /** `on_missing_grant`: code using a host member without its grant is refused, or loaded with a warning. */
+    readonly onMissingGrant: "refuse" | "warn";
   };
   /**
    * `[plugin.<name>]` tables, in the file's order: each one is that plugin's `config` (in place of
@@ -210,6 +212,7 @@ export function loadConfig(sources: ConfigSources): Config {
       nativeSandbox: file.plugins.native_sandbox,
       rssLimitMb: file.plugins.rss_limit_mb,
       approveChanges: file.plugins.approve_changes,
+      onMissingGrant: file.plugins.on_missing_grant,
     },
     pluginConfig: plugin.sections,
     shutdown: { drainBudgetMs: file.shutdown.drain_budget },

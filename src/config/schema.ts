@@ -121,6 +121,9 @@ export const fileSchema = z
         // A plugin whose code or manifest changed since approved waits for `plugins approve` before it
         // loads (off: it loads, with the approved grants at most, and the change is logged and shown).
         approve_changes: z.boolean().default(false),
+        // Plugin code that uses a host member its manifest does not grant: "refuse" to load or
+        // install it, or "warn" and load it (the member then throws what to add when called).
+        on_missing_grant: z.enum(["refuse", "warn"]).default("refuse"),
       })
       .strict()
       .default({
@@ -132,6 +135,7 @@ export const fileSchema = z
         native_sandbox: "auto",
         rss_limit_mb: 0,
         approve_changes: false,
+        on_missing_grant: "refuse",
       }),
     // [plugin.<name>]: a plugin's own configuration (its `config`), in the order the tables appear;
     // gateway plugins run in that order. Checked against the loaded plugins at start (see load.ts).

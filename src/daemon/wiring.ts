@@ -111,6 +111,7 @@ export async function startPlugins(
     extensionErrorBudget: config.plugins.extensionErrorBudget,
     memoryLimitMb: config.plugins.memoryLimitMb,
     approveChanges: config.plugins.approveChanges,
+    onMissingGrant: config.plugins.onMissingGrant,
     memoryBound: { rssLimitMb: config.plugins.rssLimitMb, rss: deps.probe.rss },
     log,
     now: () => clock.now(),

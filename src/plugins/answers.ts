@@ -97,6 +97,7 @@ export const installAnswer = z
     dir: z.string(),
     exists: z.boolean(),
     installed: z.boolean(),
+    warnings: z.array(z.string()).describe("What the install let through under on-missing-grant warn."),
   })
   .strict();
 

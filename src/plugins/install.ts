@@ -4,6 +4,7 @@ import { z } from "zod";
 import { MissiondError } from "../errors.ts";
 import type { Logger } from "../log.ts";
 import { grantsView, overlaps, type GrantsView } from "./grants.ts";
+import { MISSING_GRANT_POLICIES, type MissingGrantPolicy } from "./grant-check.ts";
 import { HOOK_NAMES } from "./hooks.ts";
 import { loadPlugins } from "./loader.ts";
 import { isPluginFolder, PluginLoadError, readManifest, type PluginManifest } from "./manifest.ts";
@@ -47,6 +48,12 @@ export const installBody = z
       .max(MAX_FILES),
     dryRun: z.boolean().default(false).describe("Validate and answer what would be installed; write nothing."),
     force: z.boolean().default(false).describe("Replace an installed plugin of the same name."),
+    onMissingGrant: z
+      .enum(MISSING_GRANT_POLICIES)
+      .optional()
+      .describe(
+        "Code that uses a host member the manifest does not grant: refuse, or install with a warning. Absent: `[plugins] on_missing_grant`.",
+      ),
   })
   .strict();
 
@@ -64,6 +71,8 @@ export interface InstallAnswer {
   /** Whether a plugin of that name is already installed there (replaced only with force). */
   exists: boolean;
   installed: boolean;
+  /** Host members the code uses without their grant, let through under on-missing-grant warn. */
+  warnings: string[];
 }
 
 export interface InstallContext {
@@ -76,6 +85,8 @@ export interface InstallContext {
   now: () => number;
   /** Loaded (or failed) plugins by name → folder: a second folder with a name in use would fail both. */
   inUse: ReadonlyMap<string, string>;
+  /** `[plugins] on_missing_grant`, when the upload does not say. */
+  onMissingGrant?: MissingGrantPolicy;
 }
 
 /** The first plugin directory the daemon can write to (created if missing). */
@@ -113,7 +124,10 @@ export async function installPlugin(body: InstallBody, ctx: InstallContext): Pro
       mkdirSync(dirname(path), { recursive: true });
       writeFileSync(path, Buffer.from(file.content, "base64"), { mode: file.executable ? 0o755 : 0o644, flag: "wx" });
     }
-    const validated = await validate(staged, body.folder, ctx);
+    const validated = await validate(staged, body.folder, {
+      ...ctx,
+      onMissingGrant: body.onMissingGrant ?? ctx.onMissingGrant ?? "refuse",
+    });
     const dir = join(target, validated.name);
     const answer = { ...validated, grants: placed(validated.grants, staged, dir) };
     refuseOwnFolder(answer.name, answer.grants, dir);
@@ -173,6 +187,7 @@ async function previewNative(manifest: PluginManifest, named: (m: string) => str
     kind: manifest.python ? "python" : "command",
     hooks: HOOK_NAMES.filter((h) => manifest.commands.has(h)),
     grants: grantsView(manifest.grants),
+    warnings: [],
   };
 }
 
@@ -189,7 +204,10 @@ async function validate(staged: string, folder: string, ctx: InstallContext): Pr
   }
   if (!manifest.entry) return previewNative(manifest, named);
   const host = () => Promise.reject(new Error("not available while validating an install"));
+  const warnings: string[] = [];
   const { plugins, failed } = await loadPlugins({
+    onMissingGrant: ctx.onMissingGrant,
+    warnings,
     dirs: [staged],
     memoryLimitMb: ctx.memoryLimitMb,
     log: ctx.log,
@@ -208,5 +226,6 @@ async function validate(staged: string, folder: string, ctx: InstallContext): Pr
     kind: loaded.kind,
     hooks: HOOK_NAMES.filter((h) => loaded.hooks.has(h)),
     grants: grantsView(manifest.grants),
+    warnings: warnings.map(named),
   };
 }

@@ -17,6 +17,8 @@ export interface IsolateOptions {
   now: () => number;
   /** Serves host.* calls (store, fetch, agents, session, fs) for this plugin. */
   host: HostCalls;
+  /** Members the plugin's code tests for presence (grant-check.ts): left absent when not granted. */
+  checkedMembers?: readonly string[];
 }
 
 /** Who is calling: the daemon, never the plugin, names the plugin and its grants. */

@@ -5,7 +5,9 @@ import type ivmModule from "isolated-vm";
 type Ivm = typeof ivmModule;
 let loaded: Ivm | undefined;
 const ivmLib = (): Ivm => (loaded ??= createRequire(import.meta.url)("isolated-vm") as Ivm);
-import { methodAllowed, permissionNames } from "./grants.ts";
+import { memberGranted, notGrantedMessage } from "./grant-check.ts";
+import { methodAllowed, permissionNames, type Grants } from "./grants.ts";
+import { HOST_MEMBERS, type HostMemberName } from "./host-members.ts";
 import { MAX_HOPS, type HookName, type InvocationMeta } from "./hooks.ts";
 import type { RawOutcome } from "./result.ts";
 import { BOOTSTRAP } from "./sandbox/bootstrap.ts";
@@ -133,7 +135,16 @@ export class PluginIsolate {
     const jail = context.global;
     await jail.set("__rpc", new (ivmLib().Reference)(this.hostCall));
     const members = permissionNames(grants);
-    const setup = { members, config, env, maxResultChars: MAX_RESULT_CHARS, maxHops: MAX_HOPS, budget: PLUGIN_BUDGETS };
+    const ungranted = ungrantedStubs(this.name, grants, this.options.checkedMembers ?? []);
+    const setup = {
+      members,
+      ungranted,
+      config,
+      env,
+      maxResultChars: MAX_RESULT_CHARS,
+      maxHops: MAX_HOPS,
+      budget: PLUGIN_BUDGETS,
+    };
     await jail.set("__setup", JSON.stringify(setup));
     await context.eval(BOOTSTRAP, { timeout: 2_000 });
     const invoke = (await jail.get("__invoke", { reference: true })) as ivmModule.Reference;
@@ -391,4 +402,15 @@ export class PluginIsolate {
     for (const id of [...this.pending.keys()]) this.settle(id, { outcome: "crashed", message: "plugin stopped" });
     return Promise.resolve();
   }
+}
+
+/** The members a plugin is not granted and does not test for: each a stub that throws what to add. */
+function ungrantedStubs(
+  plugin: string,
+  grants: Grants,
+  checked: readonly string[],
+): [member: string, message: string, callable: boolean][] {
+  return (Object.keys(HOST_MEMBERS) as HostMemberName[])
+    .filter((member) => !memberGranted(grants, member) && !checked.includes(member))
+    .map((member) => [member, notGrantedMessage(member, plugin), HOST_MEMBERS[member].type.startsWith("(")]);
 }

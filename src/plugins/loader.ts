@@ -3,6 +3,7 @@ import { join } from "node:path";
 import type { Logger } from "../log.ts";
 import { runCommandHook } from "./command.ts";
 import { describeUnknownHook, isHookName, type HookName, type InvocationMeta } from "./hooks.ts";
+import { checkGrants, describeMissing, type GrantCheck, type MissingGrantPolicy } from "./grant-check.ts";
 import { PluginIsolate, type HostCalls, type Registration } from "./isolate.ts";
 import { PythonPlugin } from "./python/process.ts";
 import { shellHandle } from "./dialects/shell-hooks.ts";
@@ -90,6 +91,10 @@ export interface LoadOptions {
    * now asks for; throws for a plugin held back until approved. Absent: the manifest's own.
    */
   pin?: (manifest: PluginManifest) => PluginManifest;
+  /** Code that uses a host member its manifest does not grant: refused (default) or loaded with a warning. */
+  onMissingGrant?: MissingGrantPolicy;
+  /** Collects the warnings of this load (the install answer shows them). */
+  warnings?: string[];
 }
 
 /** Plugin folders under each directory (or the directory itself if it is a plugin folder). */
@@ -164,8 +169,25 @@ function commandPlugin(manifest: PluginManifest, options: LoadOptions): LoadedPl
   };
 }
 
+/**
+ * Code that uses a host member without its grant: refused (the default) or loaded with a warning,
+ * the member then throwing what to add when it is called.
+ */
+function applyGrantCheck(manifest: PluginManifest, options: LoadOptions): GrantCheck {
+  const check = checkGrants(manifest);
+  if (check.missing.length === 0) return check;
+  const problems = check.missing.map(describeMissing);
+  if ((options.onMissingGrant ?? "refuse") === "refuse")
+    throw new PluginLoadError(manifest.name, manifest.dir, problems.join("; "));
+  for (const problem of problems) options.log.warn({ plugin: manifest.name }, `plugin ${manifest.name}: ${problem}`);
+  options.warnings?.push(...problems.map((p) => `plugin ${manifest.name}: ${p}`));
+  return check;
+}
+
 async function isolatePlugin(manifest: PluginManifest, options: LoadOptions): Promise<LoadedPlugin> {
+  const check = applyGrantCheck(manifest, options);
   const isolate = new PluginIsolate({
+    checkedMembers: check.checked,
     name: manifest.name,
     dir: manifest.dir,
     entry: manifest.entry!,

@@ -5,6 +5,7 @@ import type { LlmConfig } from "../llm/config.ts";
 import type { Logger } from "../log.ts";
 import type { BreakerOptions, Decision } from "./chain.ts";
 import type { PluginSections } from "./config-sections.ts";
+import type { MissingGrantPolicy } from "./grant-check.ts";
 import type { HookName } from "./hooks.ts";
 import type { SessionReader } from "./host.ts";
 import type { PeerMessage } from "./host-peer.ts";
@@ -47,6 +48,8 @@ export interface PluginsOptions {
   pluginConfig?: PluginSections;
   /** `[plugins] approve_changes`: a plugin whose code or manifest changed waits for approval before it loads. */
   approveChanges?: boolean;
+  /** `[plugins] on_missing_grant`: code using a host member without its grant is refused (default) or loaded with a warning. */
+  onMissingGrant?: MissingGrantPolicy;
   sandbox?: NativeSandbox; // where command hooks, shell hooks and Python plugins run (native-sandbox.ts)
 }
 
@@ -61,6 +64,7 @@ export function loadOptions(options: PluginsOptions, log: Logger, host: HostCall
     env: options.env ?? {},
     pluginConfig: options.pluginConfig,
     sandbox: options.sandbox,
+    onMissingGrant: options.onMissingGrant,
   };
 }
 

@@ -248,6 +248,7 @@ export class Plugins {
       log: this.log,
       now: this.options.now,
       inUse,
+      onMissingGrant: this.options.onMissingGrant,
     });
     if (answer.installed) await recordInstall(this.options, answer.dir, actor);
     return answer;

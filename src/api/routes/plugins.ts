@@ -124,7 +124,7 @@ export const pluginRoutes = [
     body: installBody,
     ok: {
       200: {
-        description: "`{ name, version, description, kind, hooks, grants, dir, exists, installed }`",
+        description: "`{ name, version, description, kind, hooks, grants, dir, exists, installed, warnings }`",
         schema: installAnswer,
       },
     },

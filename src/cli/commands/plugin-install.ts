@@ -1,7 +1,8 @@
 import { existsSync, lstatSync, readdirSync, readFileSync } from "node:fs";
 import { basename, isAbsolute, join, relative, resolve } from "node:path";
 import { packagePath } from "../../paths.ts";
-import type { Command } from "commander";
+import { Option, type Command } from "commander";
+import { MISSING_GRANT_POLICIES, type MissingGrantPolicy } from "../../plugins/grant-check.ts";
 import { grantSummary } from "../../plugins/grants.ts";
 import type { InstallAnswer, InstallBody } from "../../plugins/install.ts";
 import { isPluginFolder } from "../../plugins/manifest.ts";
@@ -28,9 +29,20 @@ export function registerInstall(plugins: Command, ctx: CliContext): void {
     .argument("<source>", "a plugin folder, or the name of a bundled example (e.g. cron-sentinel)")
     .option("-y, --yes", "install without asking (required when not at a terminal)")
     .option("--force", "replace an installed plugin of the same name")
-    .action(async (source: string, opts: { yes?: boolean; force?: boolean }) => {
+    .addOption(
+      new Option(
+        "--on-missing-grant <policy>",
+        "code that uses a host member plugin.json does not grant: refuse it, or install it with a warning (default: the daemon's [plugins] on_missing_grant, refuse unless set)",
+      ).choices(MISSING_GRANT_POLICIES),
+    )
+    .action(async (source: string, opts: { yes?: boolean; force?: boolean; onMissingGrant?: MissingGrantPolicy }) => {
       const dir = resolveSource(source, ctx.io.cwd);
-      const upload = { folder: basename(dir), files: readFolder(dir), force: opts.force === true };
+      const upload = {
+        folder: basename(dir),
+        files: readFolder(dir),
+        force: opts.force === true,
+        ...(opts.onMissingGrant ? { onMissingGrant: opts.onMissingGrant } : {}),
+      };
       const client = ctx.client();
       const preview = await client.post<InstallAnswer>("/v1/plugins/install", { ...upload, dryRun: true });
       if (!ctx.globals().json) ctx.io.stdout(`${describe(preview, dir)}\n`);
@@ -52,6 +64,10 @@ export function registerInstall(plugins: Command, ctx: CliContext): void {
         answer,
         () =>
           `installed ${answer.name} ${answer.version} in ${answer.dir}${answer.exists ? " (replaced)" : ""}\n` +
+          // The reload checks the code again, under the daemon's own setting.
+          ((answer.warnings ?? []).length > 0
+            ? 'its loads follow [plugins] on_missing_grant: set it to "warn" for the reload to load it\n'
+            : "") +
           "run `missiond plugins reload` to load it",
       );
     });
@@ -64,6 +80,8 @@ function describe(preview: InstallAnswer, source: string): string {
     `into       ${preview.dir}${preview.exists ? " (already installed)" : ""}`,
     `hooks      ${preview.hooks.join(", ") || "-"}`,
     `grants     ${grantSummary(preview.grants)}`,
+    // Absent from a daemon older than the grant check.
+    ...(preview.warnings ?? []).map((w) => `warning    ${w}`),
   ].join("\n");
 }
 

@@ -225,6 +225,15 @@ export const BOOTSTRAP = String.raw`
     const ssh = freeze({ command: (command, options) => call("ssh.command", String(command), options ?? {}) });
     Object.defineProperty(host, "ssh", { enumerable: true, get: () => (current.ssh ? ssh : undefined) });
   }
+  // A member the manifest does not grant fails with what to add, not "Cannot read properties of
+  // undefined". Not enumerable, so the host object reads as it did; a member the plugin's code
+  // tests for presence (setup.ungranted leaves it out) stays absent.
+  const Err = Error;
+  for (const [member, text, callable] of setup.ungranted) {
+    const fail = () => { throw new Err(text); };
+    const stub = new Proxy(callable ? function () {} : {}, { get: fail, apply: fail, construct: fail, set: fail });
+    Object.defineProperty(host, member, { value: stub, enumerable: false });
+  }
   g.host = freeze(host);
   g.middleware = {};
   // The line is only built when the budget has room for it.
