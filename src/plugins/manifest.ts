@@ -6,6 +6,7 @@ import { isPythonFolder, readPythonFolder, type PythonFolder } from "./dialects/
 import { readShellConfig, SHELL_CONFIG, type ShellConfig } from "./dialects/shell-config.ts";
 import { compileGrants, permissionsSchema, type Grants } from "./grants.ts";
 import { describeUnknownHook, isHookName, type HookName } from "./hooks.ts";
+import { describeManifestIssues } from "./manifest-errors.ts";
 
 export const MANIFEST_FILE = "plugin.json";
 const ENTRY_FILES = ["index.js", "index.mjs", "index.ts"];
@@ -14,7 +15,10 @@ export const manifestSchema = z
   .object({
     name: z
       .string()
-      .regex(/^[a-z0-9][a-z0-9._-]{0,63}$/, "lowercase letters, digits, '.', '_' or '-', at most 64 characters")
+      .regex(
+        /^[a-z0-9][a-z0-9._-]{0,63}$/,
+        "a plugin name: lowercase letters, digits, '.', '_' or '-', at most 64 characters",
+      )
       .optional(),
     version: z.string().min(1).max(64).default("0.0.0"),
     description: z.string().max(500).optional(),
@@ -105,7 +109,7 @@ export function readManifest(dir: string): PluginManifest {
   }
   const parsed = manifestSchema.safeParse(raw);
   if (!parsed.success) {
-    const issues = parsed.error.issues.map((i) => `${i.path.join(".") || "(root)"}: ${i.message}`).join("; ");
+    const issues = describeManifestIssues(raw, parsed.error.issues).join("; ");
     throw new PluginLoadError(folderName, dir, `invalid ${MANIFEST_FILE}: ${issues}`);
   }
   const manifest = parsed.data;

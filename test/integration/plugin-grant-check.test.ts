@@ -134,4 +134,25 @@ describe("plugin code that uses a host member its manifest does not grant", () =
     ]);
     expect(existsSync(join(target, "reader", "index.js"))).toBe(true);
   });
+
+  it("a bad manifest is refused by install with the entry and the fix, and nothing is written", async () => {
+    const target = tempDir("grant-check-target");
+    const { plugins } = await start([target]);
+    const file = (path: string, text: string) => ({
+      path,
+      content: Buffer.from(text).toString("base64"),
+      executable: false,
+    });
+    const body = {
+      folder: "probe",
+      files: [file("plugin.json", '{ "permissions": ["log", "fetch"] }'), file("index.js", "")],
+      dryRun: false,
+      force: false,
+    };
+    await expect(plugins.install(body)).rejects.toThrow(
+      'invalid plugin.json: permissions: "fetch" in the list form needs its hosts: use { "fetch": ["api.example.com"] }',
+    );
+    expect(readdirSync(target)).toEqual([]);
+    expect(plugins.list()).toEqual([]);
+  });
 });
