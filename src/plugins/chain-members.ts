@@ -19,8 +19,14 @@ export function chainMembers(plugins: readonly LoadedPlugin[], failed: readonly 
       required: true,
       shadow: false,
       hooks: new Set(HOOK_NAMES.filter((h) => HOOKS[h].canCancel)),
-      invoke: async () => ({ outcome: "crashed", message: `failed to load: ${f.error}` }),
+      // The run's reason names the plugin already; the folder's path would crowd out the why.
+      invoke: async () => ({ outcome: "crashed", message: `not loaded: ${withoutPrefix(f)}` }),
     });
   }
   return members;
 }
+
+const withoutPrefix = (f: FailedPlugin): string => {
+  const prefix = `plugin "${f.name}" (${f.dir}): `;
+  return f.error.startsWith(prefix) ? f.error.slice(prefix.length) : f.error;
+};
