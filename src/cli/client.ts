@@ -20,7 +20,8 @@ export interface ApiClient {
   post<T>(path: string, body: unknown): Promise<T>;
   put<T>(path: string, body: unknown): Promise<T>;
   patch<T>(path: string, body: unknown): Promise<T>;
-  delete(path: string): Promise<void>;
+  /** The answer's body, for a route that answers one (most answer 204). */
+  delete<T = void>(path: string): Promise<T>;
 }
 
 /** One HTTP request to the daemon; a 4xx/5xx becomes an ApiError, a refused connection an UnreachableError. */
@@ -93,8 +94,6 @@ export function apiClient(target: Target | (() => Promise<Target>)): ApiClient {
     post: (path, body) => call("POST", path, body),
     put: (path, body) => call("PUT", path, body),
     patch: (path, body) => call("PATCH", path, body),
-    delete: async (path) => {
-      await call("DELETE", path);
-    },
+    delete: (path) => call("DELETE", path),
   };
 }

@@ -52,6 +52,9 @@ export const doctorReport = z
       .nullable()
       .describe("The ledger's day partitions on Postgres; null on the embedded database."),
     missingPluginDirs: z.array(z.string()),
+    disabledPlugins: z
+      .array(z.object({ name: z.string(), required: z.boolean() }).strict())
+      .describe("Plugins the operator disabled: a note, not a problem (`ok` stays true)."),
     nativeSandbox: z
       .object({ kind: z.enum(["bwrap", "uid", "none"]), warning: z.string().nullable(), nativePlugins: count })
       .strict(),

@@ -86,7 +86,7 @@ export function doctor(parts: HealthParts): () => Promise<Record<string, unknown
     ]);
     const pluginProblems = plugins
       .list()
-      .filter((p) => p.state !== "active" || p.needsApproval)
+      .filter((p) => (p.state !== "active" && p.state !== "disabled") || p.needsApproval)
       .map((p) => ({
         name: p.name,
         state: p.state,
@@ -96,6 +96,11 @@ export function doctor(parts: HealthParts): () => Promise<Record<string, unknown
           ? `needs approval: ${p.requested?.added.length ? `asks for ${p.requested.added.join(", ")}` : "changed since approved"}; review with \`missiond plugins approve ${p.name}\``
           : p.error,
       }));
+    // Disabling is the operator's own decision: noted, never what makes the report not ok.
+    const disabledPlugins = plugins
+      .list()
+      .filter((p) => p.state === "disabled")
+      .map((p) => ({ name: p.name, required: p.required }));
     // A configured directory that is missing is a typo or a forgotten mount (the defaults may be absent).
     const missingPluginDirs = plugins.missingDirs();
     // Native plugins running as the daemon itself can read its environment, files and socket.
@@ -125,6 +130,7 @@ export function doctor(parts: HealthParts): () => Promise<Record<string, unknown
       retentionLag,
       partitions,
       missingPluginDirs,
+      disabledPlugins,
       nativeSandbox,
       clockSkewMs: skewMs,
       schedulerArmed,

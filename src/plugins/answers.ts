@@ -28,7 +28,7 @@ export const approval = z
   })
   .strict();
 
-const pluginState = z.enum(["active", "suspended", "restarting", "failed", "missing"]);
+const pluginState = z.enum(["active", "suspended", "restarting", "failed", "missing", "disabled"]);
 
 export const pluginInfo = z
   .object({
@@ -207,3 +207,18 @@ export const interceptAnswer = z
   .strict();
 
 export const observeAnswer = z.object({ extensions: count }).strict();
+
+/** `plugins disable` / `plugins enable`: the plugin's standing now, and the reload that applied it. */
+export const switchAnswer = z
+  .object({ name: z.string(), state: z.enum(["disabled", "enabled"]), reload: reloadReport })
+  .strict();
+
+/** `plugins rm`: what was removed, and the reload that took it out of the chain. */
+export const removeAnswer = z
+  .object({
+    name: z.string(),
+    dir: z.string().describe("The folder that was deleted."),
+    approvalsRemoved: count.describe("Its approval revisions, deleted with it."),
+    reload: reloadReport,
+  })
+  .strict();

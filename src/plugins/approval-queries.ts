@@ -1,6 +1,6 @@
 import { desc, eq, max } from "drizzle-orm";
 import type { Db, Executor } from "../db/client.ts";
-import { pluginApprovals, pluginGenerations } from "../db/schema/index.ts";
+import { disabledPlugins, pluginApprovals, pluginGenerations } from "../db/schema/index.ts";
 
 export type ApprovalRow = typeof pluginApprovals.$inferSelect;
 export type NewApprovalRow = typeof pluginApprovals.$inferInsert;
@@ -46,4 +46,30 @@ export async function insertGeneration(
 /** The latest generation rows, newest first. */
 export function generationRows(db: Db, limit: number) {
   return db.select().from(pluginGenerations).orderBy(desc(pluginGenerations.id)).limit(limit);
+}
+
+/** Every disabled plugin's row. */
+export function disabledRows(db: Db) {
+  return db.select().from(disabledPlugins).orderBy(disabledPlugins.plugin);
+}
+
+/** Marks a plugin disabled; false when it already was. */
+export async function insertDisabled(db: Db, plugin: string, actor: string): Promise<boolean> {
+  const rows = await db.insert(disabledPlugins).values({ plugin, actor }).onConflictDoNothing().returning();
+  return rows.length > 0;
+}
+
+/** Clears a plugin's disabled mark; false when it had none. */
+export async function deleteDisabled(tx: Executor, plugin: string): Promise<boolean> {
+  const rows = await tx.delete(disabledPlugins).where(eq(disabledPlugins.plugin, plugin)).returning();
+  return rows.length > 0;
+}
+
+/** Removes a plugin's approvals (its consent history): how many there were. */
+export async function deleteApprovals(tx: Executor, plugin: string): Promise<number> {
+  const rows = await tx
+    .delete(pluginApprovals)
+    .where(eq(pluginApprovals.plugin, plugin))
+    .returning({ id: pluginApprovals.id });
+  return rows.length;
 }

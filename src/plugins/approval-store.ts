@@ -1,6 +1,10 @@
 import type { Db } from "../db/client.ts";
 import {
   approvalRows,
+  deleteApprovals,
+  deleteDisabled,
+  disabledRows,
+  insertDisabled,
   generationRows,
   insertApproval,
   insertGeneration,
@@ -72,4 +76,25 @@ export async function generationRecords(db: Db, limit: number) {
     at: r.at.toISOString(),
     plugins: r.plugins,
   }));
+}
+
+/** The plugins the operator disabled, by name: who and when. */
+export async function disabledPlugins(db: Db): Promise<Map<string, { actor: string; at: string }>> {
+  const rows = await disabledRows(db);
+  return new Map(rows.map((r) => [r.plugin, { actor: r.actor, at: r.at.toISOString() }]));
+}
+
+/** Disables a plugin (false: it already was). */
+export const disablePlugin = (db: Db, plugin: string, actor: string): Promise<boolean> =>
+  insertDisabled(db, plugin, actor);
+
+/** Enables a plugin (false: it was not disabled). */
+export const enablePlugin = (db: Db, plugin: string): Promise<boolean> => deleteDisabled(db, plugin);
+
+/** Forgets a removed plugin: its approvals and its disabled mark; answers how many approvals went. */
+export function forgetPlugin(db: Db, plugin: string): Promise<number> {
+  return db.transaction(async (tx) => {
+    await deleteDisabled(tx, plugin);
+    return deleteApprovals(tx, plugin);
+  });
 }

@@ -1,6 +1,6 @@
 import { MissiondError } from "../errors.ts";
 import type { Logger } from "../log.ts";
-import { latestApprovals, recordApproval } from "./approval-store.ts";
+import { disabledPlugins, latestApprovals, recordApproval } from "./approval-store.ts";
 import { addedGrants, ConsentCheck, folderDigest, type Approval, type ConsentState } from "./consent.ts";
 import { grantsView, type GrantsView } from "./grants.ts";
 import type { HostCalls } from "./isolate.ts";
@@ -23,7 +23,8 @@ export async function consentedLoad(options: PluginsOptions, log: Logger, host: 
   const db = options.db ?? null;
   if (!db) return { ...(await loadPlugins(loadOptions(options, log, host))), consent: new Map() };
   const check = new ConsentCheck(await latestApprovals(db), options.approveChanges ?? false);
-  const result = await loadPlugins({ ...loadOptions(options, log, host), pin: (m) => check.pin(m) });
+  const disabled = new Set((await disabledPlugins(db)).keys());
+  const result = await loadPlugins({ ...loadOptions(options, log, host), pin: (m) => check.pin(m), disabled });
   const states = new Map(check.states);
   const loaded = new Set(result.plugins.map((p) => p.manifest.name));
   // Only what actually loaded is adopted: a folder that fails is adopted once it loads.

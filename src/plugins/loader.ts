@@ -72,6 +72,14 @@ export interface LoadResult {
   /** In chain order: manifest `order` ascending, then name. */
   readonly plugins: readonly LoadedPlugin[];
   readonly failed: readonly FailedPlugin[];
+  /** Found but not loaded: the operator disabled them (`plugins disable`). */
+  readonly disabled: readonly DisabledPlugin[];
+}
+
+export interface DisabledPlugin {
+  readonly name: string;
+  readonly dir: string;
+  readonly required: boolean;
 }
 
 export interface LoadOptions {
@@ -95,6 +103,8 @@ export interface LoadOptions {
   onMissingGrant?: MissingGrantPolicy;
   /** Collects the warnings of this load (the install answer shows them). */
   warnings?: string[];
+  /** Plugins the operator disabled, by name: read, not loaded, and out of the chain (even a required one). */
+  disabled?: ReadonlySet<string>;
 }
 
 /** Plugin folders under each directory (or the directory itself if it is a plugin folder). */
@@ -282,6 +292,7 @@ async function pythonPlugin(manifest: PluginManifest, options: LoadOptions): Pro
 
 export async function loadPlugins(options: LoadOptions): Promise<LoadResult> {
   const failed: FailedPlugin[] = [];
+  const disabled: DisabledPlugin[] = [];
   const manifests: PluginManifest[] = [];
   const seen = new Map<string, string>();
   for (const dir of discover(options.dirs)) {
@@ -291,6 +302,10 @@ export async function loadPlugins(options: LoadOptions): Promise<LoadResult> {
       const previous = seen.get(manifest.name);
       if (previous) throw new PluginLoadError(manifest.name, dir, `name already used by ${previous}`);
       seen.set(manifest.name, dir);
+      if (options.disabled?.has(manifest.name)) {
+        disabled.push({ name: manifest.name, dir, required: manifest.required });
+        continue;
+      }
       // A required gate held back for approval still fails closed.
       required = manifest.required;
       manifests.push(options.pin ? options.pin(manifest) : manifest);
@@ -322,5 +337,5 @@ export async function loadPlugins(options: LoadOptions): Promise<LoadResult> {
   });
   plugins.sort((a, b) => byChainOrder(a.manifest, b.manifest));
   for (const f of failed) options.log.error({ plugin: f.name, dir: f.dir }, f.error);
-  return { plugins, failed };
+  return { plugins, failed, disabled };
 }

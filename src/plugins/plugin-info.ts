@@ -41,9 +41,10 @@ export interface PluginInfo {
   /**
    * active; suspended by the circuit breaker (or, for an extension, by its spent error budget);
    * restarting after a crash or timeout; failed to load; missing: the configuration has a
-   * `[plugin.<name>]` section for it, but no plugin folder by that name loaded.
+   * `[plugin.<name>]` section for it, but no plugin folder by that name loaded; disabled by the
+   * operator (`plugins disable`), not loaded until enabled.
    */
-  state: "active" | "suspended" | "restarting" | "failed" | "missing";
+  state: "active" | "suspended" | "restarting" | "failed" | "missing" | "disabled";
   error: string | null;
   restarts: number;
   consecutiveFailures: number;
@@ -52,8 +53,8 @@ export interface PluginInfo {
 
 /** A plugin that is not running: one that failed to load, or one the configuration names but that is not there. */
 export function unloadedInfo(
-  plugin: { name: string; dir: string; error: string; required: boolean },
-  state: "failed" | "missing",
+  plugin: { name: string; dir: string; error: string | null; required: boolean },
+  state: "failed" | "missing" | "disabled",
   generation: number,
   section: number | null,
 ): PluginInfo {

@@ -12,7 +12,8 @@ import { installPlugin, type InstallAnswer, type InstallBody } from "./install.t
 import type { HostCalls } from "./isolate.ts";
 import type { DecisionsQuery } from "./input.ts";
 import { outcomeCounts, type DecisionView } from "./queries.ts";
-import { dialectHooks, type FailedPlugin, type LoadedPlugin } from "./loader.ts";
+import { dialectHooks, type DisabledPlugin, type FailedPlugin, type LoadedPlugin } from "./loader.ts";
+import { findPlugin, removePlugin, switchPlugin, type FoundPlugin } from "./switches.ts";
 import { generationRecords, recordGeneration } from "./approval-store.ts";
 import type { ConsentState } from "./consent.ts";
 import {
@@ -55,6 +56,7 @@ export class Plugins {
   readonly chain: PluginChain;
   private loaded: readonly LoadedPlugin[];
   private failed: readonly FailedPlugin[];
+  private disabled: readonly DisabledPlugin[];
   private readonly decisions: DecisionLog | null;
   /** The SSH servers agent runtimes reported through sshConnectionOpening (host.ssh's targets). */
   readonly sshTargets: SshTargets;
@@ -85,6 +87,7 @@ export class Plugins {
     this.host = host;
     this.loaded = first.plugins;
     this.failed = first.failed;
+    this.disabled = first.disabled;
     this.consent = first.consent;
     this.decisions = db ? new DecisionLog(db, log, options.instanceName ?? "missiond") : null;
     this.dialects = this.dialectRunner(first.plugins);
@@ -175,6 +178,7 @@ export class Plugins {
     const { previousDrained } = this.chain.replace(chainMembers(result.plugins, result.failed));
     this.loaded = result.plugins;
     this.failed = result.failed;
+    this.disabled = result.disabled;
     this.consent = result.consent;
     const oldDialects = this.dialects;
     this.dialects = this.dialectRunner(result.plugins);
@@ -269,6 +273,25 @@ export class Plugins {
     return approvePlugin(this.options, { name, dir, actor, ...options });
   }
 
+  /** Every plugin folder this load found: loaded, failed or disabled. */
+  private found(): FoundPlugin[] {
+    return [
+      ...this.loaded.map((p) => ({ name: p.manifest.name, dir: p.manifest.dir })),
+      ...this.failed.map((f) => ({ name: f.name, dir: f.dir })),
+      ...this.disabled.map((d) => ({ name: d.name, dir: d.dir })),
+    ];
+  }
+
+  /** `plugins disable NAME` / `enable NAME`: kept (in the database) until switched back; applies from the next load. */
+  async setEnabled(name: string, enabled: boolean, actor: string): Promise<void> {
+    await switchPlugin(this.options.db, findPlugin(this.found(), name), enabled, actor);
+  }
+
+  /** `plugins rm NAME`: its folder, approvals and disabled mark; it leaves the chain at the next load. */
+  remove(name: string): Promise<{ name: string; dir: string; approvalsRemoved: number }> {
+    return removePlugin(this.options.db, this.options.dirs, findPlugin(this.found(), name), this.log);
+  }
+
   /** How command hooks, Python plugins and shell hooks run, and how many of them are loaded (doctor). */
   nativeSandbox(): { kind: NativeSandboxKind; warning: string | null; nativePlugins: number } {
     const { kind, warning } = this.options.sandbox ?? defaultSandbox();
@@ -329,7 +352,11 @@ export class Plugins {
     const missing = this.missingSections.map((m) =>
       unloadedInfo({ ...m, dir: "", required: false }, "missing", generation, section(m.name)),
     );
-    return [...active, ...broken, ...missing];
+    const off = this.disabled.map((d) => ({
+      ...unloadedInfo({ ...d, error: null }, "disabled", generation, section(d.name)),
+      ...consentInfo(this.consent.get(d.name)),
+    }));
+    return [...active, ...broken, ...off, ...missing];
   }
 
   /** The latest generation records (what each load ran with), newest first; none without a database. */

@@ -290,7 +290,7 @@ export type Plugin = {
   } | null;
   hooks: string[];
   errors: Count;
-  state: "active" | "suspended" | "restarting" | "failed" | "missing";
+  state: "active" | "suspended" | "restarting" | "failed" | "missing" | "disabled";
   error: string | null;
   restarts: Count;
   consecutiveFailures: Count;
@@ -431,6 +431,11 @@ export type DoctorReport = {
       }[]
     | null;
   missingPluginDirs: string[];
+  /** Plugins the operator disabled: a note, not a problem (`ok` stays true). */
+  disabledPlugins: {
+    name: string;
+    required: boolean;
+  }[];
   nativeSandbox: {
     kind: "bwrap" | "uid" | "none";
     warning: string | null;
@@ -616,6 +621,8 @@ export type PostPluginsInstallAnswer = {
   dir: string;
   exists: boolean;
   installed: boolean;
+  /** What the install let through under on-missing-grant warn. */
+  warnings: string[];
 };
 
 export type PostPluginsByNameApproveAnswer = {
@@ -632,6 +639,21 @@ export type PostPluginsByNameApproveAnswer = {
   reload?: ReloadReport;
 };
 
+export type PostPluginsByNameDisableAnswer = {
+  name: string;
+  state: "disabled" | "enabled";
+  reload: ReloadReport;
+};
+
+export type DeletePluginsByNameAnswer = {
+  name: string;
+  /** The folder that was deleted. */
+  dir: string;
+  /** Its approval revisions, deleted with it. */
+  approvalsRemoved: Count;
+  reload: ReloadReport;
+};
+
 export type GetPluginGenerationsAnswer = {
   generations: {
     instance: string;
@@ -640,7 +662,7 @@ export type GetPluginGenerationsAnswer = {
     plugins: {
       name: string;
       version: string | null;
-      state: "active" | "suspended" | "restarting" | "failed" | "missing";
+      state: "active" | "suspended" | "restarting" | "failed" | "missing" | "disabled";
       grants: PluginGrants;
       digest: string | null;
       approval: {

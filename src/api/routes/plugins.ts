@@ -20,6 +20,8 @@ import {
   observeAnswer,
   pluginList,
   reloadReport,
+  removeAnswer,
+  switchAnswer,
 } from "../../plugins/answers.ts";
 
 /** What the hook route returns for each runtime hook. */
@@ -73,6 +75,8 @@ const HOOK_REACHES: Reaches = [
 const generationsQuery = z
   .object({ limit: z.coerce.number().int().min(1).max(500).default(20).describe("At most this many records.") })
   .strict();
+
+const pluginName = z.object({ name: z.string().min(1).max(64).meta({ description: "The plugin's name." }) });
 
 const approveBody = z
   .object({
@@ -139,7 +143,7 @@ export const pluginRoutes = [
     summary: "Approve what a plugin's folder asks for now: its grants and digest; then reload",
     description:
       "A plugin whose manifest asks for more than was approved runs with the approved grants only, and one that changed under `[plugins] approve_changes` does not load, until it is approved here. `dryRun` answers what would be approved (the grants asked for, what goes beyond the previous approval, the digest) and records nothing; otherwise the approval is recorded with who gave it and the plugins are reloaded. Passing the `digest` a dry run answered refuses (409) a folder that changed since it was reviewed.",
-    params: z.object({ name: z.string().min(1).max(64).meta({ description: "The plugin's name." }) }),
+    params: pluginName,
     body: approveBody,
     ok: {
       200: {
@@ -152,6 +156,43 @@ export const pluginRoutes = [
     handler: async ({ services, params: { name }, body, actor }) => {
       const answer = await services.plugins.approve(name, actor, body);
       return body.dryRun ? answer : { ...answer, reload: await services.reload() };
+    },
+  }),
+  ...(["disable", "enable"] as const).map((verb) =>
+    route({
+      method: "POST",
+      url: `/v1/plugins/:name/${verb}`,
+      tag: "plugins",
+      scope: "operator",
+      summary:
+        verb === "disable"
+          ? "Disable a plugin: out of the chain (even a required one) until enabled; then reload"
+          : "Enable a disabled plugin; then reload",
+      description:
+        "Kept in the database, so it holds across reloads and restarts. A disabled plugin is listed with state `disabled` and is not loaded; `missiond doctor` notes it. Answers 404 for a name no plugin folder has, 409 when it already is so.",
+      params: pluginName,
+      ok: { 200: { description: "`{ name, state, reload }`", schema: switchAnswer } },
+      errors: [404, 409],
+      handler: async ({ services, params: { name }, actor }) => {
+        await services.plugins.setEnabled(name, verb === "enable", actor);
+        return { name, state: `${verb}d` as const, reload: await services.reload() };
+      },
+    }),
+  ),
+  route({
+    method: "DELETE",
+    url: "/v1/plugins/:name",
+    tag: "plugins",
+    scope: "operator",
+    summary: "Remove a plugin: delete its folder and its approvals; then reload",
+    description:
+      "Its host.store keys are kept (a reinstall under the same name finds them). Answers 404 for a name no plugin folder has, and 409 when the daemon cannot write the plugin's directory or the plugin is a configured plugin directory itself.",
+    params: pluginName,
+    ok: { 200: { description: "`{ name, dir, approvalsRemoved, reload }`", schema: removeAnswer } },
+    errors: [404, 409],
+    handler: async ({ services, params: { name } }) => {
+      const removed = await services.plugins.remove(name);
+      return { ...removed, reload: await services.reload() };
     },
   }),
   route({

@@ -11,6 +11,8 @@ interface Diagnosis {
   failingAgents: { agentId: string; failures: number; lastFailureAt: string; lastStatus: string }[];
   plugins: { name: string; state: string; error: string | null }[];
   missingPluginDirs: string[];
+  /** Absent from a daemon older than `plugins disable`. */
+  disabledPlugins?: { name: string; required: boolean }[];
   /** How native plugins run (absent from older daemons); a warning when they run as the daemon. */
   nativeSandbox?: { kind: string; warning: string | null; nativePlugins: number };
   clockSkewMs: number;
@@ -88,5 +90,10 @@ function describe(report: Diagnosis): string {
     lines.push(
       `jobs files: not applied at ${report.jobsFiles.at}, jobs left as they were:\n  ${report.jobsFiles.error}`,
     );
-  return lines.length ? lines.join("\n") : "all good: nothing late, stuck, failing or misconfigured";
+  // Notes: the operator's own choices, shown without making the report a failure.
+  const notes = (report.disabledPlugins ?? []).map(
+    (p) =>
+      `note: plugin ${p.name} is disabled${p.required ? " (a required gate: its hooks are not gated meanwhile)" : ""}; \`missiond plugins enable ${p.name}\` puts it back`,
+  );
+  return [...(lines.length ? lines : ["all good: nothing late, stuck, failing or misconfigured"]), ...notes].join("\n");
 }

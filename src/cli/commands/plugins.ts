@@ -6,6 +6,7 @@ import type { PluginInfo } from "../../plugins/service.ts";
 import type { CliContext } from "../context.ts";
 import { registerApprove } from "./plugin-approve.ts";
 import { registerInstall } from "./plugin-install.ts";
+import { registerSwitches } from "./plugin-switches.ts";
 import { shorten, table } from "../format.ts";
 import { EXIT } from "../io.ts";
 
@@ -15,6 +16,7 @@ export function registerPlugins(program: Command, ctx: CliContext): void {
   list(plugins, ctx);
   registerInstall(plugins, ctx);
   registerApprove(plugins, ctx);
+  registerSwitches(plugins, ctx);
   reload(plugins, ctx);
   decisions(plugins, ctx);
 }

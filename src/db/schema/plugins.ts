@@ -101,3 +101,15 @@ export const pluginGenerations = pgTable(
 );
 
 export type HookDecisionRow = typeof hookDecisions.$inferSelect;
+
+/**
+ * Plugins the operator disabled (`plugins disable`): left out of every load until enabled, listed
+ * as disabled. A row, not a file in the plugin's folder: the folder may be read-only to the daemon
+ * and its digest is what consent compares.
+ */
+export const disabledPlugins = pgTable("disabled_plugins", {
+  plugin: text("plugin").primaryKey(),
+  at: tstz("at").notNull().defaultNow(),
+  // "uid:1000", "token:ops": who disabled it.
+  actor: text("actor").notNull(),
+});

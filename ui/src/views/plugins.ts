@@ -23,7 +23,14 @@ export const outcomeChip = (outcome: string) => h("span", { class: `chip outcome
 
 function stateBadges(p: Plugin) {
   return [
-    badge(p.state === "suspended" ? "suspended by the circuit breaker" : p.state, `state-${p.state}`),
+    badge(
+      p.state === "suspended"
+        ? "suspended by the circuit breaker"
+        : p.state === "disabled"
+          ? `disabled: missiond plugins enable ${p.name}`
+          : p.state,
+      `state-${p.state}`,
+    ),
     p.needsApproval
       ? badge("needs approval", "needs-approval")
       : p.changed
