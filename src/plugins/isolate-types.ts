@@ -69,4 +69,6 @@ export interface Pending {
   untimed: number;
   creditLeftMs: number;
   expire: () => void;
+  /** Timers the handler set (setTimeout): cleared when it settles. */
+  timers?: Set<NodeJS.Timeout>;
 }

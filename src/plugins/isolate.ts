@@ -1,3 +1,4 @@
+import { createHash, randomBytes } from "node:crypto";
 import { createRequire } from "node:module";
 import type ivmModule from "isolated-vm";
 
@@ -139,6 +140,8 @@ export class PluginIsolate {
     const setup = {
       members,
       ungranted,
+      // Keys crypto.getRandomValues inside the isolate (rekeyed with fresh bytes every invocation).
+      seed: randomBytes(32).toString("base64"),
       config,
       env,
       maxResultChars: MAX_RESULT_CHARS,
@@ -219,8 +222,9 @@ export class PluginIsolate {
     const args = JSON.parse(argsJson) as unknown;
     if (!Array.isArray(args)) throw new Error("malformed host call");
     const { grants, host } = this.options;
-    if (!methodAllowed(grants, method)) throw new Error(`host.${method} is not granted to plugin ${this.name}`);
     const call = typeof token === "number" ? this.pending.get(token) : undefined;
+    if (method === "timer" || method === "digest") return webCall(method, args, call);
+    if (!methodAllowed(grants, method)) throw new Error(`host.${method} is not granted to plugin ${this.name}`);
     const invocation = call?.meta ?? null;
     const untimed = call && UNTIMED_CALLS.has(method);
     if (untimed) this.pause(call);
@@ -335,6 +339,7 @@ export class PluginIsolate {
         hop: meta.hop,
         agentId: meta.agentId ?? null,
         ssh: Boolean(meta.sshHostId),
+        seed: randomBytes(32).toString("base64"),
       });
       loaded.invoke
         .apply(undefined, [hook, JSON.stringify(context), metaJson], { result: { promise: true }, timeout: timeoutMs })
@@ -384,6 +389,8 @@ export class PluginIsolate {
     if (!call) return;
     this.pending.delete(id);
     clearTimeout(call.timer);
+    // The handler's timers end with it: a callback after its answer would run with nobody waiting.
+    for (const timer of call.timers ?? []) clearTimeout(timer);
     call.resolve(outcome);
   }
 
@@ -413,4 +420,36 @@ function ungrantedStubs(
   return (Object.keys(HOST_MEMBERS) as HostMemberName[])
     .filter((member) => !memberGranted(grants, member) && !checked.includes(member))
     .map((member) => [member, notGrantedMessage(member, plugin), HOST_MEMBERS[member].type.startsWith("(")]);
+}
+
+const DIGESTS: Readonly<Record<string, string>> = {
+  "SHA-1": "sha1",
+  "SHA-256": "sha256",
+  "SHA-384": "sha384",
+  "SHA-512": "sha512",
+};
+
+/**
+ * The two web globals that cross (sandbox/web-globals.ts), granted to every plugin since they reach
+ * nothing: `setTimeout`'s wait, a timer of the daemon's that only answers (dropped when the
+ * handler ends, so never past its deadline), and `crypto.subtle.digest`, a hash of at most the
+ * budget's arguments. Both were admitted as calls in flight by the isolate and by Crossings.
+ */
+function webCall(method: "timer" | "digest", args: unknown[], call: Pending | undefined): Promise<unknown> {
+  if (method === "digest") {
+    const [name, data] = args;
+    const algorithm = typeof name === "string" ? DIGESTS[name] : undefined;
+    if (!algorithm || typeof data !== "string") return Promise.reject(new Error("malformed digest call"));
+    return Promise.resolve(JSON.stringify(createHash(algorithm).update(Buffer.from(data, "base64")).digest("base64")));
+  }
+  const ms = args[0];
+  if (typeof ms !== "number" || !(ms >= 0)) return Promise.reject(new Error("malformed timer call"));
+  if (!call) return Promise.reject(new Error("setTimeout works only while a handler runs"));
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => {
+      call.timers?.delete(timer);
+      resolve(undefined);
+    }, ms);
+    (call.timers ??= new Set()).add(timer);
+  });
 }

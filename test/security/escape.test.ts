@@ -65,6 +65,7 @@ function expectedReports(root: string, port: number): Record<string, string> {
       refusedFs(`${root}/written.txt`, "write"),
     ].join(" | "),
     "eval-inside": "2,undefined,undefined,undefined",
+    "web-globals": "no host reference undefined,undefined",
     "host-ungranted": "undefined,undefined,undefined,undefined,undefined",
     "console-poison": "survived",
   };

@@ -1,4 +1,6 @@
 import { DIALECTS, LIST_REGISTRATIONS } from "./dialects.ts";
+import { URL_GLOBALS } from "./url-globals.ts";
+import { WEB_GLOBALS } from "./web-globals.ts";
 
 /**
  * The source run first in each plugin's isolate, before the plugin's own modules. The isolate
@@ -129,7 +131,9 @@ export const BOOTSTRAP = String.raw`
     if (!err) refusals.set(why, (err = new Error("host call refused: " + why + " (the plugin's budget)")));
     return err;
   };
-  const call = async (method, ...args) => {
+  // A call is admitted (counted against the budgets, or refused) before anything crosses; the
+  // timers and digests of the web globals are admitted the same way.
+  const admit = (args) => {
     roll();
     if (inFlight >= budget.inFlight) throw refuse(budget.inFlight + " calls already in flight");
     if (win.calls >= budget.calls) throw refuse("more than " + budget.calls + " calls in " + budget.windowMs + " ms");
@@ -139,6 +143,10 @@ export const BOOTSTRAP = String.raw`
       throw refuse("more than " + budget.callCharsPerWindow + " characters of arguments in " + budget.windowMs + " ms");
     win.calls++;
     win.callChars += json.length;
+    return json;
+  };
+  const call = async (method, ...args) => send(method, admit(args));
+  const send = async (method, json) => {
     inFlight++;
     try {
       const out = await applyRef(undefined, [method, json, current.token], { result: { promise: true } });
@@ -235,6 +243,8 @@ export const BOOTSTRAP = String.raw`
     Object.defineProperty(host, member, { value: stub, enumerable: false });
   }
   g.host = freeze(host);
+  const web = (${WEB_GLOBALS})(g, { admit, send, seed: setup.seed, describe, fire });
+  (${URL_GLOBALS})(g);
   g.middleware = {};
   // The line is only built when the budget has room for it.
   const out = (level) => (...args) => fire("console", level, () => args.map(describe).join(" "));
@@ -278,6 +288,7 @@ export const BOOTSTRAP = String.raw`
   // the next batch or the microtask that follows it).
   g.__invoke = async (hook, contextJson, metaJson) => {
     current = parse(metaJson);
+    if (current.seed) web.rekey(current.seed);
     let value;
     try {
       if (hook === LIST) return stringify({ outcome: "value", value: dialect.list() });
