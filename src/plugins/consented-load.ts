@@ -22,7 +22,7 @@ export interface ConsentedLoad extends LoadResult {
 export async function consentedLoad(options: PluginsOptions, log: Logger, host: HostCalls): Promise<ConsentedLoad> {
   const db = options.db ?? null;
   if (!db) return { ...(await loadPlugins(loadOptions(options, log, host))), consent: new Map() };
-  const check = new ConsentCheck(await latestApprovals(db), options.approveChanges ?? false);
+  const check = new ConsentCheck(await latestApprovals(db), options.gates?.approveChanges ?? false);
   const disabled = new Set((await disabledPlugins(db)).keys());
   const result = await loadPlugins({ ...loadOptions(options, log, host), pin: (m) => check.pin(m), disabled });
   const states = new Map(check.states);

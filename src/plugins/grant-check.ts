@@ -199,3 +199,14 @@ function walk(node: AnyNode, parent: AnyNode | null, visit: (node: AnyNode, pare
     } else if (typeof (value as AnyNode).type === "string") walk(value as AnyNode, node, visit);
   }
 }
+
+/** The members a plugin is not granted and does not test for: each a stub that throws what to add. */
+export function ungrantedStubs(
+  plugin: string,
+  grants: Grants,
+  checked: readonly string[],
+): [member: string, message: string, callable: boolean][] {
+  return (Object.keys(HOST_MEMBERS) as HostMemberName[])
+    .filter((member) => !memberGranted(grants, member) && !checked.includes(member))
+    .map((member) => [member, notGrantedMessage(member, plugin), HOST_MEMBERS[member].type.startsWith("(")]);
+}

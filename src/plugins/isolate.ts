@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from "node:crypto";
+import { randomBytes } from "node:crypto";
 import { createRequire } from "node:module";
 import type ivmModule from "isolated-vm";
 
@@ -6,10 +6,10 @@ import type ivmModule from "isolated-vm";
 type Ivm = typeof ivmModule;
 let loaded: Ivm | undefined;
 const ivmLib = (): Ivm => (loaded ??= createRequire(import.meta.url)("isolated-vm") as Ivm);
-import { memberGranted, notGrantedMessage } from "./grant-check.ts";
-import { methodAllowed, permissionNames, type Grants } from "./grants.ts";
-import { HOST_MEMBERS, type HostMemberName } from "./host-members.ts";
-import { MAX_HOPS, type HookName, type InvocationMeta } from "./hooks.ts";
+import { methodAllowed } from "./grants.ts";
+import { isolateSetup } from "./sandbox/setup.ts";
+import { webCall } from "./sandbox/web-calls.ts";
+import type { HookName, InvocationMeta } from "./hooks.ts";
 import type { RawOutcome } from "./result.ts";
 import { BOOTSTRAP } from "./sandbox/bootstrap.ts";
 import { LIST_REGISTRATIONS } from "./sandbox/dialects.ts";
@@ -135,20 +135,7 @@ export class PluginIsolate {
     const context = await isolate.createContext();
     const jail = context.global;
     await jail.set("__rpc", new (ivmLib().Reference)(this.hostCall));
-    const members = permissionNames(grants);
-    const ungranted = ungrantedStubs(this.name, grants, this.options.checkedMembers ?? []);
-    const setup = {
-      members,
-      ungranted,
-      // Keys crypto.getRandomValues inside the isolate (rekeyed with fresh bytes every invocation).
-      seed: randomBytes(32).toString("base64"),
-      config,
-      env,
-      maxResultChars: MAX_RESULT_CHARS,
-      maxHops: MAX_HOPS,
-      budget: PLUGIN_BUDGETS,
-    };
-    await jail.set("__setup", JSON.stringify(setup));
+    await jail.set("__setup", isolateSetup(this.name, grants, config, env, this.options.checkedMembers ?? []));
     await context.eval(BOOTSTRAP, { timeout: 2_000 });
     const invoke = (await jail.get("__invoke", { reference: true })) as ivmModule.Reference;
     const hooks = (await jail.get("__hooks", { reference: true })) as ivmModule.Reference;
@@ -409,47 +396,4 @@ export class PluginIsolate {
     for (const id of [...this.pending.keys()]) this.settle(id, { outcome: "crashed", message: "plugin stopped" });
     return Promise.resolve();
   }
-}
-
-/** The members a plugin is not granted and does not test for: each a stub that throws what to add. */
-function ungrantedStubs(
-  plugin: string,
-  grants: Grants,
-  checked: readonly string[],
-): [member: string, message: string, callable: boolean][] {
-  return (Object.keys(HOST_MEMBERS) as HostMemberName[])
-    .filter((member) => !memberGranted(grants, member) && !checked.includes(member))
-    .map((member) => [member, notGrantedMessage(member, plugin), HOST_MEMBERS[member].type.startsWith("(")]);
-}
-
-const DIGESTS: Readonly<Record<string, string>> = {
-  "SHA-1": "sha1",
-  "SHA-256": "sha256",
-  "SHA-384": "sha384",
-  "SHA-512": "sha512",
-};
-
-/**
- * The two web globals that cross (sandbox/web-globals.ts), granted to every plugin since they reach
- * nothing: `setTimeout`'s wait, a timer of the daemon's that only answers (dropped when the
- * handler ends, so never past its deadline), and `crypto.subtle.digest`, a hash of at most the
- * budget's arguments. Both were admitted as calls in flight by the isolate and by Crossings.
- */
-function webCall(method: "timer" | "digest", args: unknown[], call: Pending | undefined): Promise<unknown> {
-  if (method === "digest") {
-    const [name, data] = args;
-    const algorithm = typeof name === "string" ? DIGESTS[name] : undefined;
-    if (!algorithm || typeof data !== "string") return Promise.reject(new Error("malformed digest call"));
-    return Promise.resolve(JSON.stringify(createHash(algorithm).update(Buffer.from(data, "base64")).digest("base64")));
-  }
-  const ms = args[0];
-  if (typeof ms !== "number" || !(ms >= 0)) return Promise.reject(new Error("malformed timer call"));
-  if (!call) return Promise.reject(new Error("setTimeout works only while a handler runs"));
-  return new Promise((resolve) => {
-    const timer = setTimeout(() => {
-      call.timers?.delete(timer);
-      resolve(undefined);
-    }, ms);
-    (call.timers ??= new Set()).add(timer);
-  });
 }

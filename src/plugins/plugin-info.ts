@@ -1,5 +1,8 @@
+import type { BreakerState } from "./chain.ts";
 import type { Approval, ConsentState } from "./consent.ts";
-import type { GrantsView } from "./grants.ts";
+import { grantsView, type GrantsView } from "./grants.ts";
+import { HOOK_NAMES } from "./hooks.ts";
+import { dialectHooks, type LoadedPlugin } from "./loader.ts";
 
 /** One plugin as GET /v1/plugins, `plugins ls`, the dashboard and the doctor see it. */
 export interface PluginInfo {
@@ -84,5 +87,50 @@ export function unloadedInfo(
     restarts: 0,
     consecutiveFailures: 0,
     suspendedUntil: null,
+  };
+}
+
+/** A loaded plugin as listed: its place in the chain, its breaker, its standing against its approval. */
+export function loadedInfo(
+  p: LoadedPlugin,
+  position: number,
+  at: {
+    generation: number;
+    section: number | null;
+    breaker: BreakerState;
+    /** Another hook system's plugin: its skipped handlers, and whether they spent its error budget. */
+    errors: number;
+    spent: boolean;
+    consent: Pick<PluginInfo, "digest" | "approval" | "changed" | "needsApproval" | "requested">;
+  },
+): PluginInfo {
+  const status = p.status();
+  const { breaker, errors, spent } = at;
+  return {
+    name: p.manifest.name,
+    version: p.manifest.version,
+    kind: p.kind,
+    dialect: p.dialect?.kind ?? null,
+    dir: p.manifest.dir,
+    order: p.manifest.order,
+    position,
+    section: at.section,
+    generation: at.generation,
+    required: p.manifest.required,
+    shadow: p.manifest.shadow,
+    permissions: grantsView(p.manifest.grants).permissions,
+    grants: grantsView(p.manifest.grants),
+    ...at.consent,
+    hooks: p.dialect ? dialectHooks(p.dialect) : HOOK_NAMES.filter((h) => p.hooks.has(h)),
+    errors,
+    state: breaker.suspendedUntil || spent ? "suspended" : status.state === "ready" ? "active" : "restarting",
+    error: breaker.suspendedUntil
+      ? `suspended after repeated failures (last: ${breaker.lastFailure})`
+      : spent
+        ? `suspended: ${errors} errors spent its error budget; it runs again after a reload`
+        : status.error,
+    restarts: status.restarts,
+    consecutiveFailures: breaker.consecutiveFailures,
+    suspendedUntil: breaker.suspendedUntil?.toISOString() ?? null,
   };
 }

@@ -46,10 +46,12 @@ export interface PluginsOptions {
   llm?: LlmConfig | null;
   /** `[plugin.<name>]` tables: a JS plugin's `config`, and the gateway plugins' order. */
   pluginConfig?: PluginSections;
-  /** `[plugins] approve_changes`: a plugin whose code or manifest changed waits for approval before it loads. */
-  approveChanges?: boolean;
-  /** `[plugins] on_missing_grant`: code using a host member without its grant is refused (default) or loaded with a warning. */
-  onMissingGrant?: MissingGrantPolicy;
+  /**
+   * `[plugins] approve_changes`: a plugin whose code or manifest changed waits for approval before
+   * it loads; `on_missing_grant`: code using a host member without its grant is refused (the
+   * default) or loaded with a warning.
+   */
+  gates?: { readonly approveChanges: boolean; readonly onMissingGrant: MissingGrantPolicy };
   sandbox?: NativeSandbox; // where command hooks, shell hooks and Python plugins run (native-sandbox.ts)
 }
 
@@ -64,7 +66,7 @@ export function loadOptions(options: PluginsOptions, log: Logger, host: HostCall
     env: options.env ?? {},
     pluginConfig: options.pluginConfig,
     sandbox: options.sandbox,
-    onMissingGrant: options.onMissingGrant,
+    onMissingGrant: options.gates?.onMissingGrant,
   };
 }
 

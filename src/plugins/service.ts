@@ -3,7 +3,6 @@ import type { Logger } from "../log.ts";
 import { PluginChain, type Decision } from "./chain.ts";
 import { chainMembers } from "./chain-members.ts";
 import { DecisionLog } from "./decision-log.ts";
-import { grantsView } from "./grants.ts";
 import { HOOK_NAMES } from "./hooks.ts";
 import { hostCalls } from "./host.ts";
 import { llmHost } from "./host-llm.ts";
@@ -12,7 +11,7 @@ import { installPlugin, type InstallAnswer, type InstallBody } from "./install.t
 import type { HostCalls } from "./isolate.ts";
 import type { DecisionsQuery } from "./input.ts";
 import { outcomeCounts, type DecisionView } from "./queries.ts";
-import { dialectHooks, type DisabledPlugin, type FailedPlugin, type LoadedPlugin } from "./loader.ts";
+import type { DisabledPlugin, FailedPlugin, LoadedPlugin } from "./loader.ts";
 import { findPlugin, removePlugin, switchPlugin, type FoundPlugin } from "./switches.ts";
 import { generationRecords, recordGeneration } from "./approval-store.ts";
 import type { ConsentState } from "./consent.ts";
@@ -28,7 +27,7 @@ import {
 import { idleSections, inConfigOrder } from "./config-sections.ts";
 import { announce, type DaemonMoment } from "./dialects/moments.ts";
 import { DialectRunner } from "./dialects/runner.ts";
-import { unloadedInfo, type PluginInfo } from "./plugin-info.ts";
+import { loadedInfo, unloadedInfo, type PluginInfo } from "./plugin-info.ts";
 import { watchMemory } from "./memory-bound.ts";
 import { defaultSandbox, type NativeSandboxKind } from "./native-sandbox.ts";
 
@@ -240,10 +239,8 @@ export class Plugins {
    * reload); what it was installed with is recorded as approved by `actor`.
    */
   async install(body: InstallBody, actor = "daemon"): Promise<InstallAnswer> {
-    const inUse = new Map<string, string>([
-      ...this.failed.map((f): [string, string] => [f.name, f.dir]),
-      ...this.loaded.map((p): [string, string] => [p.manifest.name, p.manifest.dir]),
-    ]);
+    // A disabled plugin's name is taken too: enabling it would fail both.
+    const inUse = new Map(this.found().map((p) => [p.name, p.dir]));
     const answer = await installPlugin(body, {
       dirs: this.options.dirs,
       memoryLimitMb: this.options.memoryLimitMb,
@@ -252,7 +249,7 @@ export class Plugins {
       log: this.log,
       now: this.options.now,
       inUse,
-      onMissingGrant: this.options.onMissingGrant,
+      onMissingGrant: this.options.gates?.onMissingGrant,
     });
     if (answer.installed) await recordInstall(this.options, answer.dir, actor);
     return answer;
@@ -311,39 +308,16 @@ export class Plugins {
   list(): PluginInfo[] {
     const sections = Object.keys(this.options.pluginConfig ?? {});
     const section = (name: string) => (sections.includes(name) ? sections.indexOf(name) + 1 : null);
-    const active: PluginInfo[] = this.loaded.map((p, i) => {
-      const status = p.status();
-      const breaker = this.chain.breakerState(p.manifest.name);
-      const errors = this.dialects.errors.get(p.manifest.name) ?? 0;
-      const spent = this.dialects.isSuspended(p.manifest.name);
-      return {
-        name: p.manifest.name,
-        version: p.manifest.version,
-        kind: p.kind,
-        dialect: p.dialect?.kind ?? null,
-        dir: p.manifest.dir,
-        order: p.manifest.order,
-        position: i + 1,
-        section: section(p.manifest.name),
+    const active = this.loaded.map((p, i) =>
+      loadedInfo(p, i + 1, {
         generation: this.chain.generation,
-        required: p.manifest.required,
-        shadow: p.manifest.shadow,
-        permissions: grantsView(p.manifest.grants).permissions,
-        grants: grantsView(p.manifest.grants),
-        ...consentInfo(this.consent.get(p.manifest.name)),
-        hooks: p.dialect ? dialectHooks(p.dialect) : HOOK_NAMES.filter((h) => p.hooks.has(h)),
-        errors,
-        state: breaker.suspendedUntil || spent ? "suspended" : status.state === "ready" ? "active" : "restarting",
-        error: breaker.suspendedUntil
-          ? `suspended after repeated failures (last: ${breaker.lastFailure})`
-          : spent
-            ? `suspended: ${errors} errors spent its error budget; it runs again after a reload`
-            : status.error,
-        restarts: status.restarts,
-        consecutiveFailures: breaker.consecutiveFailures,
-        suspendedUntil: breaker.suspendedUntil?.toISOString() ?? null,
-      };
-    });
+        section: section(p.manifest.name),
+        breaker: this.chain.breakerState(p.manifest.name),
+        errors: this.dialects.errors.get(p.manifest.name) ?? 0,
+        spent: this.dialects.isSuspended(p.manifest.name),
+        consent: consentInfo(this.consent.get(p.manifest.name)),
+      }),
+    );
     const generation = this.chain.generation;
     const broken = this.failed.map((f) => ({
       ...unloadedInfo(f, "failed", generation, section(f.name)),

@@ -30,7 +30,7 @@ async function start(dirs: string[], onMissingGrant?: MissingGrantPolicy) {
     log: createLogger("silent"),
     now: () => Date.now(),
     onDecision: (d) => decisions.push(d),
-    ...(onMissingGrant ? { onMissingGrant } : {}),
+    ...(onMissingGrant ? { gates: { approveChanges: false, onMissingGrant } } : {}),
   });
   running.push(plugins);
   return { plugins, decisions };

@@ -71,7 +71,7 @@ describe(`plugins disable, enable and rm (${backendName})`, () => {
   it("rm deletes the folder and the approvals, and takes the plugin out of the chain", async () => {
     const dir = pluginDir();
     const d = await t.start({ pluginDirs: [dir] });
-    expect((await d.services.plugins.list().find((p) => p.name === "appends"))?.approval).not.toBeNull();
+    expect(d.services.plugins.list().find((p) => p.name === "appends")?.approval).not.toBeNull();
 
     const refused = await cli(d, "plugins", "rm", "appends");
     expect(refused.stderr).toContain("not at a terminal to confirm: pass --yes to remove plugin appends");
