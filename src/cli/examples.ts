@@ -109,8 +109,12 @@ export const EXAMPLES: Record<string, readonly string[]> = {
     "missiond plugins install cron-sentinel",
     "missiond plugins install ./quiet-hours --yes",
     "missiond plugins install ./quiet-hours --yes --force",
+    "missiond plugins install ./quiet-hours --yes --force --on-missing-grant warn",
   ],
   "plugins approve": ["missiond plugins approve quiet-hours", "missiond plugins approve quiet-hours --yes --json"],
+  "plugins disable": ["missiond plugins disable quiet-hours"],
+  "plugins enable": ["missiond plugins enable quiet-hours --json"],
+  "plugins rm": ["missiond plugins rm quiet-hours --yes"],
   "plugins reload": ["missiond plugins reload", "missiond --socket /run/missiond/missiond.sock plugins reload --json"],
   "plugins ls": ["missiond plugins ls", "missiond plugins ls --json"],
   "plugins decisions": [

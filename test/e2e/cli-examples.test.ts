@@ -45,6 +45,7 @@ const ORDER = [
   ...["notify", "notify ls", "notify show", "notify cancel", "todo add", "todo", "todo ls", "todo done"],
   ...["todo cancel", "session events", "session rm"],
   ...["plugins install", "plugins", "plugins reload", "plugins approve", "plugins ls", "plugins decisions"],
+  ...["plugins disable", "plugins enable", "plugins rm"],
   ...["agent rm", "cron rm", "serve"],
 ];
 
