@@ -224,7 +224,7 @@ describe(`every route answers what it declares (${backendName})`, () => {
     await call("DELETE /v1/sessions/:id", s, { query: { force: "true" } });
   });
 
-  it("plugins: the list, reloads, installs, approvals, generations, decisions and the runtime's chains", async () => {
+  it("plugins: the list, reloads, installs, approvals, generations, decisions, the runtime's chains, disable, enable and rm", async () => {
     await call("GET /v1/plugins");
     await call("POST /v1/plugins/reload");
     const folder = examplePlugin("no-rm-rf");
@@ -247,6 +247,10 @@ describe(`every route answers what it declares (${backendName})`, () => {
     await call("POST /v1/observe/:name", { name: "tool:after" }, { body: { sessionId: "s1" } });
     await call("GET /v1/plugin-generations");
     await call("GET /v1/hook-decisions");
+    await call("POST /v1/plugins/:name/disable", { name: "probe" });
+    await call("GET /v1/plugins");
+    await call("POST /v1/plugins/:name/enable", { name: "probe" });
+    await call("DELETE /v1/plugins/:name", { name: "probe" });
   });
 
   it("agents", async () => {
