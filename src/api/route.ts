@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, FastifySchema, FastifySchemaCompiler } from "fastify";
 import { z } from "zod";
 import { MissiondError } from "../errors.ts";
-import { describeIssues, validate } from "../validation.ts";
+import { describeIssues, parseInput, validate } from "../validation.ts";
 import type { ApiServices } from "./app.ts";
 import { reachableAgents, SCOPES, type Caller, type Scope } from "./caller.ts";
 import { confinement, type Reaches } from "./confine.ts";
@@ -108,7 +108,7 @@ export const zodValidatorCompiler: FastifySchemaCompiler<z.ZodType> = ({ schema,
   const where = WHERE[httpPart ?? "body"];
   if (httpPart === "params")
     return (data) => {
-      const result = schema.safeParse(data);
+      const result = parseInput(schema, data);
       return result.success
         ? { value: result.data }
         : { error: new MissiondError("BAD_REQUEST", describeIssues(result.error, where)) };

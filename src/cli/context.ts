@@ -27,20 +27,24 @@ export interface CliContext {
 }
 
 /** The global options: the daemon to reach, the configuration, the output. */
-const GLOBAL_OPTIONS: readonly (readonly [flags: string, description: string])[] = [
+const GLOBAL_OPTIONS: readonly (readonly [flags: string, description: string, parse?: (value: string) => string])[] = [
   ["--config <path>", "configuration file (default /etc/missiond/config.toml if present)"],
   ["--socket <path>", "the daemon's Unix socket"],
-  ["--url <url>", "reach the daemon over TCP instead (needs --token or MISSIOND_API_TOKEN)"],
+  ["--url <url>", "reach the daemon over TCP instead (needs --token or MISSIOND_API_TOKEN)", httpUrl],
   ["--token <token>", "bearer token for --url"],
   ["--json", "print JSON instead of tables"],
 ];
+
+/** The long names of the global options ("--url"): no command may declare one of its own. */
+export const GLOBAL_FLAGS: readonly string[] = GLOBAL_OPTIONS.map(([flags]) => flags.split(" ")[0]!);
 
 // The options made from GLOBAL_OPTIONS, on the program and on each command: a command's own option
 // of the same name (agent set's --url, the webhook's) is never read as a global one.
 const globalCopies = new WeakSet<Option>();
 
-function globalOption(flags: string, description: string): Option {
+function globalOption(flags: string, description: string, parse?: (value: string) => string): Option {
   const option = new Option(flags, description);
+  if (parse) option.argParser(parse);
   globalCopies.add(option);
   return option;
 }
@@ -50,7 +54,7 @@ export function createContext(program: Command, io: CliIo, setExit: (code: numbe
   // Each command parses only the options after its own name (set before any command is added, so
   // every command inherits it): `agent set --url` is the webhook's, `missiond --url` the daemon's.
   program.enablePositionalOptions();
-  for (const [flags, description] of GLOBAL_OPTIONS) program.addOption(globalOption(flags, description));
+  for (const [flags, description, parse] of GLOBAL_OPTIONS) program.addOption(globalOption(flags, description, parse));
   let running: Command = program;
   program.hook("preAction", (_program, action) => void (running = action));
   // Read at action time: commander fills the options in while it parses.
@@ -75,9 +79,10 @@ export function createContext(program: Command, io: CliIo, setExit: (code: numbe
 export function shareGlobalOptions(program: Command): void {
   const visit = (command: Command) => {
     for (const sub of command.commands) {
-      for (const [flags, description] of GLOBAL_OPTIONS) {
+      for (const [flags, description, parse] of GLOBAL_OPTIONS) {
         const long = flags.split(" ")[0];
-        if (!sub.options.some((o) => o.long === long)) sub.addOption(globalOption(flags, description).hideHelp());
+        if (!sub.options.some((o) => o.long === long))
+          sub.addOption(globalOption(flags, description, parse).hideHelp());
       }
       visit(sub);
     }
@@ -119,19 +124,42 @@ export class UsageError extends CommanderError {
   }
 }
 
-/** Commander argument parser for counts. */
-export function positiveInt(value: string): number {
+/** A whole number of at least `min`, or the problem in words. */
+function wholeNumber(value: string, min: number): number {
   const n = Number(value);
-  if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError("must be a positive integer");
+  if (value.trim() === "" || Number.isNaN(n)) throw new InvalidArgumentError("not a number");
+  if (!Number.isInteger(n) || n < min) throw new InvalidArgumentError(`must be a whole number of at least ${min}`);
   return n;
 }
 
+/** Commander argument parser for counts. */
+export const positiveInt = (value: string): number => wholeNumber(value, 1);
+
 /** Commander argument parser for counts that may be zero. */
-export function nonNegativeInt(value: string): number {
-  const n = Number(value);
-  if (value.trim() === "" || !Number.isInteger(n) || n < 0)
-    throw new InvalidArgumentError("must be a non-negative integer");
-  return n;
+export const nonNegativeInt = (value: string): number => wholeNumber(value, 0);
+
+/** Commander argument parser for an http(s) URL (the daemon's, a webhook's). */
+export function httpUrl(value: string): string {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new InvalidArgumentError("not a URL: give http(s)://host:port/path");
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:")
+    throw new InvalidArgumentError(`not an http(s) URL (${url.protocol}): give http(s)://host:port/path`);
+  return value;
+}
+
+/**
+ * Commander's words for a refused option value ("error: option '--limit <n>' argument 'abc' is
+ * invalid. not a number") as the CLI's own: "missiond: --limit: not a number".
+ */
+export function plainError(text: string): string {
+  const refused = /^error: option '(?:-\w, )?(--[\w-]+)[^']*' argument '[\s\S]*' is invalid\. ([\s\S]*?)\n?$/.exec(
+    text,
+  );
+  return refused ? `missiond: ${refused[1]}: ${refused[2]}\n` : text;
 }
 
 /** An option taking one of `values`, typed in any case (`--status cancelled` is "Cancelled"). */

@@ -97,11 +97,14 @@ export const EXAMPLES: Record<string, readonly string[]> = {
   "todo ls": ["missiond todo ls --session s-42", "missiond todo ls --session s-42 --status all --json"],
   "todo done": ["missiond todo done 31"],
   "todo cancel": ["missiond todo cancel 32"],
-  agent: ["missiond agent ls", "missiond agent set ops-bot --executor webhook --url https://agents.internal/missions"],
+  agent: [
+    "missiond agent ls",
+    "missiond agent set ops-bot --executor webhook --webhook-url https://agents.internal/missions",
+  ],
   "agent ls": ["missiond agent ls", "missiond agent ls --json"],
   "agent set": [
-    "missiond agent set ops-bot --executor webhook --url https://agents.internal/missions --secret $SECRET",
-    "missiond agent set worker --executor command --timeout 10m -- /usr/local/bin/run-agent --once",
+    "missiond agent set ops-bot --executor webhook --webhook-url https://agents.internal/missions --secret $SECRET",
+    "missiond agent set worker --executor command --timeout 10m --argv /usr/local/bin/run-agent --once",
   ],
   "agent rm": ["missiond agent rm ops-bot"],
   plugins: ["missiond plugins ls", "missiond plugins install cron-sentinel --yes", "missiond plugins reload"],

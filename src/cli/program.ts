@@ -10,7 +10,7 @@ import { registerRuns } from "./commands/runs.ts";
 import { registerMigrate, registerServe } from "./commands/serve.ts";
 import { registerSession } from "./commands/session.ts";
 import { registerTodo } from "./commands/todo.ts";
-import { createContext, reportError, shareGlobalOptions, type CliContext } from "./context.ts";
+import { createContext, plainError, reportError, shareGlobalOptions, type CliContext } from "./context.ts";
 import { addExamples, commandPath } from "./examples.ts";
 import { EXIT, type CliIo } from "./io.ts";
 import { VERSION } from "../version.ts";
@@ -64,7 +64,11 @@ function buildProgram(io: CliIo, setExit: (code: number) => void): Command {
   program.version(`missiond ${VERSION}${runtime}`, "-V, --version", "print the version and the Node it runs on");
   program
     .exitOverride()
-    .configureOutput({ writeOut: (s) => io.stdout(s), writeErr: (s) => io.stderr(s) })
+    .configureOutput({
+      writeOut: (s) => io.stdout(s),
+      writeErr: (s) => io.stderr(s),
+      outputError: (s, write) => write(plainError(s)),
+    })
     .showHelpAfterError();
   for (const register of NOUNS) register(program, ctx);
   shareGlobalOptions(program);

@@ -3,6 +3,7 @@ import { isAbsolute, join, resolve } from "node:path";
 import { parse as parseToml } from "smol-toml";
 import { z } from "zod";
 import { MissiondError } from "../errors.ts";
+import { parseInput } from "../validation.ts";
 import { fileSchema } from "./schema.ts";
 import { compileAgent, type AgentConfig } from "../executors/agent-config.ts";
 import { compileLlm, type LlmConfig } from "../llm/config.ts";
@@ -144,7 +145,7 @@ export function loadConfig(sources: ConfigSources): Config {
   // Set but empty means no plugin directories at all (not the defaults).
   if (env.MISSIOND_PLUGIN_DIRS !== undefined) raw.plugin_dirs = env.MISSIOND_PLUGIN_DIRS.split(":").filter(Boolean);
 
-  const parsed = fileSchema.safeParse(raw);
+  const parsed = parseInput(fileSchema, raw);
   if (!parsed.success) {
     const origin = [configFile ?? "no file", "environment"].join(" + ");
     throw new MissiondError("CONFIG_INVALID", describeIssues(parsed.error, origin));

@@ -1,3 +1,5 @@
+import { nearest } from "../did-you-mean.ts";
+import { parseInput } from "../validation.ts";
 import { z } from "zod";
 import { addJobInput } from "../cron/input.ts";
 import { fileKeyOf, jobFieldList, type JobFieldName } from "../cron/fields.ts";
@@ -79,10 +81,10 @@ export interface Problem {
 
 /** Checks a spec as `cron add` would; resolves to its definition or to the problems, in file keys. */
 export function checkSpec(raw: unknown): { definition: Definition; spec: JobSpec } | { problems: Problem[] } {
-  const shape = jobSpec.safeParse(raw);
+  const shape = parseInput(jobSpec, raw);
   if (!shape.success) return { problems: shape.error.issues.flatMap(describe) };
   const spec = shape.data as JobSpec;
-  const input = addJobInput.safeParse(toAddInput(spec));
+  const input = parseInput(addJobInput, toAddInput(spec));
   if (!input.success) return { problems: input.error.issues.flatMap(describe) };
   const value = input.data;
   try {
@@ -107,8 +109,8 @@ function describe(issue: z.core.$ZodIssue): Problem[] {
   if (issue.code === "unrecognized_keys")
     return issue.keys.map((key) => ({ key, message: unknownKey(key), namesKey: true as const }));
   const key = issue.path.map((p) => API_TO_FILE.get(String(p)) ?? String(p)).join(".") || null;
-  // zod says "expected string, received undefined"; in a file that is a key left out.
-  if (issue.code === "invalid_type" && /received undefined$/.test(issue.message))
+  // In a file, a value zod calls "required" is a key left out.
+  if (issue.code === "invalid_type" && issue.message === "required")
     return [{ key, message: "missing (every job needs agent, prompt, and cron or every)" }];
   return [{ key, message: issue.message.replace("startsAt", "starts_at") }];
 }
@@ -130,32 +132,7 @@ const ALIASES: Record<string, FileKey> = {
 };
 
 function closest(key: string, known: readonly string[]): string | null {
-  const normalized = key.toLowerCase().replace(/-/g, "_");
-  if (ALIASES[normalized]) return ALIASES[normalized];
-  let best: string | null = null;
-  let bestDistance = Infinity;
-  for (const candidate of known) {
-    const d = distance(normalized, candidate);
-    if (d < bestDistance) [best, bestDistance] = [candidate, d];
-  }
-  return bestDistance <= Math.max(1, Math.floor(key.length / 3)) ? best : null;
-}
-
-/** Edit distance counting a swap of neighbours as one edit ("agnet" is one from "agent"); keys are short. */
-function distance(a: string, b: string): number {
-  const d = Array.from({ length: a.length + 1 }, (_, i) =>
-    Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)),
-  );
-  for (let i = 1; i <= a.length; i++) {
-    for (let j = 1; j <= b.length; j++) {
-      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
-      let best = Math.min(d[i - 1]![j]! + 1, d[i]![j - 1]! + 1, d[i - 1]![j - 1]! + cost);
-      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1])
-        best = Math.min(best, d[i - 2]![j - 2]! + 1);
-      d[i]![j] = best;
-    }
-  }
-  return d[a.length]![b.length]!;
+  return ALIASES[key.toLowerCase().replace(/-/g, "_")] ?? nearest(key, known);
 }
 
 /** A stored job's definition (as the API shows it), in the same normalized form as a file's. */

@@ -1,6 +1,6 @@
-import { Option, type Command } from "commander";
+import { Command, Option } from "commander";
 import { EXECUTOR_KINDS } from "../../executors/agent-config.ts";
-import { UsageError, type CliContext } from "../context.ts";
+import { httpUrl, UsageError, type CliContext } from "../context.ts";
 import { table } from "../format.ts";
 
 /** `missiond agent …`: agents and how their missions are delivered. */
@@ -30,42 +30,63 @@ function list(agent: Command, ctx: CliContext): void {
 
 interface SetOptions {
   executor: string;
-  url?: string;
+  webhookUrl?: string;
   secret?: string;
   timeout?: string;
-  argv?: string[];
+  argv?: boolean;
   provider?: string;
   model?: string;
   system?: string;
 }
 
+/**
+ * `agent set`, whose `--argv` ends its options: every word after it is the agent's program and its
+ * arguments, flags included (`--argv /usr/local/bin/run-agent --once`), as after `--`.
+ */
+class AgentSetCommand extends Command {
+  override parseOptions(args: string[]): ReturnType<Command["parseOptions"]> {
+    const end = args.indexOf("--");
+    const at = args.findIndex((arg, i) => arg === "--argv" && (end < 0 || i < end));
+    if (at < 0) return super.parseOptions(args);
+    const parsed = super.parseOptions([...args.slice(0, at), "--argv"]);
+    return { ...parsed, operands: [...parsed.operands, ...args.slice(at + 1)] };
+  }
+}
+
 function set(agent: Command, ctx: CliContext): void {
-  agent
-    .command("set")
+  const command = new AgentSetCommand("set");
+  // A command made here rather than by agent.command() takes the parent's settings itself.
+  command
+    .copyInheritedSettings(agent)
     .description("set (or replace) an agent's executor")
     .argument("<id>", "the agent's id, as sessions and cron jobs name it")
-    // An option's values end at the first word starting with "-", so a program's own flags cannot
-    // follow --argv; after "--" every word is the program's.
-    .argument("[program...]", "command: the program and its arguments, after -- (they may then start with -)")
+    .argument("[program...]", "command: the program and its arguments, after --argv or -- (they may start with -)")
     .addOption(new Option("--executor <kind>", "how missions reach it").choices(EXECUTOR_KINDS).makeOptionMandatory())
-    .option("--url <url>", "webhook: where to POST missions")
+    .addOption(new Option("--webhook-url <url>", "webhook: where to POST missions").argParser(httpUrl))
     .option("--secret <secret>", "webhook: HMAC key for the signature header")
     .option("--timeout <duration>", "webhook, command or llm: time limit per mission")
-    .option("--argv <args...>", "command: the program and its arguments (none starting with -; else use --)")
+    .option("--argv", "command: every word after it is the program and its arguments (as after --)")
     .option("--provider <name>", "llm: a provider under [llm.providers] (default: the default provider)")
     .option("--model <model>", "llm: the model (default: the provider's)")
     .option("--system <text>", "llm: the system prompt")
-    .action(async (id: string, program: string[], opts: SetOptions) => {
-      if (program.length > 0 && opts.argv) throw new UsageError("give the program after -- or with --argv, not both");
-      const argv = program.length > 0 ? program : opts.argv;
+    .action(async (id: string, program: string[], opts: SetOptions, self: Command) => {
+      if (opts.executor === "webhook" && !opts.webhookUrl) {
+        // `--url` after `set` is the daemon's address (a global option); said once, not guessed.
+        const daemonUrl: unknown = self.getOptionValue("url");
+        throw new UsageError(
+          `--webhook-url is required for the webhook executor${daemonUrl ? ` (--url is the daemon's address; the webhook's is --webhook-url)` : ""}`,
+        );
+      }
+      if (opts.executor === "command" && program.length === 0)
+        throw new UsageError("the command executor needs its program: give it after --argv (or after --)");
       // Only the options given: the daemon validates the settings for the chosen executor.
       const body = Object.fromEntries(
         Object.entries({
           executor: opts.executor,
-          url: opts.url,
+          url: opts.webhookUrl,
           secret: opts.secret,
           timeout: opts.timeout,
-          argv,
+          argv: program.length > 0 ? program : undefined,
           provider: opts.provider,
           model: opts.model,
           system: opts.system,
@@ -76,6 +97,7 @@ function set(agent: Command, ctx: CliContext): void {
         .put<{ id: string; executor: string }>(`/v1/agents/${encodeURIComponent(id)}`, body);
       ctx.print(saved, () => `agent ${saved.id}: ${saved.executor}`);
     });
+  agent.addCommand(command);
 }
 
 function remove(agent: Command, ctx: CliContext): void {

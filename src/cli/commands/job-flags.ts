@@ -1,5 +1,6 @@
 import { InvalidArgumentError, Option, type Command } from "commander";
 import { z } from "zod";
+import { parseInput } from "../../validation.ts";
 import { jobFieldList, longFlag, type FieldSpec } from "../../cron/fields.ts";
 
 /**
@@ -28,7 +29,7 @@ function parserOf(field: FieldSpec, mode: Mode): ((value: string) => unknown) | 
     if (!numeric) return value;
     const n = Number(value);
     if (value.trim() === "" || !Number.isInteger(n)) throw new InvalidArgumentError("must be an integer");
-    const checked = field.input.safeParse(n);
+    const checked = parseInput(field.input, n);
     if (!checked.success) throw new InvalidArgumentError(checked.error.issues[0]!.message);
     return n;
   };
