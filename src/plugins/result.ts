@@ -1,3 +1,4 @@
+import { parseInput } from "../validation.ts";
 import type { z } from "zod";
 import type { HandlerOutcome } from "./handler-runtime.ts";
 import { HOOKS, MAX_REASON_CHARS, type FieldType, type HookName, type HookSpec } from "./hooks.ts";
@@ -140,7 +141,8 @@ const shown = (value: unknown): string => {
 export function checkPatch(result: Interpreted, checks: FieldChecks | undefined): Interpreted {
   if (result.kind !== "changed" || !checks) return result;
   for (const field of result.fields) {
-    const check = checks[field]?.safeParse(result.patch[field]);
+    const schema = checks[field];
+    const check = schema && parseInput(schema, result.patch[field]);
     if (check && !check.success) {
       return {
         kind: "skipped",

@@ -1,4 +1,5 @@
 import { request } from "node:http";
+import { ZOD_WORDING } from "../helpers/zod-wording.ts";
 import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { apiClient, type ApiClient } from "../../src/cli/client.ts";
@@ -263,5 +264,6 @@ function judge(c: FuzzCase, answer: Answer): string | null {
   if (typeof error.code !== "string" || !/^[A-Z_]+$/.test(error.code)) return `code ${JSON.stringify(error.code)}`;
   if (typeof error.message !== "string" || !c.message.test(error.message))
     return `message ${JSON.stringify(error.message).slice(0, 300)} does not match ${c.message}`;
+  if (ZOD_WORDING.test(error.message)) return `message in zod's words: ${JSON.stringify(error.message).slice(0, 300)}`;
   return null;
 }

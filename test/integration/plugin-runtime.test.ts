@@ -149,7 +149,7 @@ describe(`the plugin runtime inside the daemon (${backendName})`, () => {
     const { decisions } = await decisionsOf(api, { plugin: "blank-prompt" });
     expect(decisions.map((d) => d.reason)).toEqual(
       expect.arrayContaining([
-        'malformed: prompt "" cannot be used: Too small: expected string to have >=1 characters',
+        'malformed: prompt "" cannot be used: empty',
         expect.stringMatching(/^malformed: texts \["todo 0",.* cannot be used: at most 200 todos in a batch$/),
       ]),
     );

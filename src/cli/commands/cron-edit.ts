@@ -2,7 +2,7 @@ import type { Command } from "commander";
 import type { RevisionView } from "../../cron/revisions.ts";
 import type { JobView } from "../../cron/views.ts";
 import type { CliContext } from "../context.ts";
-import { addJobFlags, jobBody } from "./job-flags.ts";
+import { addJobFlags, asFlags, jobBody } from "./job-flags.ts";
 import { shorten, table } from "../format.ts";
 
 const jobPath = (id: string, action = "") => `/v1/cron-jobs/${encodeURIComponent(id)}${action}`;
@@ -18,7 +18,7 @@ export function registerCronEdit(cron: Command, ctx: CliContext): void {
     .option("--force", "edit a job a jobs file manages (its next apply reports the drift)")
     .action(async (id: string, opts: Record<string, unknown>) => {
       const body = { ...jobBody(opts, "edit"), ...(opts.force ? { force: true } : {}) };
-      const job = await ctx.client().patch<JobView>(jobPath(id), body);
+      const job = await asFlags(ctx.client().patch<JobView>(jobPath(id), body));
       ctx.print(job, () => `edited cron job ${job.id} "${job.name}"; next fire ${job.nextFireAt ?? "never"}`);
     });
 

@@ -3,7 +3,7 @@ import { previewSlots, assertCron, parseEvery, type Schedule } from "../../cron/
 import type { JobView, RunView } from "../../cron/views.ts";
 import { registerExport } from "./apply.ts";
 import { nonNegativeInt, positiveInt, UsageError, type CliContext } from "../context.ts";
-import { addJobFlags, jobBody } from "./job-flags.ts";
+import { addJobFlags, asFlags, jobBody } from "./job-flags.ts";
 import { fields, shorten, table } from "../format.ts";
 import { BACKFILL_DEFAULT_MAX, BACKFILL_HARD_MAX } from "../../cron/backfill.ts";
 import type { BackfillView } from "../../cron/backfill-service.ts";
@@ -29,7 +29,7 @@ export function registerCron(program: Command, ctx: CliContext): void {
 function add(cron: Command, ctx: CliContext): void {
   addJobFlags(cron.command("add").description("add a cron job or heartbeat"), "add").action(
     async (opts: Record<string, unknown>) => {
-      const job = await ctx.client().post<JobView>("/v1/cron-jobs", jobBody(opts, "add"));
+      const job = await asFlags(ctx.client().post<JobView>("/v1/cron-jobs", jobBody(opts, "add")));
       ctx.print(job, () => `added cron job ${job.id} "${job.name}"; next fire ${job.nextFireAt ?? "never"}`);
     },
   );

@@ -1,6 +1,8 @@
 import { InvalidArgumentError, Option, type Command } from "commander";
 import { z } from "zod";
 import { parseInput } from "../../validation.ts";
+import { ApiError } from "../client.ts";
+import { UsageError } from "../context.ts";
 import { jobFieldList, longFlag, type FieldSpec } from "../../cron/fields.ts";
 
 /**
@@ -74,4 +76,25 @@ export function jobBody(opts: Record<string, unknown>, mode: Mode): Record<strin
   }
   // A flag given outright wins over what another implies (`--session X --fresh-session` is refused, not guessed).
   return { ...implied, ...body };
+}
+
+/**
+ * The daemon's refusal of a job request with the API's field names as the flags that set them
+ * ("cron: empty" → "--cron: empty"), so a person reads back what they typed.
+ */
+export function inFlagWords(message: string): string {
+  const flags = new Map(jobFieldList.flatMap((f) => (f.cli ? [[f.api as string, `--${longFlag(f.cli.flags)}`]] : [])));
+  return message.replace(/(^|; )(\w+):/g, (whole, lead: string, name: string) =>
+    flags.has(name) ? `${lead}${flags.get(name)!}:` : whole,
+  );
+}
+
+/** Runs a job request; a 400 comes back as a usage error worded in flags. */
+export async function asFlags<T>(request: Promise<T>): Promise<T> {
+  try {
+    return await request;
+  } catch (err) {
+    if (err instanceof ApiError && err.status === 400) throw new UsageError(inFlagWords(err.message));
+    throw err;
+  }
 }

@@ -2,7 +2,7 @@ import type { Command } from "commander";
 import { NOTIFY_STATUSES } from "../../db/schema/enums.ts";
 import { parseDuration } from "../../duration.ts";
 import type { TimerView } from "../../notify/views.ts";
-import { choiceOption, UsageError, type CliContext } from "../context.ts";
+import { choiceOption, positiveInt, UsageError, type CliContext } from "../context.ts";
 import { fields, shorten, table } from "../format.ts";
 
 /** `missiond notify …`: the command itself sets a timer; its subcommands inspect and cancel. */
@@ -41,8 +41,8 @@ function list(notify: Command, ctx: CliContext): void {
     .description("list notify timers, newest first")
     .option("--session <id>", "only this session's timers")
     .addOption(choiceOption("--status <status>", "only timers with this status", NOTIFY_STATUSES))
-    .option("--limit <n>", "at most this many", "50")
-    .action(async (opts: { session?: string; status?: string; limit: string }) => {
+    .option("--limit <n>", "at most this many", positiveInt, 50)
+    .action(async (opts: { session?: string; status?: string; limit: number }) => {
       const { timers } = await ctx.client().get<{ timers: TimerView[] }>("/v1/notify", {
         session: opts.session,
         status: opts.status,

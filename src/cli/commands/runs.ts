@@ -2,7 +2,7 @@ import type { Command } from "commander";
 import type { RunView } from "../../cron/views.ts";
 import { RUN_STATUSES } from "../../db/schema/enums.ts";
 import type { SummaryRow } from "../../retention/summary.ts";
-import { choiceOption, UsageError, type CliContext } from "../context.ts";
+import { choiceOption, positiveInt, UsageError, type CliContext } from "../context.ts";
 import { shorten, table } from "../format.ts";
 
 // Runs per request of `runs export`: the API's largest page.
@@ -18,7 +18,7 @@ export function registerRuns(program: Command, ctx: CliContext): void {
 interface ListOptions {
   job?: string;
   status?: string;
-  limit: string;
+  limit: number;
   from?: string;
   to?: string;
   summary?: boolean;
@@ -30,7 +30,7 @@ function list(runs: Command, ctx: CliContext): void {
     .description("list runs, newest slot first; or --summary: counts per job and status, pruned history included")
     .option("--job <id>", "only this job's runs")
     .addOption(choiceOption("--status <status>", "only runs with this status", RUN_STATUSES))
-    .option("--limit <n>", "at most this many", "50")
+    .option("--limit <n>", "at most this many", positiveInt, 50)
     .option("--from <iso>", "only slots at or after this instant")
     .option("--to <iso>", "only slots before this instant")
     .option("--summary", "counts per job and status (from the ledger and the rollups of pruned runs)")

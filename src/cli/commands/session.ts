@@ -113,8 +113,8 @@ function events(session: Command, ctx: CliContext): void {
     .description("durable session events (sessionCleared, sessionRemoved) after a cursor, oldest first")
     .option("--after <id>", "the cursor: the last event id already seen", "0")
     .option("--session <id>", "only this session's events")
-    .option("--limit <n>", "at most this many", "100")
-    .action(async (opts: { after: string; session?: string; limit: string }) => {
+    .option("--limit <n>", "at most this many", positiveInt, 100)
+    .action(async (opts: { after: string; session?: string; limit: number }) => {
       const page = await ctx.client().get<EventPage>("/v1/events", {
         after: opts.after,
         session: opts.session,

@@ -97,7 +97,7 @@ function brokenBodies(ctx: FuzzContext, route: ApiRoute, url: string): void {
       body: json(value),
       headers: JSON_TYPE,
       status: [400],
-      message: /expected object/,
+      message: /must be an object, not/,
     });
   }
 }
@@ -158,7 +158,7 @@ function oversizedBodies(ctx: FuzzContext, route: ApiRoute, url: string): void {
     body: Buffer.from("[".repeat(5000) + "]".repeat(5000)),
     headers: JSON_TYPE,
     status: [400],
-    message: /expected object/,
+    message: /must be an object, not/,
   });
 }
 
