@@ -161,10 +161,16 @@ export class CronService {
     return jobView(await this.require(id));
   }
 
-  async remove(id: string, actor: Actor = IN_PROCESS): Promise<void> {
+  /** Removes a job (its runs stay); one a jobs file manages only with `force`, as `edit`. */
+  async remove(id: string, actor: Actor = IN_PROCESS, options: { force?: boolean } = {}): Promise<void> {
     const jobId = parseId(id, "cron job");
     await this.change(async (tx, now) => {
       const [job] = await lockJobs(tx, [jobId]);
+      if (job?.managedBy && !job.deletedAt && !options.force)
+        throw new MissiondError(
+          "CONFLICT",
+          `cron job ${id} is managed by ${job.managedBy}: remove it there and apply, or remove with force`,
+        );
       if (!job || !(await softDeleteJob(tx, jobId, now))) throw notFound(id);
       // Its queued backfill slots go with it (they have no run yet, so no history is lost).
       await dropBackfill(tx, [jobId]);

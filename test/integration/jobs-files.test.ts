@@ -120,6 +120,45 @@ describe(`jobs files: missiond apply (${backendName})`, () => {
     expect((await cli(daemon, "apply", path)).stdout).toContain("No changes");
   });
 
+  it("refuses cron rm of a job its file manages unless --force, as cron edit, and keeps it meanwhile", async () => {
+    const path = jobsFile("rm.toml", job("r-job", 'every = "1h"'));
+    await cli(daemon, "apply", path);
+    const row = (await rowOf("r-job"))!;
+    expect(await cli(daemon, "cron", "rm", String(row.id))).toEqual({
+      code: 1,
+      stdout: "",
+      stderr: `missiond: cron job ${row.id} is managed by ${path}: remove it there and apply, or remove with force (CONFLICT)\n`,
+    });
+    const api = apiClient({ socketPath: daemon.config.socketPath });
+    const refused = await api.delete(`/v1/cron-jobs/${row.id}?force=false`).catch((err: unknown) => err);
+    expect(refused).toMatchObject({ status: 409, code: "CONFLICT" });
+    expect(await rowOf("r-job")).toEqual(row);
+    expect(await revisionsOf(row.id)).toHaveLength(1);
+
+    expect(await cli(daemon, "cron", "rm", String(row.id), "--force")).toMatchObject({
+      code: 0,
+      stdout: `removed cron job ${row.id}\n`,
+    });
+    expect(await rowOf("r-job")).toBeNull();
+    expect((await revisionsOf(row.id)).map((r) => r.action)).toEqual(["create", "delete"]);
+    // A job made by hand needs no --force.
+    const added = await cli(
+      daemon,
+      "cron",
+      "add",
+      "--name",
+      "r-hand",
+      "--agent",
+      "ops",
+      "--every",
+      "1h",
+      "--prompt",
+      "p",
+    );
+    const hand = /cron job (\d+)/.exec(added.stdout)![1]!;
+    expect((await cli(daemon, "cron", "rm", hand)).code).toBe(0);
+  });
+
   it("adopts a job made with cron add that a file declares, and says so", async () => {
     expect(
       (await cli(daemon, "cron", "add", "--name", "a-job", "--agent", "ops", "--every", "1h", "--prompt", "old")).code,

@@ -1,3 +1,4 @@
+import { removeQuery } from "../../sessions/input.ts";
 import {
   addJobInput,
   editJobInput,
@@ -101,11 +102,14 @@ export const cronRoutes = [
     scope: "operator",
     tag: "cron",
     summary: "Remove a cron job (its run history stays)",
+    description: "A job a jobs file manages (`managedBy`) answers 409 unless `force=true`, as an edit does.",
     params: jobParams,
+    query: removeQuery,
     status: 204,
     ok: { 204: "Removed" },
-    handler: async ({ services, params, actor }) => {
-      await services.cron.remove(params.id, actor);
+    errors: [409],
+    handler: async ({ services, params, query, actor }) => {
+      await services.cron.remove(params.id, actor, { force: query.force });
     },
   }),
   route({

@@ -189,8 +189,9 @@ function remove(cron: Command, ctx: CliContext): void {
   cron
     .command("rm <id>")
     .description("remove a cron job (its run history is kept)")
-    .action(async (id: string) => {
-      await ctx.client().delete(jobPath(id));
+    .option("--force", "remove a job a jobs file manages (its next apply adds it back unless removed there)")
+    .action(async (id: string, opts: { force?: boolean }) => {
+      await ctx.client().delete(jobPath(id, opts.force ? "?force=true" : ""));
       ctx.print({ removed: id }, () => `removed cron job ${id}`);
     });
 }
