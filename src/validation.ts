@@ -37,7 +37,7 @@ const EXPECTED: Record<string, string> = {
 };
 
 const FORMAT: Record<string, string> = {
-  url: "not a URL: give http(s)://host:port/path",
+  url: "not a URL",
   datetime: "not an instant: give ISO 8601 with an offset, e.g. 2026-01-31T09:00:00Z",
   date: "not a date: give YYYY-MM-DD",
   email: "not an email address",

@@ -3,6 +3,7 @@ import { isAbsolute, join, resolve } from "node:path";
 import { parse as parseToml } from "smol-toml";
 import { z } from "zod";
 import { MissiondError } from "../errors.ts";
+import { nearest } from "../did-you-mean.ts";
 import { parseInput } from "../validation.ts";
 import { fileSchema } from "./schema.ts";
 import { compileAgent, type AgentConfig } from "../executors/agent-config.ts";
@@ -107,6 +108,35 @@ const ENV_KEYS: Record<string, string> = {
   MISSIOND_LOG_LEVEL: "log_level",
 };
 
+// The variables read besides ENV_KEYS: the file's path, and plugin_dirs (split on ":").
+const OTHER_VARIABLES = ["MISSIOND_CONFIG", "MISSIOND_PLUGIN_DIRS"];
+
+/** A warning for each MISSIOND_* variable that is no setting (a typo is otherwise silently ignored). */
+function unknownVariables(env: ConfigSources["env"]): string[] {
+  const known = [...Object.keys(ENV_KEYS), ...OTHER_VARIABLES].filter((name) => name.startsWith("MISSIOND_"));
+  return Object.keys(env)
+    .filter((name) => name.startsWith("MISSIOND_") && !known.includes(name))
+    .sort()
+    .map((name) => {
+      const near = nearest(
+        name.slice("MISSIOND_".length),
+        known.map((k) => k.slice("MISSIOND_".length)),
+      );
+      return `environment variable ${name} is not a setting and is ignored${near ? ` (did you mean MISSIOND_${near}?)` : ""}`;
+    });
+}
+
+/** database_url must name a Postgres server: anything else would fail later, less clearly. */
+function assertPostgresUrl(url: string, env: ConfigSources["env"]): void {
+  const scheme = /^([a-z][a-z0-9+.-]*):/i.exec(url)?.[1]?.toLowerCase();
+  if (scheme === "postgres" || scheme === "postgresql") return;
+  const from = env.MISSIOND_DATABASE_URL ? "MISSIOND_DATABASE_URL" : env.DATABASE_URL ? "DATABASE_URL" : "database_url";
+  throw new MissiondError(
+    "CONFIG_INVALID",
+    `${from}: "${scheme ?? url}" is not a Postgres URL: give postgres://user:password@host:5432/database (or leave it unset for the embedded database)`,
+  );
+}
+
 function readFileConfig(path: string): Record<string, unknown> {
   let text: string;
   try {
@@ -127,8 +157,10 @@ function readFileConfig(path: string): Record<string, unknown> {
 
 function describeIssues(error: z.ZodError, origin: string): string {
   const lines = error.issues.map((issue) => {
-    const key = issue.path.join(".") || "(root)";
-    return `  ${key}: ${issue.message}`;
+    const key = issue.path.join(".");
+    // An unknown key at the top names itself.
+    if (!key && issue.code === "unrecognized_keys") return `  ${issue.message}`;
+    return `  ${key || "(root)"}: ${issue.message}`;
   });
   return `invalid configuration (${origin}):\n${lines.join("\n")}`;
 }
@@ -151,6 +183,7 @@ export function loadConfig(sources: ConfigSources): Config {
     throw new MissiondError("CONFIG_INVALID", describeIssues(parsed.error, origin));
   }
   const file = parsed.data;
+  if (file.database_url) assertPostgresUrl(file.database_url, env);
   const base = configFile ? resolve(configFile, "..") : cwd;
   const abs = (p: string, from: string) => (isAbsolute(p) ? p : resolve(from, p));
 
@@ -167,6 +200,7 @@ export function loadConfig(sources: ConfigSources): Config {
       : stateDir;
 
   const { tokens, warnings } = resolveTokens(file.api_token, file.api.tokens, env, base);
+  warnings.push(...unknownVariables(env));
   const defaultPluginDirs = file.plugin_dirs ? [] : [SYSTEM_PLUGIN_DIR, join(stateDir, "plugins")];
 
   const listen = parseListen(file.listen, tokens.length > 0);

@@ -83,9 +83,45 @@ describe("configuration", () => {
     expect(() => loadConfig({ ...base, env: { MISSIOND_LOG_LEVEL: "loud" } })).toThrow(/log_level/);
   });
 
-  it("names an unknown key instead of ignoring it", () => {
+  it("names an unknown key instead of ignoring it, with the key it may have meant", () => {
     const path = withFile(`databse_url = "postgres://x"\n`);
-    expect(() => loadConfig({ ...base, configPath: path, env: {} })).toThrow(/databse_url/);
+    expect(() => loadConfig({ ...base, configPath: path, env: {} })).toThrow(
+      /^invalid configuration \(.*\):\n {2}unknown key "databse_url" \(did you mean "database_url"\?\)$/,
+    );
+    const nested = withFile(`[scheduler]\nhorizn = "1m"\n`);
+    expect(() => loadConfig({ ...base, configPath: nested, env: {} })).toThrow(
+      /scheduler: unknown key "horizn" \(did you mean "horizon"\?\)/,
+    );
+  });
+
+  it("refuses a database URL that is not Postgres, naming where it came from", () => {
+    const message = (from: string, scheme: string) =>
+      `${from}: "${scheme}" is not a Postgres URL: give postgres://user:password@host:5432/database (or leave it unset for the embedded database)`;
+    expect(() => loadConfig({ ...base, env: { DATABASE_URL: "mysql://u@db/app" } })).toThrow(
+      message("DATABASE_URL", "mysql"),
+    );
+    expect(() => loadConfig({ ...base, env: { MISSIOND_DATABASE_URL: "sqlite:///var/x.db" } })).toThrow(
+      message("MISSIOND_DATABASE_URL", "sqlite"),
+    );
+    const path = withFile(`database_url = "http://db:5432/app"\n`);
+    expect(() => loadConfig({ ...base, configPath: path, env: {} })).toThrow(message("database_url", "http"));
+    for (const url of ["postgres://u@db/app", "postgresql://u@db:5432/app?sslmode=require", "POSTGRES://u@db/app"])
+      expect(loadConfig({ ...base, env: { DATABASE_URL: url } }).databaseUrl).toBe(url);
+  });
+
+  it("warns of each MISSIOND_* variable that is no setting, with the one it may have meant", () => {
+    const config = loadConfig({
+      ...base,
+      env: { MISSIOND_LOGLEVEL: "debug", MISSIOND_STATEDIR: "/x", MISSIOND_WHATEVER: "1", MISSIOND_SOCKET: "/s" },
+    });
+    expect(config.warnings).toEqual([
+      "environment variable MISSIOND_LOGLEVEL is not a setting and is ignored (did you mean MISSIOND_LOG_LEVEL?)",
+      "environment variable MISSIOND_STATEDIR is not a setting and is ignored (did you mean MISSIOND_STATE_DIR?)",
+      "environment variable MISSIOND_WHATEVER is not a setting and is ignored",
+    ]);
+    expect(config.logLevel).toBe("info");
+    const known = { MISSIOND_CONFIG: "", MISSIOND_PLUGIN_DIRS: "", MISSIOND_LOG_LEVEL: "warn", DATABASE_URL: "" };
+    expect(loadConfig({ ...base, env: known }).warnings).toEqual([]);
   });
 
   it("refuses a TCP listener without a token", () => {
