@@ -1,3 +1,4 @@
+import { missingProgram, prerequisite } from "../helpers/prerequisite.ts";
 import { execFileSync, spawn } from "node:child_process";
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { globalAgent } from "node:https";
@@ -99,73 +100,79 @@ every = "12h"
 prompt = "summarise the team's day"
 `;
 
-describe(`every --help example, run as written (${backendName})`, () => {
-  let db: TestDatabase;
-  let world: World;
-  let front: TlsFront;
-  const words: Record<string, string> = {};
+// The webhook example's https URL is served with a certificate made by openssl.
+const opensslMissing = prerequisite(missingProgram("openssl", ["openssl"]));
 
-  beforeAll(async () => {
-    db = await freshDatabase();
-    const port = await freePort();
-    const toml = `listen = "127.0.0.1:${port}"\n[[api.tokens]]\nname = "ops"\nscope = "operator"\ntoken_env = "TOKEN"\n\n[agents.a1]\nexecutor = "log"\n`;
-    const pluginDir = join(tempDir("plugins"), "installed");
-    mkdirSync(pluginDir);
-    const daemon = await startTestDaemon(db, { toml, env: { TOKEN }, pluginDirs: [pluginDir] });
-    const cwd = tempDir("examples");
-    world = { daemon, api: apiClient({ socketPath: daemon.config.socketPath }), cwd, pluginDir };
-    front = await tlsFront(port);
-    writeFixtures(cwd);
-    await firstIds(daemon);
-    Object.assign(words, {
-      "https://missiond.internal:7878": front.url,
-      "/etc/missiond/config.toml": join(cwd, "config.toml"),
-      "/etc/missiond/jobs.toml": join(cwd, "jobs.toml"),
-      "/run/missiond/missiond.sock": daemon.config.socketPath,
-      ...(SERVER_URL ? { "postgres://missiond@db/missiond": db.url! } : {}),
-    });
-  });
+describe.skipIf(opensslMissing !== null)(
+  `every --help example, run as written (${backendName})${opensslMissing ? ` (skipped: ${opensslMissing})` : ""}`,
+  () => {
+    let db: TestDatabase;
+    let world: World;
+    let front: TlsFront;
+    const words: Record<string, string> = {};
 
-  afterAll(async () => {
-    await world?.daemon.stop();
-    await front?.close();
-    if (world) removeTempDir(world.daemon.config.stateDir);
-    await db?.drop();
-  });
-
-  it("runs every command's examples, in an order that names each command once", () => {
-    expect([...ORDER].sort()).toEqual(Object.keys(EXAMPLES).sort());
-    const all = Object.entries(EXAMPLES).flatMap(([path, list]) => list.map((e) => `${path}: ${e}`));
-    expect(Object.keys(PREPARE).filter((key) => !all.includes(key))).toEqual([]);
-    expect(Object.keys(AFTER).filter((path) => !ORDER.includes(path))).toEqual([]);
-    expect(Object.keys(NOT_RUN).filter((e) => !Object.values(EXAMPLES).flat().includes(e))).toEqual([]);
-  });
-
-  for (const path of ORDER)
-    for (const example of EXAMPLES[path] ?? [])
-      it.skipIf(example in NOT_RUN)(`${path || "missiond"}: ${example}`, async () => {
-        const replaced = { ...words, ...(await PREPARE[`${path}: ${example}`]?.(world)) };
-        const parsed = parseExample(example, { TOKEN, SECRET });
-        const result = await runExample(world, parsed, replaced);
-        expect(result.code, `${result.stderr}${result.stdout}`).toBe(0);
-        checkOutput(world.cwd, parsed, result.stdout);
-        if (example === EXAMPLES[path]!.at(-1)) await AFTER[path]?.(world);
+    beforeAll(async () => {
+      db = await freshDatabase();
+      const port = await freePort();
+      const toml = `listen = "127.0.0.1:${port}"\n[[api.tokens]]\nname = "ops"\nscope = "operator"\ntoken_env = "TOKEN"\n\n[agents.a1]\nexecutor = "log"\n`;
+      const pluginDir = join(tempDir("plugins"), "installed");
+      mkdirSync(pluginDir);
+      const daemon = await startTestDaemon(db, { toml, env: { TOKEN }, pluginDirs: [pluginDir] });
+      const cwd = tempDir("examples");
+      world = { daemon, api: apiClient({ socketPath: daemon.config.socketPath }), cwd, pluginDir };
+      front = await tlsFront(port);
+      writeFixtures(cwd);
+      await firstIds(daemon);
+      Object.assign(words, {
+        "https://missiond.internal:7878": front.url,
+        "/etc/missiond/config.toml": join(cwd, "config.toml"),
+        "/etc/missiond/jobs.toml": join(cwd, "jobs.toml"),
+        "/run/missiond/missiond.sock": daemon.config.socketPath,
+        ...(SERVER_URL ? { "postgres://missiond@db/missiond": db.url! } : {}),
       });
+    });
 
-  it("reached the daemon's TCP listener through TLS for the --url example", () => {
-    expect(front.connections()).toBeGreaterThan(0);
-  });
+    afterAll(async () => {
+      await world?.daemon.stop();
+      await front?.close();
+      if (world) removeTempDir(world.daemon.config.stateDir);
+      await db?.drop();
+    });
 
-  it("`missiond <command> --help | head`: exits 0, quietly, once the reader has gone", async () => {
-    const child = spawn(process.execPath, [MAIN, "cron", "add", "--help"], { stdio: ["ignore", "pipe", "pipe"] });
-    // The reader goes before the help is written, as `head` does once it has its lines.
-    child.stdout.destroy();
-    let stderr = "";
-    child.stderr.on("data", (d) => (stderr += d));
-    const code = await new Promise<number | null>((resolve) => child.on("close", (c) => resolve(c)));
-    expect({ code, stderr }).toEqual({ code: 0, stderr: "" });
-  });
-});
+    it("runs every command's examples, in an order that names each command once", () => {
+      expect([...ORDER].sort()).toEqual(Object.keys(EXAMPLES).sort());
+      const all = Object.entries(EXAMPLES).flatMap(([path, list]) => list.map((e) => `${path}: ${e}`));
+      expect(Object.keys(PREPARE).filter((key) => !all.includes(key))).toEqual([]);
+      expect(Object.keys(AFTER).filter((path) => !ORDER.includes(path))).toEqual([]);
+      expect(Object.keys(NOT_RUN).filter((e) => !Object.values(EXAMPLES).flat().includes(e))).toEqual([]);
+    });
+
+    for (const path of ORDER)
+      for (const example of EXAMPLES[path] ?? [])
+        it.skipIf(example in NOT_RUN)(`${path || "missiond"}: ${example}`, async () => {
+          const replaced = { ...words, ...(await PREPARE[`${path}: ${example}`]?.(world)) };
+          const parsed = parseExample(example, { TOKEN, SECRET });
+          const result = await runExample(world, parsed, replaced);
+          expect(result.code, `${result.stderr}${result.stdout}`).toBe(0);
+          checkOutput(world.cwd, parsed, result.stdout);
+          if (example === EXAMPLES[path]!.at(-1)) await AFTER[path]?.(world);
+        });
+
+    it("reached the daemon's TCP listener through TLS for the --url example", () => {
+      expect(front.connections()).toBeGreaterThan(0);
+    });
+
+    it("`missiond <command> --help | head`: exits 0, quietly, once the reader has gone", async () => {
+      const child = spawn(process.execPath, [MAIN, "cron", "add", "--help"], { stdio: ["ignore", "pipe", "pipe"] });
+      // The reader goes before the help is written, as `head` does once it has its lines.
+      child.stdout.destroy();
+      let stderr = "";
+      child.stderr.on("data", (d) => (stderr += d));
+      const code = await new Promise<number | null>((resolve) => child.on("close", (c) => resolve(c)));
+      expect({ code, stderr }).toEqual({ code: 0, stderr: "" });
+    });
+  },
+);
 
 /** The example's command in-process, as a shell at a terminal whose person answers yes would run it. */
 async function runExample(world: World, parsed: ParsedExample, words: Record<string, string>) {

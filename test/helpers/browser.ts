@@ -1,4 +1,3 @@
-import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { chromium, type Browser, type Page } from "playwright-core";
 import type { Daemon } from "../../src/daemon/daemon.ts";
@@ -7,12 +6,16 @@ import { startTestDaemon, type TestDaemonOptions } from "./daemon.ts";
 import type { TestDatabase } from "./db.ts";
 import { freePort } from "./net.ts";
 import { tempDir } from "./tmp.ts";
+import { missingProgram, prerequisite } from "./prerequisite.ts";
 
 /** Debian's chromium (.ci/run installs it). */
 export const CHROMIUM = "/usr/bin/chromium";
 
+/** Why the dashboard's browser tests cannot run here, or null. */
+export const chromiumMissing: string | null = prerequisite(missingProgram("chromium", [CHROMIUM]));
+
 export async function launchBrowser(): Promise<Browser> {
-  if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: apt-get install chromium (as .ci/run does)`);
+  if (chromiumMissing) throw new Error(`cannot launch the browser: ${chromiumMissing}`);
   return chromium.launch({ executablePath: CHROMIUM });
 }
 

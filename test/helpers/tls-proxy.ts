@@ -1,3 +1,4 @@
+import { missingProgram, prerequisite } from "./prerequisite.ts";
 import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { createServer as createHttpServer, type Server } from "node:http";
@@ -5,6 +6,9 @@ import { createServer as createHttpsServer } from "node:https";
 import { connect, type AddressInfo } from "node:net";
 import { join } from "node:path";
 import { tempDir } from "./tmp.ts";
+
+/** Why a TLS endpoint cannot be made here (it signs its certificate with openssl), or null. */
+export const opensslMissing: string | null = prerequisite(missingProgram("openssl", ["openssl"]));
 
 export interface ReceivedRequest {
   method: string;

@@ -1,3 +1,4 @@
+import { nativeWritesMissing, prerequisite, pythonMissing } from "../helpers/prerequisite.ts";
 import { mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -19,6 +20,11 @@ const FIXTURES = [
   "py-faults",
   "bad-yaml",
 ];
+
+const noPython = prerequisite(pythonMissing());
+// The event hooks write into the test's folders.
+const noWrites = prerequisite(nativeWritesMissing());
+const skipped = noPython ? ` (skipped: ${noPython})` : "";
 
 describe("plugins written for the other hook systems", () => {
   let plugins: Plugins;
@@ -42,20 +48,23 @@ describe("plugins written for the other hook systems", () => {
   }, 30_000);
   afterAll(() => plugins.stop());
 
-  it("loads every fixture but the malformed HOOK.yaml, which is named with its line", () => {
-    const list = plugins.list();
-    const bad = list.find((p) => p.state === "failed")!;
-    expect(bad.error).toMatch(/bad-yaml\/HOOK\.yaml line \d+/);
-    expect(list.filter((p) => p.state === "active").map((p) => [p.name, p.dialect])).toEqual(
-      expect.arrayContaining([
-        ["content-filter", "gateway"],
-        ["shell-gate", "extension"],
-        ["my-hook", "event-hook"],
-        ["command-logger", "event-hook"],
-        ["guardrails", "python"],
-      ]),
-    );
-  });
+  it.skipIf(noPython !== null)(
+    `loads every fixture but the malformed HOOK.yaml, which is named with its line${skipped}`,
+    () => {
+      const list = plugins.list();
+      const bad = list.find((p) => p.state === "failed")!;
+      expect(bad.error).toMatch(/bad-yaml\/HOOK\.yaml line \d+/);
+      expect(list.filter((p) => p.state === "active").map((p) => [p.name, p.dialect])).toEqual(
+        expect.arrayContaining([
+          ["content-filter", "gateway"],
+          ["shell-gate", "extension"],
+          ["my-hook", "event-hook"],
+          ["command-logger", "event-hook"],
+          ["guardrails", "python"],
+        ]),
+      );
+    },
+  );
 
   it("gateway: the content filter blocks a prompt and the response filter masks SSNs", async () => {
     const d = plugins.dialects;
@@ -157,81 +166,93 @@ describe("plugins written for the other hook systems", () => {
     expect(faults.find((d) => d.hook === "fault:write")!.reason).toMatch(/read[- ]only|Cannot assign/i);
   });
 
-  it("event hooks: the activity log and the command logger write what they should", async () => {
-    const d = plugins.dialects;
-    expect(await serveDialectHook(d, "agent:step", { iteration: 2, session_id: "s9" })).toEqual({
-      event: "agent:step",
-      handledBy: ["my-hook"],
-    });
-    const activity = readFileSync(join(home, ".mibyan", "hooks", "my-hook", "activity.log"), "utf8")
-      .trim()
-      .split("\n")
-      .map((l) => JSON.parse(l));
-    expect(activity.at(-1)).toMatchObject({ event: "agent:step", iteration: 2, session_id: "s9" });
-    expect(decisions).toContainEqual(
-      expect.objectContaining({ plugin: "my-hook", hook: "agent:step", outcome: "passed", subjectId: "s9" }),
-    );
-    await serveDialectHook(d, "command:reset", { command: "reset", args: "", platform: "cli", user_id: "u1" });
-    const commands = readFileSync(join(home, ".mibyan", "logs", "command_usage.jsonl"), "utf8")
-      .trim()
-      .split("\n")
-      .map((l) => JSON.parse(l));
-    expect(commands.at(-1)).toMatchObject({ command: "reset", args: "", platform: "cli", user: "u1" });
-    expect(decisions).toContainEqual(
-      expect.objectContaining({ plugin: "command-logger", hook: "command:reset", outcome: "passed" }),
-    );
-  });
+  it.skipIf(noWrites !== null)(
+    `event hooks: the activity log and the command logger write what they should${noWrites ? ` (skipped: ${noWrites})` : ""}`,
+    async () => {
+      const d = plugins.dialects;
+      expect(await serveDialectHook(d, "agent:step", { iteration: 2, session_id: "s9" })).toEqual({
+        event: "agent:step",
+        handledBy: ["my-hook"],
+      });
+      const activity = readFileSync(join(home, ".mibyan", "hooks", "my-hook", "activity.log"), "utf8")
+        .trim()
+        .split("\n")
+        .map((l) => JSON.parse(l));
+      expect(activity.at(-1)).toMatchObject({ event: "agent:step", iteration: 2, session_id: "s9" });
+      expect(decisions).toContainEqual(
+        expect.objectContaining({ plugin: "my-hook", hook: "agent:step", outcome: "passed", subjectId: "s9" }),
+      );
+      await serveDialectHook(d, "command:reset", { command: "reset", args: "", platform: "cli", user_id: "u1" });
+      const commands = readFileSync(join(home, ".mibyan", "logs", "command_usage.jsonl"), "utf8")
+        .trim()
+        .split("\n")
+        .map((l) => JSON.parse(l));
+      expect(commands.at(-1)).toMatchObject({ command: "reset", args: "", platform: "cli", user: "u1" });
+      expect(decisions).toContainEqual(
+        expect.objectContaining({ plugin: "command-logger", hook: "command:reset", outcome: "passed" }),
+      );
+    },
+  );
 
-  it("python plugins: pre_tool_call blocks and modifies, pre_llm_call injects context", async () => {
-    const d = plugins.dialects;
-    expect(
-      await serveDialectHook(d, "pre_tool_call", {
-        tool_name: "terminal",
-        args: { command: "rm -rf /tmp/x" },
-        task_id: "t1",
-      }),
-    ).toEqual({
-      action: "block",
-      message: "Reason the tool call was blocked",
-      plugin: "tool-policy",
-    });
-    expect(
-      await serveDialectHook(d, "pre_tool_call", { tool_name: "patch", args: { new_string: "x" }, task_id: "t1" }),
-    ).toMatchObject({
-      action: "allow",
-      args: { new_string: "fixed content" },
-      changedBy: ["tool-policy"],
-    });
-    const llm = await serveDialectHook(d, "pre_llm_call", {
-      session_id: "s1",
-      user_message: "hi",
-      is_first_turn: true,
-    });
-    expect((llm!.value as Record<string, unknown>).context).toBe(
-      "Never execute commands that delete files without explicit user confirmation.",
-    );
-    expect(decisions).toContainEqual(
-      expect.objectContaining({ plugin: "guardrails", hook: "pre_llm_call", outcome: "changed" }),
-    );
-  });
+  it.skipIf(noPython !== null)(
+    `python plugins: pre_tool_call blocks and modifies, pre_llm_call injects context${skipped}`,
+    async () => {
+      const d = plugins.dialects;
+      expect(
+        await serveDialectHook(d, "pre_tool_call", {
+          tool_name: "terminal",
+          args: { command: "rm -rf /tmp/x" },
+          task_id: "t1",
+        }),
+      ).toEqual({
+        action: "block",
+        message: "Reason the tool call was blocked",
+        plugin: "tool-policy",
+      });
+      expect(
+        await serveDialectHook(d, "pre_tool_call", { tool_name: "patch", args: { new_string: "x" }, task_id: "t1" }),
+      ).toMatchObject({
+        action: "allow",
+        args: { new_string: "fixed content" },
+        changedBy: ["tool-policy"],
+      });
+      const llm = await serveDialectHook(d, "pre_llm_call", {
+        session_id: "s1",
+        user_message: "hi",
+        is_first_turn: true,
+      });
+      expect((llm!.value as Record<string, unknown>).context).toBe(
+        "Never execute commands that delete files without explicit user confirmation.",
+      );
+      expect(decisions).toContainEqual(
+        expect.objectContaining({ plugin: "guardrails", hook: "pre_llm_call", outcome: "changed" }),
+      );
+    },
+  );
 
-  it("python faults: a raise is skipped, a hang is killed at the time limit, an exit is a crash; each restarts", async () => {
-    const d = plugins.dialects;
-    await serveDialectHook(d, "fault_raise", {});
-    await serveDialectHook(d, "fault_hang", {});
-    await new Promise((r) => setTimeout(r, 1_100)); // the restart back-off
-    await serveDialectHook(d, "fault_exit", {});
-    const reasons = decisions.filter((x) => x.plugin === "py-faults").map((x) => [x.hook, x.outcome, x.reason]);
-    expect(reasons).toEqual([
-      ["fault_raise", "skipped", "threw: ValueError: handler failed"],
-      ["fault_hang", "skipped", "timeout"],
-      ["fault_exit", "skipped", expect.stringMatching(/crashed: exited with code 3/)],
-    ]);
-    await new Promise((r) => setTimeout(r, 1_100));
-    await serveDialectHook(d, "fault_raise", {});
-    expect(decisions.filter((x) => x.plugin === "py-faults").at(-1)!.reason).toBe("threw: ValueError: handler failed");
-    expect(plugins.list().find((p) => p.name === "py-faults")!.restarts).toBe(2);
-  }, 20_000);
+  it.skipIf(noPython !== null)(
+    `python faults: a raise is skipped, a hang is killed at the time limit, an exit is a crash; each restarts${skipped}`,
+    async () => {
+      const d = plugins.dialects;
+      await serveDialectHook(d, "fault_raise", {});
+      await serveDialectHook(d, "fault_hang", {});
+      await new Promise((r) => setTimeout(r, 1_100)); // the restart back-off
+      await serveDialectHook(d, "fault_exit", {});
+      const reasons = decisions.filter((x) => x.plugin === "py-faults").map((x) => [x.hook, x.outcome, x.reason]);
+      expect(reasons).toEqual([
+        ["fault_raise", "skipped", "threw: ValueError: handler failed"],
+        ["fault_hang", "skipped", "timeout"],
+        ["fault_exit", "skipped", expect.stringMatching(/crashed: exited with code 3/)],
+      ]);
+      await new Promise((r) => setTimeout(r, 1_100));
+      await serveDialectHook(d, "fault_raise", {});
+      expect(decisions.filter((x) => x.plugin === "py-faults").at(-1)!.reason).toBe(
+        "threw: ValueError: handler failed",
+      );
+      expect(plugins.list().find((p) => p.name === "py-faults")!.restarts).toBe(2);
+    },
+    20_000,
+  );
 });
 
 describe("an extension's error budget", () => {
@@ -323,7 +344,7 @@ describe("the order of the other hook systems' chains", () => {
   });
 });
 
-describe("a Python plugin's memory limit", () => {
+describe.skipIf(noPython !== null)(`a Python plugin's memory limit${skipped}`, () => {
   it("an allocation past the address-space limit fails in the callback (MemoryError, skipped); the host goes on", async () => {
     const decisions: Decision[] = [];
     const plugins = await Plugins.start({
