@@ -58,6 +58,7 @@ export const EXAMPLES: Record<string, readonly string[]> = {
     "missiond apply jobs.toml --json | jq .plan.counts",
   ],
   runs: ["missiond runs ls --status Cancelled"],
+  "runs show": ["missiond runs show 1207", "missiond runs show 1207 --json"],
   "runs ls": [
     "missiond runs ls --job 12 --limit 20",
     "missiond runs ls --status Missed --json",

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { count, idString, instant } from "../answer-fields.ts";
-import { REVISION_ACTIONS, RUN_STATUSES, RUN_TRIGGERS } from "../db/schema/enums.ts";
+import { DECISION_OUTCOMES, REVISION_ACTIONS, RUN_STATUSES, RUN_TRIGGERS } from "../db/schema/enums.ts";
 import { jobView } from "./job-view.ts";
 
 /** What the cron routes answer, written from views.ts, revisions.ts, ledger-queries.ts and the service. */
@@ -24,7 +24,11 @@ export const runView = z
     claimedAt: instant,
     startedAt: instant.nullable(),
     finishedAt: instant.nullable(),
-    latenessMs: count.nullable(),
+    latenessMs: count.nullable().describe("Claim time − slot, in ms: negative when claimed ahead of the slot."),
+    deliveryLatenessMs: count
+      .nullable()
+      .describe("Slot → delivery started, in ms, never negative: the lateness the agent sees (null until started)."),
+    claimAheadMs: count.describe("How long before its slot the run was claimed, in ms (0 when claimed after it)."),
     backfilled: z.boolean(),
     sessionId: z.string().nullable(),
     executor: z.string().nullable(),
@@ -39,6 +43,29 @@ export const listedRun = runView
   .strict();
 
 export const runList = z.object({ runs: z.array(listedRun) }).strict();
+
+/** One handler of the firing chain that decided on a run (the decision log). */
+export const runDecision = z
+  .object({
+    plugin: z.string(),
+    hook: z.string(),
+    outcome: z.enum(DECISION_OUTCOMES),
+    reason: z.string().nullable(),
+    fields: z.array(z.string()).nullable().describe("The fields a `changed` decision rewrote."),
+    durationMs: count,
+    at: instant,
+    shadow: z.boolean(),
+  })
+  .strict();
+
+/** `GET /v1/runs/:id`: a run with its attempts and the decisions of the chain that fired it. */
+export const runDetail = listedRun
+  .extend({
+    attempts: count.describe("Deliveries started."),
+    failedAttempts: count.describe("Deliveries that ended in a recorded failure (and were retried or gave up)."),
+    decisions: z.array(runDecision),
+  })
+  .strict();
 
 /** A job's latest run, as the list page shows it. */
 export const lastRun = z

@@ -28,6 +28,7 @@ import {
 } from "./revisions.ts";
 import { listRevisions } from "./revision-queries.ts";
 import { lastRuns, listRuns, pageJobs, type LastRun } from "./ledger-queries.ts";
+import { findRun, runDecisions } from "./run-queries.ts";
 import { runTimeline, type TimelineLane } from "./timeline.ts";
 import { assertCron, nextSlot, parseEvery, previewSlots, type Schedule } from "./schedule.ts";
 import { jobView, runView, type JobView, type RunView } from "./views.ts";
@@ -263,6 +264,32 @@ export class CronService {
       to: filter.to ? new Date(filter.to) : undefined,
     });
     return found.map(({ run, jobName, revision }) => ({ ...runView(run), jobName, revision }));
+  }
+
+  /** One run with its attempts and the decisions of the chain that fired it (`runs show`). */
+  async run(id: string) {
+    const runId = parseId(id, "run");
+    const found = await findRun(this.deps.db, runId);
+    if (!found) throw new MissiondError("NOT_FOUND", `no run with id "${id}"`);
+    const { run, jobName, revision } = found;
+    const decisions = await runDecisions(this.deps.db, run);
+    return {
+      ...runView(run),
+      jobName,
+      revision,
+      attempts: run.attempts,
+      failedAttempts: run.failedAttempts,
+      decisions: decisions.map((d) => ({
+        plugin: d.plugin,
+        hook: d.hook,
+        outcome: d.outcome,
+        reason: d.reason,
+        fields: d.fields,
+        durationMs: d.durationMs,
+        at: d.at.toISOString(),
+        shadow: d.shadow,
+      })),
+    };
   }
 
   /** Run counts per job, time bucket and status over a range (a page of jobs): the ledger's timeline. */

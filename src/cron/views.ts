@@ -32,6 +32,18 @@ export function jobView(job: CronJobRow) {
   };
 }
 
+/**
+ * Lateness as the agent sees it: slot → delivery started, never negative; and, apart, how long
+ * before its slot the run was claimed (`latenessMs` is claim time − slot, negative when ahead).
+ */
+function agentLateness(run: CronJobRunRow) {
+  const slot = run.scheduledFor.getTime();
+  return {
+    deliveryLatenessMs: run.startedAt ? Math.max(0, run.startedAt.getTime() - slot) : null,
+    claimAheadMs: Math.max(0, slot - run.claimedAt.getTime()),
+  };
+}
+
 export function runView(run: CronJobRunRow) {
   return {
     id: String(run.id),
@@ -48,6 +60,7 @@ export function runView(run: CronJobRunRow) {
     startedAt: iso(run.startedAt),
     finishedAt: iso(run.finishedAt),
     latenessMs: run.latenessMs,
+    ...agentLateness(run),
     backfilled: run.backfilled,
     sessionId: run.sessionId,
     executor: run.executor,

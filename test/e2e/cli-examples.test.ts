@@ -41,7 +41,7 @@ const ORDER = [
   ...["agent set", "agent", "agent ls"],
   ...["cron add", "cron", "cron ls", "cron show", "cron preview", "cron pause", "cron resume", "cron trigger"],
   ...["cron backfill", "cron skip", "cron edit", "cron history", "cron export", "apply"],
-  ...["runs", "runs ls", "runs export"],
+  ...["runs", "runs ls", "runs show", "runs export"],
   ...["session add", "session", "session ls", "session say", "session messages", "session clear"],
   ...["notify", "notify ls", "notify show", "notify cancel", "todo add", "todo", "todo ls", "todo done"],
   ...["todo cancel", "session events", "session rm"],
@@ -62,6 +62,9 @@ interface World {
  * answer words of the example to replace (an id already consumed by an earlier example).
  */
 const PREPARE: Record<string, (w: World) => Promise<Record<string, string> | void>> = {
+  // The run cron trigger made.
+  "runs show: missiond runs show 1207": async ({ api }) => ({ "1207": await latestRun(api) }),
+  "runs show: missiond runs show 1207 --json": async ({ api }) => ({ "1207": await latestRun(api) }),
   // The notify command's own examples cancelled timer 17 already.
   "notify cancel: missiond notify cancel 17": async ({ api }) => {
     const timer = await api.post<{ id: string }>("/v1/notify", { sessionId: "s-42", message: "m", delaySeconds: 600 });
@@ -76,6 +79,9 @@ const PREPARE: Record<string, (w: World) => Promise<Record<string, string> | voi
   "plugins: missiond plugins install cron-sentinel --yes": async ({ pluginDir }) =>
     void rmSync(join(pluginDir, "cron-sentinel"), { recursive: true }),
 };
+
+const latestRun = async (api: ApiClient) =>
+  (await api.get<{ runs: { id: string }[] }>("/v1/runs", { limit: 1 })).runs[0]!.id;
 
 /** Checks of what a command's examples did, beyond their exit code. */
 const AFTER: Record<string, (w: World) => Promise<void>> = {

@@ -25,6 +25,10 @@ export function queryExamples(): Record<string, Examples<Record<string, string>>
       valid: [{ force: "true" }, { force: "false" }, {}],
       invalid: [{ force: "yes" }, { force: "" }, { cascade: "true" }],
     },
+    "DELETE /v1/cron-jobs/:id": {
+      valid: [{ force: "true" }, { force: "false" }, {}],
+      invalid: [{ force: "yes" }, { force: "" }, { forced: "true" }],
+    },
     "GET /v1/cron-jobs/:id/runs": {
       valid: [
         { status: "Cancelled", limit: "5", before: "12" },

@@ -94,7 +94,12 @@ export type Run = LastRun & {
   claimedBy: string;
   claimedAt: Instant;
   startedAt: Instant | null;
+  /** Claim time − slot, in ms: negative when claimed ahead of the slot. */
   latenessMs: Count | null;
+  /** Slot → delivery started, in ms, never negative: the lateness the agent sees (null until started). */
+  deliveryLatenessMs: Count | null;
+  /** How long before its slot the run was claimed, in ms (0 when claimed after it). */
+  claimAheadMs: Count;
   backfilled: boolean;
   sessionId: string | null;
   executor: string | null;
@@ -480,6 +485,24 @@ export type PostCronJobsByIdBackfillAnswer = {
     outcome: "started" | "queued" | "exists" | "already queued";
     runId: Id | null;
     status: RunStatus | null;
+  }[];
+};
+
+export type GetRunsByIdAnswer = ListedRun & {
+  /** Deliveries started. */
+  attempts: Count;
+  /** Deliveries that ended in a recorded failure (and were retried or gave up). */
+  failedAttempts: Count;
+  decisions: {
+    plugin: string;
+    hook: string;
+    outcome: "passed" | "changed" | "cancelled" | "deferred" | "skipped";
+    reason: string | null;
+    /** The fields a `changed` decision rewrote. */
+    fields: string[] | null;
+    durationMs: Count;
+    at: Instant;
+    shadow: boolean;
   }[];
 };
 

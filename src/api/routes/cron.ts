@@ -18,6 +18,7 @@ import {
   jobPage,
   previewAnswer,
   revisionList,
+  runDetail,
   runList,
   runSummaryAnswer,
   runView,
@@ -26,6 +27,7 @@ import {
 import { jobView } from "../../cron/job-view.ts";
 
 const jobParams = idParams("cron job");
+const runParams = idParams("run");
 
 /** Cron jobs, heartbeats and their runs. The service validates bodies too (in-process callers). */
 export const cronRoutes = [
@@ -209,6 +211,18 @@ export const cronRoutes = [
     query: runsQuery,
     ok: { 200: { description: "`{ runs }`, each with its job's `jobName`", schema: runList } },
     handler: async ({ services, query }) => ({ runs: await services.cron.runs(query) }),
+  }),
+  route({
+    method: "GET",
+    url: "/v1/runs/:id",
+    scope: "operator",
+    tag: "cron",
+    summary: "One run: its slot, trigger, revision, attempts, result and the chain's decisions",
+    description:
+      "`decisions` are the cronJobFiring handlers that ran for it (plugin, outcome, reason, duration). `deliveryLatenessMs` is slot → delivery started; `claimAheadMs` how long before its slot it was claimed.",
+    params: runParams,
+    ok: { 200: { description: "The run", schema: runDetail } },
+    handler: async ({ services, params }) => services.cron.run(params.id),
   }),
   route({
     method: "GET",

@@ -3,7 +3,7 @@ import type { RunView } from "../../cron/views.ts";
 import { RUN_STATUSES } from "../../db/schema/enums.ts";
 import type { SummaryRow } from "../../retention/summary.ts";
 import { choiceOption, positiveInt, UsageError, type CliContext } from "../context.ts";
-import { shorten, table } from "../format.ts";
+import { fields, shorten, table } from "../format.ts";
 
 // Runs per request of `runs export`: the API's largest page.
 const EXPORT_PAGE = 1_000;
@@ -12,6 +12,7 @@ const EXPORT_PAGE = 1_000;
 export function registerRuns(program: Command, ctx: CliContext): void {
   const runs = program.command("runs").description("the run ledger");
   list(runs, ctx);
+  show(runs, ctx);
   exportRuns(runs, ctx);
 }
 
@@ -45,7 +46,7 @@ function list(runs: Command, ctx: CliContext): void {
       });
       ctx.print(found, () =>
         table(
-          ["ID", "JOB", "SCHEDULED FOR", "TRIGGER", "REVISION", "STATUS", "LATE MS", "BY", "REASON"],
+          ["ID", "JOB", "SCHEDULED FOR", "TRIGGER", "REVISION", "STATUS", "LATE MS", "AHEAD MS", "BY", "REASON"],
           found.map((r) => [
             r.id,
             r.cronJobId,
@@ -53,13 +54,95 @@ function list(runs: Command, ctx: CliContext): void {
             r.trigger,
             r.revision,
             r.status,
-            r.latenessMs,
+            r.deliveryLatenessMs,
+            r.claimAheadMs,
             r.decidedBy ?? r.claimedBy,
-            shorten(r.reason, 80),
+            shorten(whyOf(r), 80),
           ]),
         ),
       );
     });
+}
+
+const FAILED: readonly string[] = ["Failed", "TimedOut", "Unknown"];
+
+/** Why a run did not run or did not succeed: its reason, else (a failure) its output's first line. */
+function whyOf(run: RunView): string | null {
+  if (run.reason) return run.reason;
+  if (!FAILED.includes(run.status)) return null;
+  const exit = run.exitCode !== null ? `exit ${run.exitCode}` : null;
+  const line = run.output?.trim().split("\n")[0] || null;
+  return [exit, line].filter(Boolean).join(": ") || null;
+}
+
+type RunDetail = RunView & {
+  jobName: string;
+  revision: number | null;
+  attempts: number;
+  failedAttempts: number;
+  decisions: {
+    plugin: string;
+    outcome: string;
+    reason: string | null;
+    fields: string[] | null;
+    durationMs: number;
+    at: string;
+    shadow: boolean;
+  }[];
+};
+
+// The output's excerpt in the human view; --json has it whole.
+const EXCERPT = 2_000;
+
+function show(runs: Command, ctx: CliContext): void {
+  runs
+    .command("show <id>")
+    .description("one run: slot, trigger, revision, lateness, attempts, result, output and the chain's decisions")
+    .action(async (id: string) => {
+      const run = await ctx.client().get<RunDetail>(`/v1/runs/${encodeURIComponent(id)}`);
+      ctx.print(run, () => runText(run));
+    });
+}
+
+function runText(run: RunDetail): string {
+  const result = run.exitCode !== null ? `exit ${run.exitCode}` : (/^HTTP \d{3}\b/.exec(run.output ?? "")?.[0] ?? null);
+  const head = fields(
+    {
+      run: run.id,
+      job: `${run.jobName} (${run.cronJobId})`,
+      slot: run.scheduledFor,
+      trigger: `${run.trigger}${run.backfilled ? " (backfilled)" : ""}`,
+      revision: run.revision,
+      status: run.status,
+      reason: run.reason,
+      "decided by": run.decidedBy,
+      claimed: `${run.claimedAt} by ${run.claimedBy}${run.claimAheadMs > 0 ? ` (${run.claimAheadMs} ms ahead of the slot)` : ""}`,
+      started: run.startedAt,
+      late: run.deliveryLatenessMs === null ? null : `${run.deliveryLatenessMs} ms (slot → delivery started)`,
+      finished: run.finishedAt,
+      session: run.sessionId,
+      executor: run.executor,
+      attempts: `${run.attempts} started, ${run.failedAttempts} failed`,
+      result,
+    },
+    11,
+  );
+  const decisions = run.decisions.length
+    ? table(
+        ["PLUGIN", "DECISION", "REASON", "MS", "AT"],
+        run.decisions.map((d) => [
+          `${d.plugin}${d.shadow ? " (shadow)" : ""}`,
+          d.outcome === "changed" && d.fields ? `changed ${d.fields.join(", ")}` : d.outcome,
+          shorten(d.reason, 80),
+          d.durationMs,
+          d.at,
+        ]),
+      )
+    : "no plugin decided on it";
+  const output = run.output === null ? "(none)" : (shorten(run.output, EXCERPT) ?? "");
+  return [head, "", "chain:", decisions, "", "prompt fired:", run.promptFired ?? "(none)", "", "output:", output].join(
+    "\n",
+  );
 }
 
 async function summary(ctx: CliContext, opts: ListOptions): Promise<void> {

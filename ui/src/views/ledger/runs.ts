@@ -28,7 +28,7 @@ function runRow(run: Run, selected: boolean, select: (run: Run) => void) {
       run.trigger !== "schedule" ? badge(run.trigger) : null,
       run.backfilled ? badge("backfilled") : null,
     ),
-    h("td", { class: "num" }, run.latenessMs === null ? "—" : `${run.latenessMs} ms`),
+    h("td", { class: "num" }, run.deliveryLatenessMs === null ? "—" : `${run.deliveryLatenessMs} ms`),
     h(
       "td",
       { class: "why" },
@@ -52,12 +52,10 @@ export function runsTable(runs: Run[], selectedId: string | undefined, select: (
     : empty("No runs match.");
 }
 
-/** How late the run was claimed, against its slot (negative: claimed ahead of it). */
+/** How late the agent got it: slot → delivery started (never negative; the claim ahead is apart). */
 function lateness(run: Run): string | null {
-  if (run.latenessMs === null) return null;
-  return run.latenessMs < 0
-    ? `claimed ${-run.latenessMs} ms ahead of the slot`
-    : `${run.latenessMs} ms after the slot${run.backfilled ? " (backfilled)" : ""}`;
+  if (run.deliveryLatenessMs === null) return null;
+  return `${run.deliveryLatenessMs} ms from the slot to delivery${run.backfilled ? " (backfilled)" : ""}`;
 }
 
 /** Everything the ledger knows of one run, for the detail panel beside the table. */
@@ -77,7 +75,10 @@ export function runDetail(run: Run, close: () => void) {
       ["Decided by", run.decidedBy],
       ["Reason", run.reason],
       ["Lateness", lateness(run)],
-      ["Claimed", run.claimedAt ? `${dateTime(run.claimedAt)} by ${run.claimedBy}` : run.claimedBy],
+      [
+        "Claimed",
+        `${dateTime(run.claimedAt)} by ${run.claimedBy}${run.claimAheadMs > 0 ? `, ${run.claimAheadMs} ms ahead of the slot` : ""}`,
+      ],
       ["Started", run.startedAt ? dateTime(run.startedAt) : null],
       ["Finished", run.finishedAt ? dateTime(run.finishedAt) : null],
       ["Session", run.sessionId],

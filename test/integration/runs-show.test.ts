@@ -1,0 +1,138 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Daemon } from "../../src/daemon/daemon.ts";
+import { cli } from "../helpers/cli.ts";
+import { startTestDaemon } from "../helpers/daemon.ts";
+import { backendName, freshDatabase, type TestDatabase } from "../helpers/db.ts";
+import { fixturePlugin } from "../helpers/plugins.ts";
+import { waitFor } from "../helpers/wait.ts";
+
+interface ShownRun {
+  id: string;
+  status: string;
+  trigger: string;
+  revision: number | null;
+  scheduledFor: string;
+  startedAt: string | null;
+  latenessMs: number | null;
+  deliveryLatenessMs: number | null;
+  claimAheadMs: number;
+  exitCode: number | null;
+  output: string | null;
+  reason: string | null;
+  attempts: number;
+  failedAttempts: number;
+  decisions: { plugin: string; hook: string; outcome: string; fields: string[] | null; durationMs: number }[];
+}
+
+const TOML = `[agents.a1]
+executor = "log"
+
+[agents.broken]
+executor = "command"
+argv = ["/bin/sh", "-c", "echo went wrong; exit 3"]
+`;
+
+describe(`runs show and runs ls (${backendName})`, () => {
+  let db: TestDatabase;
+  let daemon: Daemon;
+  const added = async (...args: string[]) => {
+    const out = await cli(daemon, "cron", "add", "--prompt", "p", ...args);
+    expect(out.code, out.stderr).toBe(0);
+    return /cron job (\d+)/.exec(out.stdout)![1]!;
+  };
+  const trigger = async (job: string) =>
+    /triggered run (\d+)/.exec((await cli(daemon, "cron", "trigger", job)).stdout)![1]!;
+  const show = async (run: string) => JSON.parse((await cli(daemon, "runs", "show", run, "--json")).stdout) as ShownRun;
+  const settled = (run: string, status: string) =>
+    waitFor(async () => {
+      const shown = await show(run);
+      return shown.status === status ? shown : null;
+    }, `run ${run} ${status}`);
+
+  beforeAll(async () => {
+    db = await freshDatabase();
+    daemon = await startTestDaemon(db, { toml: TOML, pluginDirs: [fixturePlugin("appends")] });
+  });
+  afterAll(async () => {
+    await daemon.stop();
+    await db.drop();
+  });
+
+  it("shows a run's slot, trigger, revision, lateness, attempts, output and the chain's decisions", async () => {
+    const job = await added("--name", "shown", "--agent", "a1", "--every", "1h");
+    await cli(daemon, "cron", "edit", job, "--prompt", "edited");
+    const id = await trigger(job);
+    await settled(id, "Succeeded");
+    // The decision log is written in batches, within half a second.
+    const run = await waitFor(async () => {
+      const shown = await show(id);
+      return shown.decisions.length > 0 ? shown : null;
+    }, "the chain's decisions");
+    expect(run).toMatchObject({ trigger: "manual", revision: 2, attempts: 1, failedAttempts: 0, exitCode: null });
+    expect(run.deliveryLatenessMs).toBeGreaterThanOrEqual(0);
+    expect(run.deliveryLatenessMs).toBe(Math.max(0, Date.parse(run.startedAt!) - Date.parse(run.scheduledFor)));
+    expect(run.decisions).toEqual([
+      expect.objectContaining({ plugin: "appends", hook: "cronJobFiring", outcome: "changed", fields: ["prompt"] }),
+    ]);
+    expect(run.decisions[0]!.durationMs).toBeGreaterThanOrEqual(0);
+
+    const human = await cli(daemon, "runs", "show", run.id);
+    expect(human.code, human.stderr).toBe(0);
+    expect(human.stdout).toMatch(new RegExp(`^run {9}${run.id}\\njob {9}shown \\(${job}\\)\\n`));
+    expect(human.stdout).toMatch(/^trigger {5}manual$/m);
+    expect(human.stdout).toMatch(/^revision {4}2$/m);
+    expect(human.stdout).toMatch(/^late {8}\d+ ms \(slot → delivery started\)$/m);
+    expect(human.stdout).toMatch(/^attempts {4}1 started, 0 failed$/m);
+    expect(human.stdout).toMatch(/^PLUGIN +DECISION +REASON +MS +AT\nappends +changed prompt +- +\d+ +\S+$/m);
+    expect(human.stdout).toContain("prompt fired:\nedited [appended]\n");
+    expect(human.stdout).toMatch(/output:\n.*logged mission for agent a1/);
+  });
+
+  it("shows a failed delivery's exit code and output, and runs ls says why in REASON", async () => {
+    const job = await added("--name", "fails", "--agent", "broken", "--every", "1h");
+    const id = await trigger(job);
+    const run = await settled(id, "Failed");
+    expect(run).toMatchObject({ exitCode: 3, output: expect.stringContaining("went wrong") });
+    expect(run.attempts).toBeGreaterThanOrEqual(1);
+    const human = await cli(daemon, "runs", "show", id);
+    expect(human.stdout).toMatch(/^result {6}exit 3$/m);
+    expect(human.stdout).toMatch(/^status {6}Failed$/m);
+
+    const ls = await cli(daemon, "runs", "ls", "--job", job);
+    const [header, row] = ls.stdout.split("\n");
+    expect(header).toMatch(/LATE MS +AHEAD MS +BY +REASON$/);
+    expect(row).toMatch(new RegExp(`^${id} .* Failed .*(exit 3: went wrong|${escape(run.reason ?? "-")})$`));
+  });
+
+  it("names an unknown or malformed run id", async () => {
+    for (const id of ["999999", "abc"])
+      expect(await cli(daemon, "runs", "show", id)).toMatchObject({
+        code: 4,
+        stderr: `missiond: no run with id "${id}" (NOT_FOUND)\n`,
+      });
+  });
+
+  it("shows people the agent's lateness, never negative, and the claim ahead of the slot apart", async () => {
+    const job = await added("--name", "every-second", "--agent", "a1", "--cron", "* * * * * *");
+    const runs = await waitFor(async () => {
+      const out = await cli(daemon, "runs", "ls", "--job", job, "--status", "succeeded", "--json");
+      const found = JSON.parse(out.stdout) as ShownRun[];
+      return found.length >= 3 ? found : null;
+    }, "three runs");
+    await cli(daemon, "cron", "pause", job);
+    for (const run of runs) {
+      expect(run.deliveryLatenessMs).toBeGreaterThanOrEqual(0);
+      expect(run.claimAheadMs).toBeGreaterThanOrEqual(0);
+      // The claim's own lateness is claim time − slot: negative exactly when claimed ahead.
+      expect(run.claimAheadMs).toBe(Math.max(0, -run.latenessMs!));
+    }
+    const table = (await cli(daemon, "runs", "ls", "--job", job)).stdout.split("\n").slice(1).filter(Boolean);
+    expect(table.length).toBeGreaterThanOrEqual(3);
+    // LATE MS and AHEAD MS: whole numbers, never negative.
+    for (const line of table) expect(line).toMatch(/ Succeeded +\d+ +\d+ /);
+  });
+});
+
+function escape(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+}
