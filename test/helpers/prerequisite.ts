@@ -63,7 +63,7 @@ export function pythonModuleMissing(module: string, pkg: string, env: NodeJS.Pro
 }
 
 /**
- * Why a native plugin (command hook, Python, shell hook) cannot write into a test's folders, or
+ * Why a native plugin (command hook, Python, shell hook) cannot write into (or run from) a test's folders, or
  * null: a root daemon without a working bubblewrap runs them as `nobody` (src/plugins/native-sandbox.ts).
  */
 export function nativeWritesMissing(env: NodeJS.ProcessEnv = process.env): string | null {
