@@ -11,8 +11,6 @@ export function describeIssues(error: z.ZodError, where?: string): string {
       // A field that fails two checks (`z.url()` and our own) is named once, with the first.
       if (seen.has(path)) return [];
       seen.add(path);
-      // An unknown key at the top names itself: `unknown key "paused"`, not `(input): unknown key …`.
-      if (path === "(input)" && issue.code === "unrecognized_keys") return [issue.message];
       return [`${path}: ${issue.message}`];
     })
     .join("; ");

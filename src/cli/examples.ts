@@ -46,7 +46,7 @@ export const EXAMPLES: Record<string, readonly string[]> = {
     'missiond cron skip 12 --until 2030-04-01T00:00:00+02:00 --reason "office closed"',
     "missiond cron skip 12 --cancel",
   ],
-  "cron rm": ["missiond cron rm 12"],
+  "cron rm": ["missiond cron rm 13", "missiond cron rm 12 --force"],
   "cron preview": [
     'missiond cron preview "0 9 * * 1-5" --tz Europe/Berlin -n 5',
     'missiond cron preview "every 90m" -n 3',

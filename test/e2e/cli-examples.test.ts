@@ -62,6 +62,16 @@ interface World {
  * answer words of the example to replace (an id already consumed by an earlier example).
  */
 const PREPARE: Record<string, (w: World) => Promise<Record<string, string> | void>> = {
+  // A job made by hand; job 12 is by now managed by the applied jobs.toml (removed with --force next).
+  "cron rm: missiond cron rm 13": async ({ api }) => {
+    const job = await api.post<{ id: string }>("/v1/cron-jobs", {
+      name: "by-hand",
+      agentId: "a1",
+      every: "1h",
+      prompt: "p",
+    });
+    return { "13": job.id };
+  },
   // The run cron trigger made.
   "runs show: missiond runs show 1207": async ({ api }) => ({ "1207": await latestRun(api) }),
   "runs show: missiond runs show 1207 --json": async ({ api }) => ({ "1207": await latestRun(api) }),

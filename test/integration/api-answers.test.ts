@@ -164,7 +164,8 @@ describe(`every route answers what it declares (${backendName})`, () => {
     await call("POST /v1/cron-jobs/:id/backfill", id, { body: range });
     await call("GET /v1/cron-jobs/:id/revisions", id);
     await call("GET /v1/cron-jobs/:id/runs", id);
-    await call("GET /v1/runs", {}, { query: { limit: "50" } });
+    const { runs } = await call<{ runs: { id: string }[] }>("GET /v1/runs", {}, { query: { limit: "50" } });
+    await call("GET /v1/runs/:id", { id: runs[0]!.id });
     await call("GET /v1/run-summary");
     const now = Date.now();
     await call(

@@ -74,7 +74,7 @@ const invalid: [Record<string, unknown>, number, RegExp][] = [
   [{ catchupMax: 0 }, 400, /^catchupMax: /],
   [{ activeHours: "25:00-26:00" }, 400, /^activeHours: must look like/],
   [{ jitter: "2h" }, 400, /^jitter: a duration up to 1h/],
-  [{ paused: true }, 400, /^unknown key "paused"$/],
+  [{ paused: true }, 400, /^\(input\): unknown key "paused"$/],
   [{}, 400, /give at least one field to change/],
   [{ name: "taken" }, 409, /a cron job named "taken" already exists/],
 ];

@@ -54,6 +54,7 @@ export function idKind(route: ApiRoute): string | null {
   if (route.url.startsWith("/v1/session-clears/")) return "session clear";
   if (route.url.startsWith("/v1/notify/:id")) return "notify timer";
   if (route.url.startsWith("/v1/todos/:id")) return "todo";
+  if (route.url.startsWith("/v1/runs/:id")) return "run";
   return null;
 }
 
