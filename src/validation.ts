@@ -56,6 +56,14 @@ function knownKeys(inst: unknown): string[] {
   return shape ? Object.keys(shape) : [];
 }
 
+/** The values a discriminated union's tag takes, when `issue` is its "no matching discriminator". */
+function discriminatorValues(issue: { note?: string; discriminator?: string; inst?: unknown }): string[] | null {
+  if (issue.note !== "No matching discriminator" || !issue.discriminator) return null;
+  const values = (issue.inst as { _zod?: { propValues?: Record<string, Set<unknown>> } } | undefined)?._zod
+    ?.propValues?.[issue.discriminator];
+  return values?.size ? [...values].map((v) => JSON.stringify(v)) : null;
+}
+
 /**
  * What each zod check says, in words people read ("required", "not a number", "empty"), for the
  * checks whose schema gives no message of its own; passed to every parse of outside input (zod
@@ -95,8 +103,15 @@ export const wording: z.core.$ZodErrorMap = (issue) => {
       return issue.values.length === 1
         ? `must be ${JSON.stringify(issue.values[0])}`
         : `must be one of ${issue.values.map((v) => JSON.stringify(v)).join(", ")}`;
-    case "invalid_union":
+    case "invalid_union": {
+      // A discriminated union's tag that names no variant: the tags it takes.
+      const tags = discriminatorValues(issue);
+      const given = (issue.input as Record<string, unknown> | undefined)?.[
+        (issue as { discriminator?: string }).discriminator!
+      ];
+      if (tags) return given === undefined ? "required" : `must be one of ${tags.join(", ")}`;
       return "matches none of the accepted forms";
+    }
     case "invalid_key":
       return "has a key that is not allowed";
     case "invalid_element":
