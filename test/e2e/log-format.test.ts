@@ -43,6 +43,6 @@ describe(`the log format of serve and migrate (${backendName})`, () => {
   it("refuses a format it does not know, naming the choices", async () => {
     const out = await runMissiond(["serve", "--log-format", "xml"], { cwd: tmpdir(), env: {} });
     expect(out.code).toBe(2);
-    expect(out.stderr).toMatch(/argument 'xml' is invalid. Allowed choices are json, pretty/);
+    expect(out.stderr).toMatch(/^missiond: --log-format: Allowed choices are json, pretty\.\n/);
   });
 });
