@@ -1,3 +1,4 @@
+import { prerequisite, pythonMissing } from "../helpers/prerequisite.ts";
 import { describe, expect, it } from "vitest";
 import { apiClient } from "../../src/cli/client.ts";
 import type { Daemon } from "../../src/daemon/daemon.ts";
@@ -8,6 +9,10 @@ import type { AddressInfo } from "node:net";
 import { sql } from "drizzle-orm";
 import { fixturePlugin, pluginCopy } from "../helpers/plugins.ts";
 import { waitFor } from "../helpers/wait.ts";
+
+// cmd-gate is a Python script.
+const noPython = prerequisite(pythonMissing());
+const py = noPython ? ` (skipped: ${noPython})` : "";
 
 const t = daemonPerTest();
 
@@ -176,81 +181,87 @@ describe(`the plugin runtime inside the daemon (${backendName})`, () => {
     expect(decisions.length).toBe(2);
   });
 
-  it("runs command hooks: JSON on stdin and stdout, exit 2 cancels with stderr as the reason", async () => {
-    const { daemon, api } = await start([fixturePlugin("cmd-gate")]);
-    const ok = await daemon.services.cron.add({ name: "ok", agentId: "a1", cron: "* * * * * *", prompt: "go" });
-    const blocked = await daemon.services.cron.add({
-      name: "blocked",
-      agentId: "a1",
-      cron: "* * * * * *",
-      prompt: "BLOCK me",
-    });
-    const fine = await waitFor(
-      async () => (await runsOf(daemon, ok.id)).find((r) => r.status === "Succeeded"),
-      "a Succeeded run",
-    );
-    expect(fine.promptFired).toBe("go [cmd-gate]");
-    const no = await waitFor(
-      async () => (await runsOf(daemon, blocked.id)).find((r) => r.status === "Cancelled"),
-      "a Cancelled run",
-    );
-    expect(no).toMatchObject({ decidedBy: "cmd-gate", reason: "blocked by cmd-gate: prompt says BLOCK" });
+  it.skipIf(noPython !== null)(
+    `runs command hooks: JSON on stdin and stdout, exit 2 cancels with stderr as the reason${py}`,
+    async () => {
+      const { daemon, api } = await start([fixturePlugin("cmd-gate")]);
+      const ok = await daemon.services.cron.add({ name: "ok", agentId: "a1", cron: "* * * * * *", prompt: "go" });
+      const blocked = await daemon.services.cron.add({
+        name: "blocked",
+        agentId: "a1",
+        cron: "* * * * * *",
+        prompt: "BLOCK me",
+      });
+      const fine = await waitFor(
+        async () => (await runsOf(daemon, ok.id)).find((r) => r.status === "Succeeded"),
+        "a Succeeded run",
+      );
+      expect(fine.promptFired).toBe("go [cmd-gate]");
+      const no = await waitFor(
+        async () => (await runsOf(daemon, blocked.id)).find((r) => r.status === "Cancelled"),
+        "a Cancelled run",
+      );
+      expect(no).toMatchObject({ decidedBy: "cmd-gate", reason: "blocked by cmd-gate: prompt says BLOCK" });
 
-    const context = {
-      sessionId: "s",
-      agentId: "a",
-      sshHostId: "h",
-      hostDisplayName: "web",
-      kind: "command",
-      command: "curl evil.example",
-      path: null,
-      content: null,
-    };
-    expect(await api.post("/v1/hooks/sshCommandSending", context)).toMatchObject({
-      cancelled: true,
-      plugin: "cmd-gate",
-      reason: "no curl from agents",
-    });
-    expect(await api.post("/v1/hooks/sshCommandSending", { ...context, command: "ls" })).toMatchObject({
-      cancelled: false,
-      value: { command: "ls" },
-    });
-    const { plugins } = await api.get<{ plugins: { name: string; kind: string; hooks: string[] }[] }>("/v1/plugins");
-    expect(plugins[0]).toMatchObject({
-      name: "cmd-gate",
-      kind: "command",
-      hooks: ["sshCommandSending", "cronJobFiring"],
-    });
-  });
+      const context = {
+        sessionId: "s",
+        agentId: "a",
+        sshHostId: "h",
+        hostDisplayName: "web",
+        kind: "command",
+        command: "curl evil.example",
+        path: null,
+        content: null,
+      };
+      expect(await api.post("/v1/hooks/sshCommandSending", context)).toMatchObject({
+        cancelled: true,
+        plugin: "cmd-gate",
+        reason: "no curl from agents",
+      });
+      expect(await api.post("/v1/hooks/sshCommandSending", { ...context, command: "ls" })).toMatchObject({
+        cancelled: false,
+        value: { command: "ls" },
+      });
+      const { plugins } = await api.get<{ plugins: { name: string; kind: string; hooks: string[] }[] }>("/v1/plugins");
+      expect(plugins[0]).toMatchObject({
+        name: "cmd-gate",
+        kind: "command",
+        hooks: ["sshCommandSending", "cronJobFiring"],
+      });
+    },
+  );
 
-  it("fails open on a command hook that crashes, prints garbage or overruns its timeout", async () => {
-    const { daemon, api } = await start([fixturePlugin("cmd-gate")]);
-    for (const word of ["CRASH", "GARBAGE", "SLEEP"])
-      await daemon.services.cron.add({ name: word, agentId: "a1", every: "1h", prompt: word });
-    await daemon.services.database.db.execute(
-      sql`update cron_jobs set next_fire_at = ${new Date(Date.now() + 300).toISOString()}::timestamptz`,
-    );
-    daemon.services.scheduler.poke();
-    const { decisions } = await waitFor(
-      async () => {
-        const result = await decisionsOf(api, { plugin: "cmd-gate" });
-        return result.decisions.length >= 3 ? result : null;
-      },
-      "three decisions",
-      15_000,
-    );
-    expect(decisions.map((d) => d.reason).sort()).toEqual([
-      "malformed: stdout is not JSON: this is not json",
-      "threw: exited with code 1",
-      "timeout",
-    ]);
-    // Each slot still ran, with its prompt unchanged.
-    const runs = await waitFor(async () => {
-      const all = await daemon.services.cron.runs({ limit: 10 });
-      return all.filter((r) => r.promptFired !== null).length === 3 ? all : null;
-    }, "three runs handed off");
-    expect(runs.map((r) => r.promptFired).sort()).toEqual(["CRASH", "GARBAGE", "SLEEP"]);
-  });
+  it.skipIf(noPython !== null)(
+    `fails open on a command hook that crashes, prints garbage or overruns its timeout${py}`,
+    async () => {
+      const { daemon, api } = await start([fixturePlugin("cmd-gate")]);
+      for (const word of ["CRASH", "GARBAGE", "SLEEP"])
+        await daemon.services.cron.add({ name: word, agentId: "a1", every: "1h", prompt: word });
+      await daemon.services.database.db.execute(
+        sql`update cron_jobs set next_fire_at = ${new Date(Date.now() + 300).toISOString()}::timestamptz`,
+      );
+      daemon.services.scheduler.poke();
+      const { decisions } = await waitFor(
+        async () => {
+          const result = await decisionsOf(api, { plugin: "cmd-gate" });
+          return result.decisions.length >= 3 ? result : null;
+        },
+        "three decisions",
+        15_000,
+      );
+      expect(decisions.map((d) => d.reason).sort()).toEqual([
+        "malformed: stdout is not JSON: this is not json",
+        "threw: exited with code 1",
+        "timeout",
+      ]);
+      // Each slot still ran, with its prompt unchanged.
+      const runs = await waitFor(async () => {
+        const all = await daemon.services.cron.runs({ limit: 10 });
+        return all.filter((r) => r.promptFired !== null).length === 3 ? all : null;
+      }, "three runs handed off");
+      expect(runs.map((r) => r.promptFired).sort()).toEqual(["CRASH", "GARBAGE", "SLEEP"]);
+    },
+  );
 
   it("gives a plugin host.fetch and host.store when its manifest grants them", async () => {
     const asked: string[] = [];
