@@ -53,9 +53,14 @@ describe.skipIf(chromiumMissing !== null)(
     beforeAll(async () => {
       db = await freshDatabase();
       // cron-sentinel as the contract has it; a plugin that always throws (the breaker suspends it
-      // after three failures) and one in shadow mode, for the states the plugins view shows.
+      // after three failures), one in shadow mode and one to disable, for the states the plugins view shows.
       dash = await startDashboardDaemon(db, {
-        pluginDirs: [examplePlugin("cron-sentinel"), fixturePlugin("throws"), fixturePlugin("shadow-veto")],
+        pluginDirs: [
+          examplePlugin("cron-sentinel"),
+          fixturePlugin("throws"),
+          fixturePlugin("shadow-veto"),
+          fixturePlugin("clear-observer"),
+        ],
         toml: '[plugins]\nbreaker_failures = 3\nbreaker_cooldown = "10m"\n',
       });
       browser = await launchBrowser();
@@ -271,6 +276,17 @@ describe.skipIf(chromiumMissing !== null)(
         .toEqual(["cronJobFiring"]);
       expect(await log.textContent()).toContain("[cron-sentinel] refused: prompt carries HOLD");
       expect(page.url()).toContain("hook=cronJobFiring");
+    });
+
+    it("shows a disabled plugin as disabled, with the command that enables it", async () => {
+      expect((await dash.call("POST", "/v1/plugins/clear-observer/disable", {})).status).toBe(200);
+      await page.goto(`${dash.base}/ui/#/plugins`);
+      await page.reload();
+      const off = page.locator('article.plugin[data-plugin="clear-observer"]');
+      await expect
+        .poll(() => off.locator(".badge").first().textContent(), poll)
+        .toBe("disabled: missiond plugins enable clear-observer");
+      expect(await off.getAttribute("class")).toContain("state-disabled");
     });
 
     it("shows what is due in the next minutes, pending notify timers and sessions with open todos", async () => {
