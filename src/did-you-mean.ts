@@ -1,17 +1,24 @@
-/** The nearest of `known` to a misspelt `word` ("agnet" → "agent"), or null when none is close. */
-export function nearest(word: string, known: Iterable<string>): string | null {
+/**
+ * The nearest of `known` to a misspelt `word` ("agnet" → "agent"), or null when none is within
+ * `limit` edits (by default a third of the word: a slip, not another word).
+ */
+export function nearest(
+  word: string,
+  known: Iterable<string>,
+  limit = Math.max(1, Math.floor(word.length / 3)),
+): string | null {
   const normalized = word.toLowerCase().replace(/-/g, "_");
   let best: string | null = null;
   let bestDistance = Infinity;
   for (const candidate of known) {
-    const d = distance(normalized, candidate.toLowerCase());
+    const d = editDistance(normalized, candidate.toLowerCase());
     if (d < bestDistance) [best, bestDistance] = [candidate, d];
   }
-  return bestDistance <= Math.max(1, Math.floor(word.length / 3)) ? best : null;
+  return bestDistance <= limit ? best : null;
 }
 
 /** Edit distance counting a swap of neighbours as one edit ("agnet" is one from "agent"); keys are short. */
-function distance(a: string, b: string): number {
+export function editDistance(a: string, b: string): number {
   if (Math.abs(a.length - b.length) > 8) return Infinity;
   const d = Array.from({ length: a.length + 1 }, (_, i) =>
     Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)),

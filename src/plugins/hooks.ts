@@ -6,6 +6,7 @@
  * - several fields     → it returns an object with the fields it changes (omitted fields kept);
  * - no field           → observe-only, the return value is ignored.
  */
+import { nearest } from "../did-you-mean.ts";
 
 export type FieldType = "string" | "string[]" | "number" | "nullableString";
 
@@ -189,30 +190,10 @@ export function invocationMeta(
   return { sessionId: sessionOf(hook, context), hop, agentId: agentOf(hook, context), sshHostId };
 }
 
-/** Edit distance (insert, delete, substitute one character), for "did you mean". */
-export function levenshtein(a: string, b: string): number {
-  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    const current = [i];
-    for (let j = 1; j <= b.length; j++) {
-      const substitution = previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1);
-      current.push(Math.min(previous[j]! + 1, current[j - 1]! + 1, substitution));
-    }
-    previous = current;
-  }
-  return previous[b.length]!;
-}
-
 /** The closest hook name to a misspelt one, when it is close enough to be what was meant. */
 export function closestHook(name: string): HookName | null {
   // A quarter of the name (at least 2) covers a slip or a wrong tense, not another word.
-  const limit = Math.max(2, Math.floor(name.length / 4));
-  let best: { hook: HookName; distance: number } | null = null;
-  for (const hook of HOOK_NAMES) {
-    const distance = levenshtein(name.toLowerCase(), hook.toLowerCase());
-    if (distance <= limit && (!best || distance < best.distance)) best = { hook, distance };
-  }
-  return best?.hook ?? null;
+  return nearest(name, HOOK_NAMES, Math.max(2, Math.floor(name.length / 4))) as HookName | null;
 }
 
 /** `cronJobFirng (did you mean cronJobFiring?)`, or the name alone when nothing is close. */

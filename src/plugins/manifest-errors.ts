@@ -1,6 +1,6 @@
 import type { z } from "zod";
 import { SIMPLE_PERMISSIONS } from "./grants.ts";
-import { levenshtein } from "./hooks.ts";
+import { nearest } from "../did-you-mean.ts";
 
 type Issue = z.core.$ZodIssue;
 type Path = readonly PropertyKey[];
@@ -36,13 +36,7 @@ const NEEDS: Record<string, string> = {
 
 /** The nearest of `known` to a misspelt `word`, when it is close enough to be what was meant. */
 export function closest(word: string, known: readonly string[]): string | null {
-  const limit = Math.max(2, Math.floor(word.length / 4));
-  let best: { word: string; distance: number } | null = null;
-  for (const candidate of known) {
-    const distance = levenshtein(word.toLowerCase(), candidate.toLowerCase());
-    if (distance <= limit && (!best || distance < best.distance)) best = { word: candidate, distance };
-  }
-  return best?.word ?? null;
+  return nearest(word, known, Math.max(2, Math.floor(word.length / 4)));
 }
 
 const unknown = (what: string, word: string, known: readonly string[]) => {

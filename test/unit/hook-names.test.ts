@@ -1,11 +1,12 @@
 import { describe, expect, it } from "vitest";
-import { closestHook, describeUnknownHook, levenshtein } from "../../src/plugins/hooks.ts";
+import { editDistance } from "../../src/did-you-mean.ts";
+import { closestHook, describeUnknownHook } from "../../src/plugins/hooks.ts";
 
 describe("unknown hook names", () => {
   it("counts insertions, deletions and substitutions", () => {
-    expect(levenshtein("cronJobFirng", "cronJobFiring")).toBe(1);
-    expect(levenshtein("kitten", "sitting")).toBe(3);
-    expect(levenshtein("", "abc")).toBe(3);
+    expect(editDistance("cronJobFirng", "cronJobFiring")).toBe(1);
+    expect(editDistance("kitten", "sitting")).toBe(3);
+    expect(editDistance("", "abc")).toBe(3);
   });
 
   it("suggests the closest hook for a slip, a wrong tense or a wrong case", () => {
