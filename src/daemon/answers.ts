@@ -52,6 +52,18 @@ export const doctorReport = z
       .nullable()
       .describe("The ledger's day partitions on Postgres; null on the embedded database."),
     missingPluginDirs: z.array(z.string()),
+    alertRoutes: z
+      .array(
+        z
+          .object({
+            route: z.string(),
+            status: z.string(),
+            attempts: count,
+            error: z.string().nullable(),
+          })
+          .strict(),
+      )
+      .describe("Alert routes whose latest notification is failing (retried) or was given up."),
     nativeSandbox: z
       .object({ kind: z.enum(["bwrap", "uid", "none"]), warning: z.string().nullable(), nativePlugins: count })
       .strict(),

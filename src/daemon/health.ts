@@ -1,3 +1,4 @@
+import type { AlertService } from "../alerts/service.ts";
 import type { PgBoss } from "pg-boss";
 import type { Clock } from "../clock.ts";
 import type { Config } from "../config/load.ts";
@@ -31,26 +32,30 @@ export function daemonMetrics(parts: {
   clock: Clock;
   scheduler: () => Scheduler | undefined;
   plugins: () => Plugins | undefined;
+  jobLabelsMax?: number;
 }): Metrics {
   const { database, boss, clock, scheduler, plugins } = parts;
-  return new Metrics({
-    overdueJobs: () => countOverdue(database.db, new Date(clock.now() - OVERDUE_AFTER_MS)),
-    missionQueueDepth: async () => (await boss.getQueue(MISSIONS_QUEUE))?.queuedCount ?? 0,
-    schedulerPending: () => scheduler()?.pending ?? 0,
-    pendingTimers: () => countPending(database.db),
-    clockSkewMs: () => scheduler()?.skewMs ?? 0,
-    pluginHeapBytes: () => plugins()?.heapBytes() ?? {},
-    oldestRowSeconds: async () => {
-      const now = clock.now();
-      const oldest = await oldestRows(database.db);
-      return Object.fromEntries(
-        Object.entries(oldest).map(([kind, at]) => [
-          kind,
-          at === null ? null : Math.max(0, (now - at.getTime()) / 1000),
-        ]),
-      );
+  return new Metrics(
+    {
+      overdueJobs: () => countOverdue(database.db, new Date(clock.now() - OVERDUE_AFTER_MS)),
+      missionQueueDepth: async () => (await boss.getQueue(MISSIONS_QUEUE))?.queuedCount ?? 0,
+      schedulerPending: () => scheduler()?.pending ?? 0,
+      pendingTimers: () => countPending(database.db),
+      clockSkewMs: () => scheduler()?.skewMs ?? 0,
+      pluginHeapBytes: () => plugins()?.heapBytes() ?? {},
+      oldestRowSeconds: async () => {
+        const now = clock.now();
+        const oldest = await oldestRows(database.db);
+        return Object.fromEntries(
+          Object.entries(oldest).map(([kind, at]) => [
+            kind,
+            at === null ? null : Math.max(0, (now - at.getTime()) / 1000),
+          ]),
+        );
+      },
     },
-  });
+    parts.jobLabelsMax,
+  );
 }
 
 export interface HealthParts {
@@ -62,18 +67,19 @@ export interface HealthParts {
   scheduler: Scheduler;
   jobsFiles: JobsFilesService;
   pruner: Pruner;
+  alerts: AlertService;
 }
 
 /** `missiond doctor`: what is late, stuck, failing or misconfigured; `ok` when nothing is. */
 export function doctor(parts: HealthParts): () => Promise<Record<string, unknown> & { ok: boolean }> {
-  const { config, clock, database, plugins, scheduler, jobsFiles, pruner } = parts;
+  const { config, clock, database, plugins, scheduler, jobsFiles, pruner, alerts } = parts;
   // Past the longest cronJobFiring chain plus a margin, a Claimed row has lost its chain.
   const claimedMs = claimLease(plugins.chain, config.plugins, "cronJobFiring");
   return async () => {
     const now = clock.now();
-    // The four reads are independent: side by side, each on a connection of its own (on Postgres;
+    // The five reads are independent: side by side, each on a connection of its own (on Postgres;
     // the embedded database takes them in turn), so the report takes as long as the longest.
-    const [cronFindings, lateTimers, retentionLag, partitions] = await Promise.all([
+    const [cronFindings, lateTimers, retentionLag, partitions, alertRoutes] = await Promise.all([
       diagnoseCron(database.db, now, {
         overdueMs: OVERDUE_AFTER_MS,
         claimedMs: claimedMs(),
@@ -83,6 +89,7 @@ export function doctor(parts: HealthParts): () => Promise<Record<string, unknown
       pruner.lagging(),
       // Postgres: the ledger's day partitions; none made ahead means inserts land in the default one.
       database.kind === "postgres" ? partitionStatus(database.db, now) : null,
+      alerts.failingRoutes(),
     ]);
     const pluginProblems = plugins
       .list()
@@ -115,6 +122,7 @@ export function doctor(parts: HealthParts): () => Promise<Record<string, unknown
       retentionLag.length === 0 &&
       (partitions ?? []).every((p) => p.aheadDays > 0) &&
       missingPluginDirs.length === 0 &&
+      alertRoutes.length === 0 &&
       !unconfined &&
       Math.abs(skewMs) <= SKEW_TOLERANCE_MS;
     return {
@@ -125,6 +133,7 @@ export function doctor(parts: HealthParts): () => Promise<Record<string, unknown
       retentionLag,
       partitions,
       missingPluginDirs,
+      alertRoutes,
       nativeSandbox,
       clockSkewMs: skewMs,
       schedulerArmed,

@@ -1,5 +1,6 @@
 import { dirname } from "node:path";
 import type { PgBoss } from "pg-boss";
+import { AlertService } from "../alerts/service.ts";
 import type { ApiServices } from "../api/app.ts";
 import type { Clock } from "../clock.ts";
 import type { Config } from "../config/load.ts";
@@ -81,6 +82,7 @@ export interface Services extends Foundation {
   recovery: ClaimRecovery;
   jobsFiles: JobsFilesService;
   pruner: Pruner;
+  alerts: AlertService;
   /** The workers' direct lanes, set once they start: hand-offs execute on them at once. */
   lanes: { missions?: DirectLane<CronMission>; notes?: DirectLane<NotifyMission> };
 }
@@ -94,7 +96,14 @@ export async function startPlugins(
   const { config, deps, clock, log } = env;
   // The plugins start after the metrics (their decisions feed them); the gauge reads them once there.
   const started: { plugins?: Plugins } = {};
-  const metrics = daemonMetrics({ database, boss, clock, scheduler, plugins: () => started.plugins });
+  const metrics = daemonMetrics({
+    database,
+    boss,
+    clock,
+    scheduler,
+    plugins: () => started.plugins,
+    jobLabelsMax: config.metrics.jobLabelsMax,
+  });
   const sessions = new SessionService(database.db, clock);
   // Plugins reach agents (host.agents, host.workspace, host.ssh) and deliver to them (peer.send).
   const agentsBase = config.configFile ? dirname(config.configFile) : config.stateDir;
@@ -239,6 +248,18 @@ export function wireServices(env: DaemonEnv, base: Foundation): Services {
   });
   const jobsFiles = new JobsFilesService({ db, clock, log, onChange: poke, files: config.jobsFiles });
   const pruner = retentionPruner(env, base, scheduler);
+  const alerts = new AlertService({
+    database,
+    clock,
+    log,
+    config: config.alerts,
+    instanceName,
+    senders: { now: () => clock.now(), killGroup: deps.probe.killGroup },
+    // The job's own revision says why it stopped: actor `daemon`, the alert's summary as the note.
+    pause: async (jobId, note) => void (await cron.pause(String(jobId), { note }, "daemon")),
+    onJudged: (job, streak, lastSuccess) => base.metrics.job(job.name, streak.failures.length, lastSuccess),
+    onTry: (route, ok) => base.metrics.alertTry(route, ok),
+  });
   return {
     ...base,
     firing,
@@ -253,6 +274,7 @@ export function wireServices(env: DaemonEnv, base: Foundation): Services {
     recovery,
     jobsFiles,
     pruner,
+    alerts,
     lanes,
   };
 }
@@ -296,7 +318,10 @@ export async function startWorkers(env: DaemonEnv, s: Services): Promise<Workers
     retryLimit,
     executorFor,
     detach: (work) => detach(env, work),
-    onRun: (status) => s.metrics.run(status),
+    onRun: (status, job) => {
+      s.metrics.run(status);
+      if (job) s.metrics.jobRun(job.name, status, job.at);
+    },
     onAttempt: (lane) => s.metrics.attempt(MISSIONS_QUEUE, lane),
     onRunEnded: async (jobId) => {
       await s.firing.releaseBuffered(jobId);
@@ -377,6 +402,7 @@ export function apiServices(env: DaemonEnv, s: Services): ApiServices {
     notify: s.notify,
     todos: s.todos,
     agents: s.agents,
+    alerts: s.alerts,
     metrics: s.metrics,
     plugins: s.plugins,
     reload: () => env.reloader.reload(s.plugins),
