@@ -7,7 +7,10 @@ const duration = (what: string, minMs: number): z.ZodType<number, number | strin
   z.union([z.number().int().nonnegative(), z.string()]).transform((value, ctx) => {
     const ms = typeof value === "number" ? value : parseDuration(value);
     if (ms === null || ms < minMs) {
-      ctx.addIssue({ code: "custom", message: `not ${what}: "${value}" (use e.g. 30s, 10m, 26h; at least ${minMs} ms)` });
+      ctx.addIssue({
+        code: "custom",
+        message: `not ${what}: "${value}" (use e.g. 30s, 10m, 26h; at least ${minMs} ms)`,
+      });
       return z.NEVER;
     }
     return ms;

@@ -32,7 +32,8 @@ export class Dispatcher {
 
   constructor(deps: DispatchDeps) {
     this.deps = deps;
-    for (const route of deps.config.routes) this.routes.set(route.name, { route, send: senderFor(route, deps.senders) });
+    for (const route of deps.config.routes)
+      this.routes.set(route.name, { route, send: senderFor(route, deps.senders) });
     this.leaseMs = Math.max(0, ...deps.config.routes.map((r) => r.timeoutMs)) + CLAIM_MARGIN_MS;
   }
 

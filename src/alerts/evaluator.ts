@@ -111,7 +111,10 @@ export async function evaluatePass(deps: EvaluatorDeps): Promise<PassReport> {
           report.opened.push(opened);
           await notify(tx, opened, "opened", now);
           if (kind === "paused" && !job.paused) toPause.push({ jobId: job.id, note: pauseNote(verdict.summary) });
-        } else if (rules.repeatEveryMs !== null && now.getTime() - current.notifiedAt.getTime() >= rules.repeatEveryMs) {
+        } else if (
+          rules.repeatEveryMs !== null &&
+          now.getTime() - current.notifiedAt.getTime() >= rules.repeatEveryMs
+        ) {
           const repeated = await markRepeated(tx, current, now);
           if (repeated) {
             report.repeated.push(repeated);

@@ -59,7 +59,10 @@ export async function jobsToJudge(tx: Executor, since: Date, everyJob: boolean, 
 
 export async function jobsByIds(db: Executor, ids: readonly bigint[]): Promise<CronJobRow[]> {
   if (ids.length === 0) return [];
-  return db.select().from(cronJobs).where(anyOf(cronJobs.id, ids, "bigint"));
+  return db
+    .select()
+    .from(cronJobs)
+    .where(anyOf(cronJobs.id, ids, "bigint"));
 }
 
 /** A job's latest closed runs that streaks read, newest slot first (by the slot index). */
@@ -238,4 +241,3 @@ export async function findAlert(db: Executor, id: bigint): Promise<AlertRow | nu
   const [row] = await db.select().from(alerts).where(eq(alerts.id, id));
   return row ?? null;
 }
-

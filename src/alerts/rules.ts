@@ -109,7 +109,11 @@ export function judge(facts: JobFacts): Verdicts {
       kind: "failing",
       severity: "critical",
       summary: `job ${job.name} failed ${failed} time${failed === 1 ? "" : "s"} in a row (last: ${describe(lastOf(streak.failures))})`,
-      details: { failuresInARow: failed, lastRunId: lastOf(streak.failures).id, lastStatus: lastOf(streak.failures).status },
+      details: {
+        failuresInARow: failed,
+        lastRunId: lastOf(streak.failures).id,
+        lastStatus: lastOf(streak.failures).status,
+      },
     };
   else if (rules.failures === 0 || streak.successes >= rules.recoverAfter) verdicts.failing = "resolve";
   if (facts.missedAlerts && streak.missed)

@@ -18,12 +18,23 @@ type NotificationView = z.output<typeof alertNotificationView>;
 
 export const listAlertsQuery = z
   .object({
+    // A query string carries text; the route hands the parsed query on, so true passes too.
     open: z
-      .enum(["true", "false"])
+      .union([z.literal(true), z.literal(false), z.enum(["true", "false"])], {
+        message: 'open must be "true" or "false"',
+      })
       .optional()
-      .transform((v) => v === "true"),
-    limit: z.coerce.number().int().min(1).max(500).default(50),
-    before: z.string().regex(/^[0-9]{1,19}$/, "must be an alert id").optional(),
+      .transform((v) => v === true || v === "true"),
+    limit: z.coerce
+      .number({ message: "limit must be a number" })
+      .int("limit must be a whole number")
+      .min(1, "limit must be at least 1")
+      .max(500, "limit must be at most 500")
+      .default(50),
+    before: z
+      .string()
+      .regex(/^[0-9]{1,19}$/, "before must be an alert id")
+      .optional(),
   })
   .strict();
 
