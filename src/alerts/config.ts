@@ -34,41 +34,45 @@ const httpUrl = z
   .refine((u) => /^https?:\/\//.test(u), "must be an http or https URL");
 
 /** `[[alerts.routes]]`: where alerts are sent, one table per route. */
-const routeSchema = z.discriminatedUnion("type", [
-  z
-    .object({
-      name,
-      type: z.literal("webhook"),
-      url: httpUrl,
-      // HMAC-SHA256 key: the body is signed exactly as the webhook executor signs missions.
-      secret: z.string().min(16, "must be at least 16 characters").optional(),
-      ...filters,
-    })
-    .strict(),
-  z.object({ name, type: z.literal("slack"), url: httpUrl, ...filters }).strict(),
-  z
-    .object({
-      name,
-      type: z.literal("command"),
-      command: z.array(z.string().min(1)).min(1, "must name the program"),
-      ...filters,
-    })
-    .strict(),
-  z
-    .object({
-      name,
-      type: z.literal("smtp"),
-      // nodemailer's connection URL: smtp://user:pass@host:587 (STARTTLS when offered) or smtps://host:465.
-      url: z
-        .string()
-        .url()
-        .refine((u) => /^smtps?:\/\//.test(u), "must be an smtp:// or smtps:// URL"),
-      from: z.string().min(3).max(320),
-      to: z.array(z.string().min(3).max(320)).min(1, "must list at least one address").max(100),
-      ...filters,
-    })
-    .strict(),
-]);
+const routeSchema = z.discriminatedUnion(
+  "type",
+  [
+    z
+      .object({
+        name,
+        type: z.literal("webhook"),
+        url: httpUrl,
+        // HMAC-SHA256 key: the body is signed exactly as the webhook executor signs missions.
+        secret: z.string().min(16, "must be at least 16 characters").optional(),
+        ...filters,
+      })
+      .strict(),
+    z.object({ name, type: z.literal("slack"), url: httpUrl, ...filters }).strict(),
+    z
+      .object({
+        name,
+        type: z.literal("command"),
+        command: z.array(z.string().min(1)).min(1, "must name the program"),
+        ...filters,
+      })
+      .strict(),
+    z
+      .object({
+        name,
+        type: z.literal("smtp"),
+        // nodemailer's connection URL: smtp://user:pass@host:587 (STARTTLS when offered) or smtps://host:465.
+        url: z
+          .string()
+          .url()
+          .refine((u) => /^smtps?:\/\//.test(u), "must be an smtp:// or smtps:// URL"),
+        from: z.string().min(3).max(320),
+        to: z.array(z.string().min(3).max(320)).min(1, "must list at least one address").max(100),
+        ...filters,
+      })
+      .strict(),
+  ],
+  { message: 'type must be "webhook", "slack", "command" or "smtp"' },
+);
 
 const count = (min: number) => z.number().int().min(min).max(1000);
 
