@@ -9,6 +9,7 @@ import { commandReceiver, httpReceiver, smtpReceiver } from "../helpers/alert-re
 import { cli } from "../helpers/cli.ts";
 import { backendName } from "../helpers/db.ts";
 import { daemonPerTest } from "../helpers/daemon.ts";
+import { scrape } from "../helpers/metrics.ts";
 import { tempDir } from "../helpers/tmp.ts";
 import { waitFor } from "../helpers/wait.ts";
 
@@ -88,6 +89,10 @@ describe(`alerts (${backendName})`, () => {
     expect(r.mail.mails[0]).toMatch(/To: ops@example\.test/);
     for (const count of [r.hook.got.length, r.chat.got.length, r.mail.mails.length, r.pager.lines().length])
       expect(count).toBe(1);
+    const scraped = await scrape(daemon);
+    expect(scraped).toMatch(/missiond_job_runs_total\{job="nightly",status="Failed"\} [3-9]/);
+    expect(scraped).toMatch(/missiond_job_consecutive_failures\{job="nightly"\} [3-9]/);
+    expect(scraped).toMatch(/missiond_alert_notifications_total\{route="hook",outcome="sent"\} 1/);
 
     agent.recover();
     await waitFor(
@@ -97,6 +102,7 @@ describe(`alerts (${backendName})`, () => {
     );
     await daemon.services.cron.pause(job.id);
     await daemon.services.alerts.pass();
+    expect(await scrape(daemon)).toMatch(/missiond_job_last_success_timestamp_seconds\{job="nightly"\} \d+/);
     expect(r.hook.got.map((g) => (g.body as { event: string }).event)).toEqual(["opened", "resolved"]);
     expect(r.hook.got[1]!.verified).toBe(true);
     expect(r.chat.got[1]!.body).toEqual({ text: expect.stringMatching(/^\[missiond\] RESOLVED critical failing/) });
