@@ -34,8 +34,7 @@ export class Metrics {
   private readonly jobSeries: JobSeries;
   private readonly alertTries: Counter<"route" | "outcome">;
 
-  /** `jobLabelsMax`: how many jobs get per-job series (`[metrics] job_labels_max`). */
-  constructor(sources: MetricSources, jobLabelsMax = 500) {
+  constructor(sources: MetricSources) {
     collectDefaultMetrics({ register: this.registry, prefix: "missiond_" });
     const registers = [this.registry];
     this.runs = new Counter({
@@ -94,7 +93,7 @@ export class Metrics {
       labelNames: ["queue", "lane"],
       registers,
     });
-    this.jobSeries = new JobSeries(registers, jobLabelsMax);
+    this.jobSeries = new JobSeries(registers);
     this.alertTries = new Counter({
       name: "missiond_alert_notifications_total",
       help: "Tries to send an alert to a route by this instance: sent or failed",
@@ -102,6 +101,11 @@ export class Metrics {
       registers,
     });
     sourceGauges(sources, registers);
+  }
+
+  /** How many jobs get per-job series (`[metrics] job_labels_max`); set once the configuration is read. */
+  limitJobLabels(max: number): void {
+    this.jobSeries.max = max;
   }
 
   /** A run's outcome, written by this instance, for the job's own series. */
@@ -122,8 +126,10 @@ export class Metrics {
     this.deliveries.inc({ queue, lane });
   }
 
-  run(status: string, latenessMs?: number | null): void {
+  /** A run reached a status; `job` (a close's) feeds the job's own series too. */
+  run(status: string, latenessMs?: number | null, job?: { name: string; at: Date }): void {
     this.runs.inc({ status });
+    if (job) this.jobSeries.outcome(job.name, status, job.at);
     if (status === "Claimed" && latenessMs != null) this.lateness.observe(Math.max(0, latenessMs) / 1000);
   }
 
@@ -261,10 +267,10 @@ class JobSeries {
   private readonly lastSuccess: Gauge<"job">;
   private readonly failuresInARow: Gauge<"job">;
   private readonly outcomes: Counter<"job" | "status">;
-  private readonly max: number;
+  /** Jobs labelled at most (the default of `[metrics] job_labels_max`). */
+  max = 500;
 
-  constructor(registers: Registry[], max: number) {
-    this.max = max;
+  constructor(registers: Registry[]) {
     this.lastSuccess = new Gauge({
       name: "missiond_job_last_success_timestamp_seconds",
       help: "When the job's last run succeeded (Unix seconds), per job (at most [metrics] job_labels_max jobs)",

@@ -100,7 +100,7 @@ const describe = (r: RunFact) => `${r.status}${r.reason ? `: ${r.reason.slice(0,
 
 /** The verdict on each kind of alert of one job. */
 export function judge(facts: JobFacts): Verdicts {
-  const { job, rules, streak, now } = facts;
+  const { job, rules, streak } = facts;
   const verdicts: Verdicts = {};
   const failed = streak.failures.length;
   if (job.deletedAt) return { failing: "resolve", missed: "resolve", silent: "resolve", paused: "resolve" };

@@ -32,30 +32,26 @@ export function daemonMetrics(parts: {
   clock: Clock;
   scheduler: () => Scheduler | undefined;
   plugins: () => Plugins | undefined;
-  jobLabelsMax?: number;
 }): Metrics {
   const { database, boss, clock, scheduler, plugins } = parts;
-  return new Metrics(
-    {
-      overdueJobs: () => countOverdue(database.db, new Date(clock.now() - OVERDUE_AFTER_MS)),
-      missionQueueDepth: async () => (await boss.getQueue(MISSIONS_QUEUE))?.queuedCount ?? 0,
-      schedulerPending: () => scheduler()?.pending ?? 0,
-      pendingTimers: () => countPending(database.db),
-      clockSkewMs: () => scheduler()?.skewMs ?? 0,
-      pluginHeapBytes: () => plugins()?.heapBytes() ?? {},
-      oldestRowSeconds: async () => {
-        const now = clock.now();
-        const oldest = await oldestRows(database.db);
-        return Object.fromEntries(
-          Object.entries(oldest).map(([kind, at]) => [
-            kind,
-            at === null ? null : Math.max(0, (now - at.getTime()) / 1000),
-          ]),
-        );
-      },
+  return new Metrics({
+    overdueJobs: () => countOverdue(database.db, new Date(clock.now() - OVERDUE_AFTER_MS)),
+    missionQueueDepth: async () => (await boss.getQueue(MISSIONS_QUEUE))?.queuedCount ?? 0,
+    schedulerPending: () => scheduler()?.pending ?? 0,
+    pendingTimers: () => countPending(database.db),
+    clockSkewMs: () => scheduler()?.skewMs ?? 0,
+    pluginHeapBytes: () => plugins()?.heapBytes() ?? {},
+    oldestRowSeconds: async () => {
+      const now = clock.now();
+      const oldest = await oldestRows(database.db);
+      return Object.fromEntries(
+        Object.entries(oldest).map(([kind, at]) => [
+          kind,
+          at === null ? null : Math.max(0, (now - at.getTime()) / 1000),
+        ]),
+      );
     },
-    parts.jobLabelsMax,
-  );
+  });
 }
 
 export interface HealthParts {

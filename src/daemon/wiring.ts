@@ -1,6 +1,6 @@
 import { dirname } from "node:path";
 import type { PgBoss } from "pg-boss";
-import { AlertService } from "../alerts/service.ts";
+import { daemonAlerts } from "../alerts/daemon-alerts.ts";
 import type { ApiServices } from "../api/app.ts";
 import type { Clock } from "../clock.ts";
 import type { Config } from "../config/load.ts";
@@ -38,6 +38,7 @@ import { TodoService } from "../todos/service.ts";
 import type { DaemonDeps } from "./daemon.ts";
 import { daemonMetrics, doctor, readiness } from "./health.ts";
 import { claimLease } from "./leases.ts";
+import { raceTimeout } from "./race-timeout.ts";
 import type { Reloader } from "./reload.ts";
 import { configuredSandbox } from "../plugins/native-sandbox.ts";
 
@@ -82,7 +83,7 @@ export interface Services extends Foundation {
   recovery: ClaimRecovery;
   jobsFiles: JobsFilesService;
   pruner: Pruner;
-  alerts: AlertService;
+  alerts: ReturnType<typeof daemonAlerts>;
   /** The workers' direct lanes, set once they start: hand-offs execute on them at once. */
   lanes: { missions?: DirectLane<CronMission>; notes?: DirectLane<NotifyMission> };
 }
@@ -96,14 +97,7 @@ export async function startPlugins(
   const { config, deps, clock, log } = env;
   // The plugins start after the metrics (their decisions feed them); the gauge reads them once there.
   const started: { plugins?: Plugins } = {};
-  const metrics = daemonMetrics({
-    database,
-    boss,
-    clock,
-    scheduler,
-    plugins: () => started.plugins,
-    jobLabelsMax: config.metrics.jobLabelsMax,
-  });
+  const metrics = daemonMetrics({ database, boss, clock, scheduler, plugins: () => started.plugins });
   const sessions = new SessionService(database.db, clock);
   // Plugins reach agents (host.agents, host.workspace, host.ssh) and deliver to them (peer.send).
   const agentsBase = config.configFile ? dirname(config.configFile) : config.stateDir;
@@ -248,18 +242,7 @@ export function wireServices(env: DaemonEnv, base: Foundation): Services {
   });
   const jobsFiles = new JobsFilesService({ db, clock, log, onChange: poke, files: config.jobsFiles });
   const pruner = retentionPruner(env, base, scheduler);
-  const alerts = new AlertService({
-    database,
-    clock,
-    log,
-    config: config.alerts,
-    instanceName,
-    senders: { now: () => clock.now(), killGroup: deps.probe.killGroup },
-    // The job's own revision says why it stopped: actor `daemon`, the alert's summary as the note.
-    pause: async (jobId, note) => void (await cron.pause(String(jobId), { note }, "daemon")),
-    onJudged: (job, streak, lastSuccess) => base.metrics.job(job.name, streak.failures.length, lastSuccess),
-    onTry: (route, ok) => base.metrics.alertTry(route, ok),
-  });
+  const alerts = daemonAlerts(env, base, cron);
   return {
     ...base,
     firing,
@@ -318,10 +301,7 @@ export async function startWorkers(env: DaemonEnv, s: Services): Promise<Workers
     retryLimit,
     executorFor,
     detach: (work) => detach(env, work),
-    onRun: (status, job) => {
-      s.metrics.run(status);
-      if (job) s.metrics.jobRun(job.name, status, job.at);
-    },
+    onRun: (status, job) => s.metrics.run(status, null, job),
     onAttempt: (lane) => s.metrics.attempt(MISSIONS_QUEUE, lane),
     onRunEnded: async (jobId) => {
       await s.firing.releaseBuffered(jobId);
@@ -410,17 +390,4 @@ export function apiServices(env: DaemonEnv, s: Services): ApiServices {
     doctor: doctor(health),
     readiness: readiness(health),
   };
-}
-
-/** Resolves to the promise's value, or "timeout" once `ms` have passed. */
-async function raceTimeout<T>(promise: Promise<T>, ms: number): Promise<T | "timeout"> {
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    return await Promise.race([
-      promise,
-      new Promise<"timeout">((resolve) => (timer = setTimeout(() => resolve("timeout"), ms))),
-    ]);
-  } finally {
-    clearTimeout(timer);
-  }
 }

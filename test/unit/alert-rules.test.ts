@@ -1,6 +1,7 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import type { AlertRules } from "../../src/alerts/config.ts";
 import { judge, rulesOf, streakOf, type RunFact } from "../../src/alerts/rules.ts";
 import { loadConfig } from "../../src/config/load.ts";
 import type { RunStatus } from "../../src/db/schema/enums.ts";
@@ -16,14 +17,14 @@ const runs = (...statuses: (RunStatus | [RunStatus, string])[]): RunFact[] =>
     const at = new Date(T0 - i * 60_000);
     return { id: String(100 - i), status, reason, scheduledFor: at, finishedAt: at };
   });
-const defaults = {
+const defaults: AlertRules = {
   failures: 3,
   recoverAfter: 2,
   noSuccessWithinMs: null,
   repeatEveryMs: null,
   pauseAfterFailures: null,
 };
-const facts = (r: RunFact[], patch: Partial<typeof defaults> = {}, job = jobRow(T0 - 86_400_000)) => ({
+const facts = (r: RunFact[], patch: Partial<AlertRules> = {}, job = jobRow(T0 - 86_400_000)) => ({
   job,
   rules: rulesOf(job, { ...defaults, ...patch }),
   streak: streakOf(r),

@@ -13,7 +13,8 @@ const sources = {
 
 describe("per-job metrics", () => {
   it("count outcomes only, track failures in a row and the last success, for at most job_labels_max jobs", async () => {
-    const metrics = new Metrics(sources, 2);
+    const metrics = new Metrics(sources);
+    metrics.limitJobLabels(2);
     const at = new Date("2030-01-01T00:00:00Z");
     metrics.jobRun("nightly", "Failed", at);
     metrics.jobRun("nightly", "TimedOut", at);
