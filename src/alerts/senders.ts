@@ -1,9 +1,12 @@
-import { createTransport } from "nodemailer";
+import { createRequire } from "node:module";
+import type * as Nodemailer from "nodemailer";
 import { runCommand } from "../executors/command.ts";
 import { httpPoster } from "../executors/http-post.ts";
 import { SIGNATURE_HEADER, TIMESTAMP_HEADER, signBody } from "../executors/webhook.ts";
 import type { AlertRoute } from "./config.ts";
 import { headline, plainText, type AlertPayload } from "./payload.ts";
+
+const requireCjs = createRequire(import.meta.url);
 
 /** Sends one payload; resolves to the route's answer (bounded), throws when the route refused or is down. */
 export type Send = (payload: AlertPayload, signal: AbortSignal) => Promise<string>;
@@ -59,20 +62,23 @@ export function senderFor(route: AlertRoute, deps: SenderDeps): Send {
         );
       };
     case "smtp": {
-      const transport = createTransport({
-        url: route.url,
-        connectionTimeout: route.timeoutMs,
-        greetingTimeout: route.timeoutMs,
-        socketTimeout: route.timeoutMs,
-      });
+      // nodemailer is required (its CommonJS build) on the first mail, never bundled: its ES build
+      // imports node:http(s) as ES modules, which load undici and node:http2 (see src/node-http.ts).
+      let transport: Nodemailer.Transporter | null = null;
       return async (payload) => {
-        const info = await transport.sendMail({
+        transport ??= (requireCjs("nodemailer") as typeof Nodemailer).createTransport({
+          url: route.url,
+          connectionTimeout: route.timeoutMs,
+          greetingTimeout: route.timeoutMs,
+          socketTimeout: route.timeoutMs,
+        });
+        const info = (await transport.sendMail({
           from: route.from,
           to: [...route.to],
           subject: headline(payload).slice(0, 200),
           text: plainText(payload),
-        });
-        return bounded(`${info.response}`);
+        })) as { response?: string };
+        return bounded(`${info.response ?? "sent"}`);
       };
     }
   }
