@@ -175,9 +175,11 @@ describe(`alerts (${backendName})`, () => {
     hook.state.status = 200;
     await waitFor(() => hook.got.length, "the alert once the route is back");
     expect(hook.got[0]!.verified).toBe(true);
-    const [alert] = (await daemon.services.alerts.list({})).alerts;
-    const sent = alert!.notifications.find((n) => n.route === "hook")!;
-    expect(sent.status).toBe("sent");
+    // The receiver has it before the daemon has read its answer and recorded the try.
+    const sent = await waitFor(async () => {
+      const [alert] = (await daemon.services.alerts.list({})).alerts;
+      return alert!.notifications.find((n) => n.route === "hook" && n.status === "sent");
+    }, "the notification recorded sent");
     expect(sent.attempts).toBeGreaterThanOrEqual(2);
     await waitFor(async () => (await doctorOf(daemon)).alertRoutes.length === 0, "doctor clear");
   });
