@@ -214,6 +214,39 @@ describe(`alerts (${backendName})`, () => {
     expect(unknown.stderr).toMatch(/no alert with id "999999"/);
   });
 
+  it("takes a job's rules as cron add and cron edit flags, and refuses a bad one naming it", async () => {
+    const daemon = await t.start({ toml: base });
+    const add = (...flags: string[]) =>
+      cli(daemon, "cron", "add", "--name", "report", "--agent", "a1", "--every", "1h", "--prompt", "p", ...flags);
+    const bad = await add("--alert-no-success-within", "soon");
+    expect(bad.code).not.toBe(0);
+    expect(bad.stderr).toMatch(/alertNoSuccessWithin.*a duration from 1s up to 366d, e\.g\. 26h/);
+    const added = await add(
+      "--alert-failures",
+      "3",
+      "--alert-no-success-within",
+      "90m",
+      "--alert-repeat-every",
+      "4h",
+      "--pause-after-failures",
+      "5",
+      "--json",
+    );
+    expect(added.stderr).toBe("");
+    const job = JSON.parse(added.stdout) as Record<string, unknown>;
+    expect(job).toMatchObject({
+      alertFailures: 3,
+      alertRecoverAfter: null,
+      alertNoSuccessWithin: "1h30m",
+      alertRepeatEvery: "4h",
+      pauseAfterFailures: 5,
+    });
+    const edited = await cli(daemon, "cron", "edit", String(job.id), "--alert-failures", "none", "--json");
+    expect(JSON.parse(edited.stdout)).toMatchObject({ alertFailures: null, pauseAfterFailures: 5 });
+    const revisions = await daemon.services.cron.revisions(String(job.id));
+    expect(revisions.at(-1)!.changes).toEqual([{ field: "alertFailures", before: 3, after: null }]);
+  });
+
   it("sends each alert once with two daemons on one database", async () => {
     const agent = flakyAgent();
     const hook = await httpReceiver(SECRET);
