@@ -25,8 +25,10 @@ import { routeTakes } from "./senders.ts";
 // pg_try_advisory_xact_lock key of the evaluator (the pruner's is another).
 const EVALUATOR_LOCK_KEY = 0x6d_61_6c_72; // "malr"
 // Runs closed this long before the cursor are read again: a close's transaction commits after the
-// end it records, and a chain may cancel a slot well after its claim. Reading twice changes nothing.
-const REREAD_MS = 5 * 60_000;
+// end it records, and a chain may cancel a slot after its claim (within its deadline). Reading twice
+// changes nothing; the window is what each pass scans of the claim index, so it stays short. A
+// close held longer (the database was away) is read with the job's next run.
+const REREAD_MS = 60_000;
 // The first pass of a new database looks this far back.
 const FIRST_LOOK_BACK_MS = 60 * 60_000;
 // Jobs judged per pass at most; the rest wait for the next pass (the cursor then stays).
