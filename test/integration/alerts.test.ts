@@ -10,6 +10,7 @@ import { cli } from "../helpers/cli.ts";
 import { backendName } from "../helpers/db.ts";
 import { daemonPerTest } from "../helpers/daemon.ts";
 import { scrape } from "../helpers/metrics.ts";
+import { fixturePlugin, pluginCopy } from "../helpers/plugins.ts";
 import { tempDir } from "../helpers/tmp.ts";
 import { waitFor } from "../helpers/wait.ts";
 
@@ -212,6 +213,34 @@ describe(`alerts (${backendName})`, () => {
     expect(JSON.parse(json.stdout)).toEqual([expect.objectContaining({ id, ackedAt: expect.any(String) })]);
     const unknown = await cli(daemon, "alerts", "ack", "999999");
     expect(unknown.stderr).toMatch(/no alert with id "999999"/);
+  });
+
+  it("opens a missed alert for a slot a required gate cancelled, sent only to the route that takes that kind", async () => {
+    const missed = await httpReceiver(SECRET);
+    const failing = await httpReceiver(SECRET);
+    closers.push(missed.close, failing.close);
+    const toml =
+      `[plugins]\nhandler_timeout = "300ms"\n[alerts]\ninterval = "100ms"\n` +
+      `[[alerts.routes]]\nname = "missed"\ntype = "webhook"\nurl = "${missed.url}"\nkinds = ["missed"]\n` +
+      `[[alerts.routes]]\nname = "failing"\ntype = "webhook"\nurl = "${failing.url}"\nkinds = ["failing"]\n`;
+    // A gate that never answers, required: every slot fails closed, Cancelled.
+    const gate = pluginCopy(fixturePlugin("never-resolves"), { name: "gate", required: true });
+    const daemon = await t.start({ toml, pluginDirs: [gate] });
+    const job = await daemon.services.cron.add({ name: "gated", agentId: "a1", cron: "* * * * * *", prompt: "p" });
+    await waitFor(() => missed.got.length, "the missed alert");
+    await daemon.services.cron.pause(job.id);
+    await daemon.services.alerts.pass();
+    expect(missed.got).toHaveLength(1);
+    expect(missed.got[0]!.body).toMatchObject({
+      event: "opened",
+      alert: {
+        kind: "missed",
+        severity: "warning",
+        jobName: "gated",
+        summary: expect.stringMatching(/Cancelled: required plugin gate failed \(timeout\); failing closed$/),
+      },
+    });
+    expect(failing.got).toEqual([]);
   });
 
   it("takes a job's rules as cron add and cron edit flags, and refuses a bad one naming it", async () => {
