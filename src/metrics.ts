@@ -31,6 +31,8 @@ export class Metrics {
   private readonly timerLateness: Histogram;
   private readonly prunedRows: Counter<"kind">;
   private readonly deliveries: Counter<"queue" | "lane">;
+  private readonly jobSeries: JobSeries;
+  private readonly alertTries: Counter<"route" | "outcome">;
 
   constructor(sources: MetricSources) {
     collectDefaultMetrics({ register: this.registry, prefix: "missiond_" });
@@ -91,15 +93,43 @@ export class Metrics {
       labelNames: ["queue", "lane"],
       registers,
     });
+    this.jobSeries = new JobSeries(registers);
+    this.alertTries = new Counter({
+      name: "missiond_alert_notifications_total",
+      help: "Tries to send an alert to a route by this instance: sent or failed",
+      labelNames: ["route", "outcome"],
+      registers,
+    });
     sourceGauges(sources, registers);
+  }
+
+  /** How many jobs get per-job series (`[metrics] job_labels_max`); set once the configuration is read. */
+  limitJobLabels(max: number): void {
+    this.jobSeries.max = max;
+  }
+
+  /** A run's outcome, written by this instance, for the job's own series. */
+  jobRun(job: string, status: string, at: Date): void {
+    this.jobSeries.outcome(job, status, at);
+  }
+
+  /** What the alert evaluator read from the ledger: the job's failures in a row and last success. */
+  job(job: string, failuresInARow: number, lastSuccess: Date | null): void {
+    this.jobSeries.judged(job, failuresInARow, lastSuccess);
+  }
+
+  alertTry(route: string, ok: boolean): void {
+    this.alertTries.inc({ route, outcome: ok ? "sent" : "failed" });
   }
 
   attempt(queue: string, lane: "direct" | "fetched"): void {
     this.deliveries.inc({ queue, lane });
   }
 
-  run(status: string, latenessMs?: number | null): void {
+  /** A run reached a status; `job` (a close's) feeds the job's own series too. */
+  run(status: string, latenessMs?: number | null, job?: { name: string; at: Date }): void {
     this.runs.inc({ status });
+    if (job) this.jobSeries.outcome(job.name, status, job.at);
     if (status === "Claimed" && latenessMs != null) this.lateness.observe(Math.max(0, latenessMs) / 1000);
   }
 
@@ -222,4 +252,64 @@ function sourceGauges(sources: MetricSources, registers: Registry[]): void {
       this.set(sources.clockSkewMs() / 1000);
     },
   });
+}
+
+const OUTCOMES = new Set(["Succeeded", "Failed", "TimedOut", "Unknown"]);
+const FAILURES = new Set(["Failed", "TimedOut", "Unknown"]);
+
+/**
+ * The per-job series, for alerting rules in Prometheus: the last success, the failures in a row
+ * and the outcomes. Labelled for the first `max` jobs seen only: a series per job is a cost per
+ * job on every scrape, and a fleet of many thousand jobs must not turn into a scrape that large.
+ */
+class JobSeries {
+  private readonly labelled = new Set<string>();
+  private readonly lastSuccess: Gauge<"job">;
+  private readonly failuresInARow: Gauge<"job">;
+  private readonly outcomes: Counter<"job" | "status">;
+  /** Jobs labelled at most (the default of `[metrics] job_labels_max`). */
+  max = 500;
+
+  constructor(registers: Registry[]) {
+    this.lastSuccess = new Gauge({
+      name: "missiond_job_last_success_timestamp_seconds",
+      help: "When the job's last run succeeded (Unix seconds), per job (at most [metrics] job_labels_max jobs)",
+      labelNames: ["job"],
+      registers,
+    });
+    this.failuresInARow = new Gauge({
+      name: "missiond_job_consecutive_failures",
+      help: "Failed, TimedOut or Unknown runs in a row since the job's last success, per job",
+      labelNames: ["job"],
+      registers,
+    });
+    this.outcomes = new Counter({
+      name: "missiond_job_runs_total",
+      help: "Run outcomes (Succeeded, Failed, TimedOut, Unknown) written by this instance, per job",
+      labelNames: ["job", "status"],
+      registers,
+    });
+  }
+
+  private admits(job: string): boolean {
+    if (this.labelled.has(job)) return true;
+    if (this.labelled.size >= this.max) return false;
+    this.labelled.add(job);
+    return true;
+  }
+
+  outcome(job: string, status: string, at: Date): void {
+    if (!OUTCOMES.has(status) || !this.admits(job)) return;
+    this.outcomes.inc({ job, status });
+    if (status === "Succeeded") {
+      this.lastSuccess.set({ job }, at.getTime() / 1000);
+      this.failuresInARow.set({ job }, 0);
+    } else if (FAILURES.has(status)) this.failuresInARow.inc({ job });
+  }
+
+  judged(job: string, failuresInARow: number, lastSuccess: Date | null): void {
+    if (!this.admits(job)) return;
+    this.failuresInARow.set({ job }, failuresInARow);
+    if (lastSuccess) this.lastSuccess.set({ job }, lastSuccess.getTime() / 1000);
+  }
 }

@@ -1,5 +1,6 @@
 import type { z } from "zod";
 import { count, idString, instant } from "../answer-fields.ts";
+import { alertList, alertNotificationView, alertView } from "../alerts/answers.ts";
 import { agentView } from "../executors/answers.ts";
 import {
   jobPage,
@@ -58,5 +59,8 @@ export const NAMED_ANSWERS: readonly (readonly [z.ZodType, string])[] = [
   [agentView, "Agent"],
   [readiness, "Readiness"],
   [doctorReport, "DoctorReport"],
+  [alertView, "Alert"],
+  [alertNotificationView, "AlertNotification"],
+  [alertList, "AlertList"],
   [whoami, "Whoami"],
 ];

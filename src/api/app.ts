@@ -1,3 +1,4 @@
+import type { AlertService } from "../alerts/service.ts";
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyRequest } from "fastify";
 import type { CronService } from "../cron/service.ts";
 import type { JobsFilesService } from "../jobs-files/jobs-files.ts";
@@ -29,6 +30,7 @@ export interface ApiServices {
   notify: NotifyService;
   todos: TodoService;
   agents: AgentService;
+  alerts: AlertService;
   metrics: Metrics;
   plugins: Plugins;
   /** Loads the plugins anew and swaps them into the chain (and runs the daemon's reload hooks). */

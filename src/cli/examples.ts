@@ -22,6 +22,7 @@ export const EXAMPLES: Record<string, readonly string[]> = {
     'missiond cron add --name nightly --agent a1 --cron "0 3 * * *" --tz Europe/Berlin --prompt "check the backups"',
     'missiond cron add --name pulse --agent a1 --every 30m --kind heartbeat --active-hours 09:00-18:00 --prompt "anything to do?"',
     'missiond cron add --name tick --agent a1 --cron "*/10 * * * * *" --overlap buffer_one --prompt "poll the queue"',
+    'missiond cron add --name report --agent a1 --cron "0 6 * * *" --alert-failures 3 --alert-no-success-within 26h --pause-after-failures 5 --prompt "send the report"',
   ],
   "cron ls": ["missiond cron ls", "missiond cron ls --json | jq '.[] | select(.paused)'"],
   "cron show": ["missiond cron show 12", "missiond cron show 12 --json"],
@@ -126,6 +127,9 @@ export const EXAMPLES: Record<string, readonly string[]> = {
     "missiond plugins decisions --plugin maintenance-window --json",
   ],
   doctor: ["missiond doctor", "missiond doctor --json || alert-oncall"],
+  alerts: ["missiond alerts ls --open", "missiond alerts ack 7"],
+  "alerts ls": ["missiond alerts ls --open", "missiond alerts ls --json | jq '.[] | select(.resolvedAt == null)'"],
+  "alerts ack": ["missiond alerts ack 7"],
 };
 
 /** The path of a command under the program: "cron add". */

@@ -1,5 +1,6 @@
 import { Command } from "commander";
 import { registerAgent } from "./commands/agent.ts";
+import { registerAlerts } from "./commands/alerts.ts";
 import { registerApply } from "./commands/apply.ts";
 import { registerConfig } from "./commands/config.ts";
 import { registerCron } from "./commands/cron.ts";
@@ -24,6 +25,7 @@ const NOUNS: readonly ((program: Command, ctx: CliContext) => void)[] = [
   registerApply,
   registerRuns,
   registerDoctor,
+  registerAlerts,
   registerAgent,
   registerSession,
   registerNotify,

@@ -12,6 +12,7 @@ import { compilePluginSections, type PluginSection } from "./plugin-sections.ts"
 import type { AgentPeer } from "../api/caller.ts";
 import { resolvePeers, resolveTokens, type ApiTokenConfig } from "./tokens.ts";
 import { compileRetention, type RetentionConfig } from "../retention/config.ts";
+import { compileAlerts, type AlertsConfig } from "../alerts/config.ts";
 
 export type { AgentConfig };
 
@@ -80,6 +81,8 @@ export interface Config {
   readonly missions: { readonly concurrency: number; readonly retryLimit: number; readonly direct: boolean };
   readonly notify: { readonly maxDelaySeconds: number };
   readonly retention: RetentionConfig;
+  readonly alerts: AlertsConfig;
+  readonly metrics: { readonly jobLabelsMax: number };
   readonly defaultExecutor: "log";
   readonly agents: Readonly<Record<string, AgentConfig>>;
   readonly llm: LlmConfig;
@@ -258,6 +261,8 @@ export function loadConfig(sources: ConfigSources): Config {
     },
     notify: { maxDelaySeconds: file.notify.max_delay / 1000 },
     retention: compileRetention(file.retention, (p) => abs(p, base)),
+    alerts: compileAlerts(file.alerts, (p) => abs(p, base)),
+    metrics: { jobLabelsMax: file.metrics.job_labels_max },
     defaultExecutor: file.default_executor,
     // A relative command path is relative to the config file, like every other path in it.
     agents: Object.fromEntries(Object.entries(file.agents).map(([id, agent]) => [id, compileAgent(agent, base)])),

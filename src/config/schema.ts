@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { parseDuration } from "../duration.ts";
 import { CALLER_SCOPES } from "../api/scopes.ts";
+import { alertsSchema } from "../alerts/config.ts";
 import { agentSchema } from "../executors/agent-config.ts";
 import { llmSchema } from "../llm/config.ts";
 import { retentionSchema } from "../retention/config.ts";
@@ -177,6 +178,16 @@ export const fileSchema = z
     // Model providers for host.llm, host.decide and the llm executor (src/llm/config.ts).
     llm: llmSchema.prefault({}),
     retention: retentionSchema,
+    // Alert rules' defaults and routes (src/alerts/config.ts).
+    alerts: alertsSchema,
+    metrics: z
+      .object({
+        // The per-job series (last success, failures in a row, runs by status) are labelled for
+        // at most this many jobs; the others are left out, so a large fleet cannot blow up a scrape.
+        job_labels_max: z.number().int().min(0).max(100_000).default(500),
+      })
+      .strict()
+      .prefault({}),
   })
   .strict();
 

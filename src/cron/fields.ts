@@ -3,6 +3,7 @@ import { count, instant as instantView } from "../answer-fields.ts";
 import { formatDuration, parseDuration } from "../duration.ts";
 import type { CronJobRow } from "../db/schema/index.ts";
 import { CATCHUP_POLICIES, JOB_KINDS, OVERLAP_POLICIES, SESSION_MODES } from "../db/schema/enums.ts";
+import { ALERT_RULE_FIELDS } from "../alerts/job-fields.ts";
 import { parseActiveHours } from "./active-hours.ts";
 import type { NewCronJob } from "./queries.ts";
 import { assertTimezone, parseEvery } from "./schedule.ts";
@@ -325,6 +326,8 @@ export const JOB_FIELDS = {
     read: (row) => row.pausedNote,
     columns: (v) => ({ pausedNote: v ?? null }),
   }),
+  // The alert rules (declared beside their domain, in this table's form): ALERT_RULE_FIELDS.
+  ...ALERT_RULE_FIELDS,
 } as const;
 
 export type JobFields = typeof JOB_FIELDS;

@@ -13,8 +13,8 @@ export interface MissionWorkerDeps extends DeliveryDeps {
   chain: PluginChain;
   /** Observe-only hooks run detached; the daemon tracks them so shutdown can wait for them. */
   detach(work: Promise<unknown>): void;
-  /** A run reached a status (metrics). */
-  onRun?: (status: string) => void;
+  /** A run reached a status (metrics; the job's name and the close's time for its per-job series). */
+  onRun?: (status: string, job?: { name: string; at: Date }) => void;
   /** A run of the job ended (buffer_one releases the slot waiting behind it). */
   onRunEnded?: (jobId: bigint) => Promise<void>;
   /** A run settled (the other hook systems' cron:settled), told with cronJobCompleted's context. */
@@ -72,7 +72,7 @@ function missionKind(deps: MissionWorkerDeps): DeliveryKind<CronMission> {
         scheduledFor: new Date(mission.scheduledFor),
         ...vanished(attempts, new Date(deps.clock.now())),
       });
-      if (closed) deps.onRun?.(closed);
+      if (closed) deps.onRun?.(closed, { name: mission.jobName, at: new Date(deps.clock.now()) });
       await deps.onRunEnded?.(BigInt(mission.cronJobId));
       log.warn({ runId: mission.runId, attempts }, "run closed Unknown: an earlier attempt vanished mid-run");
     },
@@ -103,7 +103,7 @@ async function closeMission(
   });
   await deps.onRunEnded?.(BigInt(mission.cronJobId));
   if (!status) return;
-  deps.onRun?.(status);
+  deps.onRun?.(status, { name: mission.jobName, at: finishedAt });
   const runLog = log.child({ cronJobId: mission.cronJobId, runId: mission.runId });
   if (acknowledged) runLog.debug({ status }, "heartbeat acknowledged");
   else runLog.info({ status }, "run closed");

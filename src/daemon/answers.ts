@@ -55,6 +55,18 @@ export const doctorReport = z
     disabledPlugins: z
       .array(z.object({ name: z.string(), required: z.boolean() }).strict())
       .describe("Plugins the operator disabled: a note, not a problem (`ok` stays true)."),
+    alertRoutes: z
+      .array(
+        z
+          .object({
+            route: z.string(),
+            status: z.string(),
+            attempts: count,
+            error: z.string().nullable(),
+          })
+          .strict(),
+      )
+      .describe("Alert routes whose latest notification is failing (retried) or was given up."),
     nativeSandbox: z
       .object({ kind: z.enum(["bwrap", "uid", "none"]), warning: z.string().nullable(), nativePlugins: count })
       .strict(),

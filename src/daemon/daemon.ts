@@ -1,3 +1,4 @@
+import type { AlertService } from "../alerts/service.ts";
 import type { PGlite } from "@electric-sql/pglite";
 import type { FastifyInstance } from "fastify";
 import type { PgBoss } from "pg-boss";
@@ -65,6 +66,7 @@ export interface DaemonServices {
   readonly clears: ClearService;
   readonly scheduler: Scheduler;
   readonly pruner: Pruner;
+  readonly alerts: AlertService;
   readonly api: FastifyInstance;
 }
 
@@ -138,6 +140,7 @@ export function createDaemon(config: Config, deps: DaemonDeps): Daemon {
       clears: s.clears,
       scheduler: s.scheduler,
       pruner: s.pruner,
+      alerts: s.alerts,
       api: parts.api,
     });
     setState(

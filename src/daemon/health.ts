@@ -1,3 +1,4 @@
+import type { AlertService } from "../alerts/service.ts";
 import type { PgBoss } from "pg-boss";
 import type { Clock } from "../clock.ts";
 import type { Config } from "../config/load.ts";
@@ -62,18 +63,19 @@ export interface HealthParts {
   scheduler: Scheduler;
   jobsFiles: JobsFilesService;
   pruner: Pruner;
+  alerts: AlertService;
 }
 
 /** `missiond doctor`: what is late, stuck, failing or misconfigured; `ok` when nothing is. */
 export function doctor(parts: HealthParts): () => Promise<Record<string, unknown> & { ok: boolean }> {
-  const { config, clock, database, plugins, scheduler, jobsFiles, pruner } = parts;
+  const { config, clock, database, plugins, scheduler, jobsFiles, pruner, alerts } = parts;
   // Past the longest cronJobFiring chain plus a margin, a Claimed row has lost its chain.
   const claimedMs = claimLease(plugins.chain, config.plugins, "cronJobFiring");
   return async () => {
     const now = clock.now();
-    // The four reads are independent: side by side, each on a connection of its own (on Postgres;
+    // The five reads are independent: side by side, each on a connection of its own (on Postgres;
     // the embedded database takes them in turn), so the report takes as long as the longest.
-    const [cronFindings, lateTimers, retentionLag, partitions] = await Promise.all([
+    const [cronFindings, lateTimers, retentionLag, partitions, alertRoutes] = await Promise.all([
       diagnoseCron(database.db, now, {
         overdueMs: OVERDUE_AFTER_MS,
         claimedMs: claimedMs(),
@@ -83,6 +85,7 @@ export function doctor(parts: HealthParts): () => Promise<Record<string, unknown
       pruner.lagging(),
       // Postgres: the ledger's day partitions; none made ahead means inserts land in the default one.
       database.kind === "postgres" ? partitionStatus(database.db, now) : null,
+      alerts.failingRoutes(),
     ]);
     const pluginProblems = plugins
       .list()
@@ -120,6 +123,7 @@ export function doctor(parts: HealthParts): () => Promise<Record<string, unknown
       retentionLag.length === 0 &&
       (partitions ?? []).every((p) => p.aheadDays > 0) &&
       missingPluginDirs.length === 0 &&
+      alertRoutes.length === 0 &&
       !unconfined &&
       Math.abs(skewMs) <= SKEW_TOLERANCE_MS;
     return {
@@ -131,6 +135,7 @@ export function doctor(parts: HealthParts): () => Promise<Record<string, unknown
       partitions,
       missingPluginDirs,
       disabledPlugins,
+      alertRoutes,
       nativeSandbox,
       clockSkewMs: skewMs,
       schedulerArmed,

@@ -84,6 +84,8 @@ export function daemonSteps(env: DaemonEnv, p: Parts): Step[] {
     { name: "claim recovery", start: async () => startRecovery(s()) },
     { name: "resume sweeper", start: async () => startSweeper(env, s()) },
     { name: "pruner", start: async () => startPruner(s()) },
+    // Alerts read the ledger on a loop of their own, never on a claim's or a close's path.
+    { name: "alerts", start: async () => startAlerts(s()) },
     { name: "api", start: async () => buildSocketApi(env, p) },
     { name: "socket", start: () => listenSocket(env, p.api) },
     { name: "tcp", start: () => listenTcp(env, p) },
@@ -241,6 +243,11 @@ function startRecovery(s: Services): Stop {
 function startPruner(s: Services): Stop {
   s.pruner.start();
   return () => s.pruner.stop();
+}
+
+function startAlerts(s: Services): Stop {
+  s.alerts.start();
+  return () => s.alerts.stop();
 }
 
 /** The socket's API: the peer's uid decides each caller's scope (root and the daemon's user are operators). */

@@ -1,5 +1,6 @@
 import { dirname } from "node:path";
 import type { PgBoss } from "pg-boss";
+import { daemonAlerts } from "../alerts/daemon-alerts.ts";
 import type { ApiServices } from "../api/app.ts";
 import type { Clock } from "../clock.ts";
 import type { Config } from "../config/load.ts";
@@ -37,6 +38,7 @@ import { TodoService } from "../todos/service.ts";
 import type { DaemonDeps } from "./daemon.ts";
 import { daemonMetrics, doctor, readiness } from "./health.ts";
 import { claimLease } from "./leases.ts";
+import { raceTimeout } from "./race-timeout.ts";
 import type { Reloader } from "./reload.ts";
 import { configuredSandbox } from "../plugins/native-sandbox.ts";
 
@@ -81,6 +83,7 @@ export interface Services extends Foundation {
   recovery: ClaimRecovery;
   jobsFiles: JobsFilesService;
   pruner: Pruner;
+  alerts: ReturnType<typeof daemonAlerts>;
   /** The workers' direct lanes, set once they start: hand-offs execute on them at once. */
   lanes: { missions?: DirectLane<CronMission>; notes?: DirectLane<NotifyMission> };
 }
@@ -239,6 +242,7 @@ export function wireServices(env: DaemonEnv, base: Foundation): Services {
   });
   const jobsFiles = new JobsFilesService({ db, clock, log, onChange: poke, files: config.jobsFiles });
   const pruner = retentionPruner(env, base, scheduler);
+  const alerts = daemonAlerts(env, base, cron);
   return {
     ...base,
     firing,
@@ -253,6 +257,7 @@ export function wireServices(env: DaemonEnv, base: Foundation): Services {
     recovery,
     jobsFiles,
     pruner,
+    alerts,
     lanes,
   };
 }
@@ -296,7 +301,7 @@ export async function startWorkers(env: DaemonEnv, s: Services): Promise<Workers
     retryLimit,
     executorFor,
     detach: (work) => detach(env, work),
-    onRun: (status) => s.metrics.run(status),
+    onRun: (status, job) => s.metrics.run(status, null, job),
     onAttempt: (lane) => s.metrics.attempt(MISSIONS_QUEUE, lane),
     onRunEnded: async (jobId) => {
       await s.firing.releaseBuffered(jobId);
@@ -377,6 +382,7 @@ export function apiServices(env: DaemonEnv, s: Services): ApiServices {
     notify: s.notify,
     todos: s.todos,
     agents: s.agents,
+    alerts: s.alerts,
     metrics: s.metrics,
     plugins: s.plugins,
     reload: () => env.reloader.reload(s.plugins),
@@ -384,17 +390,4 @@ export function apiServices(env: DaemonEnv, s: Services): ApiServices {
     doctor: doctor(health),
     readiness: readiness(health),
   };
-}
-
-/** Resolves to the promise's value, or "timeout" once `ms` have passed. */
-async function raceTimeout<T>(promise: Promise<T>, ms: number): Promise<T | "timeout"> {
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    return await Promise.race([
-      promise,
-      new Promise<"timeout">((resolve) => (timer = setTimeout(() => resolve("timeout"), ms))),
-    ]);
-  } finally {
-    clearTimeout(timer);
-  }
 }

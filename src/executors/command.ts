@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { boundOutput, MAX_OUTPUT_CHARS, type Mission, type MissionExecutor } from "./types.ts";
+import { boundOutput, MAX_OUTPUT_CHARS, type ExecutionResult, type Mission, type MissionExecutor } from "./types.ts";
 
 export interface CommandExecutorOptions {
   argv: readonly string[];
@@ -19,58 +19,71 @@ export interface CommandExecutorOptions {
 export function commandExecutor(name: string, options: CommandExecutorOptions): MissionExecutor {
   return {
     name,
-    execute: (mission, signal) =>
-      new Promise((resolve, reject) => {
-        const [program, ...args] = options.argv;
-        const child = spawn(program!, args, {
-          stdio: ["pipe", "pipe", "pipe"],
-          // Its own process group, so a timeout kills what the command started too (a shell
-          // script's `sleep` would otherwise keep the pipes open past the kill).
-          detached: true,
-          env: { PATH: "/usr/local/bin:/usr/bin:/bin", ...options.env, ...missionEnv(mission) },
-        });
-        let output = "";
-        let timedOut = false;
-        const collect = (chunk: Buffer) => {
-          // Keep the tail: for a failing command the last lines say why.
-          output = (output + chunk.toString("utf8")).slice(-2 * MAX_OUTPUT_CHARS);
-        };
-        child.stdout.on("data", collect);
-        child.stderr.on("data", collect);
-        const kill = (signal: NodeJS.Signals) => {
-          if (options.killGroup && child.pid) options.killGroup(child.pid, signal);
-          else child.kill(signal);
-        };
-        const timer = setTimeout(() => {
-          timedOut = true;
-          kill("SIGKILL");
-        }, options.timeoutMs);
-        const abort = () => kill("SIGTERM");
-        signal.addEventListener("abort", abort, { once: true });
-        child.on("error", (err) => {
-          clearTimeout(timer);
-          reject(new Error(`cannot run ${program}: ${err.message}`));
-        });
-        child.on("close", (code, sig) => {
-          clearTimeout(timer);
-          signal.removeEventListener("abort", abort);
-          if (timedOut)
-            resolve({
-              status: "TimedOut",
-              output: boundOutput(`${output}\n[killed after ${options.timeoutMs} ms]`),
-              exitCode: null,
-            });
-          else
-            resolve({
-              status: code === 0 ? "Succeeded" : "Failed",
-              output: boundOutput(output),
-              exitCode: code ?? (sig ? 128 : null),
-            });
-        });
-        child.stdin.on("error", () => {}); // a command that ignores stdin must not fail the run with EPIPE
-        child.stdin.end(mission.prompt);
-      }),
+    execute: (mission, signal) => runCommand(options, mission.prompt, missionEnv(mission), signal),
   };
+}
+
+/**
+ * Runs `options.argv` once with `input` on stdin and `env` added to its environment, as every
+ * command executor does (and alert routes of type command): its own process group, killed whole
+ * at the timeout. Exit 0 is Succeeded, any other exit Failed, the timeout TimedOut; output bounded.
+ */
+export function runCommand(
+  options: CommandExecutorOptions,
+  input: string,
+  env: Readonly<Record<string, string>>,
+  signal: AbortSignal,
+): Promise<ExecutionResult> {
+  return new Promise((resolve, reject) => {
+    const [program, ...args] = options.argv;
+    const child = spawn(program!, args, {
+      stdio: ["pipe", "pipe", "pipe"],
+      // Its own process group, so a timeout kills what the command started too (a shell
+      // script's `sleep` would otherwise keep the pipes open past the kill).
+      detached: true,
+      env: { PATH: "/usr/local/bin:/usr/bin:/bin", ...options.env, ...env },
+    });
+    let output = "";
+    let timedOut = false;
+    const collect = (chunk: Buffer) => {
+      // Keep the tail: for a failing command the last lines say why.
+      output = (output + chunk.toString("utf8")).slice(-2 * MAX_OUTPUT_CHARS);
+    };
+    child.stdout.on("data", collect);
+    child.stderr.on("data", collect);
+    const kill = (signal: NodeJS.Signals) => {
+      if (options.killGroup && child.pid) options.killGroup(child.pid, signal);
+      else child.kill(signal);
+    };
+    const timer = setTimeout(() => {
+      timedOut = true;
+      kill("SIGKILL");
+    }, options.timeoutMs);
+    const abort = () => kill("SIGTERM");
+    signal.addEventListener("abort", abort, { once: true });
+    child.on("error", (err) => {
+      clearTimeout(timer);
+      reject(new Error(`cannot run ${program}: ${err.message}`));
+    });
+    child.on("close", (code, sig) => {
+      clearTimeout(timer);
+      signal.removeEventListener("abort", abort);
+      if (timedOut)
+        resolve({
+          status: "TimedOut",
+          output: boundOutput(`${output}\n[killed after ${options.timeoutMs} ms]`),
+          exitCode: null,
+        });
+      else
+        resolve({
+          status: code === 0 ? "Succeeded" : "Failed",
+          output: boundOutput(output),
+          exitCode: code ?? (sig ? 128 : null),
+        });
+    });
+    child.stdin.on("error", () => {}); // a command that ignores stdin must not fail the run with EPIPE
+    child.stdin.end(input);
+  });
 }
 
 function missionEnv(mission: Mission): Record<string, string> {

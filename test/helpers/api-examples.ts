@@ -113,6 +113,10 @@ export function queryExamples(): Record<string, Examples<Record<string, string>>
       valid: [{ limit: "5" }, {}],
       invalid: [{ limit: "0" }, { limit: "501" }, { limit: "x" }, { plugin: "p" }],
     },
+    "GET /v1/alerts": {
+      valid: [{ open: "true", limit: "20", before: "100" }, {}],
+      invalid: [{ open: "yes" }, { limit: "0" }, { limit: "501" }, { before: "x" }],
+    },
     "GET /v1/hook-decisions": {
       valid: [{ hook: "cronJobFiring", plugin: "p", subject: "1", limit: "10", before: "5" }],
       invalid: [{ hook: "noSuchHook" }, { plugin: "" }, { limit: "99999" }, { plugin: "x".repeat(65) }],

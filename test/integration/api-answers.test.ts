@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ApiRoute } from "../../src/api/route.ts";
 import { apiRoutes } from "../../src/api/routes/index.ts";
 import type { Daemon } from "../../src/daemon/daemon.ts";
+import { alertNotifications, alerts } from "../../src/db/schema/index.ts";
 import { hookExamples } from "../helpers/api-examples.ts";
 import { startTestDaemon } from "../helpers/daemon.ts";
 import { backendName, freshDatabase, type TestDatabase } from "../helpers/db.ts";
@@ -259,6 +260,51 @@ describe(`every route answers what it declares (${backendName})`, () => {
     await call("PUT /v1/agents/:id", { id: "hooked" }, { body: webhook });
     await call("GET /v1/agents");
     await call("DELETE /v1/agents/:id", { id: "hooked" });
+  });
+
+  it("alerts: the list, one alert with its notifications, an acknowledgement", async () => {
+    const { db } = daemon.services.database;
+    const at = new Date();
+    const [alert] = await db
+      .insert(alerts)
+      .values({
+        kind: "failing",
+        severity: "critical",
+        cronJobId: 1n,
+        jobName: "nightly",
+        agentId: "a1",
+        summary: "job nightly failed 3 times in a row (last: Failed)",
+        details: { failuresInARow: 3 },
+        openedAt: at,
+        notifiedAt: at,
+      })
+      .returning();
+    await db.insert(alertNotifications).values([
+      {
+        alertId: alert!.id,
+        route: "hook",
+        event: "opened",
+        status: "sent",
+        attempts: 1,
+        answer: "HTTP 200",
+        nextAttemptAt: at,
+        createdAt: at,
+        sentAt: at,
+      },
+      {
+        alertId: alert!.id,
+        route: "mail",
+        event: "opened",
+        attempts: 2,
+        error: "ECONNREFUSED",
+        nextAttemptAt: at,
+        createdAt: at,
+      },
+    ]);
+    const id = String(alert!.id);
+    await call("GET /v1/alerts", {}, { query: { open: "true" } });
+    await call("GET /v1/alerts/:id", { id });
+    await call("POST /v1/alerts/:id/ack", { id });
   });
 
   it("called every route", () => {

@@ -78,6 +78,11 @@ starts_at = 2030-01-01T00:00:00Z
 ends_at = 2031-01-01T00:00:00Z
 max_runs = 9
 paused = true
+alert_failures = 3
+alert_recover_after = 2
+alert_no_success_within = "26h"
+alert_repeat_every = "4h"
+pause_after_failures = 5
 
 [jobs.other]
 agent = "a1"

@@ -47,6 +47,16 @@ export type Job = {
   maxRuns: Count | null;
   paused: boolean;
   pausedNote: string | null;
+  /** Failed runs in a row that open an alert (0: none); null: the `[alerts]` default. */
+  alertFailures: Count | null;
+  /** Successes in a row that resolve a failing alert; null: the default. */
+  alertRecoverAfter: Count | null;
+  /** Dead man's switch: alert when no run succeeded within this; null: the default. */
+  alertNoSuccessWithin: string | null;
+  /** An open alert is sent again this often; null: the default (once). */
+  alertRepeatEvery: string | null;
+  /** The job pauses itself after this many failed runs in a row; null: the default. */
+  pauseAfterFailures: Count | null;
   /** When a timed pause ends by itself. */
   pausedUntil: Instant | null;
   runCount: Count;
@@ -157,6 +167,16 @@ export type JobDefinition = {
   ends_at: Instant | null;
   max_runs: Count | null;
   paused?: boolean;
+  /** Failed runs in a row that open an alert (0: none); null: the `[alerts]` default. */
+  alert_failures: Count | null;
+  /** Successes in a row that resolve a failing alert; null: the default. */
+  alert_recover_after: Count | null;
+  /** Dead man's switch: alert when no run succeeded within this; null: the default. */
+  alert_no_success_within: string | null;
+  /** An open alert is sent again this often; null: the default (once). */
+  alert_repeat_every: string | null;
+  /** The job pauses itself after this many failed runs in a row; null: the default. */
+  pause_after_failures: Count | null;
 };
 
 export type JobFileKey =
@@ -177,7 +197,12 @@ export type JobFileKey =
   | "starts_at"
   | "ends_at"
   | "max_runs"
-  | "paused";
+  | "paused"
+  | "alert_failures"
+  | "alert_recover_after"
+  | "alert_no_success_within"
+  | "alert_repeat_every"
+  | "pause_after_failures";
 
 export type Timeline = {
   from: Instant;
@@ -441,6 +466,13 @@ export type DoctorReport = {
     name: string;
     required: boolean;
   }[];
+  /** Alert routes whose latest notification is failing (retried) or was given up. */
+  alertRoutes: {
+    route: string;
+    status: string;
+    attempts: Count;
+    error: string | null;
+  }[];
   nativeSandbox: {
     kind: "bwrap" | "uid" | "none";
     warning: string | null;
@@ -453,6 +485,44 @@ export type DoctorReport = {
     at: Instant | null;
     error: string | null;
   };
+};
+
+export type Alert = {
+  id: Id;
+  kind: "failing" | "missed" | "silent" | "paused";
+  severity: "critical" | "warning";
+  cronJobId: Id;
+  jobName: string;
+  agentId: string;
+  summary: string;
+  details: Record<string, unknown>;
+  openedAt: Instant;
+  notifiedAt: Instant;
+  repeats: Count;
+  resolvedAt: Instant | null;
+  ackedAt: Instant | null;
+  ackedBy: string | null;
+  notifications: AlertNotification[];
+};
+
+export type AlertNotification = {
+  id: Id;
+  route: string;
+  event: "opened" | "repeated" | "resolved";
+  status: "pending" | "sent" | "failed";
+  attempts: Count;
+  /** The route's answer: HTTP status and body, exit status, SMTP reply. */
+  answer: string | null;
+  error: string | null;
+  createdAt: Instant;
+  sentAt: Instant | null;
+  /** When a pending notification is tried (again). */
+  nextAttemptAt: Instant | null;
+};
+
+export type AlertList = {
+  alerts: Alert[];
+  next: Id | null;
 };
 
 export type Whoami = {

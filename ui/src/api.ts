@@ -24,7 +24,7 @@ export { DECISION_OUTCOMES, RUN_STATUSES, type DecisionOutcome, type RunStatus }
  * The answers' types are generated from the daemon's declarations (ui/src/api-types.ts); these
  * names are what the views read them by.
  */
-export type { Decision, LastRun, Plugin, Timeline, Timer, Todo, Whoami } from "./api-types.ts";
+export type { Alert, AlertList, Decision, LastRun, Plugin, Timeline, Timer, Todo, Whoami } from "./api-types.ts";
 /** A job as GET /v1/cron-jobs/:id answers it, or as a list page does (with its latest run). */
 export type Job = JobAnswer & Partial<Pick<ListedJob, "lastRun">>;
 /** GET /v1/cron-jobs, its jobs read as any job (the views show a listed job and a fetched one alike). */

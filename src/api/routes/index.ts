@@ -1,5 +1,6 @@
 import type { ApiRoute } from "../route.ts";
 import { agentRoutes } from "./agents.ts";
+import { alertRoutes } from "./alerts.ts";
 import { applyRoutes } from "./apply.ts";
 import { cronRoutes } from "./cron.ts";
 import { healthRoutes } from "./health.ts";
@@ -19,5 +20,6 @@ export function apiRoutes(limits: { maxDelaySeconds: number }): ApiRoute[] {
     ...todoRoutes,
     ...pluginRoutes,
     ...agentRoutes,
+    ...alertRoutes,
   ];
 }

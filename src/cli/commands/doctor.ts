@@ -13,6 +13,8 @@ interface Diagnosis {
   missingPluginDirs: string[];
   /** Absent from a daemon older than `plugins disable`. */
   disabledPlugins?: { name: string; required: boolean }[];
+  /** Absent from a daemon older than alerts. */
+  alertRoutes?: { route: string; status: string; attempts: number; error: string | null }[];
   /** How native plugins run (absent from older daemons); a warning when they run as the daemon. */
   nativeSandbox?: { kind: string; warning: string | null; nativePlugins: number };
   clockSkewMs: number;
@@ -70,6 +72,12 @@ function describe(report: Diagnosis): string {
       "configured plugin directories that do not exist",
       report.missingPluginDirs,
       (dir: string) => `${dir} (plugin_dirs / MISSIOND_PLUGIN_DIRS)`,
+    ],
+    [
+      "alert routes that do not answer",
+      report.alertRoutes ?? [],
+      (r: NonNullable<Diagnosis["alertRoutes"]>[number]) =>
+        `${r.route}: ${r.status === "failed" ? "gave up" : "retrying"} after ${r.attempts} tr${r.attempts === 1 ? "y" : "ies"}${r.error ? ` (${r.error})` : ""}`,
     ],
   ];
   const lines = sections.flatMap(([title, items, line]) =>

@@ -72,6 +72,12 @@ export const cronJobs = pgTable(
     // The job's latest revision: what a run claimed now fires under. No foreign key: a revision
     // references its job, and the pair is written in one transaction.
     revisionId: bigint("revision_id", { mode: "bigint" }),
+    // Alert rules (src/alerts/): null takes the `[alerts]` default of the configuration.
+    alertFailures: integer("alert_failures"),
+    alertRecoverAfter: integer("alert_recover_after"),
+    alertNoSuccessWithinMs: bigint("alert_no_success_within_ms", { mode: "number" }),
+    alertRepeatEveryMs: bigint("alert_repeat_every_ms", { mode: "number" }),
+    pauseAfterFailures: integer("pause_after_failures"),
     // The next slot the scheduler will claim; null once the schedule is exhausted.
     nextFireAt: tstz("next_fire_at"),
     createdAt: tstz("created_at").notNull().defaultNow(),

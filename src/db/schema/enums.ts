@@ -86,3 +86,19 @@ export type ClearStatus = (typeof CLEAR_STATUSES)[number];
 
 /** Durable events consumers read after a cursor. */
 export const EVENT_KINDS = ["sessionCleared", "sessionRemoved"] as const;
+
+/**
+ * What an alert is about, one open alert per job and kind at a time: `failing` (failed runs in a
+ * row), `missed` (a slot Missed, or Cancelled by a required gate), `silent` (no success within the
+ * job's window), `paused` (the job paused itself after failing).
+ */
+export const ALERT_KINDS = ["failing", "missed", "silent", "paused"] as const;
+export type AlertKind = (typeof ALERT_KINDS)[number];
+export const ALERT_SEVERITIES = ["critical", "warning"] as const;
+export type AlertSeverity = (typeof ALERT_SEVERITIES)[number];
+/** What a notification tells a route: the alert opened, is still open (repeat), or resolved. */
+export const ALERT_EVENTS = ["opened", "repeated", "resolved"] as const;
+export type AlertEvent = (typeof ALERT_EVENTS)[number];
+/** A notification to one route: waiting (first try or a retry), sent, or given up after its tries. */
+export const NOTIFICATION_STATUSES = ["pending", "sent", "failed"] as const;
+export type NotificationStatus = (typeof NOTIFICATION_STATUSES)[number];

@@ -7,3 +7,4 @@ export * from "./agents.ts";
 export * from "./notify.ts";
 export * from "./todos.ts";
 export * from "./retention.ts";
+export * from "./alerts.ts";

@@ -1,9 +1,9 @@
-import { api, type Doctor, type JobPage, type Session, type Timer, type Todo } from "../api.ts";
+import { api, type AlertList, type Doctor, type JobPage, type Session, type Timer, type Todo } from "../api.ts";
 import { fill, h } from "../dom.ts";
 import type { Ctx, View } from "../main.ts";
 import { dateTime, relative } from "../time.ts";
 import { empty, panel } from "../widgets.ts";
-import { dueTable, overdueList, problemLines, summaryTiles, todoSessions } from "./now/panels.ts";
+import { alertList, dueTable, overdueList, problemLines, summaryTiles, todoSessions } from "./now/panels.ts";
 
 export const DUE_WINDOW_MS = 10 * 60_000;
 export const DUE_PAGE = 50;
@@ -11,6 +11,7 @@ export const DUE_PAGE = 50;
 /** What is due in the next minutes, what is late, which notes wait and which sessions have work open. */
 export function nowView(ctx: Ctx): View {
   const summary = h("div", { class: "summary", "data-testid": "summary" });
+  const alerts = h("div", { "data-testid": "open-alerts" });
   const due = h("div", { "data-testid": "due-soon" });
   const dueSub = h("span");
   const overdue = h("div", { "data-testid": "overdue" });
@@ -33,7 +34,8 @@ export function nowView(ctx: Ctx): View {
   async function refresh() {
     const mine = ++seq;
     const now = Date.now();
-    const [doctor, soon, pending, list] = await Promise.all([
+    const [open, doctor, soon, pending, list] = await Promise.all([
+      api.get<AlertList>("/v1/alerts", { open: "true", limit: 20 }),
       api.get<Doctor>("/v1/doctor"),
       api.get<JobPage>("/v1/cron-jobs", { dueBefore: new Date(now + DUE_WINDOW_MS).toISOString(), limit: DUE_PAGE }),
       api.get<{ timers: Timer[] }>("/v1/notify", { status: "Pending", limit: 50 }),
@@ -55,6 +57,9 @@ export function nowView(ctx: Ctx): View {
     for (const [id, list] of todos) expanded.set(id, list);
 
     fill(summary, ...summaryTiles(doctor, soon, pending.timers, withTodos));
+    // Open alerts first, and only when there are any.
+    alerts.closest("section")?.toggleAttribute("hidden", open.alerts.length === 0);
+    fill(alerts, alertList(open.alerts, now, jobLink));
     dueSub.textContent = soon.total > soon.jobs.length ? `the first ${soon.jobs.length} of ${soon.total}` : "";
     fill(due, dueTable(soon, now, jobLink));
     fill(overdue, overdueList(doctor, now, jobLink));
@@ -77,6 +82,7 @@ export function nowView(ctx: Ctx): View {
       fill(
         root,
         summary,
+        panel("Open alerts", "missiond alerts ls --open", alerts),
         h(
           "div",
           { class: "grid" },

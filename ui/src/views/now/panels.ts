@@ -1,4 +1,4 @@
-import type { Doctor, Job, JobPage, Session, Timer, Todo } from "../../api.ts";
+import type { Alert, Doctor, Job, JobPage, Session, Timer, Todo } from "../../api.ts";
 import { h, plural, type Child } from "../../dom.ts";
 import { dateTime, relative, scheduleInWords, span } from "../../time.ts";
 import { badge, empty } from "../../widgets.ts";
@@ -70,6 +70,25 @@ export function overdueList(doctor: Doctor, now: number, jobLink: JobLink) {
     ),
     ...doctor.overdueTimers.map((t) =>
       h("li", null, `notify timer ${t.id} for session ${t.sessionId} was due ${relative(t.dueAt, now)}`),
+    ),
+  );
+}
+
+/** Open alerts, newest first: severity, kind, the job, what happened, since when, who is on it. */
+export function alertList(alerts: readonly Alert[], now: number, jobLink: JobLink) {
+  return h(
+    "ul",
+    { class: "late" },
+    ...alerts.map((a) =>
+      h(
+        "li",
+        { "data-alert-id": a.id, "data-severity": a.severity },
+        h("strong", null, `${a.severity} ${a.kind}`),
+        " ",
+        jobLink(a.cronJobId, a.jobName),
+        `: ${a.summary} (${relative(a.openedAt, now)}`,
+        a.ackedBy ? `, acknowledged by ${a.ackedBy})` : ")",
+      ),
     ),
   );
 }

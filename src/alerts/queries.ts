@@ -1,0 +1,243 @@
+import { and, desc, eq, isNull, lt, sql } from "drizzle-orm";
+import { rows, type Db, type Executor } from "../db/client.ts";
+import { anyOf } from "../db/batch-params.ts";
+import {
+  alertCursor,
+  alertNotifications,
+  alerts,
+  cronJobRuns,
+  cronJobs,
+  type AlertNotificationRow,
+  type AlertRow,
+  type CronJobRow,
+} from "../db/schema/index.ts";
+import type { AlertEvent, AlertKind } from "../db/schema/enums.ts";
+import { STREAK_STATUSES, type RunFact } from "./rules.ts";
+
+export type NewAlert = typeof alerts.$inferInsert;
+
+/** One evaluator at a time across instances: the lock lives as long as the pass's transaction. */
+export async function tryEvaluatorLock(tx: Executor, key: number): Promise<boolean> {
+  const [row] = await rows<{ got: boolean }>(tx, sql`select pg_try_advisory_xact_lock(${key}) as got`);
+  return row?.got === true;
+}
+
+export async function readCursor(tx: Executor): Promise<Date | null> {
+  const [row] = await tx.select().from(alertCursor).where(eq(alertCursor.id, 1));
+  return row?.through ?? null;
+}
+
+export async function writeCursor(tx: Executor, through: Date): Promise<void> {
+  await tx
+    .insert(alertCursor)
+    .values({ id: 1, through })
+    .onConflictDoUpdate({ target: alertCursor.id, set: { through } });
+}
+
+/**
+ * The jobs whose runs may have changed an alert since `since`: failures by their end (the doctor's
+ * failures index), missed and cancelled slots by their claim (closed in the claim or its chain),
+ * the jobs with an open alert (to resolve it), and those with a no-success window (`everyJob`: all).
+ */
+export async function jobsToJudge(tx: Executor, since: Date, everyJob: boolean, limit: number): Promise<bigint[]> {
+  const found = await rows<{ id: string }>(
+    tx,
+    sql`select cron_job_id::text as id from cron_job_runs
+          where status in ('Failed', 'TimedOut', 'Unknown') and finished_at > ${since.toISOString()}::timestamptz
+        union
+        select cron_job_id::text from cron_job_runs
+          where status in ('Missed', 'Cancelled') and claimed_at > ${since.toISOString()}::timestamptz
+        union
+        select cron_job_id::text from alerts where resolved_at is null
+        union
+        select id::text from cron_jobs
+          where deleted_at is null and (${everyJob} or alert_no_success_within_ms is not null)
+        limit ${limit}`,
+  );
+  return found.map((r) => BigInt(r.id));
+}
+
+export async function jobsByIds(db: Executor, ids: readonly bigint[]): Promise<CronJobRow[]> {
+  if (ids.length === 0) return [];
+  return db
+    .select()
+    .from(cronJobs)
+    .where(anyOf(cronJobs.id, ids, "bigint"));
+}
+
+/** A job's latest closed runs that streaks read, newest slot first (by the slot index). */
+export async function latestRuns(db: Executor, jobId: bigint, limit: number): Promise<RunFact[]> {
+  const found = await db
+    .select({
+      id: cronJobRuns.id,
+      status: cronJobRuns.status,
+      reason: cronJobRuns.reason,
+      scheduledFor: cronJobRuns.scheduledFor,
+      finishedAt: cronJobRuns.finishedAt,
+    })
+    .from(cronJobRuns)
+    .where(and(eq(cronJobRuns.cronJobId, jobId), anyOf(cronJobRuns.status, STREAK_STATUSES, "text")))
+    .orderBy(desc(cronJobRuns.scheduledFor))
+    .limit(limit);
+  return found.map((r) => ({ ...r, id: String(r.id) }));
+}
+
+/** When the job's last success ended (the dead man's switch), null when it never succeeded. */
+export async function lastSuccessAt(db: Executor, jobId: bigint): Promise<Date | null> {
+  const [row] = await rows<{ ms: number | null }>(
+    db,
+    sql`select (extract(epoch from max(finished_at)) * 1000)::float8 as ms from cron_job_runs
+        where cron_job_id = ${jobId} and status = 'Succeeded'`,
+  );
+  return row?.ms != null ? new Date(row.ms) : null;
+}
+
+export async function openAlertsOf(db: Executor, jobIds: readonly bigint[]): Promise<AlertRow[]> {
+  if (jobIds.length === 0) return [];
+  return db
+    .select()
+    .from(alerts)
+    .where(and(anyOf(alerts.cronJobId, jobIds, "bigint"), isNull(alerts.resolvedAt)));
+}
+
+/** Opens the alert unless one of its job and kind is open: the row when this call opened it. */
+export async function openAlert(tx: Executor, alert: NewAlert): Promise<AlertRow | null> {
+  const [row] = await tx
+    .insert(alerts)
+    .values(alert)
+    .onConflictDoNothing({ target: [alerts.cronJobId, alerts.kind], where: sql`resolved_at is null` })
+    .returning();
+  return row ?? null;
+}
+
+/** Marks an open alert told again, unless another pass did since `notifiedAt`. */
+export async function markRepeated(tx: Executor, alert: AlertRow, at: Date): Promise<AlertRow | null> {
+  const [row] = await tx
+    .update(alerts)
+    .set({ notifiedAt: at, repeats: sql`${alerts.repeats} + 1` })
+    .where(and(eq(alerts.id, alert.id), isNull(alerts.resolvedAt), eq(alerts.notifiedAt, alert.notifiedAt)))
+    .returning();
+  return row ?? null;
+}
+
+export async function resolveAlert(tx: Executor, jobId: bigint, kind: AlertKind, at: Date): Promise<AlertRow | null> {
+  const [row] = await tx
+    .update(alerts)
+    .set({ resolvedAt: at })
+    .where(and(eq(alerts.cronJobId, jobId), eq(alerts.kind, kind), isNull(alerts.resolvedAt)))
+    .returning();
+  return row ?? null;
+}
+
+export async function queueNotifications(
+  tx: Executor,
+  alertId: bigint,
+  event: AlertEvent,
+  routes: readonly string[],
+  at: Date,
+): Promise<void> {
+  if (routes.length === 0) return;
+  for (const route of routes)
+    await tx.insert(alertNotifications).values({ alertId, route, event, nextAttemptAt: at, createdAt: at });
+}
+
+export interface ClaimedNotification {
+  notification: AlertNotificationRow;
+  alert: AlertRow;
+}
+
+/**
+ * Claims due notifications for `leaseMs` (one attempt counted each): a conditional update, so two
+ * instances never hold one notification at a time and each is sent once unless its sender dies.
+ */
+export async function claimDue(db: Db, now: Date, leaseMs: number, limit: number): Promise<ClaimedNotification[]> {
+  const claimed = await rows<{ id: string }>(
+    db,
+    sql`update alert_notifications set claimed_until = ${new Date(now.getTime() + leaseMs).toISOString()}::timestamptz,
+               attempts = attempts + 1
+        where id in (select id from alert_notifications
+                     where status = 'pending' and next_attempt_at <= ${now.toISOString()}::timestamptz
+                       and (claimed_until is null or claimed_until <= ${now.toISOString()}::timestamptz)
+                     order by next_attempt_at, id limit ${limit} for update skip locked)
+        returning id::text as id`,
+  );
+  if (claimed.length === 0) return [];
+  const ids = claimed.map((c) => BigInt(c.id));
+  const found = await db
+    .select({ notification: alertNotifications, alert: alerts })
+    .from(alertNotifications)
+    .innerJoin(alerts, eq(alerts.id, alertNotifications.alertId))
+    .where(anyOf(alertNotifications.id, ids, "bigint"));
+  return found;
+}
+
+/** Records a try's end: sent, retried at `retryAt`, or given up (`retryAt` null). */
+export async function settleNotification(
+  db: Executor,
+  id: bigint,
+  outcome: { sent: boolean; answer: string | null; error: string | null; at: Date; retryAt: Date | null },
+): Promise<void> {
+  await db
+    .update(alertNotifications)
+    .set({
+      status: outcome.sent ? "sent" : outcome.retryAt ? "pending" : "failed",
+      answer: outcome.answer,
+      error: outcome.error,
+      sentAt: outcome.sent ? outcome.at : null,
+      nextAttemptAt: outcome.retryAt ?? outcome.at,
+      claimedUntil: null,
+    })
+    .where(eq(alertNotifications.id, id));
+}
+
+/** Each route's latest notification: the doctor reports a route whose latest is failing or given up. */
+export async function latestPerRoute(db: Executor): Promise<AlertNotificationRow[]> {
+  return rows<AlertNotificationRow>(
+    db,
+    sql`select distinct on (route) id::text as "id", route, status, attempts, error, answer,
+               created_at as "createdAt", next_attempt_at as "nextAttemptAt"
+        from alert_notifications order by route, id desc`,
+  );
+}
+
+export interface AlertListFilter {
+  open: boolean;
+  limit: number;
+  beforeId?: bigint | undefined;
+}
+
+export async function listAlerts(db: Executor, filter: AlertListFilter): Promise<AlertRow[]> {
+  const where = [
+    filter.open ? isNull(alerts.resolvedAt) : undefined,
+    filter.beforeId !== undefined ? lt(alerts.id, filter.beforeId) : undefined,
+  ].filter((w) => w !== undefined);
+  return db
+    .select()
+    .from(alerts)
+    .where(where.length ? and(...where) : undefined)
+    .orderBy(desc(alerts.id))
+    .limit(filter.limit);
+}
+
+export async function notificationsOf(db: Executor, alertIds: readonly bigint[]): Promise<AlertNotificationRow[]> {
+  if (alertIds.length === 0) return [];
+  return db
+    .select()
+    .from(alertNotifications)
+    .where(anyOf(alertNotifications.alertId, alertIds, "bigint"))
+    .orderBy(alertNotifications.id);
+}
+
+export async function ackAlert(db: Executor, id: bigint, by: string, at: Date): Promise<AlertRow | null> {
+  const [row] = await db
+    .update(alerts)
+    .set({ ackedAt: at, ackedBy: by })
+    .where(and(eq(alerts.id, id), isNull(alerts.ackedAt)))
+    .returning();
+  return row ?? null;
+}
+
+export async function findAlert(db: Executor, id: bigint): Promise<AlertRow | null> {
+  const [row] = await db.select().from(alerts).where(eq(alerts.id, id));
+  return row ?? null;
+}

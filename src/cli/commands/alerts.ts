@@ -1,0 +1,52 @@
+import type { Command } from "commander";
+import type { AlertView } from "../../alerts/service.ts";
+import type { CliContext } from "../context.ts";
+import { table } from "../format.ts";
+
+/** `missiond alerts …`: what failed, went silent or paused itself, and acknowledging it. */
+export function registerAlerts(program: Command, ctx: CliContext): void {
+  const alerts = program.command("alerts").description("alerts: failing, missed, silent or self-paused jobs");
+  alerts
+    .command("ls")
+    .description("list alerts, newest first")
+    .option("--open", "only alerts not resolved")
+    .option("--limit <n>", "at most this many", "50")
+    .action(async (opts: { open?: boolean; limit: string }) => {
+      const query: Record<string, string> = { limit: opts.limit };
+      if (opts.open) query.open = "true";
+      const { alerts: found } = await ctx.client().get<{ alerts: AlertView[] }>("/v1/alerts", query);
+      ctx.print(found, () =>
+        found.length === 0
+          ? opts.open
+            ? "no open alerts"
+            : "no alerts"
+          : table(
+              ["ID", "STATE", "SEVERITY", "KIND", "JOB", "OPENED", "SENT", "SUMMARY"],
+              found.map((a) => [
+                a.id,
+                a.resolvedAt ? "resolved" : a.ackedAt ? `acked by ${a.ackedBy}` : "open",
+                a.severity,
+                a.kind,
+                a.jobName,
+                a.openedAt,
+                sentSummary(a),
+                a.summary,
+              ]),
+            ),
+      );
+    });
+  alerts
+    .command("ack <id>")
+    .description("acknowledge an alert: someone is on it (it still resolves by itself)")
+    .action(async (id: string) => {
+      const acked = await ctx.client().post<AlertView>(`/v1/alerts/${encodeURIComponent(id)}/ack`, {});
+      ctx.print(acked, () => `alert ${acked.id} acknowledged by ${acked.ackedBy}: ${acked.summary}`);
+    });
+}
+
+/** `2/3` sent of the notifications, with a `!` when one was given up. */
+function sentSummary(a: AlertView): string {
+  const sent = a.notifications.filter((n) => n.status === "sent").length;
+  const failed = a.notifications.some((n) => n.status === "failed");
+  return `${sent}/${a.notifications.length}${failed ? "!" : ""}`;
+}

@@ -1,0 +1,89 @@
+import { sql } from "drizzle-orm";
+import { bigint, check, index, integer, jsonb, pgTable, text, timestamp, uniqueIndex } from "drizzle-orm/pg-core";
+import { ALERT_EVENTS, ALERT_KINDS, ALERT_SEVERITIES, NOTIFICATION_STATUSES } from "./enums.ts";
+
+const tstz = (name: string) => timestamp(name, { withTimezone: true, mode: "date", precision: 3 });
+const inList = (column: string, values: readonly string[]) =>
+  sql.raw(`${column} in (${values.map((v) => `'${v}'`).join(", ")})`);
+
+/**
+ * An alert: a condition of a job (failing, a missed slot, silent past its window, paused by
+ * itself) from the moment it opened until it resolved. At most one open alert per job and kind:
+ * the partial unique index is what makes "opened once" a database fact when several daemons
+ * evaluate the same runs.
+ */
+export const alerts = pgTable(
+  "alerts",
+  {
+    id: bigint("id", { mode: "bigint" }).primaryKey().generatedAlwaysAsIdentity(),
+    kind: text("kind", { enum: ALERT_KINDS }).notNull(),
+    severity: text("severity", { enum: ALERT_SEVERITIES }).notNull(),
+    // No foreign key: an alert outlives a removed job's row as history.
+    cronJobId: bigint("cron_job_id", { mode: "bigint" }).notNull(),
+    jobName: text("job_name").notNull(),
+    agentId: text("agent_id").notNull(),
+    summary: text("summary").notNull(),
+    // What the evaluation saw (failures in a row, the last run's status and reason, ...).
+    details: jsonb("details").$type<Record<string, unknown>>().notNull(),
+    openedAt: tstz("opened_at").notNull(),
+    // The last opened/repeated notification queued: `repeat_every` counts from here.
+    notifiedAt: tstz("notified_at").notNull(),
+    repeats: integer("repeats").notNull().default(0),
+    resolvedAt: tstz("resolved_at"),
+    ackedAt: tstz("acked_at"),
+    ackedBy: text("acked_by"),
+  },
+  (t) => [
+    uniqueIndex("alerts_open_uq")
+      .on(t.cronJobId, t.kind)
+      .where(sql`${t.resolvedAt} is null`),
+    index("alerts_opened_idx").on(t.openedAt),
+    check("alerts_kind_ck", inList("kind", ALERT_KINDS)),
+    check("alerts_severity_ck", inList("severity", ALERT_SEVERITIES)),
+    check("alerts_summary_len_ck", sql`char_length(summary) <= 2000`),
+  ],
+);
+
+/**
+ * One event of an alert told to one route, with its tries: written in the transaction that opens,
+ * repeats or resolves the alert, then claimed by one instance at a time (`claimed_until`) and sent.
+ */
+export const alertNotifications = pgTable(
+  "alert_notifications",
+  {
+    id: bigint("id", { mode: "bigint" }).primaryKey().generatedAlwaysAsIdentity(),
+    alertId: bigint("alert_id", { mode: "bigint" })
+      .notNull()
+      .references(() => alerts.id, { onDelete: "cascade" }),
+    route: text("route").notNull(),
+    event: text("event", { enum: ALERT_EVENTS }).notNull(),
+    status: text("status", { enum: NOTIFICATION_STATUSES }).notNull().default("pending"),
+    attempts: integer("attempts").notNull().default(0),
+    nextAttemptAt: tstz("next_attempt_at").notNull(),
+    // A sender holds the row until then; past it another instance may try again.
+    claimedUntil: tstz("claimed_until"),
+    // The route's answer (HTTP status and body, exit code and output, the SMTP reply), bounded.
+    answer: text("answer"),
+    error: text("error"),
+    createdAt: tstz("created_at").notNull(),
+    sentAt: tstz("sent_at"),
+  },
+  (t) => [
+    index("alert_notifications_alert_idx").on(t.alertId),
+    index("alert_notifications_due_idx")
+      .on(t.nextAttemptAt)
+      .where(sql`${t.status} = 'pending'`),
+    index("alert_notifications_route_idx").on(t.route, t.id),
+    check("alert_notifications_event_ck", inList("event", ALERT_EVENTS)),
+    check("alert_notifications_status_ck", inList("status", NOTIFICATION_STATUSES)),
+  ],
+);
+
+/** The evaluator's place in the ledger: failed and missed runs closed after `through` are still to read. */
+export const alertCursor = pgTable("alert_cursor", {
+  id: integer("id").primaryKey(),
+  through: tstz("through").notNull(),
+});
+
+export type AlertRow = typeof alerts.$inferSelect;
+export type AlertNotificationRow = typeof alertNotifications.$inferSelect;
