@@ -7,6 +7,7 @@ import { join } from "node:path";
 import { createServer as createTlsServer, type Server } from "node:tls";
 import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { listAlerts, openAlert } from "../../src/alerts/queries.ts";
 import { apiClient, type ApiClient } from "../../src/cli/client.ts";
 import { EXAMPLES } from "../../src/cli/examples.ts";
 import { runCli } from "../../src/cli/program.ts";
@@ -46,7 +47,7 @@ const ORDER = [
   ...["notify", "notify ls", "notify show", "notify cancel", "todo add", "todo", "todo ls", "todo done"],
   ...["todo cancel", "session events", "session rm"],
   ...["plugins install", "plugins", "plugins reload", "plugins approve", "plugins ls", "plugins decisions"],
-  ...["plugins disable", "plugins enable", "plugins rm"],
+  ...["plugins disable", "plugins enable", "plugins rm", "alerts", "alerts ls", "alerts ack"],
   ...["agent rm", "cron rm", "serve"],
 ];
 
@@ -85,10 +86,35 @@ const PREPARE: Record<string, (w: World) => Promise<Record<string, string> | voi
     const session = await api.post<{ id: string }>("/v1/sessions", { agentId: "a1" });
     return { "s-42": session.id };
   },
+  // An alert open on job 12, as the evaluator opens one after its failures; ack takes its id.
+  "alerts ls: missiond alerts ls --open": async ({ daemon }) => void (await openTestAlert(daemon)),
+  "alerts ack: missiond alerts ack 7": async ({ daemon }) => ({ "7": await openTestAlert(daemon, "missed") }),
+  "alerts: missiond alerts ls --open": async ({ daemon }) => void (await openTestAlert(daemon)),
+  "alerts: missiond alerts ack 7": async ({ daemon }) => ({ "7": await openTestAlert(daemon) }),
   // plugins install's examples installed it; an operator removes its folder to install it anew.
   "plugins: missiond plugins install cron-sentinel --yes": async ({ pluginDir }) =>
     void rmSync(join(pluginDir, "cron-sentinel"), { recursive: true }),
 };
+
+/** Opens (or finds open) an alert of `kind` on job 12; its id. Each ack example acks a kind of its own. */
+async function openTestAlert(daemon: Daemon, kind: "failing" | "missed" = "failing"): Promise<string> {
+  const db = daemon.services.database.db;
+  const now = new Date();
+  const opened = await openAlert(db, {
+    kind,
+    severity: "critical",
+    cronJobId: 12n,
+    jobName: "nightly",
+    agentId: "a1",
+    summary: "nightly failed 3 times in a row",
+    details: {},
+    openedAt: now,
+    notifiedAt: now,
+  });
+  if (opened) return String(opened.id);
+  const open = await listAlerts(db, { open: true, limit: 10 });
+  return String(open.find((a) => a.kind === kind)!.id);
+}
 
 const latestRun = async (api: ApiClient) =>
   (await api.get<{ runs: { id: string }[] }>("/v1/runs", { limit: 1 })).runs[0]!.id;

@@ -249,7 +249,7 @@ describe(`alerts (${backendName})`, () => {
       cli(daemon, "cron", "add", "--name", "report", "--agent", "a1", "--every", "1h", "--prompt", "p", ...flags);
     const bad = await add("--alert-no-success-within", "soon");
     expect(bad.code).not.toBe(0);
-    expect(bad.stderr).toMatch(/alertNoSuccessWithin.*a duration from 1s up to 366d, e\.g\. 26h/);
+    expect(bad.stderr).toMatch(/--alert-no-success-within: .*a duration from 1s up to 366d, e\.g\. 26h/);
     const added = await add(
       "--alert-failures",
       "3",

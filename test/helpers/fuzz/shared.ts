@@ -50,12 +50,11 @@ export const json = (value: unknown) => Buffer.from(JSON.stringify(value));
 
 /** What each bigint-id route calls its object in "no X with id". */
 export function idKind(route: ApiRoute): string | null {
-  if (route.url.startsWith("/v1/cron-jobs/:id")) return "cron job";
-  if (route.url.startsWith("/v1/session-clears/")) return "session clear";
-  if (route.url.startsWith("/v1/notify/:id")) return "notify timer";
-  if (route.url.startsWith("/v1/todos/:id")) return "todo";
-  if (route.url.startsWith("/v1/runs/:id")) return "run";
-  return null;
+  // A 64-bit id's kind is what idParams (src/api/params.ts) was made for: "The run's id: …".
+  const id = (route.params as { shape?: Record<string, { meta(): { description?: string } | undefined }> } | undefined)
+    ?.shape?.id;
+  const described = id?.meta()?.description?.match(/^The (.+)'s id: a 64-bit integer/);
+  return described ? described[1]! : null;
 }
 
 export function fill(route: ApiRoute, params: Record<string, string>): string {
