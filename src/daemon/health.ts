@@ -4,7 +4,7 @@ import type { Config } from "../config/load.ts";
 import { diagnoseCron } from "../cron/doctor.ts";
 import { countOverdue } from "../cron/queries.ts";
 import { MISSIONS_QUEUE } from "../db/boss.ts";
-import { ping, type Database } from "../db/client.ts";
+import { answerWithin, ping, type Database } from "../db/client.ts";
 import { Metrics } from "../metrics.ts";
 import { countPending, overdueTimers } from "../notify/queries.ts";
 import type { JobsFilesService } from "../jobs-files/jobs-files.ts";
@@ -145,7 +145,7 @@ export function readiness(parts: HealthParts): () => Promise<{ ready: boolean; c
       /* reported as false */
     }
     try {
-      checks.pgBoss = (await boss.getQueue(MISSIONS_QUEUE)) !== null;
+      checks.pgBoss = (await answerWithin(boss.getQueue(MISSIONS_QUEUE))) !== null;
     } catch {
       /* reported as false */
     }

@@ -6,7 +6,7 @@
  */
 import type { Db as BossDb } from "pg-boss";
 import type { Sql } from "postgres";
-import { reconnectBackoffSeconds } from "./client.ts";
+import { reconnectBackoffSeconds, sessionAttrs } from "./client.ts";
 
 // json and jsonb parameters: pg-boss hands them over already serialized, as node-postgres expects.
 // postgres.js's own serializer would JSON.stringify the string again, storing a JSON string.
@@ -43,6 +43,7 @@ export async function bossConnection(url: string, max: number, applicationName: 
     connection: { application_name: applicationName },
     backoff: reconnectBackoffSeconds,
     types: { jsonPassThrough },
+    ...sessionAttrs(url),
   });
   return { db: bossDb(client), close: () => client.end({ timeout: 2 }) };
 }
