@@ -125,8 +125,11 @@ describe.skipIf(skipReason !== null)(`Disk full drill${skipReason ? ` (skipped: 
       200,
     );
     const refusedAt = Date.now();
-    // A few seconds of full disk, with slots coming due.
-    await sleep(4_000);
+    // Full until a claim of the scheduler's own has failed for want of a page too (its rows fit in
+    // pages already there for a while), at least 5 s in all.
+    await waitFor(() => /firing failed/.test(serve.serve.output()), "a firing to fail for want of disk", 20_000, 100);
+    await sleep(Math.max(1_000, fullAt + 5_000 - Date.now()));
+    const firingFailures = (serve.serve.output().match(/firing failed/g) ?? []).length;
     const logSaysFull = /out of disk space|No space left on device/.test(serve.serve.output());
     const readyWhileFull = await serve.api.get<{ ready: boolean }>("/readyz").then(
       (r) => r.ready,
@@ -166,7 +169,7 @@ describe.skipIf(skipReason !== null)(`Disk full drill${skipReason ? ` (skipped: 
     const full = runs.filter((r) => r.slot >= refusedAt && r.slot < freedAt);
     console.log(
       `[disk-full] tmpfs ${TMPFS_SIZE} filled; first refused write ${refusedAt - fullAt} ms later (${answered.length} answered before it): ${JSON.stringify(refusal)}; ` +
-        `readyz while full: ${readyWhileFull}; log names it: ${logSaysFull}; first claim ${firstAfter - freedAt} ms after space was freed; ` +
+        `readyz while full: ${readyWhileFull}; log names it: ${logSaysFull}, "firing failed" ${firingFailures} times; full for ${freedAt - fullAt} ms; first claim ${firstAfter - freedAt} ms after space was freed; ` +
         `slots while full ${JSON.stringify(countBy(full, (r) => `${r.job} ${r.status}`))}; ${cover.expected} slots in the window, 0 gaps, 0 duplicates; statuses ${JSON.stringify(countBy(runs, (r) => r.status))}`,
     );
   }, 90_000);
