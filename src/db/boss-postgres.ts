@@ -2,10 +2,13 @@
  * pg-boss on a server through postgres.js, the driver the ledger uses, instead of pg-boss's own
  * node-postgres pool: node-postgres takes one host, while postgres.js takes a multi-host URL with
  * `target_session_attrs=read-write` and, after a failover, reconnects to whichever host is the
- * primary now. The daemon's queues then follow the primary with the ledger.
+ * primary now (client.ts's sessionAttrs). The daemon's queues then follow the primary with the
+ * ledger.
  */
 import type { Db as BossDb } from "pg-boss";
 import type { Sql } from "postgres";
+
+type PostgresDriver = typeof import("postgres");
 import { reconnectBackoffSeconds, sessionAttrs } from "./client.ts";
 
 // json and jsonb parameters: pg-boss hands them over already serialized, as node-postgres expects.
@@ -45,10 +48,10 @@ export async function bossConnection(url: string, max: number, applicationName: 
     types: { jsonPassThrough },
     ...sessionAttrs(url),
   });
-  return { db: bossDb(client), close: () => client.end({ timeout: 2 }) };
+  return { db: bossDb(postgres, client), close: () => client.end({ timeout: 2 }) };
 }
 
-function bossDb(client: Sql<{ jsonPassThrough: unknown }>): BossDb {
+function bossDb(driver: PostgresDriver, client: Sql<{ jsonPassThrough: unknown }>): BossDb {
   return {
     async executeSql(text, values) {
       if (values?.length) {
@@ -61,17 +64,22 @@ function bossDb(client: Sql<{ jsonPassThrough: unknown }>): BossDb {
       // does by discarding the connection, instead of leaving the next statement an aborted
       // transaction.
       const reserved = await client.reserve();
+      let result: readonly unknown[];
       try {
-        const result = (await reserved.unsafe(text).simple()) as unknown as readonly unknown[];
-        // One result per statement when there were several, each an array of rows.
-        const rows = result.length > 0 && result.every((r) => Array.isArray(r)) ? result.flat() : [...result];
-        return { rows };
+        result = (await reserved.unsafe(text).simple()) as unknown as readonly unknown[];
       } catch (err) {
+        // A connection that died took its transaction with it, and postgres.js must not be given
+        // it again: a statement or a release on it throws from a timer, out of every try, when its
+        // socket is gone (porsager/postgres#1208). The pool reconnects it by itself.
+        if (!(err instanceof driver.PostgresError)) throw err;
         await reserved.unsafe("rollback").catch(() => {});
-        throw err;
-      } finally {
         reserved.release();
+        throw err;
       }
+      reserved.release();
+      // One result per statement when there were several, each an array of rows.
+      const rows = result.length > 0 && result.every((r) => Array.isArray(r)) ? result.flat() : [...result];
+      return { rows };
     },
     // postgres.js keeps the LISTEN on a connection of its own and, when it drops, subscribes again
     // (on the primary of the moment) and calls onReconnect, so pg-boss fetches what it missed.
