@@ -12,6 +12,10 @@ export const EXAMPLES: Record<string, readonly string[]> = {
     "DATABASE_URL=postgres://missiond@db/missiond missiond serve --config /etc/missiond/config.toml",
   ],
   migrate: ["missiond migrate", "DATABASE_URL=postgres://missiond@db/missiond missiond migrate"],
+  backup: [
+    "missiond backup /root/missiond-$(date +%F).tar.gz",
+    "missiond --config /etc/missiond/config.toml backup /root/missiond.tar.gz",
+  ],
   config: ["missiond config check"],
   "config check": ["missiond config check", "missiond config check --config /etc/missiond/config.toml --json"],
   cron: [

@@ -2,6 +2,7 @@ import { Command } from "commander";
 import { registerAgent } from "./commands/agent.ts";
 import { registerAlerts } from "./commands/alerts.ts";
 import { registerApply } from "./commands/apply.ts";
+import { registerBackup } from "./commands/backup.ts";
 import { registerConfig } from "./commands/config.ts";
 import { registerCron } from "./commands/cron.ts";
 import { registerDoctor } from "./commands/doctor.ts";
@@ -20,6 +21,7 @@ import { VERSION } from "../version.ts";
 const NOUNS: readonly ((program: Command, ctx: CliContext) => void)[] = [
   registerServe,
   registerMigrate,
+  registerBackup,
   registerConfig,
   registerCron,
   registerApply,

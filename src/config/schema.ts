@@ -58,7 +58,12 @@ const logLevel = z.enum(["fatal", "error", "warn", "info", "debug", "trace", "si
 /** The configuration file's shape (snake_case, as operators write TOML). Unknown keys are errors. */
 export const fileSchema = z
   .object({
-    database_url: z.string().url().optional(),
+    // Not z.url(): a multi-host URL (`postgres://u@h1:5432,h2:5432/db?target_session_attrs=read-write`,
+    // for failover) is no WHATWG URL, but postgres.js takes it.
+    database_url: z
+      .string()
+      .regex(/^postgres(ql)?:\/\/\S+$/, "expected a postgres:// URL (several hosts as host1:port1,host2:port2)")
+      .optional(),
     state_dir: z.string().min(1).optional(),
     runtime_dir: z.string().min(1).optional(),
     socket: z.string().min(1).optional(),

@@ -5,7 +5,7 @@ import type { Config } from "../config/load.ts";
 import { diagnoseCron } from "../cron/doctor.ts";
 import { countOverdue } from "../cron/queries.ts";
 import { MISSIONS_QUEUE } from "../db/boss.ts";
-import { ping, type Database } from "../db/client.ts";
+import { answerWithin, ping, type Database } from "../db/client.ts";
 import { Metrics } from "../metrics.ts";
 import { countPending, overdueTimers } from "../notify/queries.ts";
 import type { JobsFilesService } from "../jobs-files/jobs-files.ts";
@@ -148,18 +148,18 @@ export function doctor(parts: HealthParts): () => Promise<Record<string, unknown
 export function readiness(parts: HealthParts): () => Promise<{ ready: boolean; checks: Record<string, boolean> }> {
   const { database, boss, scheduler } = parts;
   return async () => {
-    const checks = { database: false, pgBoss: false, scheduler: scheduler.isArmed };
-    try {
-      await ping(database.db);
-      checks.database = true;
-    } catch {
-      /* reported as false */
-    }
-    try {
-      checks.pgBoss = (await boss.getQueue(MISSIONS_QUEUE)) !== null;
-    } catch {
-      /* reported as false */
-    }
+    // Side by side: each is bounded (answerWithin), so an unreachable database answers in one bound.
+    const [databaseUp, pgBoss] = await Promise.all([
+      ping(database.db).then(
+        () => true,
+        () => false,
+      ),
+      answerWithin(boss.getQueue(MISSIONS_QUEUE)).then(
+        (queue) => queue !== null,
+        () => false,
+      ),
+    ]);
+    const checks = { database: databaseUp, pgBoss, scheduler: scheduler.isArmed };
     return { ready: Object.values(checks).every(Boolean), checks };
   };
 }

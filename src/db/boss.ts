@@ -1,5 +1,6 @@
 import { fromPglite, PgBoss } from "pg-boss";
 import type { Logger } from "../log.ts";
+import { bossConnection, type BossConnection } from "./boss-postgres.ts";
 import { activateJobs, bossOnTransaction, checkBossRelease, installedBoss } from "./boss-tables.ts";
 import type { RetentionConfig } from "../retention/config.ts";
 import type { Database, Tx } from "./client.ts";
@@ -44,9 +45,25 @@ export function bossMaintenanceSeconds(retention: RetentionConfig): number {
   return Math.max(1, Math.min(86_400, Math.ceil(retention.pruneIntervalMs / 1000)));
 }
 
+/** pg-boss that ends its own connections once it has stopped with `close`. */
+class ClosingBoss extends PgBoss {
+  readonly #connection: BossConnection;
+
+  constructor(options: ConstructorParameters<typeof PgBoss>[0], connection: BossConnection) {
+    super(options);
+    this.#connection = connection;
+  }
+
+  override async stop(options?: Parameters<PgBoss["stop"]>[0]): Promise<void> {
+    await super.stop(options);
+    if (options?.close) await this.#connection.close();
+  }
+}
+
 /**
  * pg-boss on the same database as the ledger (its own `pgboss` schema): the embedded PGlite
- * instance through `fromPglite`, or its own small pool on a server.
+ * instance through `fromPglite`, or its own small pool on a server (postgres.js, so that a
+ * multi-host URL's primary is followed: boss-postgres.ts).
  */
 export async function startBoss(options: BossOptions): Promise<PgBoss> {
   const { database, log } = options;
@@ -64,7 +81,9 @@ export async function startBoss(options: BossOptions): Promise<PgBoss> {
   const boss =
     database.kind === "pglite"
       ? new PgBoss({ ...common, db: fromPglite(database.pglite!), backend: "pglite" })
-      : new PgBoss({ ...common, connectionString: database.url!, max: 4, application_name: "missiond-boss" });
+      : await bossConnection(database.url!, 4, "missiond-boss").then(
+          (connection) => new ClosingBoss({ ...common, db: connection.db }, connection),
+        );
   boss.on("error", (err) => log.error({ err, component: "pg-boss" }, "pg-boss error"));
   boss.on("warning", (warning) => log.warn({ component: "pg-boss", warning }, "pg-boss warning"));
   try {

@@ -42,9 +42,32 @@ export async function rows<T>(db: Executor, query: SQL): Promise<T[]> {
   return ((result as { rows?: T[] }).rows ?? []) as T[];
 }
 
-/** Resolves once the database answers a trivial query (readiness); rejects when it cannot. */
-export async function ping(db: Executor): Promise<void> {
-  await db.execute(sql`select 1`);
+/** How long readiness waits for the database's answer. */
+export const PING_TIMEOUT_MS = 2_000;
+
+/**
+ * `work`, or a DATABASE error once it has not settled within `timeoutMs`. While a multi-host URL's
+ * primary is gone postgres.js holds a statement and tries the hosts in turn until one is the
+ * primary, so a probe without a bound (readiness) would hang instead of saying "not ready".
+ */
+export async function answerWithin<T>(work: Promise<T>, timeoutMs = PING_TIMEOUT_MS): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () => reject(new MissiondError("DATABASE", `the database did not answer within ${timeoutMs} ms`)),
+      timeoutMs,
+    );
+  });
+  try {
+    return await Promise.race([work, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** Resolves once the database answers a trivial query (readiness); rejects when it cannot, or not in time. */
+export async function ping(db: Executor, timeoutMs = PING_TIMEOUT_MS): Promise<void> {
+  await answerWithin(db.execute(sql`select 1`), timeoutMs);
 }
 
 // Each backend's driver is imported only when that backend is opened: PGlite alone is half a
@@ -65,6 +88,17 @@ export function reconnectBackoffSeconds(retries: number): number {
   return Math.min(0.05 * 2 ** retries, 1) * (0.5 + Math.random() / 2);
 }
 
+/**
+ * The server a URL's hosts are tried for. postgres.js (3.4) tells `target_session_attrs=read-write`
+ * by `default_transaction_read_only` alone, which a hot standby reports off: the pool would settle
+ * on the standby while the primary is down, and every write fail there ("read-only transaction")
+ * until a restart, even after the standby's promotion. A server in recovery never takes writes, so
+ * read-write is asked as `primary` (not in recovery), as libpq tells it.
+ */
+export function sessionAttrs(url: string): { target_session_attrs?: "primary" } {
+  return /[?&]target_session_attrs=read-write(&|$)/.test(url) ? { target_session_attrs: "primary" } : {};
+}
+
 async function openPostgres(url: string, max: number, onQuery: OpenOptions["onQuery"]): Promise<Database> {
   const [{ default: postgres }, { drizzle: drizzlePostgres }] = await Promise.all([
     import("postgres"),
@@ -75,6 +109,7 @@ async function openPostgres(url: string, max: number, onQuery: OpenOptions["onQu
     onnotice: () => {},
     connection: { application_name: "missiond" },
     backoff: reconnectBackoffSeconds,
+    ...sessionAttrs(url),
   });
   try {
     await client`select 1`;

@@ -59,7 +59,7 @@ export const countBy = <T>(items: readonly T[], key: (item: T) => string): Recor
  * mission by job and slot, a note by timer id), so a duplicate is seen where it matters.
  */
 export async function countingReceiver(
-  options: { delayMs?: () => number } = {},
+  options: { delayMs?: () => number; onArrival?: (key: string) => void } = {},
 ): Promise<{ url: string; cron: Map<string, number>; notes: Map<string, number>; close(): Promise<void> }> {
   const cron = new Map<string, number>();
   const notes = new Map<string, number>();
@@ -73,6 +73,9 @@ export async function countingReceiver(
         const key = `${mission.cronJobId}@${mission.scheduledFor}`;
         cron.set(key, (cron.get(key) ?? 0) + 1);
       }
+      options.onArrival?.(
+        mission.kind === "notify" ? mission.notifyId! : `${mission.cronJobId}@${mission.scheduledFor}`,
+      );
       // An agent takes a moment to answer: the delivery is counted when it arrives, answered later.
       const delay = options.delayMs?.() ?? 0;
       if (delay > 0) setTimeout(() => res.end("ok"), delay);

@@ -54,38 +54,57 @@ export interface PrivatePostgres {
   destroy(): void;
 }
 
-/** initdb, then start; always pair with destroy() (also registered for process exit). */
-export async function startPrivatePostgres(): Promise<PrivatePostgres> {
+/** Runs the server's programs (as the postgres OS user when root). */
+export function pgRunner(): {
+  run(program: string, args: string[]): Promise<string>;
+  runSync(program: string, args: string[]): void;
+  /** Makes `path` the postgres user's (as root; a no-op otherwise). */
+  own(path: string): void;
+} {
   const bin = pgBinDir()!;
-  const base = mkdtempSync(join(tmpdir(), "missiond-pg-"));
-  const dataDir = join(base, "data");
-  const logFile = join(base, "server.log");
-  if (asRoot) {
-    const pg = osUser("postgres")!;
-    chownSync(base, pg.uid, pg.gid);
-  }
   const argv = (program: string, args: string[]): [string, string[]] =>
     asRoot ? ["runuser", ["-u", "postgres", "--", join(bin, program), ...args]] : [join(bin, program), args];
-  // Synchronous only for the exit handler; the test's own event loop (a webhook receiver, timers)
-  // keeps running while the server stops and starts.
-  const runSync = (program: string, args: string[]) => {
-    const [command, rest] = argv(program, args);
-    const result = spawnSync(command, rest, { encoding: "utf8", timeout: 60_000 });
-    if (result.status !== 0)
-      throw new Error(`${program} ${args.join(" ")} failed (${result.status}): ${result.stderr || result.stdout}`);
-  };
-  const run = (program: string, args: string[]) =>
-    new Promise<void>((resolve, reject) => {
+  return {
+    // Synchronous only for the exit handler; the test's own event loop (a webhook receiver, timers)
+    // keeps running while the server stops and starts.
+    runSync(program, args) {
       const [command, rest] = argv(program, args);
-      const child = spawn(command, rest, { stdio: ["ignore", "pipe", "pipe"] });
-      let output = "";
-      child.stdout.on("data", (d) => (output += d));
-      child.stderr.on("data", (d) => (output += d));
-      child.on("error", reject);
-      child.on("close", (code) =>
-        code === 0 ? resolve() : reject(new Error(`${program} ${args.join(" ")} failed (${code}): ${output}`)),
-      );
-    });
+      const result = spawnSync(command, rest, { encoding: "utf8", timeout: 60_000 });
+      if (result.status !== 0)
+        throw new Error(`${program} ${args.join(" ")} failed (${result.status}): ${result.stderr || result.stdout}`);
+    },
+    run: (program, args) =>
+      new Promise<string>((resolve, reject) => {
+        const [command, rest] = argv(program, args);
+        const child = spawn(command, rest, { stdio: ["ignore", "pipe", "pipe"] });
+        let output = "";
+        child.stdout.on("data", (d) => (output += d));
+        child.stderr.on("data", (d) => (output += d));
+        child.on("error", reject);
+        child.on("close", (code) =>
+          code === 0 ? resolve(output) : reject(new Error(`${program} ${args.join(" ")} failed (${code}): ${output}`)),
+        );
+      }),
+    own(path) {
+      if (!asRoot) return;
+      const pg = osUser("postgres")!;
+      chownSync(path, pg.uid, pg.gid);
+    },
+  };
+}
+
+export interface ClusterOptions {
+  /** Settings given to the server on its command line (`name=value`), after the defaults. */
+  settings?: readonly string[];
+}
+
+/**
+ * A server over `dataDir` (made by the caller) in `base`, on a free port; started. Its directory
+ * is deleted by destroy() (also registered for process exit).
+ */
+export async function clusterIn(base: string, dataDir: string, options: ClusterOptions = {}): Promise<PrivatePostgres> {
+  const pg = pgRunner();
+  const logFile = join(base, "server.log");
   let destroyed = false;
   let up = false;
   const destroy = () => {
@@ -93,7 +112,7 @@ export async function startPrivatePostgres(): Promise<PrivatePostgres> {
     destroyed = true;
     if (up || existsSync(join(dataDir, "postmaster.pid"))) {
       try {
-        runSync("pg_ctl", ["-D", dataDir, "-m", "immediate", "-w", "stop"]);
+        pg.runSync("pg_ctl", ["-D", dataDir, "-m", "immediate", "-w", "stop"]);
       } catch {
         /* already down */
       }
@@ -103,30 +122,26 @@ export async function startPrivatePostgres(): Promise<PrivatePostgres> {
   };
   process.on("exit", destroy);
   try {
-    await run("initdb", [
-      "-D",
-      dataDir,
-      "-U",
-      "postgres",
-      "--auth=trust",
-      "--no-sync",
-      "-E",
-      "UTF8",
-      "--no-instructions",
-    ]);
     const port = await freePort();
-    const options = `-p ${port} -k ${base} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off`;
+    const settings = [
+      "listen_addresses=127.0.0.1",
+      "fsync=off",
+      "synchronous_commit=off",
+      "full_page_writes=off",
+      ...(options.settings ?? []),
+    ];
+    const serverOptions = `-p ${port} -k ${base} ${settings.map((s) => `-c ${s}`).join(" ")}`;
     const cluster: PrivatePostgres = {
       url: `postgres://postgres@127.0.0.1:${port}/postgres`,
       port,
       dataDir,
       async stop(mode = "fast") {
-        await run("pg_ctl", ["-D", dataDir, "-m", mode, "-w", "stop"]);
+        await pg.run("pg_ctl", ["-D", dataDir, "-m", mode, "-w", "stop"]);
         up = false;
       },
       async start() {
         up = true;
-        await run("pg_ctl", ["-D", dataDir, "-l", logFile, "-o", options, "-w", "-t", "60", "start"]);
+        await pg.run("pg_ctl", ["-D", dataDir, "-l", logFile, "-o", serverOptions, "-w", "-t", "60", "start"]);
       },
       log: () => (existsSync(logFile) ? readFileSync(logFile, "utf8") : ""),
       destroy,
@@ -137,4 +152,34 @@ export async function startPrivatePostgres(): Promise<PrivatePostgres> {
     destroy();
     throw err;
   }
+}
+
+/** A directory for a cluster's files, the postgres user's. */
+export function clusterBase(): string {
+  const base = mkdtempSync(join(tmpdir(), "missiond-pg-"));
+  pgRunner().own(base);
+  return base;
+}
+
+/** initdb, then start; always pair with destroy() (also registered for process exit). */
+export async function startPrivatePostgres(options: ClusterOptions = {}): Promise<PrivatePostgres> {
+  const base = clusterBase();
+  const dataDir = join(base, "data");
+  try {
+    await pgRunner().run("initdb", [
+      "-D",
+      dataDir,
+      "-U",
+      "postgres",
+      "--auth=trust",
+      "--no-sync",
+      "-E",
+      "UTF8",
+      "--no-instructions",
+    ]);
+  } catch (err) {
+    rmSync(base, { recursive: true, force: true });
+    throw err;
+  }
+  return clusterIn(base, dataDir, options);
 }

@@ -1,0 +1,204 @@
+/**
+ * `missiond serve` processes for the database drills (failover, backup, slow database, disk full):
+ * each with its own state directory, a webhook agent `hook` pointing at the test's counting
+ * receiver, per-second jobs of each catch-up policy, and the ledger read back with one statement.
+ */
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import postgres from "postgres";
+import { ApiError, apiClient, type ApiClient } from "../../src/cli/client.ts";
+import { spawnServe } from "./process.ts";
+import { tempDir } from "./tmp.ts";
+import { waitFor } from "./wait.ts";
+
+export interface Serve {
+  name: string;
+  dir: string;
+  serve: ReturnType<typeof spawnServe>;
+  api: ApiClient;
+}
+
+/** Starts a daemon on `databaseUrl` (null: its own embedded database in its state directory). */
+export function startServe(
+  name: string,
+  databaseUrl: string | null,
+  receiverUrl: string,
+  options: { dir?: string; env?: Record<string, string> } = {},
+): Serve {
+  const dir = options.dir ?? tempDir(`drill-${name}`);
+  writeFileSync(
+    join(dir, "config.toml"),
+    `[scheduler]\npoll_interval = "2s"\n\n[agents.hook]\nexecutor = "webhook"\nurl = "${receiverUrl}"\ntimeout = "10s"\n`,
+  );
+  const serve = spawnServe({
+    cwd: dir,
+    env: {
+      ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
+      MISSIOND_CONFIG: join(dir, "config.toml"),
+      MISSIOND_STATE_DIR: dir,
+      MISSIOND_INSTANCE_NAME: name,
+      MISSIOND_PLUGIN_DIRS: "",
+      MISSIOND_LOG_LEVEL: "warn",
+      ...options.env,
+    },
+  });
+  return { name, dir, serve, api: apiClient({ socketPath: join(dir, "missiond.sock") }) };
+}
+
+/** /readyz's answer, or null while the daemon does not answer 200. */
+export const readiness = (s: Serve) =>
+  s.api
+    .get<{ ready: boolean; checks: Record<string, boolean> }>("/readyz")
+    .catch((err: unknown) => (err instanceof ApiError ? null : null));
+
+/**
+ * postgres.js's known defect (porsager/postgres#1208, unfixed in 3.4.9): a statement given to a
+ * connection whose socket has just closed is written from a timer, which throws out of every try
+ * and ends the process. A backend dying mid-transaction (a primary stopped hard) can set it off.
+ */
+export const UPSTREAM_WRITE_DEFECT =
+  /TypeError: Cannot read properties of null \(reading 'write'\)\s+at Immediate\.nextWrite \([^)]*postgres\/src\/connection\.js/;
+
+/**
+ * What systemd's `Restart=on-failure` (RestartSec=2s) does for a daemon that exits on
+ * UPSTREAM_WRITE_DEFECT, and only for that: it is started again on its state directory, and
+ * `restarts` says when. Any other exit is left for the test to see.
+ */
+export function restartOnUpstreamDefect(
+  serves: Serve[],
+  databaseUrl: string,
+  receiverUrl: string,
+  restarts: string[],
+): void {
+  const watch = (i: number) => {
+    const s = serves[i]!;
+    void s.serve.exited.then(() => {
+      if (!UPSTREAM_WRITE_DEFECT.test(s.serve.output())) return;
+      restarts.push(`${s.name} at ${new Date().toISOString()}`);
+      setTimeout(() => {
+        serves[i] = startServe(s.name, databaseUrl, receiverUrl, { dir: s.dir });
+        watch(i);
+      }, 2_000);
+    });
+  };
+  serves.forEach((_, i) => watch(i));
+}
+
+/**
+ * Waits for /readyz to say ready; fails at once, with its output, if the daemon exits (unless on
+ * UPSTREAM_WRITE_DEFECT, when `serve` is a getter that follows restartOnUpstreamDefect's restart).
+ */
+export async function waitReady(serve: Serve | (() => Serve), what = "to be ready", timeoutMs = 60_000): Promise<void> {
+  const current = typeof serve === "function" ? serve : () => serve;
+  await waitFor(
+    async () => {
+      const s = current();
+      if (s.serve.exitCode !== null) {
+        if (typeof serve === "function" && UPSTREAM_WRITE_DEFECT.test(s.serve.output())) return false;
+        throw new Error(`${s.name} exited (${s.serve.exitCode}): ${s.serve.output()}`);
+      }
+      return (await readiness(s))?.ready;
+    },
+    `${current().name} ${what}`,
+    timeoutMs,
+    100,
+  );
+}
+
+export async function killServes(serves: readonly Serve[]): Promise<void> {
+  for (const s of serves) if (s.serve.exitCode === null && s.serve.signalCode === null) s.serve.kill("SIGKILL");
+  await Promise.all(serves.map((s) => s.serve.exited));
+}
+
+export const POLICIES = [
+  { name: "latest", catchupPolicy: "latest" },
+  { name: "all-3", catchupPolicy: "all", catchupMax: 3 },
+  { name: "skip", catchupPolicy: "skip" },
+] as const;
+
+/** A session `s1` of agent `hook` and a per-second job of each catch-up policy; name → id. */
+export async function perSecondJobs(api: ApiClient): Promise<Map<string, string>> {
+  await api.post("/v1/sessions", { id: "s1", agentId: "hook" });
+  const jobs = new Map<string, string>();
+  for (const p of POLICIES) {
+    const { name, ...policy } = p;
+    const job = await api.post<{ id: string }>("/v1/cron-jobs", {
+      name,
+      agentId: "hook",
+      cron: "* * * * * *",
+      prompt: "p",
+      overlapPolicy: "allow",
+      ...policy,
+    });
+    jobs.set(name, job.id);
+  }
+  return jobs;
+}
+
+export interface RunRow {
+  job: string;
+  jobId: string;
+  /** epoch ms */
+  slot: number;
+  status: string;
+  claimedAt: number;
+  latenessMs: number;
+  backfilled: boolean;
+  reason: string | null;
+}
+
+/** Every run of the ledger at `url`, by slot. */
+export async function ledgerRuns(url: string): Promise<RunRow[]> {
+  const sql = postgres(url, { max: 1, onnotice: () => {} });
+  try {
+    const rows = await sql<
+      {
+        job: string;
+        job_id: string;
+        slot: Date;
+        status: string;
+        claimed_at: Date;
+        lateness_ms: number;
+        backfilled: boolean;
+        reason: string | null;
+      }[]
+    >`select j.name as job, j.id::text as job_id, r.scheduled_for as slot, r.status, r.claimed_at, r.lateness_ms,
+             r.backfilled, r.reason
+      from cron_job_runs r join cron_jobs j on j.id = r.cron_job_id order by r.scheduled_for`;
+    return rows.map((r) => ({
+      job: r.job,
+      jobId: r.job_id,
+      slot: r.slot.getTime(),
+      status: r.status,
+      claimedAt: r.claimed_at.getTime(),
+      latenessMs: r.lateness_ms,
+      backfilled: r.backfilled,
+      reason: r.reason,
+    }));
+  } finally {
+    await sql.end();
+  }
+}
+
+/** Waits until no run or timer of the ledger at `url` is open. */
+export async function settled(url: string, timeoutMs = 60_000): Promise<void> {
+  const sql = postgres(url, { max: 1, onnotice: () => {} });
+  try {
+    await waitFor(
+      async () => {
+        const [open] = await sql<{ runs: number; timers: number }[]>`
+          select (select count(*)::int from cron_job_runs where status in ('Claimed', 'Running')) as runs,
+                 (select count(*)::int from notify_timers where status in ('Pending', 'Claimed', 'Delivering')) as timers`;
+        return open!.runs === 0 && open!.timers === 0;
+      },
+      "every run and timer to be closed",
+      timeoutMs,
+      250,
+    );
+  } finally {
+    await sql.end();
+  }
+}
+
+/** The receiver's key of a run's delivery (countingReceiver's `cron` map). */
+export const deliveryKey = (r: Pick<RunRow, "jobId" | "slot">) => `${r.jobId}@${new Date(r.slot).toISOString()}`;
