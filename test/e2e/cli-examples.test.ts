@@ -27,14 +27,19 @@ import { waitFor } from "../helpers/wait.ts";
  */
 
 /** The examples this test does not run, and why. */
-const NOT_RUN: Record<string, string> = SERVER_URL
-  ? {}
-  : Object.fromEntries(
-      [
-        "DATABASE_URL=postgres://missiond@db/missiond missiond migrate",
-        "DATABASE_URL=postgres://missiond@db/missiond missiond serve --config /etc/missiond/config.toml",
-      ].map((example) => [example, "needs a Postgres server: runs when the tests do (DATABASE_URL)"]),
-    );
+const NOT_RUN: Record<string, string> = {
+  ...(SERVER_URL
+    ? {}
+    : Object.fromEntries(
+        [
+          "DATABASE_URL=postgres://missiond@db/missiond missiond migrate",
+          "DATABASE_URL=postgres://missiond@db/missiond missiond serve --config /etc/missiond/config.toml",
+        ].map((example) => [example, "needs a Postgres server: runs when the tests do (DATABASE_URL)"]),
+      )),
+  // The examples' daemon is running, and backup is refused while one holds the embedded database:
+  // test/chaos/backup-embedded.test.ts runs it on a stopped daemon's state and restores from it.
+  ...Object.fromEntries(EXAMPLES.backup!.map((example) => [example, "needs the embedded daemon stopped"])),
+};
 
 /** The order the commands' examples run in: each leaves what a later one names. */
 const ORDER = [
@@ -48,7 +53,7 @@ const ORDER = [
   ...["todo cancel", "session events", "session rm"],
   ...["plugins install", "plugins", "plugins reload", "plugins approve", "plugins ls", "plugins decisions"],
   ...["plugins disable", "plugins enable", "plugins rm", "alerts", "alerts ls", "alerts ack"],
-  ...["agent rm", "cron rm", "serve"],
+  ...["agent rm", "cron rm", "serve", "backup"],
 ];
 
 interface World {

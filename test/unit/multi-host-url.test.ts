@@ -13,7 +13,7 @@ describe("a multi-host database URL", () => {
 
   it("a URL of another scheme is refused, naming the key and what is expected", () => {
     expect(() => loadConfig({ ...base, env: { DATABASE_URL: "mysql://db/missiond" } })).toThrow(
-      /database_url: expected a postgres:\/\/ URL/,
+      /DATABASE_URL: "mysql" is not a Postgres URL: give postgres:\/\//,
     );
   });
 
