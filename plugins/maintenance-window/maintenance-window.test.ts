@@ -124,7 +124,7 @@ describe("maintenance-window in its worker", () => {
     const result = await plugins.chain.run("cronJobFiring", firing);
     expect(result).toMatchObject({ kind: "cancelled", plugin: "maintenance-window" });
     expect(result.kind === "cancelled" && result.reason).toMatch(
-      /required plugin maintenance-window failed \(crashed: failed to load: .*bad time "9am"/,
+      /required plugin maintenance-window failed \(crashed: not loaded: .*bad time "9am"/,
     );
   });
 });

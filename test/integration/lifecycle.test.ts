@@ -17,6 +17,7 @@ const STOP_ORDER = [
   "tcp",
   "socket",
   "api",
+  "alerts",
   "pruner",
   "resume sweeper",
   "claim recovery",
