@@ -11,7 +11,7 @@ import { isolateSetup } from "./sandbox/setup.ts";
 import { webCall } from "./sandbox/web-calls.ts";
 import type { HookName, InvocationMeta } from "./hooks.ts";
 import type { RawOutcome } from "./result.ts";
-import { BOOTSTRAP } from "./sandbox/bootstrap.ts";
+import { runBootstrap } from "./sandbox/compiled-bootstrap.ts";
 import { LIST_REGISTRATIONS } from "./sandbox/dialects.ts";
 import { loadModules } from "./sandbox/modules.ts";
 import { toOutcome } from "./sandbox/outcome.ts";
@@ -136,7 +136,7 @@ export class PluginIsolate {
     const jail = context.global;
     await jail.set("__rpc", new (ivmLib().Reference)(this.hostCall));
     await jail.set("__setup", isolateSetup(this.name, grants, config, env, this.options.checkedMembers ?? []));
-    await context.eval(BOOTSTRAP, { timeout: 2_000 });
+    await runBootstrap(isolate, context, 2_000);
     const invoke = (await jail.get("__invoke", { reference: true })) as ivmModule.Reference;
     const hooks = (await jail.get("__hooks", { reference: true })) as ivmModule.Reference;
     const adopt = (await jail.get("__adopt", { reference: true })) as ivmModule.Reference;
