@@ -74,7 +74,12 @@ const routeSchema = z.discriminatedUnion(
   { message: 'type must be "webhook", "slack", "command" or "smtp"' },
 );
 
-const count = (min: number) => z.number().int().min(min).max(1000);
+const count = (min: number) =>
+  z
+    .number({ message: "must be a whole number" })
+    .int("must be a whole number")
+    .min(min, `must be at least ${min}`)
+    .max(1000, "must be at most 1000");
 
 export const ALERT_DEFAULTS = {
   failures: 1,

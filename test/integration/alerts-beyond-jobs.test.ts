@@ -55,11 +55,18 @@ describe(`alerts beyond one job (${backendName})`, () => {
       r.toml +
       agent.toml;
     const daemon = await t.start({ toml });
-    // Each job fails every other second: neither alone has four in a row in its first seconds, the agent has.
+    // Two jobs of one agent, each failing every other second: the agent counts the runs of both.
+    const jobs: { id: string }[] = [];
     for (const name of ["even", "odd"])
-      await daemon.services.cron.add({ name, agentId: "flaky", cron: "*/2 * * * * *", prompt: "p" });
+      jobs.push(await daemon.services.cron.add({ name, agentId: "flaky", cron: "*/2 * * * * *", prompt: "p" }));
 
     await waitFor(() => r.hook.got.length > 0, "the agent's alert");
+    // Opened on the runs of both: neither job alone has failed four times yet (each fails every 2 s).
+    const failedOf = async (id: string) =>
+      (await daemon.services.cron.runs({ jobId: id, limit: 1000 })).filter((run) => run.status === "Failed").length;
+    const perJob = [await failedOf(jobs[0]!.id), await failedOf(jobs[1]!.id)];
+    expect(Math.max(...perJob)).toBeLessThan(4);
+    expect(perJob[0]! + perJob[1]!).toBeGreaterThanOrEqual(4);
     const opened = bodies(r.hook)[0]!;
     expect(opened.event).toBe("opened");
     expect(opened.alert).toMatchObject({
@@ -73,7 +80,11 @@ describe(`alerts beyond one job (${backendName})`, () => {
     expect(opened.alert.summary).toMatch(/^agent flaky failed \d+ runs in a row over its jobs \(last: Failed/);
     expect(r.hook.got[0]!.verified).toBe(true);
     // It keeps failing: still one alert.
-    const runs = async () => (await daemon.services.cron.runs({ agentId: "flaky", limit: 1000 })).length;
+    const runs = async () => {
+      let n = 0;
+      for (const job of jobs) n += (await daemon.services.cron.runs({ jobId: job.id, limit: 1000 })).length;
+      return n;
+    };
     const before = await runs();
     await waitFor(async () => (await runs()) >= before + 3, "more failures");
     await daemon.services.alerts.pass();
