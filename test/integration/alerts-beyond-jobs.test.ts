@@ -206,4 +206,35 @@ describe(`alerts beyond one job (${backendName})`, () => {
     expect(r.hook.got).toHaveLength(2);
     expect(r.jobsOnly.got).toEqual([]);
   });
+
+  it("reads and resolves a job alert the release before wrote without a subject, and opens no second one beside it", async () => {
+    const r = await routes(["failing"]);
+    const daemon = await t.start({ toml: `[alerts]\ninterval = "1h"\n` + r.toml });
+    const job = await daemon.services.cron.add({
+      name: "older",
+      agentId: "a1",
+      every: "1h",
+      prompt: "p",
+      paused: true,
+    });
+    const db = daemon.services.database.db;
+    const id = BigInt(job.id);
+    // As the release before writes it: no subject (its insert's conflict target is the job and kind).
+    await db.execute(sql`insert into alerts (kind, severity, cron_job_id, job_name, agent_id, summary, details, opened_at, notified_at)
+      values ('failing', 'critical', ${id}, 'older', 'a1', 'job older failed 1 time in a row', '{}'::jsonb, now(), now())
+      on conflict (cron_job_id, kind) where resolved_at is null do nothing`);
+    await db.execute(sql`insert into cron_job_runs (cron_job_id, scheduled_for, status, claimed_by, claimed_at, finished_at)
+      values (${id}, now() - interval '2 minutes', 'Failed', 'x', now(), now())`);
+    await daemon.services.alerts.pass();
+    const open = (await daemon.services.alerts.list({ open: "true" })).alerts;
+    expect(open.map((a) => [a.kind, a.subject, a.cronJobId])).toEqual([["failing", `job:${job.id}`, job.id]]);
+    expect(r.hook.got).toEqual([]);
+
+    await db.execute(sql`insert into cron_job_runs (cron_job_id, scheduled_for, status, claimed_by, claimed_at, finished_at)
+      values (${id}, now() - interval '1 minute', 'Succeeded', 'x', now(), now())`);
+    await daemon.services.alerts.pass();
+    await waitFor(() => r.hook.got.length > 0, "the resolve");
+    expect(events(r.hook)).toEqual([`resolved failing job:${job.id}`]);
+    expect((await daemon.services.alerts.list({ open: "true" })).alerts).toEqual([]);
+  });
 });
