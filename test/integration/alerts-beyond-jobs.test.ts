@@ -237,4 +237,23 @@ describe(`alerts beyond one job (${backendName})`, () => {
     expect(events(r.hook)).toEqual([`resolved failing job:${job.id}`]);
     expect((await daemon.services.alerts.list({ open: "true" })).alerts).toEqual([]);
   });
+
+  it("keeps an instance's scheduler alert to that instance when two daemons evaluate by turns", async () => {
+    const r = await routes(["scheduler_unarmed"]);
+    const toml = `[alerts]\ninterval = "100ms"\nretry_base = "50ms"\n` + r.toml;
+    const a = await t.start({ toml, instanceName: "a" });
+    const b = await t.start({ toml, instanceName: "b" });
+    await b.services.scheduler.stop();
+    await waitFor(() => r.hook.got.length > 0, "b's alert");
+    // a's passes see its own scheduler armed: they neither resolve b's alert nor open one of a's.
+    for (let i = 0; i < 5; i++) {
+      await a.services.alerts.pass();
+      await b.services.alerts.pass();
+    }
+    expect(events(r.hook)).toEqual(["opened scheduler_unarmed scheduler@b"]);
+    await b.services.scheduler.start();
+    await waitFor(() => r.hook.got.length === 2, "b's resolve");
+    await Promise.all([a.services.alerts.pass(), b.services.alerts.pass()]);
+    expect(events(r.hook)).toEqual(["opened scheduler_unarmed scheduler@b", "resolved scheduler_unarmed scheduler@b"]);
+  });
 });
