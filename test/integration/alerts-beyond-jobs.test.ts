@@ -138,6 +138,30 @@ describe(`alerts beyond one job (${backendName})`, () => {
     expect(r.jobsOnly.got).toEqual([]);
   });
 
+  it("opens ONE plugin_down alert for a plugin that fails to load, and resolves it once its manifest is fixed", async () => {
+    const plugin = pluginCopy(fixturePlugin("bad-manifest"), {});
+    const r = await routes(["plugin_down"]);
+    const toml = `[alerts]\ninterval = "100ms"\nretry_base = "50ms"\n` + r.toml;
+    const daemon = await t.start({ toml, pluginDirs: [plugin] });
+    await waitFor(() => r.hook.got.length > 0, "the plugin's alert");
+    const instance = daemon.config.instanceName;
+    expect(bodies(r.hook)[0]!.alert).toMatchObject({
+      kind: "plugin_down",
+      subject: `plugin:bad-manifest@${instance}`,
+      details: { plugin: "bad-manifest", state: "failed" },
+    });
+    await daemon.services.alerts.pass();
+    expect(r.hook.got).toHaveLength(1);
+
+    writeFileSync(join(plugin, "plugin.json"), JSON.stringify({ name: "bad-manifest", order: 500 }));
+    await daemon.services.plugins.reload();
+    await waitFor(() => r.hook.got.length === 2, "the resolve");
+    expect(events(r.hook)).toEqual([
+      `opened plugin_down plugin:bad-manifest@${instance}`,
+      `resolved plugin_down plugin:bad-manifest@${instance}`,
+    ]);
+  });
+
   it("opens ONE scheduler_unarmed alert while the scheduler is stopped, and resolves it once it is armed", async () => {
     const r = await routes(["scheduler_unarmed"]);
     const toml = `[alerts]\ninterval = "100ms"\nretry_base = "50ms"\n` + r.toml;
