@@ -24,9 +24,14 @@ export const alertView = z
     id: idString,
     kind: z.enum(ALERT_KINDS),
     severity: z.enum(ALERT_SEVERITIES),
-    cronJobId: idString,
-    jobName: z.string(),
-    agentId: z.string(),
+    subject: z
+      .string()
+      .describe(
+        "What it is about: `job:12`, `agent:ops-bot`, `plugin:sentinel@host-a`, `scheduler@host-a`, `doctor:stuckRuns`.",
+      ),
+    cronJobId: idString.nullable().describe("The job of a job's alert, else null."),
+    jobName: z.string().nullable(),
+    agentId: z.string().nullable().describe("The agent of a job's or an agent's alert, else null."),
     summary: z.string(),
     details: z.record(z.string(), z.unknown()),
     openedAt: instant,

@@ -74,7 +74,12 @@ const routeSchema = z.discriminatedUnion(
   { message: 'type must be "webhook", "slack", "command" or "smtp"' },
 );
 
-const count = (min: number) => z.number().int().min(min).max(1000);
+const count = (min: number) =>
+  z
+    .number({ message: "must be a whole number" })
+    .int("must be a whole number")
+    .min(min, `must be at least ${min}`)
+    .max(1000, "must be at most 1000");
 
 export const ALERT_DEFAULTS = {
   failures: 1,
@@ -83,6 +88,9 @@ export const ALERT_DEFAULTS = {
   interval: 10_000,
   retry_limit: 8,
   retry_base: 5_000,
+  agent_failures: 0,
+  agent_recover_after: 1,
+  doctor_after: 600_000,
   routes: [],
 } as const;
 
@@ -101,6 +109,12 @@ export const alertsSchema = z
     repeat_every: duration("a repeat interval", 1_000).optional(),
     // A job that failed this many times in a row pauses itself.
     pause_after_failures: count(1).optional(),
+    // Failed runs in a row of one agent, over all its jobs, that open an `agent_failing` alert (0: none).
+    agent_failures: count(0).default(ALERT_DEFAULTS.agent_failures),
+    // The agent's successes in a row that resolve it.
+    agent_recover_after: count(1).default(ALERT_DEFAULTS.agent_recover_after),
+    // A doctor finding present this long opens a `doctor_finding` alert.
+    doctor_after: duration("a doctor finding's wait", 1_000).default(ALERT_DEFAULTS.doctor_after),
     // How often the runs are read and the routes' due notifications sent.
     interval: duration("an interval", 100).default(ALERT_DEFAULTS.interval),
     // A route that does not answer is tried this many times, the waits doubling from retry_base.
@@ -148,6 +162,10 @@ export interface AlertRules {
 /** The compiled `[alerts]`. */
 export interface AlertsConfig {
   readonly defaults: AlertRules;
+  /** `agent_failing`: failures in a row over an agent's jobs (0: off), successes that resolve it. */
+  readonly agentFailures: number;
+  readonly agentRecoverAfter: number;
+  readonly doctorAfterMs: number;
   readonly missed: boolean;
   readonly intervalMs: number;
   readonly retryLimit: number;
@@ -164,6 +182,9 @@ export function compileAlerts(file: z.output<typeof alertsSchema>, base: (path: 
       repeatEveryMs: file.repeat_every ?? null,
       pauseAfterFailures: file.pause_after_failures ?? null,
     },
+    agentFailures: file.agent_failures,
+    agentRecoverAfter: file.agent_recover_after,
+    doctorAfterMs: file.doctor_after,
     missed: file.missed,
     intervalMs: file.interval,
     retryLimit: file.retry_limit,

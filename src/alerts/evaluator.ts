@@ -1,26 +1,23 @@
 import type { Clock } from "../clock.ts";
 import type { Database } from "../db/client.ts";
 import type { AlertRow, CronJobRow } from "../db/schema/index.ts";
-import { ALERT_KINDS, type AlertEvent } from "../db/schema/enums.ts";
+import { JOB_ALERT_KINDS } from "../db/schema/enums.ts";
 import type { Logger } from "../log.ts";
 import type { AlertsConfig } from "./config.ts";
-import { payloadOf } from "./payload.ts";
+import { judgeBeyondJobs } from "./evaluator-subjects.ts";
+import { settle, type PassContext } from "./evaluator-settle.ts";
 import {
   jobsByIds,
   jobsToJudge,
   lastSuccessAt,
   latestRuns,
-  markRepeated,
-  openAlert,
   openAlertsOf,
-  queueNotifications,
   readCursor,
-  resolveAlert,
   tryEvaluatorLock,
   writeCursor,
 } from "./queries.ts";
 import { judge, rulesOf, runsNeeded, streakOf, type Streak } from "./rules.ts";
-import { routeTakes } from "./senders.ts";
+import type { HealthFacts } from "./subjects.ts";
 
 // pg_try_advisory_xact_lock key of the evaluator (the pruner's is another).
 const EVALUATOR_LOCK_KEY = 0x6d_61_6c_72; // "malr"
@@ -56,11 +53,13 @@ export interface PassReport {
 /**
  * Reads the runs closed since its cursor and the jobs that have open alerts or a no-success
  * window, and opens, repeats or resolves their alerts, queuing one notification per route for
- * each. One instance at a time (an advisory lock held by the pass's transaction); every write is
- * conditional as well, so a pass that overlaps another's cannot open an alert twice. Nothing here
- * runs on the firing path: a slot's claim and a run's close never wait for it.
+ * each; then the alerts beyond one job (agents, and `health`: this instance's doctor report, read
+ * before the pass, null when it could not be). One instance at a time (an advisory lock held by the
+ * pass's transaction); every write is conditional as well, so a pass that overlaps another's cannot
+ * open an alert twice. Nothing here runs on the firing path: a slot's claim and a run's close never
+ * wait for it.
  */
-export async function evaluatePass(deps: EvaluatorDeps): Promise<PassReport> {
+export async function evaluatePass(deps: EvaluatorDeps, health: HealthFacts | null = null): Promise<PassReport> {
   const { database, clock, config } = deps;
   const report: PassReport = { skipped: false, judged: 0, opened: [], resolved: [], repeated: [] };
   const toPause: { jobId: bigint; note: string }[] = [];
@@ -72,70 +71,52 @@ export async function evaluatePass(deps: EvaluatorDeps): Promise<PassReport> {
     const now = new Date(clock.now());
     const cursor = (await readCursor(tx)) ?? new Date(now.getTime() - FIRST_LOOK_BACK_MS);
     const since = new Date(cursor.getTime() - REREAD_MS);
+    const pass: PassContext = { tx, now, config, report };
     const ids = await jobsToJudge(tx, since, config.defaults.noSuccessWithinMs !== null, JOBS_PER_PASS);
-    const jobs = await jobsByIds(tx, ids);
-    const open = new Map<string, AlertRow>();
-    for (const a of await openAlertsOf(tx, ids)) open.set(`${a.cronJobId}:${a.kind}`, a);
-    for (const job of jobs) {
-      const rules = rulesOf(job, config.defaults);
-      const streak = streakOf(await latestRuns(tx, job.id, runsNeeded(rules)));
-      const lastSuccess = rules.noSuccessWithinMs !== null ? await lastSuccessAt(tx, job.id) : null;
-      deps.onJudged?.(job, streak, lastSuccess);
-      const verdicts = judge({
-        job,
-        rules,
-        streak,
-        lastSuccessAt: lastSuccess,
-        missedAlerts: config.missed,
-        now: now.getTime(),
-      });
-      for (const kind of ALERT_KINDS) {
-        const verdict = verdicts[kind];
-        const current = open.get(`${job.id}:${kind}`);
-        if (verdict === undefined) continue;
-        if (verdict === "resolve") {
-          if (!current) continue;
-          const resolved = await resolveAlert(tx, job.id, kind, now);
-          if (resolved) {
-            report.resolved.push(resolved);
-            await notify(tx, resolved, "resolved", now);
-          }
-        } else if (!current) {
-          const opened = await openAlert(tx, {
-            ...verdict,
-            cronJobId: job.id,
-            jobName: job.name,
-            agentId: job.agentId,
-            openedAt: now,
-            notifiedAt: now,
-          });
-          if (!opened) continue;
-          report.opened.push(opened);
-          await notify(tx, opened, "opened", now);
-          if (kind === "paused" && !job.paused) toPause.push({ jobId: job.id, note: pauseNote(verdict.summary) });
-        } else if (
-          rules.repeatEveryMs !== null &&
-          now.getTime() - current.notifiedAt.getTime() >= rules.repeatEveryMs
-        ) {
-          const repeated = await markRepeated(tx, current, now);
-          if (repeated) {
-            report.repeated.push(repeated);
-            await notify(tx, repeated, "repeated", now);
-          }
-        }
-      }
-    }
-    report.judged = jobs.length;
+    toPause.push(...(await judgeJobs(pass, deps, ids)));
+    await judgeBeyondJobs(pass, since, health);
+    report.judged = ids.length;
     if (ids.length < JOBS_PER_PASS) await writeCursor(tx, now);
   });
   for (const { jobId, note } of toPause) await deps.pause(jobId, note);
   return report;
+}
 
-  async function notify(tx: Parameters<typeof queueNotifications>[0], alert: AlertRow, event: AlertEvent, now: Date) {
-    const payload = payloadOf(alert, event, "", now);
-    const routes = config.routes.filter((r) => routeTakes(r, payload.alert)).map((r) => r.name);
-    await queueNotifications(tx, alert.id, event, routes, now);
+/** Each job's alerts from its latest runs: the jobs to pause after the pass commits. */
+async function judgeJobs(pass: PassContext, deps: EvaluatorDeps, ids: bigint[]) {
+  const { tx, now, config } = pass;
+  const toPause: { jobId: bigint; note: string }[] = [];
+  const jobs = await jobsByIds(tx, ids);
+  const open = new Map<string, AlertRow>();
+  for (const a of await openAlertsOf(tx, ids)) open.set(`${a.cronJobId}:${a.kind}`, a);
+  for (const job of jobs) {
+    const rules = rulesOf(job, config.defaults);
+    const streak = streakOf(await latestRuns(tx, job.id, runsNeeded(rules)));
+    const lastSuccess = rules.noSuccessWithinMs !== null ? await lastSuccessAt(tx, job.id) : null;
+    deps.onJudged?.(job, streak, lastSuccess);
+    const verdicts = judge({
+      job,
+      rules,
+      streak,
+      lastSuccessAt: lastSuccess,
+      missedAlerts: config.missed,
+      now: now.getTime(),
+    });
+    for (const kind of JOB_ALERT_KINDS) {
+      const verdict = verdicts[kind];
+      if (verdict === undefined) continue;
+      const opened = await settle(pass, open.get(`${job.id}:${kind}`), verdict, rules.repeatEveryMs, (w) => ({
+        ...w,
+        subject: `job:${job.id}`,
+        cronJobId: job.id,
+        jobName: job.name,
+        agentId: job.agentId,
+      }));
+      if (opened && kind === "paused" && !job.paused && verdict !== "resolve")
+        toPause.push({ jobId: job.id, note: pauseNote(verdict.summary) });
+    }
   }
+  return toPause;
 }
 
 const pauseNote = (summary: string) =>

@@ -8,9 +8,12 @@ export interface AlertPayload {
     id: string;
     kind: AlertRow["kind"];
     severity: AlertRow["severity"];
-    cronJobId: string;
-    jobName: string;
-    agentId: string;
+    /** What it is about: `job:12`, `agent:ops-bot`, `plugin:sentinel@host-a`, `scheduler@host-a`, `doctor:stuckRuns`. */
+    subject: string;
+    /** The job's id and name for a job's alert, else null; the agent's for a job's or an agent's alert. */
+    cronJobId: string | null;
+    jobName: string | null;
+    agentId: string | null;
     summary: string;
     details: Record<string, unknown>;
     openedAt: string;
@@ -29,7 +32,8 @@ export function payloadOf(alert: AlertRow, event: AlertEvent, instance: string, 
       id: String(alert.id),
       kind: alert.kind,
       severity: alert.severity,
-      cronJobId: String(alert.cronJobId),
+      subject: subjectOf(alert),
+      cronJobId: alert.cronJobId === null ? null : String(alert.cronJobId),
       jobName: alert.jobName,
       agentId: alert.agentId,
       summary: alert.summary,
@@ -42,6 +46,9 @@ export function payloadOf(alert: AlertRow, event: AlertEvent, instance: string, 
     sentAt: now.toISOString(),
   };
 }
+
+/** An alert's subject; a job alert the release before wrote has none, its job says it. */
+export const subjectOf = (alert: AlertRow): string => alert.subject ?? `job:${alert.cronJobId}`;
 
 const HEADINGS: Record<AlertEvent, string> = { opened: "FIRING", repeated: "STILL FIRING", resolved: "RESOLVED" };
 
@@ -56,12 +63,14 @@ export function plainText(p: AlertPayload): string {
     headline(p),
     "",
     `alert:    ${p.alert.id}`,
-    `job:      ${p.alert.jobName} (id ${p.alert.cronJobId}, agent ${p.alert.agentId})`,
+    p.alert.cronJobId !== null
+      ? `job:      ${p.alert.jobName} (id ${p.alert.cronJobId}, agent ${p.alert.agentId})`
+      : `subject:  ${p.alert.subject}`,
     `opened:   ${p.alert.openedAt}`,
     ...(p.alert.resolvedAt ? [`resolved: ${p.alert.resolvedAt}`] : []),
     `instance: ${p.instance}`,
     "",
     `missiond alerts ack ${p.alert.id}`,
-    `missiond runs ls --job ${p.alert.cronJobId}`,
+    p.alert.cronJobId !== null ? `missiond runs ls --job ${p.alert.cronJobId}` : "missiond doctor",
   ].join("\n");
 }

@@ -48,7 +48,7 @@ export async function jobsToJudge(tx: Executor, since: Date, everyJob: boolean, 
         select cron_job_id::text from cron_job_runs
           where status in ('Missed', 'Cancelled') and claimed_at > ${since.toISOString()}::timestamptz
         union
-        select cron_job_id::text from alerts where resolved_at is null
+        select cron_job_id::text from alerts where resolved_at is null and cron_job_id is not null
         union
         select id::text from cron_jobs
           where deleted_at is null and (${everyJob} or alert_no_success_within_ms is not null)
@@ -100,14 +100,65 @@ export async function openAlertsOf(db: Executor, jobIds: readonly bigint[]): Pro
     .where(and(anyOf(alerts.cronJobId, jobIds, "bigint"), isNull(alerts.resolvedAt)));
 }
 
-/** Opens the alert unless one of its job and kind is open: the row when this call opened it. */
+/**
+ * Opens the alert unless one of its subject and kind is open: the row when this call opened it. No
+ * conflict target: either open index may hold it (the release before writes job alerts without a
+ * subject, which only `alerts_open_uq` sees).
+ */
 export async function openAlert(tx: Executor, alert: NewAlert): Promise<AlertRow | null> {
-  const [row] = await tx
-    .insert(alerts)
-    .values(alert)
-    .onConflictDoNothing({ target: [alerts.cronJobId, alerts.kind], where: sql`resolved_at is null` })
-    .returning();
+  const [row] = await tx.insert(alerts).values(alert).onConflictDoNothing().returning();
   return row ?? null;
+}
+
+/** The open alerts of these kinds (those beyond one job: few, one per subject). */
+export async function openAlertsOfKinds(db: Executor, kinds: readonly AlertKind[]): Promise<AlertRow[]> {
+  return db
+    .select()
+    .from(alerts)
+    .where(and(anyOf(alerts.kind, kinds, "text"), isNull(alerts.resolvedAt)));
+}
+
+/** The agents whose runs failed since `since` (the failures index), to judge over all their jobs. */
+export async function agentsWithFailures(tx: Executor, since: Date, limit: number): Promise<string[]> {
+  const found = await rows<{ agent: string }>(
+    tx,
+    sql`select distinct j.agent_id as agent from cron_job_runs r join cron_jobs j on j.id = r.cron_job_id
+        where r.status in ('Failed', 'TimedOut', 'Unknown') and r.finished_at > ${since.toISOString()}::timestamptz
+        limit ${limit}`,
+  );
+  return found.map((r) => r.agent);
+}
+
+/**
+ * An agent's latest closed runs over all its jobs, newest end first: each job's latest by its slot
+ * index (a lateral read per job), then merged, so an agent with a long history reads little.
+ */
+export async function latestAgentRuns(db: Executor, agentId: string, limit: number): Promise<RunFact[]> {
+  const found = await rows<{
+    id: string;
+    status: RunFact["status"];
+    reason: string | null;
+    scheduledMs: number;
+    finishedMs: number | null;
+  }>(
+    db,
+    sql`select r.id::text as id, r.status, r.reason,
+               (extract(epoch from r.scheduled_for) * 1000)::float8 as "scheduledMs",
+               (extract(epoch from r.finished_at) * 1000)::float8 as "finishedMs"
+        from cron_jobs j cross join lateral (
+          select id, status, reason, scheduled_for, finished_at from cron_job_runs
+          where cron_job_id = j.id and status in ('Succeeded', 'Failed', 'TimedOut', 'Unknown')
+          order by scheduled_for desc limit ${limit}) r
+        where j.agent_id = ${agentId}
+        order by coalesce(r.finished_at, r.scheduled_for) desc, r.id desc limit ${limit}`,
+  );
+  return found.map((r) => ({
+    id: r.id,
+    status: r.status,
+    reason: r.reason,
+    scheduledFor: new Date(r.scheduledMs),
+    finishedAt: r.finishedMs === null ? null : new Date(r.finishedMs),
+  }));
 }
 
 /** Marks an open alert told again, unless another pass did since `notifiedAt`. */
@@ -120,11 +171,12 @@ export async function markRepeated(tx: Executor, alert: AlertRow, at: Date): Pro
   return row ?? null;
 }
 
-export async function resolveAlert(tx: Executor, jobId: bigint, kind: AlertKind, at: Date): Promise<AlertRow | null> {
+/** Resolves an open alert, unless another pass did. */
+export async function resolveAlert(tx: Executor, id: bigint, at: Date): Promise<AlertRow | null> {
   const [row] = await tx
     .update(alerts)
     .set({ resolvedAt: at })
-    .where(and(eq(alerts.cronJobId, jobId), eq(alerts.kind, kind), isNull(alerts.resolvedAt)))
+    .where(and(eq(alerts.id, id), isNull(alerts.resolvedAt)))
     .returning();
   return row ?? null;
 }

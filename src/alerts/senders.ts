@@ -92,8 +92,11 @@ function answered({ status, text }: { status: number; text: string }): string {
 /** Whether a route takes an alert: each list it sets must name the alert's job, agent, kind and severity. */
 export function routeTakes(route: AlertRoute, alert: AlertPayload["alert"]): boolean {
   return (
-    (!route.jobs || route.jobs.includes(alert.jobName) || route.jobs.includes(alert.cronJobId)) &&
-    (!route.agents || route.agents.includes(alert.agentId)) &&
+    // A route narrowed to jobs or agents takes only the alerts of those (none about a plugin, say).
+    (!route.jobs ||
+      (alert.jobName !== null && route.jobs.includes(alert.jobName)) ||
+      (alert.cronJobId !== null && route.jobs.includes(alert.cronJobId))) &&
+    (!route.agents || (alert.agentId !== null && route.agents.includes(alert.agentId))) &&
     (!route.kinds || route.kinds.includes(alert.kind)) &&
     (!route.severities || route.severities.includes(alert.severity))
   );

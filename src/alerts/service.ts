@@ -11,7 +11,10 @@ import type { AlertsConfig } from "./config.ts";
 import { Dispatcher } from "./dispatch.ts";
 import { evaluatePass, type EvaluatorDeps, type PassReport } from "./evaluator.ts";
 import { ackAlert, findAlert, latestPerRoute, listAlerts, notificationsOf } from "./queries.ts";
+import { healthFacts } from "./health-facts.ts";
+import { subjectOf } from "./payload.ts";
 import type { SenderDeps } from "./senders.ts";
+import type { HealthFacts } from "./subjects.ts";
 
 export type AlertView = z.output<typeof alertView>;
 type NotificationView = z.output<typeof alertNotificationView>;
@@ -59,6 +62,9 @@ export class AlertService {
   private readonly log: Logger;
   private readonly dispatcher: Dispatcher;
   private loop: Sweeper | null = null;
+  private readHealth: (() => Promise<Record<string, unknown>>) | null = null;
+  // Since when each doctor finding has been in this instance's reports (`doctor_after` counts from it).
+  private readonly findingsSeen = new Map<string, Date>();
   private readonly abort = new AbortController();
 
   constructor(deps: AlertServiceDeps) {
@@ -93,11 +99,34 @@ export class AlertService {
     this.loop = null;
   }
 
-  /** One evaluation, then the notifications due (a few batches at most, the rest next pass). */
+  /**
+   * The doctor report the alerts beyond one job read (plugins, the scheduler, the findings): set
+   * once the daemon's parts exist, since the report reads the alerts' own routes too.
+   */
+  watchHealth(read: () => Promise<Record<string, unknown>>): void {
+    this.readHealth = read;
+  }
+
+  /**
+   * One evaluation, then the notifications due (a few batches at most, the rest next pass). This
+   * instance's doctor report is read first, outside the pass's transaction (the embedded database
+   * has one connection), on every instance: each keeps its findings' first sight current.
+   */
   async pass(): Promise<PassReport> {
-    const report = await evaluatePass({ ...this.deps, log: this.log });
+    const report = await evaluatePass({ ...this.deps, log: this.log }, await this.health());
     for (let batch = 0; batch < 5; batch++) if ((await this.dispatcher.pass(this.abort.signal)) === 0) break;
     return report;
+  }
+
+  private async health(): Promise<HealthFacts | null> {
+    if (!this.readHealth) return null;
+    try {
+      const now = new Date(this.deps.clock.now());
+      return healthFacts(await this.readHealth(), this.deps.instanceName, now, this.findingsSeen);
+    } catch (err) {
+      this.log.warn({ err }, "doctor report not read: alerts beyond the jobs wait for the next pass");
+      return null;
+    }
   }
 
   async list(raw: unknown = {}): Promise<{ alerts: AlertView[]; next: string | null }> {
@@ -147,7 +176,8 @@ export class AlertService {
       id: String(r.id),
       kind: r.kind,
       severity: r.severity,
-      cronJobId: String(r.cronJobId),
+      subject: subjectOf(r),
+      cronJobId: r.cronJobId === null ? null : String(r.cronJobId),
       jobName: r.jobName,
       agentId: r.agentId,
       summary: r.summary,

@@ -243,7 +243,7 @@ export function wireServices(env: DaemonEnv, base: Foundation): Services {
   const jobsFiles = new JobsFilesService({ db, clock, log, onChange: poke, files: config.jobsFiles });
   const pruner = retentionPruner(env, base, scheduler);
   const alerts = daemonAlerts(env, base, cron);
-  return {
+  const services = {
     ...base,
     firing,
     backfill,
@@ -260,6 +260,9 @@ export function wireServices(env: DaemonEnv, base: Foundation): Services {
     alerts,
     lanes,
   };
+  // Plugins down, the scheduler unarmed and lasting findings are read from the doctor's own report.
+  alerts.watchHealth(doctor({ config: env.config, clock: env.clock, ...services }));
+  return services;
 }
 
 /**

@@ -200,7 +200,7 @@ describe(`alerts (${backendName})`, () => {
     const ls = await cli(daemon, "alerts", "ls", "--open");
     expect(ls.stderr).toBe("");
     expect(ls.code).toBe(0);
-    expect(ls.stdout).toMatch(/ID\s+STATE\s+SEVERITY\s+KIND\s+JOB/);
+    expect(ls.stdout).toMatch(/ID\s+STATE\s+SEVERITY\s+KIND\s+SUBJECT/);
     expect(ls.stdout).toMatch(/\d+\s+open\s+critical\s+failing\s+acked\s/);
     const id = (await daemon.services.alerts.list({})).alerts.find((a) => a.kind === "failing")!.id;
     const ack = await cli(daemon, "alerts", "ack", id);

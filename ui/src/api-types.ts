@@ -489,11 +489,23 @@ export type DoctorReport = {
 
 export type Alert = {
   id: Id;
-  kind: "failing" | "missed" | "silent" | "paused";
+  kind:
+    | "failing"
+    | "missed"
+    | "silent"
+    | "paused"
+    | "agent_failing"
+    | "plugin_down"
+    | "scheduler_unarmed"
+    | "doctor_finding";
   severity: "critical" | "warning";
-  cronJobId: Id;
-  jobName: string;
-  agentId: string;
+  /** What it is about: `job:12`, `agent:ops-bot`, `plugin:sentinel@host-a`, `scheduler@host-a`, `doctor:stuckRuns`. */
+  subject: string;
+  /** The job of a job's alert, else null. */
+  cronJobId: Id | null;
+  jobName: string | null;
+  /** The agent of a job's or an agent's alert, else null. */
+  agentId: string | null;
   summary: string;
   details: Record<string, unknown>;
   openedAt: Instant;

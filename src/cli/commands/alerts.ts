@@ -5,7 +5,11 @@ import { table } from "../format.ts";
 
 /** `missiond alerts …`: what failed, went silent or paused itself, and acknowledging it. */
 export function registerAlerts(program: Command, ctx: CliContext): void {
-  const alerts = program.command("alerts").description("alerts: failing, missed, silent or self-paused jobs");
+  const alerts = program
+    .command("alerts")
+    .description(
+      "alerts: failing, missed, silent or self-paused jobs; failing agents, plugins down, an unarmed scheduler, doctor findings",
+    );
   alerts
     .command("ls")
     .description("list alerts, newest first")
@@ -21,13 +25,14 @@ export function registerAlerts(program: Command, ctx: CliContext): void {
             ? "no open alerts"
             : "no alerts"
           : table(
-              ["ID", "STATE", "SEVERITY", "KIND", "JOB", "OPENED", "SENT", "SUMMARY"],
+              ["ID", "STATE", "SEVERITY", "KIND", "SUBJECT", "OPENED", "SENT", "SUMMARY"],
               found.map((a) => [
                 a.id,
                 a.resolvedAt ? "resolved" : a.ackedAt ? `acked by ${a.ackedBy}` : "open",
                 a.severity,
                 a.kind,
-                a.jobName,
+                // A job by its name; anything else by its subject (agent:…, plugin:…@host, doctor:…).
+                a.jobName ?? a.subject,
                 a.openedAt,
                 sentSummary(a),
                 a.summary,

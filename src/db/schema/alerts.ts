@@ -7,10 +7,13 @@ const inList = (column: string, values: readonly string[]) =>
   sql.raw(`${column} in (${values.map((v) => `'${v}'`).join(", ")})`);
 
 /**
- * An alert: a condition of a job (failing, a missed slot, silent past its window, paused by
- * itself) from the moment it opened until it resolved. At most one open alert per job and kind:
- * the partial unique index is what makes "opened once" a database fact when several daemons
- * evaluate the same runs.
+ * An alert: a condition of a subject from the moment it opened until it resolved. The subject is a
+ * job (`job:12`: failing, a missed slot, silent past its window, paused by itself), an agent
+ * (`agent:ops-bot`), a plugin on an instance (`plugin:sentinel@host-a`), an instance's scheduler
+ * (`scheduler@host-a`) or a doctor finding (`doctor:stuckRuns`). At most one open alert per subject
+ * and kind: the partial unique index is what makes "opened once" a database fact when several
+ * daemons evaluate. `alerts_open_uq` (job and kind) stays for the release before, which writes job
+ * alerts without a subject.
  */
 export const alerts = pgTable(
   "alerts",
@@ -19,9 +22,12 @@ export const alerts = pgTable(
     kind: text("kind", { enum: ALERT_KINDS }).notNull(),
     severity: text("severity", { enum: ALERT_SEVERITIES }).notNull(),
     // No foreign key: an alert outlives a removed job's row as history.
-    cronJobId: bigint("cron_job_id", { mode: "bigint" }).notNull(),
-    jobName: text("job_name").notNull(),
-    agentId: text("agent_id").notNull(),
+    // Null when the subject is not a job (and the agent's when it is not an agent's either).
+    cronJobId: bigint("cron_job_id", { mode: "bigint" }),
+    jobName: text("job_name"),
+    agentId: text("agent_id"),
+    // Null only on a job alert written by the release before this column (its job says `job:<id>`).
+    subject: text("subject"),
     summary: text("summary").notNull(),
     // What the evaluation saw (failures in a row, the last run's status and reason, ...).
     details: jsonb("details").$type<Record<string, unknown>>().notNull(),
@@ -37,9 +43,13 @@ export const alerts = pgTable(
     uniqueIndex("alerts_open_uq")
       .on(t.cronJobId, t.kind)
       .where(sql`${t.resolvedAt} is null`),
+    uniqueIndex("alerts_subject_open_uq")
+      .on(t.subject, t.kind)
+      .where(sql`${t.resolvedAt} is null`),
     index("alerts_opened_idx").on(t.openedAt),
     check("alerts_kind_ck", inList("kind", ALERT_KINDS)),
     check("alerts_severity_ck", inList("severity", ALERT_SEVERITIES)),
+    check("alerts_subject_len_ck", sql`char_length(subject) <= 300`),
     check("alerts_summary_len_ck", sql`char_length(summary) <= 2000`),
   ],
 );

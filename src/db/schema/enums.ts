@@ -88,11 +88,25 @@ export type ClearStatus = (typeof CLEAR_STATUSES)[number];
 export const EVENT_KINDS = ["sessionCleared", "sessionRemoved"] as const;
 
 /**
- * What an alert is about, one open alert per job and kind at a time: `failing` (failed runs in a
- * row), `missed` (a slot Missed, or Cancelled by a required gate), `silent` (no success within the
- * job's window), `paused` (the job paused itself after failing).
+ * What an alert is about, one open alert per subject and kind at a time. Of a job: `failing` (failed
+ * runs in a row), `missed` (a slot Missed, or Cancelled by a required gate), `silent` (no success
+ * within the job's window), `paused` (the job paused itself after failing). Beyond one job:
+ * `agent_failing` (an agent's runs failed in a row over all its jobs), `plugin_down` (a plugin
+ * suspended by its breaker or failing to load), `scheduler_unarmed` (an instance's scheduler is not
+ * armed), `doctor_finding` (a doctor finding present longer than `[alerts] doctor_after`).
  */
-export const ALERT_KINDS = ["failing", "missed", "silent", "paused"] as const;
+export const ALERT_KINDS = [
+  "failing",
+  "missed",
+  "silent",
+  "paused",
+  "agent_failing",
+  "plugin_down",
+  "scheduler_unarmed",
+  "doctor_finding",
+] as const;
+/** The kinds judged on one job's runs. */
+export const JOB_ALERT_KINDS = ["failing", "missed", "silent", "paused"] as const satisfies readonly AlertKind[];
 export type AlertKind = (typeof ALERT_KINDS)[number];
 export const ALERT_SEVERITIES = ["critical", "warning"] as const;
 export type AlertSeverity = (typeof ALERT_SEVERITIES)[number];

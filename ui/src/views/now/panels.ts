@@ -74,7 +74,7 @@ export function overdueList(doctor: Doctor, now: number, jobLink: JobLink) {
   );
 }
 
-/** Open alerts, newest first: severity, kind, the job, what happened, since when, who is on it. */
+/** Open alerts, newest first: severity, kind, the job (or the subject), what happened, since when, who is on it. */
 export function alertList(alerts: readonly Alert[], now: number, jobLink: JobLink) {
   return h(
     "ul",
@@ -85,7 +85,7 @@ export function alertList(alerts: readonly Alert[], now: number, jobLink: JobLin
         { "data-alert-id": a.id, "data-severity": a.severity },
         h("strong", null, `${a.severity} ${a.kind}`),
         " ",
-        jobLink(a.cronJobId, a.jobName),
+        a.cronJobId !== null && a.jobName !== null ? jobLink(a.cronJobId, a.jobName) : a.subject,
         `: ${a.summary} (${relative(a.openedAt, now)}`,
         a.ackedBy ? `, acknowledged by ${a.ackedBy})` : ")",
       ),

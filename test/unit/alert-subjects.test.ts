@@ -1,0 +1,104 @@
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { compileAlerts, alertsSchema } from "../../src/alerts/config.ts";
+import { healthFacts } from "../../src/alerts/health-facts.ts";
+import { streakOf, type RunFact } from "../../src/alerts/rules.ts";
+import { judgeAgent, judgeHealth, reportCovers } from "../../src/alerts/subjects.ts";
+import { loadConfig } from "../../src/config/load.ts";
+import type { RunStatus } from "../../src/db/schema/enums.ts";
+import { isMissiondError } from "../../src/errors.ts";
+import { tempDir } from "../helpers/tmp.ts";
+
+const config = (file: Record<string, unknown> = {}) => compileAlerts(alertsSchema.parse(file), (p) => p);
+const runs = (...statuses: RunStatus[]): RunFact[] =>
+  statuses.map((status, i) => ({
+    id: String(100 - i),
+    status,
+    reason: null,
+    scheduledFor: new Date(0),
+    finishedAt: null,
+  }));
+
+describe("an agent's alert over its jobs", () => {
+  it("opens at agent_failures in a row, holds below agent_recover_after successes, resolves at it", () => {
+    const c = config({ agent_failures: 3, agent_recover_after: 2 });
+    expect(judgeAgent("ops", streakOf(runs("Failed", "TimedOut")), c)).toBeNull();
+    expect(judgeAgent("ops", streakOf(runs("Failed", "TimedOut", "Unknown", "Succeeded")), c)).toMatchObject({
+      kind: "agent_failing",
+      subject: "agent:ops",
+      agentId: "ops",
+      summary: "agent ops failed 3 runs in a row over its jobs (last: Failed)",
+    });
+    expect(judgeAgent("ops", streakOf(runs("Succeeded", "Failed", "Failed", "Failed")), c)).toBeNull();
+    expect(judgeAgent("ops", streakOf(runs("Succeeded", "Succeeded", "Failed")), c)).toBe("resolve");
+    // Off by default: whatever the runs say, an open one resolves.
+    expect(judgeAgent("ops", streakOf(runs("Failed", "Failed", "Failed")), config())).toBe("resolve");
+  });
+});
+
+describe("the alerts a doctor report opens", () => {
+  const report = {
+    schedulerArmed: false,
+    plugins: [
+      { name: "gate", state: "suspended", needsApproval: false, error: "suspended after repeated failures" },
+      { name: "new", state: "active", needsApproval: true, error: "needs approval" },
+      { name: "broken", state: "failed", needsApproval: false, error: "bad manifest" },
+    ],
+    stuckRuns: [{ id: "1" }],
+    overdueJobs: [],
+    alertRoutes: [{ route: "ops" }],
+    partitions: [{ table: "cron_job_runs", aheadDays: 0 }],
+  };
+
+  it("counts a finding from its first sight, forgets one gone, and leaves the routes' own failures out", () => {
+    const seen = new Map<string, Date>();
+    const first = healthFacts(report, "host-a", new Date(1_000), seen);
+    expect(first.findings).toEqual([
+      { name: "stuckRuns", count: 1, since: new Date(1_000) },
+      { name: "partitions", count: 1, since: new Date(1_000) },
+    ]);
+    const later = healthFacts({ ...report, stuckRuns: [] }, "host-a", new Date(9_000), seen);
+    expect(later.findings).toEqual([{ name: "partitions", count: 1, since: new Date(1_000) }]);
+    const back = healthFacts(report, "host-a", new Date(20_000), seen);
+    expect(back.findings.find((f) => f.name === "stuckRuns")?.since).toEqual(new Date(20_000));
+  });
+
+  it("wants a plugin down and an unarmed scheduler per instance, and a finding only past doctor_after", () => {
+    const c = config({ doctor_after: "10m" });
+    const facts = healthFacts(report, "host-a", new Date(0), new Map());
+    const early = judgeHealth(facts, c, 9 * 60_000).map((w) => `${w.kind} ${w.subject}`);
+    expect(early).toEqual([
+      "plugin_down plugin:gate@host-a",
+      "plugin_down plugin:broken@host-a",
+      "scheduler_unarmed scheduler@host-a",
+    ]);
+    const late = judgeHealth(facts, c, 10 * 60_000).map((w) => `${w.kind} ${w.subject}`);
+    expect(late.slice(3)).toEqual(["doctor_finding doctor:stuckRuns", "doctor_finding doctor:partitions"]);
+    expect(reportCovers(facts, "plugin_down", "plugin:gate@host-b")).toBe(false);
+    expect(reportCovers(facts, "scheduler_unarmed", "scheduler@host-a")).toBe(true);
+    expect(reportCovers(facts, "doctor_finding", "doctor:stuckRuns")).toBe(true);
+  });
+});
+
+function refusal(toml: string): string {
+  const dir = tempDir("alerts-config");
+  writeFileSync(join(dir, "config.toml"), toml);
+  try {
+    loadConfig({ configPath: join(dir, "config.toml"), env: {}, cwd: dir, hostname: "h", pid: 1 });
+  } catch (err) {
+    if (isMissiondError(err)) return err.message;
+    throw err;
+  }
+  throw new Error("the configuration was accepted");
+}
+
+describe("[alerts] keys beyond one job", () => {
+  it("names the key and the problem", () => {
+    expect(refusal('[alerts]\ndoctor_after = "soon"\n')).toMatch(
+      /alerts\.doctor_after.*not a doctor finding's wait: "soon"/,
+    );
+    expect(refusal("[alerts]\nagent_failures = -1\n")).toMatch(/alerts\.agent_failures.*must be at least 0/);
+    expect(refusal("[alerts]\nagent_recover_after = 0\n")).toMatch(/alerts\.agent_recover_after.*must be at least 1/);
+  });
+});
