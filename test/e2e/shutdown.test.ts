@@ -80,9 +80,12 @@ describe(`SIGTERM during a burst of fires and running command missions (${backen
   beforeAll(async () => {
     cwd = tempDir("shutdown");
     const config = join(cwd, "config.toml");
+    // Places for every mission the burst keeps executing (LONG: 4 a second for 25 s, NAP: 10 a
+    // second for 2.5 s): with fewer, NAP missions wait behind LONG ones once a loaded machine has
+    // taken more than a few seconds to reach the signal, and none is executing when it comes.
     writeFileSync(
       config,
-      `[shutdown]\ndrain_budget = "${DRAIN_BUDGET_MS / 1000}s"\n\n[missions]\nconcurrency = 64\n\n[agents.worker]\nexecutor = "command"\nargv = [${JSON.stringify(agent)}]\ntimeout = "60s"\n`,
+      `[shutdown]\ndrain_budget = "${DRAIN_BUDGET_MS / 1000}s"\n\n[missions]\nconcurrency = 256\n\n[agents.worker]\nexecutor = "command"\nargv = [${JSON.stringify(agent)}]\ntimeout = "60s"\n`,
     );
     if (SERVER_URL) db = await freshDatabase();
     env = {

@@ -1,6 +1,7 @@
 import { request as httpRequest } from "node:http";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { openAlert } from "../../src/alerts/queries.ts";
 import { backendName, freshDatabase, type TestDatabase } from "../helpers/db.ts";
 import { chromiumMissing, launchBrowser, startDashboardDaemon, type DashboardDaemon } from "../helpers/browser.ts";
 import { examplePlugin, fixturePlugin } from "../helpers/plugins.ts";
@@ -287,6 +288,36 @@ describe.skipIf(chromiumMissing !== null)(
         .poll(() => off.locator(".badge").first().textContent(), poll)
         .toBe("disabled: missiond plugins enable clear-observer");
       expect(await off.getAttribute("class")).toContain("state-disabled");
+    });
+
+    it("shows open alerts first on the Now page, and hides the panel when none is open", async () => {
+      await page.getByRole("link", { name: "Now" }).click();
+      await page.getByTestId("due-soon").waitFor();
+      expect(await page.getByTestId("open-alerts").isVisible()).toBe(false);
+      const now = new Date();
+      const opened = await openAlert(dash.daemon.services.database.db, {
+        kind: "failing",
+        severity: "critical",
+        subject: `job:${nightly.id}`,
+        cronJobId: BigInt(nightly.id),
+        jobName: nightly.name,
+        agentId: "a1",
+        summary: "nightly failed 3 times in a row",
+        details: {},
+        openedAt: now,
+        notifiedAt: now,
+      });
+      await page.reload();
+      const item = page.getByTestId("open-alerts").locator(`li[data-alert-id="${opened!.id}"]`);
+      await item.waitFor();
+      expect(await item.textContent()).toContain("critical failing");
+      expect(await item.textContent()).toContain("nightly failed 3 times in a row");
+      // The first panel after the summary tiles.
+      const firstPanel = await page.locator("section").first().textContent();
+      expect(firstPanel).toContain("Open alerts");
+      expect((await dash.call("POST", `/v1/alerts/${opened!.id}/ack`, {})).status).toBe(200);
+      await page.reload();
+      await expect.poll(() => item.textContent(), poll).toContain("acknowledged by ");
     });
 
     it("shows what is due in the next minutes, pending notify timers and sessions with open todos", async () => {
