@@ -158,7 +158,17 @@ describe.skipIf(skipReason !== null)(
       const reconnectMs: Record<string, number> = {};
       await Promise.all(
         serves.map(async (s) => {
-          await waitFor(async () => (await ready(s))?.ready, `${s.name} to be ready again`, 60_000, 100);
+          await waitFor(
+            async () => {
+              // A daemon that exited will not be ready: say so at once, with what it printed.
+              if (s.serve.exitCode !== null)
+                throw new Error(`${s.name} exited (${s.serve.exitCode}): ${s.serve.output()}`);
+              return (await ready(s))?.ready;
+            },
+            `${s.name} to be ready again`,
+            60_000,
+            100,
+          );
           reconnectMs[s.name] = Date.now() - backAt;
         }),
       );
