@@ -84,10 +84,12 @@ describe(`statement texts under a varied load (${backendName})`, () => {
       "update notify_timers as t set status = 'Delivering'",
     ])
       expect(all).toContain(statement);
-    // The direct lane's pg-boss jobs, made active in hand-offs of many sizes: one text, not one
+    // The direct lane's pg-boss jobs, inserted active in hand-offs of many sizes: one text, not one
     // per size (a list of typed parameters, `$1::uuid, $2::uuid`, is a shape of its own for each
     // length, which the check above cannot see).
-    expect([...texts].filter((text) => text.startsWith("update pgboss.job set state = 'active'"))).toHaveLength(1);
+    expect([...texts].filter((text) => text.startsWith("insert into pgboss.job (id, name, data, state"))).toHaveLength(
+      1,
+    );
   }, 60_000);
 
   it("a claim's insert fills each column's default, and answers rows typed as drizzle's select", async () => {
