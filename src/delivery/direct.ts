@@ -53,7 +53,7 @@ interface DirectLaneDeps<M extends Mission> {
  * pg-boss stays the durable path: this lane heartbeats its active jobs like pg-boss's own workers,
  * so a job whose instance died is failed by pg-boss's supervision and retried elsewhere (where
  * crash truth closes it Unknown, never replays it); a failed attempt is failed in pg-boss, whose
- * retry with backoff and dead letter take it from there; a finished one's job is deleted.
+ * retry with backoff and dead letter take it from there; a finished one is completed.
  */
 export class DirectLane<M extends Mission> {
   private readonly deps: DirectLaneDeps<M>;
@@ -251,8 +251,8 @@ export class DirectLane<M extends Mission> {
 
   /**
    * Attempts ending in the same turn settle together: failed attempts are counted on their rows
-   * before pg-boss retries them (so the retry knows this one ended), then the finished jobs are
-   * deleted and the failed ones failed in pg-boss, each fenced on this attempt.
+   * before pg-boss retries them (so the retry knows this one ended), then pg-boss completes or
+   * fails the jobs, fenced on this attempt.
    */
   private readonly settle = coalescing<{ attempt: Attempt<M>; result: AttemptResult }>(async (items) => {
     const { boss, kind } = this.deps;
@@ -263,13 +263,9 @@ export class DirectLane<M extends Mission> {
       ),
       "failed",
     );
-    // A finished delivery's job is deleted rather than completed: the ledger row is its record, and a
-    // completed job was a second row version with new entries in every index of pg-boss's job table,
-    // kept until pg-boss's maintenance deleted it anyway. Fenced like a completion (still active, at
-    // this attempt), so a job pg-boss took back meanwhile and retries elsewhere stays.
     const completed = items.filter(({ result }) => result.status === "completed");
     if (completed.length > 0)
-      await boss.deleteJob(
+      await boss.complete(
         kind.queue,
         completed.map(({ attempt }) => ({ id: attempt.id, retryCount: 0 })),
       );
