@@ -1,7 +1,7 @@
 /**
  * `npm run bench`: each figure is measured in this run, next to its pg-boss peer on the same kind
  * of database. Postgres rows need a server (DATABASE_URL, or the local default); without one they
- * are skipped and the table says so. BENCH_ONLY=wake,lateness,burst,notify,scale,multi,hooks,boundary,memory runs a
+ * are skipped and the table says so. BENCH_ONLY=wake,cost,lateness,burst,notify,scale,multi,hooks,boundary,memory runs a
  * subset; BENCH_ONLY=storage (not in the default set) the bytes per row of docs/SCALING.md; the sizes
  * are BENCH_* variables (below).
  */
@@ -9,6 +9,7 @@ import { execFileSync } from "node:child_process";
 import { cpus } from "node:os";
 import { fileURLToPath } from "node:url";
 import { missiondBurst, pgBossBurst, type BurstRow } from "./burst.ts";
+import { graphileCost, missiondCost, pgBossCost, type CostRow } from "./cost.ts";
 import { serverReachable } from "./databases.ts";
 import { hookOverhead } from "./hooks.ts";
 import { dialectHookCalls } from "./hooks-dialects.ts";
@@ -21,7 +22,7 @@ import { graphileWake, missiondWake, pgBossWake, WARMUP_S, type WakeRow } from "
 
 const env = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
 const only = new Set(
-  (process.env.BENCH_ONLY ?? "wake,lateness,burst,notify,scale,multi,hooks,boundary,memory").split(","),
+  (process.env.BENCH_ONLY ?? "wake,cost,lateness,burst,notify,scale,multi,hooks,boundary,memory").split(","),
 );
 const backends: ("pglite" | "postgres")[] = ["pglite"];
 if (await serverReachable()) backends.push("postgres");
@@ -63,6 +64,51 @@ if (only.has("wake")) {
   printTable(
     ["system", "db", "jobs/s", "expected", "seen", "dup", "p50", "p99", "max", "warm-up max"],
     rows.map((r) => [r.system, r.backend, r.jobs, r.expected, r.seen, r.duplicates, r.p50, r.p99, r.max, r.warmUpMax]),
+  );
+}
+
+if (only.has("cost")) {
+  const seconds = env("BENCH_COST_SECONDS", 15);
+  const rates = (process.env.BENCH_COST_RATES ?? "200,1000").split(",").map(Number);
+  console.log(
+    `\n## 0b. Cost per run: N jobs due at every whole second for ${seconds} s, each waking its agent by a webhook (as section 0), until every run is done. Postgres CPU: the backends serving the system's database; process CPU: the daemon's, or the peer's worker's (the receiver's left out); WAL: the server's, over the runs\n`,
+  );
+  const rows: CostRow[] = [];
+  for (const rate of rates)
+    for (const backend of backends) {
+      rows.push(await missiondCost(backend, rate, seconds));
+      if (backend === "postgres") {
+        rows.push(await pgBossCost(backend, rate, seconds));
+        rows.push(await graphileCost(rate, seconds));
+      }
+    }
+  printTable(
+    [
+      "system",
+      "db",
+      "jobs/s",
+      "expected",
+      "delivered",
+      "dup",
+      "Postgres CPU ms/run",
+      "process CPU ms/run",
+      "WAL B/run",
+      "p50",
+      "p99",
+    ],
+    rows.map((r) => [
+      r.system,
+      r.backend,
+      r.rate,
+      r.expected,
+      r.delivered,
+      r.duplicates,
+      Number.isNaN(r.pgCpuMs) ? "-" : r.pgCpuMs.toFixed(3),
+      r.processCpuMs.toFixed(3),
+      Number.isNaN(r.walBytes) ? "-" : Math.round(r.walBytes),
+      r.p50,
+      r.p99,
+    ]),
   );
 }
 

@@ -33,13 +33,18 @@ export interface StorageRow {
 const TICKS = 100;
 
 /** CPU seconds used so far by each backend connected to `database`, by pid. */
-async function backendCpu(db: Db, database: string): Promise<Map<number, number>> {
+export async function backendCpu(db: Db, database: string): Promise<Map<number, number>> {
   const pids = await rows<{ pid: number }>(
     db,
     sql`select pid from pg_stat_activity where datname = ${database} and backend_type = 'client backend'`,
   );
+  return processCpu(pids.map((p) => p.pid));
+}
+
+/** CPU seconds used so far by each of these processes of this host, by pid. */
+export function processCpu(pids: readonly number[]): Map<number, number> {
   const cpu = new Map<number, number>();
-  for (const { pid } of pids) {
+  for (const pid of pids) {
     try {
       // Fields after the command name, which is in parentheses and may hold spaces.
       const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
@@ -52,7 +57,7 @@ async function backendCpu(db: Db, database: string): Promise<Map<number, number>
   return cpu;
 }
 
-const cpuBetween = (before: Map<number, number>, after: Map<number, number>) =>
+export const cpuBetween = (before: Map<number, number>, after: Map<number, number>) =>
   [...after].reduce((sum, [pid, t]) => sum + t - (before.get(pid) ?? 0), 0);
 
 export async function missiondStorage(

@@ -27,22 +27,25 @@ export interface WakeRow {
   warmUpMax: number;
 }
 
-interface Receiver {
+export interface Receiver {
   url: string;
   take(): Promise<{ key: string; lateMs: number }[]>;
+  /** The receiver's process id (its CPU time is read from /proc). */
+  pid: number;
   stop(): void;
 }
 
 const RECEIVER = fileURLToPath(new URL("./receiver.ts", import.meta.url));
 const sleepUntil = (t: number) => new Promise((resolve) => setTimeout(resolve, Math.max(0, t - Date.now())));
 
-async function startReceiver(): Promise<Receiver> {
+export async function startReceiver(): Promise<Receiver> {
   const child: ChildProcess = spawn(process.execPath, [RECEIVER], { stdio: ["ignore", "pipe", "inherit"] });
   const lines = createInterface({ input: child.stdout! });
   const port = await new Promise<string>((resolve) => lines.once("line", resolve));
   const url = `http://127.0.0.1:${port}/`;
   return {
     url,
+    pid: child.pid!,
     take: async () => (await (await fetch(url)).json()) as { key: string; lateMs: number }[],
     stop: () => child.kill(),
   };

@@ -103,9 +103,9 @@ export class CronFiring {
    * beyond the direct lane's places queue on it, each counting its attempt when it takes a place.
    */
   private readonly handOff = coalescing<PendingHandOff>(async (batch) => {
-    const { db, boss, clock } = this.deps;
+    const { db, boss } = this.deps;
     await handOffWithLane(this.deps.direct?.(), batch.length, (places) =>
-      db.transaction((tx) => writeHandOffs(tx, boss, batch, places, clock.now())),
+      db.transaction((tx) => writeHandOffs(tx, boss, batch, places)),
     );
     for (const _ of batch) this.deps.onRun?.("Running", null);
   });
@@ -203,7 +203,7 @@ export class CronFiring {
         const job = jobs.get(String(run.cronJobId))!;
         return handOffFor(job, run, job.prompt, at);
       });
-      const activated = await writeHandOffs(tx, this.deps.boss, handOffs, direct!, now);
+      const activated = await writeHandOffs(tx, this.deps.boss, handOffs, direct!);
       return { jobs, claimed, activated, handedOff };
     });
   }

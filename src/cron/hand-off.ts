@@ -52,7 +52,6 @@ export async function writeHandOffs(
   boss: PgBoss,
   batch: readonly PendingHandOff[],
   places: Places,
-  now: number,
 ): Promise<{ id: string; data: CronMission; counted: boolean }[]> {
   const started = await startRuns(
     tx,
@@ -69,6 +68,6 @@ export async function writeHandOffs(
   const jobs = batch
     .map((h, i) => ({ id: h.missionJobId, data: h.mission, ...onLane(places, i), runId: String(h.runId) }))
     .filter((j) => started.has(j.runId));
-  await enqueue(boss, tx, MISSIONS_QUEUE, jobs, now);
+  await enqueue(boss, tx, MISSIONS_QUEUE, jobs);
   return jobs.filter((j) => j.direct);
 }

@@ -30,13 +30,18 @@ export function anyOf(
  * escapes, where a text parameter's UTF-8 encoding replaced them).
  */
 export function jsonText(rows: readonly object[]): string {
-  return JSON.stringify(rows, (_key, value: unknown) =>
-    typeof value === "bigint"
-      ? String(value)
-      : typeof value === "string"
-        ? value.toWellFormed().replaceAll("\u0000", "")
-        : value,
-  );
+  return JSON.stringify(rows, jsonValue);
+}
+
+/**
+ * Every value of every batch passes here: a string is only copied when it needs a repair (the
+ * copies of every prompt and output, made whether or not they held anything to repair, were most
+ * of a batch's serialization).
+ */
+function jsonValue(_key: string, value: unknown): unknown {
+  if (typeof value === "string")
+    return value.isWellFormed() && !value.includes("\u0000") ? value : value.toWellFormed().replaceAll("\u0000", "");
+  return typeof value === "bigint" ? String(value) : value;
 }
 
 /**

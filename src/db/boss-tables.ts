@@ -8,7 +8,7 @@ import { fromDrizzle, type DrizzleTransactionLike } from "pg-boss";
 // A static import: the bundle carries the package.json of the pg-boss it bundles.
 import bossPackage from "pg-boss/package.json" with { type: "json" };
 import { MissiondError } from "../errors.ts";
-import { anyOf } from "./batch-params.ts";
+import { recordset } from "./batch-params.ts";
 import type { Tx } from "./client.ts";
 
 /**
@@ -58,14 +58,35 @@ export function checkBossRelease(installed: BossRelease): void {
 export const bossOnTransaction = (tx: Tx) => fromDrizzle(tx as unknown as DrizzleTransactionLike, sql);
 
 /**
- * Makes these just-inserted jobs of `queue` active for this instance, as pg-boss's own fetch would
- * (started and heartbeat now), in the hand-off's transaction. The ids as one array parameter: as
- * an IN list, each size of hand-off was a statement text of its own, prepared anew
- * (batch-params.ts), and a burst's was 10,000 parameters long.
+ * Inserts jobs of `queue` already active for this instance, as pg-boss's own fetch leaves them
+ * (started and heartbeat now, first attempt), in the hand-off's transaction, with the queue's
+ * settings as pg-boss's insert would copy them. One statement and one row version per job: pg-boss's
+ * insert followed by an update to active wrote each job twice, every index of the job table
+ * included, and its waiting-jobs index once more. The jobs as one JSON parameter (batch-params.ts).
  */
-export async function activateJobs(tx: Tx, queue: string, ids: readonly string[]): Promise<void> {
+export async function insertActiveJobs(
+  tx: Tx,
+  queue: string,
+  jobs: readonly { id: string; data: object }[],
+): Promise<void> {
   await tx.execute(
-    sql`update pgboss.job set state = 'active', started_on = pgboss.job_now(), heartbeat_on = pgboss.job_now()
-        where name = ${queue} and state = 'created' and ${anyOf(sql`id`, ids, "uuid")}`,
+    sql`insert into pgboss.job (id, name, data, state, start_after, created_on, started_on, heartbeat_on, expire_seconds,
+          deletion_seconds, keep_until, retry_limit, retry_delay, retry_backoff, retry_delay_max, policy, dead_letter, heartbeat_seconds)
+        select v.id, q.name, v.data, 'active', now, now, now, now, coalesce(q.expire_seconds, ${BOSS_QUEUE_DEFAULTS.expireSeconds}),
+          coalesce(q.deletion_seconds, ${BOSS_QUEUE_DEFAULTS.deletionSeconds}),
+          now + coalesce(q.retention_seconds, ${BOSS_QUEUE_DEFAULTS.retentionSeconds}) * interval '1s',
+          coalesce(q.retry_limit, ${BOSS_QUEUE_DEFAULTS.retryLimit}), coalesce(q.retry_delay, 0), coalesce(q.retry_backoff, false),
+          q.retry_delay_max, q.policy, q.dead_letter, q.heartbeat_seconds
+        from ${recordset(jobs, "id uuid, data jsonb")}
+        join pgboss.queue q on q.name = ${queue}
+        cross join (select pgboss.job_now() as now) as t`,
   );
 }
+
+/** pg-boss's own defaults for a queue setting left unset (its plans.js QUEUE_DEFAULTS). */
+const BOSS_QUEUE_DEFAULTS = {
+  expireSeconds: 15 * 60,
+  retentionSeconds: 14 * 86_400,
+  deletionSeconds: 7 * 86_400,
+  retryLimit: 2,
+} as const;

@@ -1,7 +1,7 @@
 import { fromPglite, PgBoss } from "pg-boss";
 import type { Logger } from "../log.ts";
 import { bossConnection, type BossConnection } from "./boss-postgres.ts";
-import { activateJobs, bossOnTransaction, checkBossRelease, installedBoss } from "./boss-tables.ts";
+import { bossOnTransaction, checkBossRelease, insertActiveJobs, installedBoss } from "./boss-tables.ts";
 import type { RetentionConfig } from "../retention/config.ts";
 import type { Database, Tx } from "./client.ts";
 
@@ -142,10 +142,6 @@ async function ensureQueues(boss: PgBoss, options: BossOptions): Promise<void> {
   );
 }
 
-// A direct job's start_after, beyond the hand-off: a job inserted due now would NOTIFY every
-// worker of its queue to fetch it, and it is active before any could.
-const DIRECT_START_AFTER_MS = 60_000;
-
 interface WantedQueue {
   name: string;
   /** Its dead-letter queue and NOTIFY on new jobs. */
@@ -169,28 +165,24 @@ async function queuesAsWanted(boss: PgBoss, wanted: readonly WantedQueue[]): Pro
 }
 
 /**
- * Inserts a hand-off's jobs in its transaction. Those marked `direct` are made active for this
- * instance in the same transaction, as pg-boss's own fetch would (started and heartbeat now, first
- * attempt), so the instance executes them at once and pg-boss supervises them like any fetched job.
+ * Inserts a hand-off's jobs in its transaction. Those marked `direct` are inserted active for this
+ * instance, as pg-boss's own fetch would leave them (started and heartbeat now, first attempt), so
+ * the instance executes them at once and pg-boss supervises them like any fetched job; no worker
+ * is told of them.
  */
 export async function enqueue(
   boss: PgBoss,
   tx: Tx,
   queue: string,
   jobs: readonly { id: string; data: object; direct: boolean }[],
-  now: number,
 ): Promise<void> {
-  if (jobs.length === 0) return;
-  await boss.insert(
-    queue,
-    jobs.map((j) =>
-      j.direct
-        ? { id: j.id, data: j.data, startAfter: new Date(now + DIRECT_START_AFTER_MS) }
-        : { id: j.id, data: j.data },
-    ),
-    { db: bossOnTransaction(tx) },
-  );
-  const direct = jobs.filter((j) => j.direct).map((j) => j.id);
-  if (direct.length === 0) return;
-  await activateJobs(tx, queue, direct);
+  const direct = jobs.filter((j) => j.direct);
+  const fetched = jobs.filter((j) => !j.direct);
+  if (direct.length > 0) await insertActiveJobs(tx, queue, direct);
+  if (fetched.length > 0)
+    await boss.insert(
+      queue,
+      fetched.map((j) => ({ id: j.id, data: j.data })),
+      { db: bossOnTransaction(tx) },
+    );
 }

@@ -37,11 +37,7 @@ export function webhookExecutor(name: string, options: WebhookExecutorOptions): 
         [TIMESTAMP_HEADER]: timestamp,
       };
       if (options.secret) headers[SIGNATURE_HEADER] = signBody(options.secret, timestamp, body);
-      const { status, text } = await post(
-        body,
-        headers,
-        AbortSignal.any([signal, AbortSignal.timeout(options.timeoutMs)]),
-      );
+      const { status, text } = await post(body, headers, signal, options.timeoutMs);
       if (status >= 200 && status < 300) return { status: "Succeeded", output: boundOutput(text), exitCode: null };
       if (status >= 500 || status === 408 || status === 429) {
         throw new Error(`webhook answered ${status}: ${text.slice(0, 200)}`);

@@ -146,7 +146,7 @@ export class NotifyDelivery {
    * attempt before the moment and a crash meanwhile would close it Unknown.
    */
   private readonly handOff = coalescing<PendingNote>(async (items) => {
-    const { db, boss, clock } = this.deps;
+    const { db, boss } = this.deps;
     const near = items.filter((n) => !n.ahead);
     const batch = [...near, ...items.filter((n) => n.ahead)];
     let written = 0;
@@ -170,7 +170,7 @@ export class NotifyDelivery {
           const jobs = writing
             .map((b, i) => ({ id: b.missionJobId, data: b.mission, ...onLane(places, i), timerId: b.id }))
             .filter((j) => moved.has(String(j.timerId)));
-          await enqueue(boss, tx, NOTIFY_QUEUE, jobs, clock.now());
+          await enqueue(boss, tx, NOTIFY_QUEUE, jobs);
           return jobs.filter((j) => j.direct);
         });
       },

@@ -84,11 +84,33 @@ describe(`statement texts under a varied load (${backendName})`, () => {
       "update notify_timers as t set status = 'Delivering'",
     ])
       expect(all).toContain(statement);
-    // The direct lane's pg-boss jobs, made active in hand-offs of many sizes: one text, not one
+    // The direct lane's pg-boss jobs, inserted active in hand-offs of many sizes: one text, not one
     // per size (a list of typed parameters, `$1::uuid, $2::uuid`, is a shape of its own for each
     // length, which the check above cannot see).
-    expect([...texts].filter((text) => text.startsWith("update pgboss.job set state = 'active'"))).toHaveLength(1);
+    expect([...texts].filter((text) => text.startsWith("insert into pgboss.job (id, name, data, state"))).toHaveLength(
+      1,
+    );
   }, 60_000);
+
+  it("runs of jobs that buffer no slot end without a search for one, which has no slot to bound it", async () => {
+    const texts: string[] = [];
+    const daemon = await t.start({ onQuery: (text) => texts.push(text) });
+    await daemon.services.cron.add({ name: "a", agentId: "a1", cron: "* * * * * *", prompt: "p" });
+    await waitFor(
+      async () => {
+        const [found] = await rows<{ n: number }>(
+          daemon.services.database.db,
+          sql`select count(*)::int as n from cron_job_runs where status = 'Succeeded'`,
+        );
+        return found!.n >= 3;
+      },
+      "three runs closed",
+      20_000,
+    );
+    // Each run's end asked (the job's policy read); none looked for a buffered slot.
+    expect(texts.filter((text) => text.includes('"overlap_policy" = $')).length).toBeGreaterThan(0);
+    expect(texts.filter((text) => text.startsWith('update "cron_job_runs" set "deferred_until"'))).toEqual([]);
+  }, 30_000);
 
   it("a claim's insert fills each column's default, and answers rows typed as drizzle's select", async () => {
     const daemon = await t.start();

@@ -1,7 +1,10 @@
-import { describe, expect, it } from "vitest";
+import { Cron } from "croner";
+import { describe, expect, it, vi } from "vitest";
 import {
   assertCron,
+  lastSlotAtOrBefore,
   nextSlot,
+  scanSlots,
   parseEvery,
   previewSlots,
   slotsBetween,
@@ -140,5 +143,41 @@ describe("interval schedules", () => {
     expect(() => parseEvery("every thirty")).toThrow(/invalid interval "every thirty"/);
     expect(() => parseEvery("500ms")).toThrow(/shorter than the minimum of 1s/);
     expect(() => parseEvery("30")).toThrow(/invalid interval/);
+  });
+});
+
+describe("the slot arithmetic's shortcuts", () => {
+  it("UTC computes the same slots as croner's zone arithmetic, for every kind of expression", () => {
+    const exprs = ["* * * * * *", "*/15 * * * *", "30 2 * * *", "0 0 L * *", "0 9 * * 1#2", "0 0 29 2 *", "5 4 * * 0"];
+    for (const expr of exprs) {
+      const zoned = new Cron(expr, { timezone: "UTC", mode: "5-or-6-parts", paused: true });
+      for (let i = 0; i < 200; i++) {
+        const t = new Date(1_800_000_000_000 + i * 7_777_777_123);
+        expect(nextSlot(cron(expr), t)?.toISOString(), `${expr} after ${t.toISOString()}`).toBe(
+          zoned.nextRun(t)?.toISOString(),
+        );
+        expect(lastSlotAtOrBefore(cron(expr), t)?.toISOString()).toBe(
+          zoned.previousRuns(1, new Date(t.getTime() + 1))[0]?.toISOString(),
+        );
+      }
+    }
+  });
+
+  it("jobs of one schedule due in the same second ask croner once for their next slots, each given its own dates", () => {
+    const nextRun = vi.spyOn(Cron.prototype, "nextRun");
+    try {
+      const after = at("2031-03-04T05:06:07.000Z");
+      const scans = Array.from({ length: 1_000 }, () =>
+        scanSlots(cron("* * * * * *", "Europe/Berlin"), after, at("2031-03-04T05:06:08.000Z"), 10),
+      );
+      // One slot within the range, then the first beyond it: two computations for the thousand.
+      expect(nextRun).toHaveBeenCalledTimes(2);
+      expect(isoList(scans[999]!.slots)).toEqual(["2031-03-04T05:06:08.000Z"]);
+      expect(scans[999]!.beyond?.toISOString()).toBe("2031-03-04T05:06:09.000Z");
+      scans[0]!.slots[0]!.setTime(0);
+      expect(scans[1]!.slots[0]!.toISOString()).toBe("2031-03-04T05:06:08.000Z");
+    } finally {
+      nextRun.mockRestore();
+    }
   });
 });

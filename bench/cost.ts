@@ -1,0 +1,255 @@
+/**
+ * Cost per run: what one run costs the database and the process that carries it, for missiond and
+ * its peers in the same run. `rate` jobs due at every whole second for `seconds` seconds, each
+ * waking its agent by an HTTP POST to one receiver in its own process (as section 0), then until
+ * every run is done:
+ * - Postgres CPU: utime + stime of the backends serving the system's own database (/proc/<pid>/stat),
+ *   from before the first slot (the peers: before their inserts, which are part of a run there)
+ *   until the last run is done. Shared processes (WAL writer, checkpointer) are not counted.
+ * - process CPU: this process's own (process.cpuUsage), where the daemon, or the peer's worker,
+ *   runs; the receiver's is left out for every system alike. On PGlite the database runs in it.
+ * - WAL bytes: pg_current_wal_lsn() before and after, over the runs: the server's WAL as a whole,
+ *   so it counts anything else the server wrote meanwhile.
+ * missiond's runs are cron jobs (the claim's insert and everything after it, the webhook executor);
+ * pg-boss's are jobs sent with `startAfter` and a worker polling every 0.5 s (insert + fetch +
+ * complete); graphile-worker's are jobs with `runAt` at its default polling.
+ */
+import { cpuUsage } from "node:process";
+import { sql } from "drizzle-orm";
+import { Logger, makeWorkerUtils, run } from "graphile-worker";
+import postgres from "postgres";
+import { rows, type Db } from "../src/db/client.ts";
+import { benchBoss, benchDaemon, freshBenchDatabase } from "./databases.ts";
+import { summarize } from "./stats.ts";
+import { cpuBetween, processCpu } from "./storage.ts";
+import { startReceiver, type Receiver } from "./wake/wake.ts";
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const sleepUntil = (t: number) => sleep(Math.max(0, t - Date.now()));
+/** How long past the last slot a system may take before the row says what it delivered. */
+const LIMIT_MS = 120_000;
+
+export interface CostRow {
+  system: string;
+  backend: string;
+  rate: number;
+  expected: number;
+  delivered: number;
+  duplicates: number;
+  /** ms of Postgres backend CPU per run (NaN on PGlite: the database is in the process). */
+  pgCpuMs: number;
+  /** ms of the system's process CPU per run. */
+  processCpuMs: number;
+  /** Bytes of WAL per run (the server's, NaN on PGlite). */
+  walBytes: number;
+  /** Slot → agent's webhook received (ms). */
+  p50: number;
+  p99: number;
+}
+
+/** What a window measures: the database's backends, this process, the server's WAL. */
+interface Meter {
+  stop(): Promise<{ pgCpuS: number; processCpuS: number; walBytes: number }>;
+}
+
+async function startMeter(url: string | null): Promise<Meter> {
+  // Its own connection, one that serves no database under test: its reads are not counted.
+  const probe = url ? postgres(url.replace(/\/[^/?]*(\?|$)/, "/postgres$1"), { max: 1, onnotice: () => {} }) : null;
+  const database = url ? decodeURIComponent(new URL(url).pathname.slice(1)) : "";
+  const cpu = async () =>
+    probe
+      ? processCpu(
+          (
+            await probe<{ pid: number }[]>`select pid from pg_stat_activity
+              where datname = ${database} and backend_type = 'client backend'`
+          ).map((r) => r.pid),
+        )
+      : new Map<number, number>();
+  const lsn = async () =>
+    probe ? BigInt((await probe<{ b: string }[]>`select (pg_current_wal_lsn() - '0/0')::text as b`)[0]!.b) : 0n;
+  const before = { backends: await cpu(), wal: await lsn(), process: cpuUsage() };
+  return {
+    async stop() {
+      const backends = await cpu();
+      const wal = await lsn();
+      const processUs = cpuUsage(before.process);
+      await probe?.end({ timeout: 1 });
+      return {
+        pgCpuS: probe ? cpuBetween(before.backends, backends) : NaN,
+        processCpuS: (processUs.user + processUs.system) / 1e6,
+        walBytes: probe ? Number(wal - before.wal) : NaN,
+      };
+    },
+  };
+}
+
+function costRow(
+  system: string,
+  backend: string,
+  rate: number,
+  seconds: number,
+  samples: { key: string; lateMs: number }[],
+  measured: { pgCpuS: number; processCpuS: number; walBytes: number },
+): CostRow {
+  const keys = new Set(samples.map((s) => s.key));
+  const runs = Math.max(1, keys.size);
+  const lateness = summarize(samples.map((s) => s.lateMs));
+  return {
+    system,
+    backend,
+    rate,
+    expected: rate * seconds,
+    delivered: keys.size,
+    duplicates: samples.length - keys.size,
+    pgCpuMs: (measured.pgCpuS * 1000) / runs,
+    processCpuMs: (measured.processCpuS * 1000) / runs,
+    walBytes: measured.walBytes / runs,
+    p50: lateness.p50,
+    p99: lateness.p99,
+  };
+}
+
+/** Receipts so far, gathered across takes (the receiver forgets what it answered). */
+function gathered(receiver: Receiver) {
+  const all: { key: string; lateMs: number }[] = [];
+  return {
+    all,
+    async count() {
+      all.push(...(await receiver.take()));
+      return new Set(all.map((s) => s.key)).size;
+    },
+  };
+}
+
+async function untilDelivered(seen: ReturnType<typeof gathered>, expected: number, lastSlot: number): Promise<void> {
+  while (Date.now() < lastSlot + LIMIT_MS) {
+    await sleep(250);
+    if (Date.now() > lastSlot && (await seen.count()) >= expected) return;
+  }
+}
+
+/** Per-second cron jobs stored in one statement, from `from` for `seconds` seconds. */
+async function insertPerSecondJobs(db: Db, rate: number, from: number, seconds: number): Promise<void> {
+  await db.execute(sql`
+    insert into cron_jobs (name, agent_id, prompt, cron_expr, timezone, overlap_policy, next_fire_at, anchor_at, starts_at, ends_at, created_at, updated_at)
+    select 'cost-' || g, 'hook', 'wake', '* * * * * *', 'UTC', 'allow', ${new Date(from).toISOString()}::timestamptz, now(),
+           ${new Date(from).toISOString()}::timestamptz, ${new Date(from + seconds * 1000 - 1).toISOString()}::timestamptz, now(), now()
+    from generate_series(1, ${rate}) as g`);
+}
+
+export async function missiondCost(backend: "pglite" | "postgres", rate: number, seconds: number): Promise<CostRow> {
+  const receiver = await startReceiver();
+  const db = await freshBenchDatabase(backend);
+  const toml = `[agents.hook]\nexecutor = "webhook"\nurl = "${receiver.url}"\n`;
+  const daemon = benchDaemon(db, {}, toml);
+  try {
+    await daemon.start();
+    const from = Math.ceil((Date.now() + 3_000) / 1000) * 1000;
+    await insertPerSecondJobs(daemon.services.database.db, rate, from, seconds);
+    daemon.services.scheduler.poke();
+    await sleepUntil(from - 1_000);
+    const meter = await startMeter(db.url);
+    const seen = gathered(receiver);
+    await untilDelivered(seen, rate * seconds, from + seconds * 1000);
+    // The last closes follow the last receipt.
+    while (Date.now() < from + seconds * 1000 + LIMIT_MS) {
+      const [open] = await rows<{ n: number }>(
+        daemon.services.database.db,
+        sql`select count(*)::int as n from cron_job_runs where finished_at is null`,
+      );
+      if (open!.n === 0) break;
+      await sleep(100);
+    }
+    return costRow("missiond (webhook executor)", backend, rate, seconds, seen.all, await meter.stop());
+  } finally {
+    await daemon.stop();
+    await db.drop();
+    receiver.stop();
+  }
+}
+
+export async function pgBossCost(backend: "pglite" | "postgres", rate: number, seconds: number): Promise<CostRow> {
+  const receiver = await startReceiver();
+  const db = await freshBenchDatabase(backend);
+  const boss = benchBoss(db, { schema: "cost_boss" });
+  try {
+    await boss.start();
+    await boss.createQueue("cost");
+    const from = Math.ceil((Date.now() + 3_000 + rate * seconds * 0.2) / 1000) * 1000;
+    const meter = await startMeter(db.url);
+    const inserts = [];
+    for (let s = 0; s < seconds; s++)
+      for (let j = 0; j < rate; j++) {
+        const due = from + s * 1000;
+        inserts.push({ data: { due, key: `${j}@${s}` }, startAfter: new Date(due) });
+      }
+    for (let i = 0; i < inserts.length; i += 500) await boss.insert("cost", inserts.slice(i, i + 500));
+    await boss.work<{ due: number; key: string }>(
+      "cost",
+      { batchSize: Math.max(10, rate), pollingIntervalSeconds: 0.5 },
+      async (batch) => {
+        await Promise.all(
+          batch.map((job) =>
+            fetch(receiver.url, { method: "POST", body: JSON.stringify(job.data) }).then((r) => r.text()),
+          ),
+        );
+      },
+    );
+    const seen = gathered(receiver);
+    await untilDelivered(seen, rate * seconds, from + seconds * 1000);
+    // Its completion follows the handler's last POST.
+    await sleep(1_000);
+    return costRow("pg-boss 12 (insert + fetch + complete)", backend, rate, seconds, seen.all, await meter.stop());
+  } finally {
+    await boss.stop({ graceful: false, close: true });
+    await db.drop();
+    receiver.stop();
+  }
+}
+
+const quiet = new Logger(() => () => {});
+
+export async function graphileCost(rate: number, seconds: number): Promise<CostRow> {
+  const receiver = await startReceiver();
+  const db = await freshBenchDatabase("postgres");
+  const utils = await makeWorkerUtils({ connectionString: db.url!, logger: quiet });
+  await utils.migrate();
+  const from = Math.ceil((Date.now() + 3_000 + rate * seconds * 0.2) / 1000) * 1000;
+  const meter = await startMeter(db.url);
+  const specs = [];
+  for (let s = 0; s < seconds; s++)
+    for (let j = 0; j < rate; j++) {
+      const due = from + s * 1000;
+      specs.push({ identifier: "wake", payload: { due, key: `${j}@${s}` }, runAt: new Date(due) });
+    }
+  for (let i = 0; i < specs.length; i += 500) await utils.addJobs(specs.slice(i, i + 500));
+  const runner = await run({
+    connectionString: db.url!,
+    concurrency: Math.min(rate, 32),
+    noHandleSignals: true,
+    logger: quiet,
+    taskList: {
+      wake: async (payload) => {
+        await (await fetch(receiver.url, { method: "POST", body: JSON.stringify(payload) })).text();
+      },
+    },
+  });
+  try {
+    const seen = gathered(receiver);
+    await untilDelivered(seen, rate * seconds, from + seconds * 1000);
+    await sleep(1_000);
+    return costRow(
+      "graphile-worker 0.17 (add + fetch + complete)",
+      "postgres",
+      rate,
+      seconds,
+      seen.all,
+      await meter.stop(),
+    );
+  } finally {
+    await utils.release();
+    await runner.stop();
+    await db.drop();
+    receiver.stop();
+  }
+}
