@@ -29,6 +29,8 @@ import { lockUncontinued } from "./deferred-queries.ts";
 import { promptText } from "./input.ts";
 import { resumeEndedPauses } from "./job-changes.ts";
 import { announce } from "../scheduler/announce.ts";
+import { gateClaims } from "../concurrency/gate.ts";
+import { releaseKeysOf } from "../concurrency/release.ts";
 import { handOffInClaim } from "../scheduler/hand-off.ts";
 
 export interface FiringDeps extends ClaimDeps<CronMission> {
@@ -121,6 +123,17 @@ export class CronFiring {
     }
   });
 
+  /**
+   * Concurrency keys: a run of the job ended, so its key's free places go to the slots waiting for
+   * one (on every instance's scheduler). Runs ending in the same turn are released together.
+   */
+  readonly releaseKeys = coalescing<bigint>(async (jobIds) => {
+    const { db, clock } = this.deps;
+    if (await releaseKeysOf(db, [...new Set(jobIds)], new Date(clock.now()))) {
+      await announce(db, SCHEDULE_CHANNEL, "concurrency");
+    }
+  });
+
   /** Resolves when every claimed slot has its outcome (shutdown waits for this). */
   drain(): Promise<void> {
     return this.inFlight.drain();
@@ -173,6 +186,12 @@ export class CronFiring {
       );
       const reads = { now, instanceName, armed, ended, active, buffered, running };
       const { rows, advanced, cancels } = planBatch(locked, reads, jobs);
+      const byId = new Map(locked.map((j) => [String(j.id), j]));
+      await gateClaims(
+        tx,
+        rows.map((run) => ({ run, job: byId.get(String(run.cronJobId))! })),
+        new Date(now),
+      );
       const inserted = await insertRuns(tx, rows);
       settleAdvances(advanced, inserted);
       await advanceJobs(tx, advanced, new Date(now));
@@ -192,6 +211,7 @@ export class CronFiring {
         }
       }
       for (const run of inserted) this.deps.onRun?.(run.status, run.latenessMs);
+      if (inserted.some((run) => run.keyWaitUntil !== null)) this.deps.onDeferred?.();
       const claimed = inserted.filter((run) => run.status === "Claimed");
       const soon = (run: CronJobRunRow) =>
         handOffInClaim(runMoment(jobs.get(String(run.cronJobId))!, run), now, this.handOffWithinMs);
@@ -219,7 +239,7 @@ export class CronFiring {
       const [locked] = await lockJobs(tx, [jobId]);
       if (!locked) throw new MissiondError("NOT_FOUND", `no cron job with id "${jobId}"`);
       const now = new Date(clock.now());
-      const run = await insertAtFreeInstant(tx, {
+      const manual: NewRun = {
         cronJobId: jobId,
         scheduledFor: now,
         trigger: "manual",
@@ -228,10 +248,14 @@ export class CronFiring {
         claimedBy: instanceName,
         claimedAt: now,
         latenessMs: 0,
-      });
+      };
+      // A manual run counts against the job's concurrency key like any slot.
+      await gateClaims(tx, [{ run: manual, job: locked }], now);
+      const run = await insertAtFreeInstant(tx, manual);
       return { job: locked, run };
     });
-    this.startChain(job, run);
+    if (run.status === "Claimed") this.startChain(job, run);
+    else if (run.status === "Deferred") this.deps.onDeferred?.();
     return run;
   }
 
@@ -244,6 +268,7 @@ export class CronFiring {
    */
   async fireDeferred(runIds: readonly string[]): Promise<void> {
     const { db, clock, instanceName } = this.deps;
+    let requeued = false;
     const claimed = await db.transaction(async (tx) => {
       const now = clock.now();
       const deferred = (await Promise.all(runIds.map((id) => findRun(tx, BigInt(id))))).filter(
@@ -277,7 +302,7 @@ export class CronFiring {
                   finishedAt: at,
                 }
               : { status: "Claimed", reason: `deferred from slot ${d.scheduledFor.toISOString()} (run ${d.id})` };
-        const run = await insertAtFreeInstant(tx, {
+        const next: NewRun = {
           cronJobId: d.cronJobId,
           scheduledFor: d.deferredUntil!,
           trigger: "deferred",
@@ -288,11 +313,16 @@ export class CronFiring {
           claimedAt: at,
           latenessMs: now - d.deferredUntil!.getTime(),
           ...verdict,
-        });
+        };
+        // A slot that waited for a place under its key takes one now, waits on, or gives up.
+        if (job) await gateClaims(tx, [{ run: next, job, waitedUntil: d.keyWaitUntil ?? undefined }], at);
+        const run = await insertAtFreeInstant(tx, next);
         if (job && run.status === "Claimed") started.push({ job, run });
+        if (run.status === "Deferred") requeued = true;
       }
       return started;
     });
+    if (requeued) this.deps.onDeferred?.();
     for (const { job, run } of claimed) this.startChain(job, run);
   }
 
@@ -341,6 +371,7 @@ export class CronFiring {
       });
       this.deps.onRun?.("Cancelled", null);
       await this.releaseBuffered(job.id);
+      await this.releaseKeys(job.id);
       await this.deps.onRunEnded?.(job.id);
       log.info({ plugin: result.plugin, reason: result.reason }, "slot cancelled by plugin");
       return;
@@ -356,6 +387,7 @@ export class CronFiring {
       this.deps.onDeferred?.();
       this.deps.onRun?.("Deferred", null);
       await this.releaseBuffered(job.id);
+      await this.releaseKeys(job.id);
       await this.deps.onRunEnded?.(job.id);
       log.info(
         { plugin: result.plugin, until: result.until.toISOString(), reason: result.reason },

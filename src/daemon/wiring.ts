@@ -308,6 +308,7 @@ export async function startWorkers(env: DaemonEnv, s: Services): Promise<Workers
     onAttempt: (lane) => s.metrics.attempt(MISSIONS_QUEUE, lane),
     onRunEnded: async (jobId) => {
       await s.firing.releaseBuffered(jobId);
+      await s.firing.releaseKeys(jobId);
       await s.backfill.continue(jobId);
     },
     onSettled: (data) => void s.plugins.announce({ moment: "cronRunSettled", data }),
