@@ -60,7 +60,8 @@ export function planGate(
       } satisfies Partial<NewRun>);
       continue;
     }
-    const until = entry.waitedUntil ?? new Date(now.getTime() + (entry.job.concurrencyMaxWaitMs ?? DEFAULT_MAX_WAIT_MS));
+    const until =
+      entry.waitedUntil ?? new Date(now.getTime() + (entry.job.concurrencyMaxWaitMs ?? DEFAULT_MAX_WAIT_MS));
     // Deferred to the end of its wait: a freed place brings that forward (releaseWaiting); if none
     // does, the deferral fires at the end and the continuation is Skipped.
     Object.assign(run, {

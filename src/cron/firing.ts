@@ -30,6 +30,7 @@ import { promptText } from "./input.ts";
 import { resumeEndedPauses } from "./job-changes.ts";
 import { announce } from "../scheduler/announce.ts";
 import { gateClaims } from "../concurrency/gate.ts";
+import { DEFAULT_APPROVAL_WINDOW_MS } from "../approvals/job-fields.ts";
 import { releaseKeysOf } from "../concurrency/release.ts";
 import { handOffInClaim } from "../scheduler/hand-off.ts";
 
@@ -40,6 +41,8 @@ export interface FiringDeps extends ClaimDeps<CronMission> {
   onRun?: (status: string, latenessMs: number | null) => void;
   /** A run of the job ended before its mission (a plugin cancelled or deferred it). */
   onRunEnded?: (jobId: bigint) => Promise<void>;
+  /** A run started waiting for an operator's approval (the routes are told). */
+  onAwaitingApproval?: (job: CronJobRow, run: CronJobRunRow) => void;
 }
 
 /**
@@ -215,7 +218,8 @@ export class CronFiring {
       const claimed = inserted.filter((run) => run.status === "Claimed");
       const soon = (run: CronJobRunRow) =>
         handOffInClaim(runMoment(jobs.get(String(run.cronJobId))!, run), now, this.handOffWithinMs);
-      const handing = direct === null ? [] : claimed.filter(soon);
+      // A run that needs approval waits for it after its chain, never handed off in the claim.
+      const handing = direct === null ? [] : claimed.filter((run) => soon(run) && !needsApproval(jobs, run));
       const handedOff = new Set(handing.map((run) => run.id));
       if (handing.length === 0) return { jobs, claimed, activated: [], handedOff };
       const at = new Date(now);
@@ -396,7 +400,44 @@ export class CronFiring {
       return;
     }
 
+    const approval =
+      result.approval ?? (job.approval ? { plugin: null, reason: "the job requires approval" } : undefined);
+    if (approval && run.approvedBy === null) {
+      await this.awaitApproval(job, run, result.context.prompt, approval, now);
+      return;
+    }
     await this.handOff(handOffFor(job, run, result.context.prompt, now));
     log.debug("mission handed off");
   }
+
+  /**
+   * The run waits AwaitingApproval, holding no executor place, with the prompt as the chain left it
+   * (what the mission carries once approved) and the end of its window.
+   */
+  private async awaitApproval(
+    job: CronJobRow,
+    run: CronJobRunRow,
+    prompt: string,
+    approval: { plugin: string | null; reason: string },
+    now: Date,
+  ): Promise<void> {
+    const waiting = await transitionRun(this.deps.db, run.id, "Claimed", {
+      status: "AwaitingApproval",
+      reason: approval.plugin ? `approval required by ${approval.plugin}: ${approval.reason}` : approval.reason,
+      decidedBy: approval.plugin,
+      promptFired: prompt,
+      approvalUntil: new Date(now.getTime() + (job.approvalWindowMs ?? DEFAULT_APPROVAL_WINDOW_MS)),
+    });
+    if (!waiting) return;
+    this.deps.onRun?.("AwaitingApproval", null);
+    this.deps.onAwaitingApproval?.(job, waiting);
+  }
+
+  /** An approved run (back to Claimed by the approval) goes to its agent with the prompt it waited with. */
+  async handOffApproved(job: CronJobRow, run: CronJobRunRow): Promise<void> {
+    await this.handOff(handOffFor(job, run, run.promptFired ?? job.prompt, new Date(this.deps.clock.now())));
+  }
 }
+
+const needsApproval = (jobs: Map<string, CronJobRow>, run: CronJobRunRow): boolean =>
+  jobs.get(String(run.cronJobId))!.approval && run.approvedBy === null;

@@ -9,6 +9,9 @@ import { BackfillRunner } from "../cron/backfill-runner.ts";
 import { startMissionWorker, type MissionWorker } from "../cron/missions.ts";
 import { databaseNow } from "../cron/queries.ts";
 import { ClaimRecovery } from "../cron/recovery.ts";
+import { daemonApprovals } from "../approvals/daemon-approvals.ts";
+import type { ApprovalService } from "../approvals/service.ts";
+import { releaseAllWaiting } from "../concurrency/release.ts";
 import { CronService } from "../cron/service.ts";
 import { JobsFilesService } from "../jobs-files/jobs-files.ts";
 import { cronDueSource, deferredDueSource } from "../cron/source.ts";
@@ -84,6 +87,7 @@ export interface Services extends Foundation {
   jobsFiles: JobsFilesService;
   pruner: Pruner;
   alerts: ReturnType<typeof daemonAlerts>;
+  approvals: ApprovalService;
   /** The workers' direct lanes, set once they start: hand-offs execute on them at once. */
   lanes: { missions?: DirectLane<CronMission>; notes?: DirectLane<NotifyMission> };
 }
@@ -160,8 +164,10 @@ export function wireServices(env: DaemonEnv, base: Foundation): Services {
   const lanes: Services["lanes"] = {};
   // What the cron slots' and the notify timers' claims share.
   const claiming = { db, boss, chain, clock, log, instanceName, claimAheadMs: config.scheduler.claimAheadMs };
-  const firing = new CronFiring({
+  const approvals = daemonApprovals(env, base, () => firing);
+  const firing: CronFiring = new CronFiring({
     ...claiming,
+    onAwaitingApproval: (job, run) => void approvals.requested(job, run),
     onDeferred: poke,
     onRun: (status, latenessMs) => base.metrics.run(status, latenessMs),
     onRunEnded: (jobId) => backfill!.continue(jobId),
@@ -258,6 +264,7 @@ export function wireServices(env: DaemonEnv, base: Foundation): Services {
     jobsFiles,
     pruner,
     alerts,
+    approvals,
     lanes,
   };
   // Plugins down, the scheduler unarmed and lasting findings are read from the doctor's own report.
@@ -369,6 +376,9 @@ export function startResumeSweeper(env: DaemonEnv, s: Services): Sweeper {
     sweep: async () => {
       if (await s.notifyDelivery.releaseAbandoned(new Date(clock.now() - notifyStaleMs()))) s.scheduler.poke();
       await s.clears.resumeAbandoned();
+      // Approval windows that ended, and key places a lost release left free.
+      await s.approvals.sweep();
+      if (await releaseAllWaiting(s.database.db, new Date(clock.now()))) s.scheduler.poke();
     },
   });
 }
@@ -387,6 +397,7 @@ export function apiServices(env: DaemonEnv, s: Services): ApiServices {
     todos: s.todos,
     agents: s.agents,
     alerts: s.alerts,
+    approvals: s.approvals,
     metrics: s.metrics,
     plugins: s.plugins,
     reload: () => env.reloader.reload(s.plugins),

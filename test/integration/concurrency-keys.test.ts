@@ -37,10 +37,14 @@ describe(`concurrency keys (${backendName})`, () => {
     receiver = await concurrentReceiver(400);
     const daemon = await t.start({ toml: hookAgent(receiver.url) });
     await dueTogether(daemon, 6, { concurrencyKey: "provider-x", concurrencyLimit: 2 });
-    const runs = await waitFor(async () => {
-      const list = await allRuns(daemon);
-      return list.filter((r) => r.status === "Succeeded").length === 6 ? list : null;
-    }, "six missions to succeed", 30_000);
+    const runs = await waitFor(
+      async () => {
+        const list = await allRuns(daemon);
+        return list.filter((r) => r.status === "Succeeded").length === 6 ? list : null;
+      },
+      "six missions to succeed",
+      30_000,
+    );
     expect(receiver.state.max).toBe(2);
     expect(receiver.state.total).toBe(6);
     const waited = runs.filter((r) => r.status === "Deferred");
@@ -53,13 +57,17 @@ describe(`concurrency keys (${backendName})`, () => {
     receiver = await concurrentReceiver(1_500);
     const daemon = await t.start({ toml: hookAgent(receiver.url) });
     await dueTogether(daemon, 3, { concurrencyKey: "agent", concurrencyFull: "skip" });
-    const runs = await waitFor(async () => {
-      const list = await allRuns(daemon);
-      return list.filter((r) => r.status === "Succeeded").length === 1 &&
-        list.filter((r) => r.status === "Skipped").length === 2
-        ? list
-        : null;
-    }, "one success and two skips", 30_000);
+    const runs = await waitFor(
+      async () => {
+        const list = await allRuns(daemon);
+        return list.filter((r) => r.status === "Succeeded").length === 1 &&
+          list.filter((r) => r.status === "Skipped").length === 2
+          ? list
+          : null;
+      },
+      "one success and two skips",
+      30_000,
+    );
     expect(receiver.state.max).toBe(1);
     for (const r of runs.filter((x) => x.status === "Skipped"))
       expect(r.reason).toBe('concurrency key "hook" is full (1 of 1 open)');
@@ -69,10 +77,14 @@ describe(`concurrency keys (${backendName})`, () => {
     receiver = await concurrentReceiver(4_000);
     const daemon = await t.start({ toml: hookAgent(receiver.url) });
     await dueTogether(daemon, 2, { concurrencyKey: "slow", concurrencyMaxWait: "1s" });
-    const runs = await waitFor(async () => {
-      const list = await allRuns(daemon);
-      return list.some((r) => r.status === "Skipped") ? list : null;
-    }, "the waiting slot to give up", 30_000);
+    const runs = await waitFor(
+      async () => {
+        const list = await allRuns(daemon);
+        return list.some((r) => r.status === "Skipped") ? list : null;
+      },
+      "the waiting slot to give up",
+      30_000,
+    );
     const skipped = runs.find((r) => r.status === "Skipped")!;
     expect(skipped.trigger).toBe("deferred");
     expect(skipped.reason).toBe('concurrency: no place under key "slow" within 1s');
@@ -91,13 +103,18 @@ describe(`concurrency keys (${backendName})`, () => {
 describe.skipIf(backendName !== "postgres")(`concurrency keys across daemons (${backendName})`, () => {
   it("3 daemons, a limit of 2 and 20 due missions: never more than 2 at the agent at once", async () => {
     receiver = await concurrentReceiver(300);
-    const daemons = [];
-    for (const name of ["a", "b", "c"]) daemons.push(await t.start({ instanceName: name, toml: hookAgent(receiver.url) }));
+    const daemons: Daemon[] = [];
+    for (const name of ["a", "b", "c"])
+      daemons.push(await t.start({ instanceName: name, toml: hookAgent(receiver.url) }));
     await dueTogether(daemons[0]!, 20, { concurrencyKey: "provider-x", concurrencyLimit: 2 });
-    const runs = await waitFor(async () => {
-      const list = await allRuns(daemons[0]!);
-      return list.filter((r) => r.status === "Succeeded").length === 20 ? list : null;
-    }, "twenty missions to succeed", 60_000);
+    const runs = await waitFor(
+      async () => {
+        const list = await allRuns(daemons[0]!);
+        return list.filter((r) => r.status === "Succeeded").length === 20 ? list : null;
+      },
+      "twenty missions to succeed",
+      60_000,
+    );
     expect(receiver.state.total).toBe(20);
     expect(receiver.state.max).toBe(2);
     // The claims were shared out: the limit held across instances, not within one.

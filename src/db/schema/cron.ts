@@ -212,7 +212,9 @@ export const cronJobRuns = pgTable(
     // A key's open runs, counted in every claim of the key, and its waiting runs.
     index("cron_job_runs_key_open_idx")
       .on(t.concurrencyKey, t.status)
-      .where(sql`${t.concurrencyKey} is not null and ${t.status} in ('Claimed', 'Running', 'AwaitingApproval', 'Deferred')`),
+      .where(
+        sql`${t.concurrencyKey} is not null and ${t.status} in ('Claimed', 'Running', 'AwaitingApproval', 'Deferred')`,
+      ),
     // The approval sweeper: runs waiting for a decision, by the end of their window.
     index("cron_job_runs_awaiting_idx")
       .on(t.approvalUntil)
