@@ -1,4 +1,6 @@
-import type { DaemonEnv, Foundation } from "../daemon/wiring.ts";
+import type { DaemonEnv, Foundation, Services } from "../daemon/wiring.ts";
+import { releaseAllWaiting } from "../concurrency/release.ts";
+import { startSweeper } from "../scheduler/sweeper.ts";
 import type { CronFiring } from "../cron/firing.ts";
 import { senderFor } from "../alerts/senders.ts";
 import { ApprovalService } from "./service.ts";
@@ -21,4 +23,24 @@ export function daemonApprovals(env: DaemonEnv, base: Foundation, firing: () => 
     },
     onRun: (status) => base.metrics.run(status, null),
   });
+}
+
+/**
+ * On the scheduler's poll interval: cancels the runs whose approval window ended, and gives out the
+ * key places a lost release left free (a crash between a run's end and its release). Stopped by
+ * the lifecycle like every loop.
+ */
+export function startGateSweeper(env: DaemonEnv, s: Services): () => Promise<void> {
+  const { clock, log, config } = env;
+  const sweeper = startSweeper({
+    name: "gates",
+    clock,
+    log,
+    intervalMs: config.scheduler.pollIntervalMs,
+    sweep: async () => {
+      await s.approvals.sweep();
+      if (await releaseAllWaiting(s.database.db, new Date(clock.now()))) s.scheduler.poke();
+    },
+  });
+  return () => sweeper.stop();
 }

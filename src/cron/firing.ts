@@ -16,7 +16,6 @@ import {
   bufferedJobs,
   cancelRun,
   runningFor,
-  findRun,
   insertAtFreeInstant,
   insertRuns,
   lockJobs,
@@ -25,7 +24,7 @@ import {
   type NewRun,
 } from "./queries.ts";
 import { CANCEL_CHANNEL, SCHEDULE_CHANNEL } from "./channels.ts";
-import { lockUncontinued } from "./deferred-queries.ts";
+import { continueDeferred } from "./deferred.ts";
 import { promptText } from "./input.ts";
 import { resumeEndedPauses } from "./job-changes.ts";
 import { announce } from "../scheduler/announce.ts";
@@ -272,62 +271,9 @@ export class CronFiring {
    */
   async fireDeferred(runIds: readonly string[]): Promise<void> {
     const { db, clock, instanceName } = this.deps;
-    let requeued = false;
-    const claimed = await db.transaction(async (tx) => {
-      const now = clock.now();
-      const deferred = (await Promise.all(runIds.map((id) => findRun(tx, BigInt(id))))).filter(
-        (run): run is CronJobRunRow =>
-          run?.status === "Deferred" && run.deferredUntil !== null && run.deferredUntil.getTime() <= now,
-      );
-      // Lock the jobs before inserting runs (whose foreign keys lock them too), in id order like
-      // every claim, so a deferral and a claim cannot deadlock.
-      const jobs = new Map(
-        (await lockJobs(tx, [...new Set(deferred.map((r) => r.cronJobId))])).map((j) => [String(j.id), j]),
-      );
-      const uncontinued = await lockUncontinued(tx, deferred);
-      const active = await activeRuns(
-        tx,
-        [...jobs.values()].filter((j) => j.overlapPolicy === "skip").map((j) => j.id),
-      );
-      const started: { job: CronJobRow; run: CronJobRunRow }[] = [];
-      for (const d of deferred) {
-        if (!uncontinued.has(String(d.id))) continue;
-        const job = jobs.get(String(d.cronJobId));
-        const at = new Date(now);
-        const busy = job ? active.get(String(job.id)) : undefined;
-        const verdict: Pick<NewRun, "status" | "reason" | "finishedAt"> = !job
-          ? { status: "Cancelled", reason: "the job was removed before its deferred slot", finishedAt: at }
-          : job.paused
-            ? { status: "Skipped", reason: "the job was paused at its deferred slot", finishedAt: at }
-            : busy
-              ? {
-                  status: "Skipped",
-                  reason: `overlap: run ${busy.id} (slot ${busy.scheduledFor.toISOString()}) is still ${busy.status}`,
-                  finishedAt: at,
-                }
-              : { status: "Claimed", reason: `deferred from slot ${d.scheduledFor.toISOString()} (run ${d.id})` };
-        const next: NewRun = {
-          cronJobId: d.cronJobId,
-          scheduledFor: d.deferredUntil!,
-          trigger: "deferred",
-          deferredFrom: d.id,
-          // The job as it is now: a deferral re-fires under the latest revision.
-          revisionId: job?.revisionId ?? d.revisionId,
-          claimedBy: instanceName,
-          claimedAt: at,
-          latenessMs: now - d.deferredUntil!.getTime(),
-          ...verdict,
-        };
-        // A slot that waited for a place under its key takes one now, waits on, or gives up.
-        if (job) await gateClaims(tx, [{ run: next, job, waitedUntil: d.keyWaitUntil ?? undefined }], at);
-        const run = await insertAtFreeInstant(tx, next);
-        if (job && run.status === "Claimed") started.push({ job, run });
-        if (run.status === "Deferred") requeued = true;
-      }
-      return started;
-    });
+    const { started, requeued } = await db.transaction((tx) => continueDeferred(tx, runIds, clock.now(), instanceName));
     if (requeued) this.deps.onDeferred?.();
-    for (const { job, run } of claimed) this.startChain(job, run);
+    for (const { job, run } of started) this.startChain(job, run);
   }
 
   /** Runs the chain again for a Claimed run taken over from a dead instance. */

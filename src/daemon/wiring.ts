@@ -1,7 +1,6 @@
 import { dirname } from "node:path";
 import type { PgBoss } from "pg-boss";
 import { daemonAlerts } from "../alerts/daemon-alerts.ts";
-import type { ApiServices } from "../api/app.ts";
 import type { Clock } from "../clock.ts";
 import type { Config } from "../config/load.ts";
 import { CronFiring } from "../cron/firing.ts";
@@ -10,8 +9,6 @@ import { startMissionWorker, type MissionWorker } from "../cron/missions.ts";
 import { databaseNow } from "../cron/queries.ts";
 import { ClaimRecovery } from "../cron/recovery.ts";
 import { daemonApprovals } from "../approvals/daemon-approvals.ts";
-import type { ApprovalService } from "../approvals/service.ts";
-import { releaseAllWaiting } from "../concurrency/release.ts";
 import { CronService } from "../cron/service.ts";
 import { JobsFilesService } from "../jobs-files/jobs-files.ts";
 import { cronDueSource, deferredDueSource } from "../cron/source.ts";
@@ -39,7 +36,7 @@ import { SessionRemoval } from "../sessions/removal.ts";
 import { SessionService } from "../sessions/service.ts";
 import { TodoService } from "../todos/service.ts";
 import type { DaemonDeps } from "./daemon.ts";
-import { daemonMetrics, doctor, readiness } from "./health.ts";
+import { daemonMetrics, doctor } from "./health.ts";
 import { claimLease } from "./leases.ts";
 import { raceTimeout } from "./race-timeout.ts";
 import type { Reloader } from "./reload.ts";
@@ -87,7 +84,7 @@ export interface Services extends Foundation {
   jobsFiles: JobsFilesService;
   pruner: Pruner;
   alerts: ReturnType<typeof daemonAlerts>;
-  approvals: ApprovalService;
+  approvals: ReturnType<typeof daemonApprovals>;
   /** The workers' direct lanes, set once they start: hand-offs execute on them at once. */
   lanes: { missions?: DirectLane<CronMission>; notes?: DirectLane<NotifyMission> };
 }
@@ -376,33 +373,6 @@ export function startResumeSweeper(env: DaemonEnv, s: Services): Sweeper {
     sweep: async () => {
       if (await s.notifyDelivery.releaseAbandoned(new Date(clock.now() - notifyStaleMs()))) s.scheduler.poke();
       await s.clears.resumeAbandoned();
-      // Approval windows that ended, and key places a lost release left free.
-      await s.approvals.sweep();
-      if (await releaseAllWaiting(s.database.db, new Date(clock.now()))) s.scheduler.poke();
     },
   });
-}
-
-/** What the API serves: the services, `missiond doctor` and readiness. */
-export function apiServices(env: DaemonEnv, s: Services): ApiServices {
-  const health = { config: env.config, clock: env.clock, ...s };
-  return {
-    db: s.database.db,
-    cron: s.cron,
-    jobsFiles: s.jobsFiles,
-    sessions: s.sessions,
-    clears: s.clears,
-    removals: s.removals,
-    notify: s.notify,
-    todos: s.todos,
-    agents: s.agents,
-    alerts: s.alerts,
-    approvals: s.approvals,
-    metrics: s.metrics,
-    plugins: s.plugins,
-    reload: () => env.reloader.reload(s.plugins),
-    notifyMaxDelaySeconds: env.config.notify.maxDelaySeconds,
-    doctor: doctor(health),
-    readiness: readiness(health),
-  };
 }

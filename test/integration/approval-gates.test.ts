@@ -52,7 +52,7 @@ describe(`approval gates (${backendName})`, () => {
     const job = await once(daemon);
     const waiting = await waitForStatus(daemon, job.id, "AwaitingApproval");
     expect(waiting.reason).toBe("the job requires approval");
-    expect(Date.parse(waiting.approvalUntil!) - Date.parse(waiting.claimedAt)).toBeGreaterThanOrEqual(3_599_000);
+    expect(Date.parse(waiting.approvalUntil!) - Date.parse(waiting.claimedAt!)).toBeGreaterThanOrEqual(3_599_000);
     expect(receiver.state.total).toBe(0);
     const approved = await api(daemon).post<RunView>(`/v1/runs/${waiting.id}/approve`, {});
     expect(approved.approvedBy).toMatch(/^uid:\d+$/);
