@@ -30,8 +30,9 @@ export function daemonApprovals(env: DaemonEnv, base: Foundation, firing: () => 
  * key places a lost release left free (a crash between a run's end and its release). Stopped by
  * the lifecycle like every loop.
  */
-export function startGateSweeper(env: DaemonEnv, s: Services): () => Promise<void> {
+export async function startGateSweeper(env: DaemonEnv, s: Services): Promise<() => Promise<void>> {
   const { clock, log, config } = env;
+  await s.approvals.prepare();
   const sweeper = startSweeper({
     name: "gates",
     clock,

@@ -23,7 +23,11 @@ export function signLink(secret: Buffer, claim: LinkClaim): string {
 }
 
 /** The link's claim, or why it is refused (unsigned, altered, malformed or expired). */
-export function readLink(secret: Buffer, token: string, nowMs: number): LinkClaim | { refused: string } {
+export function readLink(
+  secret: Buffer,
+  token: string,
+  nowMs: number,
+): LinkClaim | { refused: string; expired?: true } {
   const parts = token.split(".");
   if (parts.length !== 4) return { refused: "not an approval link" };
   const [runId, action, expires, signature] = parts as [string, string, string, string];
@@ -33,6 +37,6 @@ export function readLink(secret: Buffer, token: string, nowMs: number): LinkClai
     return { refused: "the link's signature does not match" };
   if (!/^\d+$/.test(runId) || (action !== "approve" && action !== "reject") || !/^\d+$/.test(expires))
     return { refused: "not an approval link" };
-  if (Number(expires) * 1000 <= nowMs) return { refused: "the link has expired" };
+  if (Number(expires) * 1000 <= nowMs) return { refused: "the link has expired", expired: true };
   return { runId, action, expires: Number(expires) };
 }

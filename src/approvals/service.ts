@@ -72,12 +72,19 @@ export class ApprovalService {
   /** A signed link's decision (GET or POST on it): the link's own run and action, once. */
   async decideByLink(token: string): Promise<{ action: LinkAction; run: CronJobRunRow }> {
     const claim = readLink(await this.linkSecret(), token, this.deps.clock.now());
-    if ("refused" in claim) throw new MissiondError("FORBIDDEN", `approval link refused: ${claim.refused}`);
+    // Like an unknown id: a link that is not one of ours says nothing about which runs exist.
+    if ("refused" in claim)
+      throw new MissiondError(claim.expired ? "GONE" : "NOT_FOUND", `no approval link: ${claim.refused}`);
     const run =
       claim.action === "approve"
         ? await this.approve(claim.runId, "link")
         : await this.reject(claim.runId, "link", "rejected through its link");
     return { action: claim.action, run };
+  }
+
+  /** Makes the link secret now (at start), so the first link checked writes nothing. */
+  async prepare(): Promise<void> {
+    await this.linkSecret();
   }
 
   /** Cancels, as `approval timed out`, the waiting runs whose window has ended. */

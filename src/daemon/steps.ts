@@ -84,7 +84,7 @@ export function daemonSteps(env: DaemonEnv, p: Parts): Step[] {
     { name: "scheduler", status: "arming the scheduler", start: () => armScheduler(s()) },
     { name: "claim recovery", start: async () => startRecovery(s()) },
     { name: "resume sweeper", start: async () => startSweeper(env, s()) },
-    { name: "gate sweeper", start: async () => startGateSweeper(env, s()) },
+    { name: "gate sweeper", start: () => startGateSweeper(env, s()) },
     { name: "pruner", start: async () => startPruner(s()) },
     // Alerts read the ledger on a loop of their own, never on a claim's or a close's path.
     { name: "alerts", start: async () => startAlerts(s()) },

@@ -17,9 +17,9 @@ const decideByLink = route({
   tag: "cron",
   summary: "Decide a run waiting for approval through its signed link (GET or POST)",
   description:
-    "The link names one run and one decision, signed with the daemon's secret, valid until the run's approval window ends, and spent once the run is decided (by this link, its twin or the CLI). A link that is altered or expired answers 403; a run already decided answers 409.",
+    "The link names one run and one decision, signed with the daemon's secret, valid until the run's approval window ends, and spent once the run is decided (by this link, its twin or the CLI). A token that is not such a link (altered, malformed) answers 404, an expired link 410, a run already decided 409.",
   params: tokenParams,
-  errors: [403, 409],
+  errors: [409, 410],
   ok: { 200: { description: "`{ action, runId, status }`", schema: linkDecision } },
   handler: async ({ services, params }) => {
     const { action, run } = await services.approvals.decideByLink(params.token);
