@@ -85,7 +85,9 @@ export class CronFiring {
       claim = await this.claim(batch, passThrough ? places : null);
       return claim.activated;
     });
-    const { jobs, claimed, handedOff } = claim!;
+    const { jobs, claimed, handedOff, queued } = claim!;
+    // After the commit: the scheduler's deferral source reads the waiting slots' deadlines anew.
+    if (queued) this.deps.onDeferred?.();
     for (const run of claimed) {
       if (handedOff.has(run.id)) this.deps.onRun?.("Running", null);
       else this.startChain(jobs.get(String(run.cronJobId))!, run);
@@ -154,6 +156,8 @@ export class CronFiring {
     claimed: CronJobRunRow[];
     activated: { id: string; data: CronMission; counted: boolean }[];
     handedOff: Set<bigint>;
+    /** A slot waits for its concurrency key's place. */
+    queued: boolean;
   }> {
     const { db, clock, instanceName } = this.deps;
     const armed = new Map(batch.map((b) => [String(b.jobId), b.slot]));
@@ -213,21 +217,21 @@ export class CronFiring {
         }
       }
       for (const run of inserted) this.deps.onRun?.(run.status, run.latenessMs);
-      if (inserted.some((run) => run.keyWaitUntil !== null)) this.deps.onDeferred?.();
+      const queued = inserted.some((run) => run.keyWaitUntil !== null);
       const claimed = inserted.filter((run) => run.status === "Claimed");
       const soon = (run: CronJobRunRow) =>
         handOffInClaim(runMoment(jobs.get(String(run.cronJobId))!, run), now, this.handOffWithinMs);
       // A run that needs approval waits for it after its chain, never handed off in the claim.
       const handing = direct === null ? [] : claimed.filter((run) => soon(run) && !needsApproval(jobs, run));
       const handedOff = new Set(handing.map((run) => run.id));
-      if (handing.length === 0) return { jobs, claimed, activated: [], handedOff };
+      if (handing.length === 0) return { jobs, claimed, activated: [], handedOff, queued };
       const at = new Date(now);
       const handOffs = handing.map((run) => {
         const job = jobs.get(String(run.cronJobId))!;
         return handOffFor(job, run, job.prompt, at);
       });
       const activated = await writeHandOffs(tx, this.deps.boss, handOffs, direct!, now);
-      return { jobs, claimed, activated, handedOff };
+      return { jobs, claimed, activated, handedOff, queued };
     });
   }
 
