@@ -9,19 +9,22 @@
 
 type Cancellation = { readonly reason: string };
 type Deferral = { readonly until: unknown; readonly reason: string };
+type ApprovalRequest = { readonly reason: string };
 
 interface MiddlewareTools {
   /** Cancels what the hook is about (hooks that can be cancelled only), with a reason for the decision log. */
   cancel(reason?: string): Cancellation;
   /** cronJobFiring only: hold the slot until a later time (recorded as Deferred). */
   defer(options: { until: Date | string | number; reason?: string }): Deferral;
+  /** cronJobFiring only: the slot waits AwaitingApproval for an operator's yes before its mission goes out. */
+  requireApproval(options?: { reason?: string }): ApprovalRequest;
 }
 
-/** A handler of a hook that can be cancelled: it answers with the new value, a cancellation or a deferral. */
+/** A handler of a hook that can be cancelled: it answers with the new value, a cancellation, a deferral or an approval request. */
 type Handler<C, R> = (
   context: C,
   tools: MiddlewareTools,
-) => Promise<R | Cancellation | Deferral> | R | Cancellation | Deferral;
+) => Promise<R | Cancellation | Deferral | ApprovalRequest> | R | Cancellation | Deferral | ApprovalRequest;
 
 /** A handler of a hook that cannot be cancelled. */
 type Observer<C, R> = (context: C, tools: MiddlewareTools) => Promise<R> | R;
@@ -143,7 +146,8 @@ interface MissiondMiddleware {
   >;
   /**
    * A cron job's slot at its moment, before the mission goes out: return the new prompt, cancel the
-   * slot, or defer it with tools.defer.
+   * slot, defer it with tools.defer, or make it wait for an operator's approval with
+   * tools.requireApproval.
    */
   cronJobFiring?: Handler<
     { cronJobId: string; agentId: string; kind: "cron_job" | "heartbeat"; name: string; prompt: string },

@@ -121,6 +121,9 @@ export const alertsSchema = z
     retry_limit: z.number().int().min(1).max(50).default(ALERT_DEFAULTS.retry_limit),
     retry_base: duration("a retry wait", 10).default(ALERT_DEFAULTS.retry_base),
     routes: z.array(routeSchema).max(100).default([]),
+    // Where people reach this daemon's API (https://missiond.example.com): approval links are
+    // absolute under it; absent, a notice carries the API's paths only.
+    link_base: httpUrl.optional(),
   })
   .strict()
   .superRefine((a, ctx) => {
@@ -171,6 +174,8 @@ export interface AlertsConfig {
   readonly retryLimit: number;
   readonly retryBaseMs: number;
   readonly routes: readonly AlertRoute[];
+  /** `link_base` without its trailing slash, or null. */
+  readonly linkBase: string | null;
 }
 
 export function compileAlerts(file: z.output<typeof alertsSchema>, base: (path: string) => string): AlertsConfig {
@@ -190,6 +195,7 @@ export function compileAlerts(file: z.output<typeof alertsSchema>, base: (path: 
     retryLimit: file.retry_limit,
     retryBaseMs: file.retry_base,
     routes: file.routes.map((r) => compileRoute(r, base)),
+    linkBase: file.link_base?.replace(/\/+$/, "") ?? null,
   };
 }
 

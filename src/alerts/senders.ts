@@ -4,12 +4,19 @@ import { runCommand } from "../executors/command.ts";
 import { httpPoster } from "../executors/http-post.ts";
 import { SIGNATURE_HEADER, TIMESTAMP_HEADER, signBody } from "../executors/webhook.ts";
 import type { AlertRoute } from "./config.ts";
+import { noticeHeadline, noticeText, type ApprovalNotice } from "../approvals/notice.ts";
 import { headline, plainText, type AlertPayload } from "./payload.ts";
 
 const requireCjs = createRequire(import.meta.url);
 
+/** What a route is sent: an alert's event, or a run's request for approval. */
+export type RouteMessage = AlertPayload | ApprovalNotice;
+const isNotice = (m: RouteMessage): m is ApprovalNotice => m.event === "approval_requested";
+const lineOf = (m: RouteMessage) => (isNotice(m) ? noticeHeadline(m) : headline(m));
+const textOf = (m: RouteMessage) => (isNotice(m) ? noticeText(m) : plainText(m));
+
 /** Sends one payload; resolves to the route's answer (bounded), throws when the route refused or is down. */
-export type Send = (payload: AlertPayload, signal: AbortSignal) => Promise<string>;
+export type Send = (payload: RouteMessage, signal: AbortSignal) => Promise<string>;
 
 // What a notification keeps of a route's answer.
 const ANSWER_CHARS = 500;
@@ -43,7 +50,7 @@ export function senderFor(route: AlertRoute, deps: SenderDeps): Send {
     case "slack": {
       const post = httpPoster(route.url);
       return async (payload, signal) => {
-        const body = JSON.stringify({ text: headline(payload) });
+        const body = JSON.stringify({ text: isNotice(payload) ? textOf(payload) : lineOf(payload) });
         return answered(await post(body, { "content-type": "application/json" }, within(signal)));
       };
     }
@@ -52,7 +59,9 @@ export function senderFor(route: AlertRoute, deps: SenderDeps): Send {
         const result = await runCommand(
           { argv: route.argv, timeoutMs: route.timeoutMs, env: {}, killGroup: deps.killGroup },
           JSON.stringify(payload),
-          { MISSIOND_ALERT_ID: payload.alert.id, MISSIOND_ALERT_EVENT: payload.event },
+          isNotice(payload)
+            ? { MISSIOND_RUN_ID: payload.approval.runId, MISSIOND_ALERT_EVENT: payload.event }
+            : { MISSIOND_ALERT_ID: payload.alert.id, MISSIOND_ALERT_EVENT: payload.event },
           signal,
         );
         const said = bounded(result.output ?? "");
@@ -75,8 +84,8 @@ export function senderFor(route: AlertRoute, deps: SenderDeps): Send {
         const info = (await transport.sendMail({
           from: route.from,
           to: [...route.to],
-          subject: headline(payload).slice(0, 200),
-          text: plainText(payload),
+          subject: lineOf(payload).slice(0, 200),
+          text: textOf(payload),
         })) as { response?: string };
         return bounded(`${info.response ?? "sent"}`);
       };
@@ -87,6 +96,19 @@ export function senderFor(route: AlertRoute, deps: SenderDeps): Send {
 function answered({ status, text }: { status: number; text: string }): string {
   if (status >= 200 && status < 300) return bounded(`HTTP ${status}${text ? `: ${text}` : ""}`);
   throw new Error(bounded(`HTTP ${status}: ${text}`));
+}
+
+/**
+ * Whether a route takes a run's approval request: its job and agent lists (when set) name the run's,
+ * and it lists no alert kinds or severities (a route narrowed to some alerts gets only those).
+ */
+export function routeTakesNotice(route: AlertRoute, n: ApprovalNotice["approval"]): boolean {
+  return (
+    (!route.jobs || route.jobs.includes(n.jobName) || route.jobs.includes(n.cronJobId)) &&
+    (!route.agents || route.agents.includes(n.agentId)) &&
+    !route.kinds &&
+    !route.severities
+  );
 }
 
 /** Whether a route takes an alert: each list it sets must name the alert's job, agent, kind and severity. */

@@ -1,4 +1,5 @@
 import type { AlertService } from "../alerts/service.ts";
+import type { ApprovalService } from "../approvals/service.ts";
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyRequest } from "fastify";
 import type { CronService } from "../cron/service.ts";
 import type { JobsFilesService } from "../jobs-files/jobs-files.ts";
@@ -31,6 +32,7 @@ export interface ApiServices {
   todos: TodoService;
   agents: AgentService;
   alerts: AlertService;
+  approvals: ApprovalService;
   metrics: Metrics;
   plugins: Plugins;
   /** Loads the plugins anew and swaps them into the chain (and runs the daemon's reload hooks). */

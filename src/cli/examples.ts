@@ -69,6 +69,8 @@ export const EXAMPLES: Record<string, readonly string[]> = {
     "missiond runs ls --status Missed --json",
     "missiond runs ls --summary --from 2030-01-01T00:00:00Z --to 2030-02-01T00:00:00Z",
   ],
+  "runs approve": ["missiond runs approve 1207"],
+  "runs reject": ['missiond runs reject 1207 --reason "not during the release freeze"'],
   "runs export": [
     "missiond runs export --before 2030-01-01T00:00:00Z | gzip > runs-2029.jsonl.gz",
     "missiond runs export --before 2030-01-01T00:00:00Z --job 12",

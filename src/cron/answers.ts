@@ -34,6 +34,13 @@ export const runView = z
     executor: z.string().nullable(),
     exitCode: count.nullable(),
     output: z.string().nullable(),
+    concurrencyKey: z
+      .string()
+      .nullable()
+      .describe("The concurrency key whose place the run held or waited for (`agent` resolved to the agent's id)."),
+    approvalUntil: instant.nullable().describe("AwaitingApproval: when the run is Cancelled if nobody decides."),
+    approvedBy: z.string().nullable().describe("Who approved the run (the caller, or `link` for a signed link)."),
+    approvedAt: instant.nullable(),
   })
   .strict();
 

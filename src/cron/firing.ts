@@ -16,7 +16,6 @@ import {
   bufferedJobs,
   cancelRun,
   runningFor,
-  findRun,
   insertAtFreeInstant,
   insertRuns,
   lockJobs,
@@ -25,10 +24,13 @@ import {
   type NewRun,
 } from "./queries.ts";
 import { CANCEL_CHANNEL, SCHEDULE_CHANNEL } from "./channels.ts";
-import { lockUncontinued } from "./deferred-queries.ts";
+import { continueDeferred } from "./deferred.ts";
 import { promptText } from "./input.ts";
 import { resumeEndedPauses } from "./job-changes.ts";
 import { announce } from "../scheduler/announce.ts";
+import { gateClaims } from "../concurrency/gate.ts";
+import { DEFAULT_APPROVAL_WINDOW_MS } from "../approvals/job-fields.ts";
+import { releaseKeysOf } from "../concurrency/release.ts";
 import { handOffInClaim } from "../scheduler/hand-off.ts";
 
 export interface FiringDeps extends ClaimDeps<CronMission> {
@@ -38,6 +40,8 @@ export interface FiringDeps extends ClaimDeps<CronMission> {
   onRun?: (status: string, latenessMs: number | null) => void;
   /** A run of the job ended before its mission (a plugin cancelled or deferred it). */
   onRunEnded?: (jobId: bigint) => Promise<void>;
+  /** A run started waiting for an operator's approval (the routes are told). */
+  onAwaitingApproval?: (job: CronJobRow, run: CronJobRunRow) => void;
 }
 
 /**
@@ -81,7 +85,9 @@ export class CronFiring {
       claim = await this.claim(batch, passThrough ? places : null);
       return claim.activated;
     });
-    const { jobs, claimed, handedOff } = claim!;
+    const { jobs, claimed, handedOff, queued } = claim!;
+    // After the commit: the scheduler's deferral source reads the waiting slots' deadlines anew.
+    if (queued) this.deps.onDeferred?.();
     for (const run of claimed) {
       if (handedOff.has(run.id)) this.deps.onRun?.("Running", null);
       else this.startChain(jobs.get(String(run.cronJobId))!, run);
@@ -121,6 +127,17 @@ export class CronFiring {
     }
   });
 
+  /**
+   * Concurrency keys: a run of the job ended, so its key's free places go to the slots waiting for
+   * one (on every instance's scheduler). Runs ending in the same turn are released together.
+   */
+  readonly releaseKeys = coalescing<bigint>(async (jobIds) => {
+    const { db, clock } = this.deps;
+    if (await releaseKeysOf(db, [...new Set(jobIds)], new Date(clock.now()))) {
+      await announce(db, SCHEDULE_CHANNEL, "concurrency");
+    }
+  });
+
   /** Resolves when every claimed slot has its outcome (shutdown waits for this). */
   drain(): Promise<void> {
     return this.inFlight.drain();
@@ -139,6 +156,8 @@ export class CronFiring {
     claimed: CronJobRunRow[];
     activated: { id: string; data: CronMission; counted: boolean }[];
     handedOff: Set<bigint>;
+    /** A slot waits for its concurrency key's place. */
+    queued: boolean;
   }> {
     const { db, clock, instanceName } = this.deps;
     const armed = new Map(batch.map((b) => [String(b.jobId), b.slot]));
@@ -173,6 +192,12 @@ export class CronFiring {
       );
       const reads = { now, instanceName, armed, ended, active, buffered, running };
       const { rows, advanced, cancels } = planBatch(locked, reads, jobs);
+      const byId = new Map(locked.map((j) => [String(j.id), j]));
+      await gateClaims(
+        tx,
+        rows.map((run) => ({ run, job: byId.get(String(run.cronJobId))! })),
+        new Date(now),
+      );
       const inserted = await insertRuns(tx, rows);
       settleAdvances(advanced, inserted);
       await advanceJobs(tx, advanced, new Date(now));
@@ -192,19 +217,21 @@ export class CronFiring {
         }
       }
       for (const run of inserted) this.deps.onRun?.(run.status, run.latenessMs);
+      const queued = inserted.some((run) => run.keyWaitUntil !== null);
       const claimed = inserted.filter((run) => run.status === "Claimed");
       const soon = (run: CronJobRunRow) =>
         handOffInClaim(runMoment(jobs.get(String(run.cronJobId))!, run), now, this.handOffWithinMs);
-      const handing = direct === null ? [] : claimed.filter(soon);
+      // A run that needs approval waits for it after its chain, never handed off in the claim.
+      const handing = direct === null ? [] : claimed.filter((run) => soon(run) && !needsApproval(jobs, run));
       const handedOff = new Set(handing.map((run) => run.id));
-      if (handing.length === 0) return { jobs, claimed, activated: [], handedOff };
+      if (handing.length === 0) return { jobs, claimed, activated: [], handedOff, queued };
       const at = new Date(now);
       const handOffs = handing.map((run) => {
         const job = jobs.get(String(run.cronJobId))!;
         return handOffFor(job, run, job.prompt, at);
       });
       const activated = await writeHandOffs(tx, this.deps.boss, handOffs, direct!);
-      return { jobs, claimed, activated, handedOff };
+      return { jobs, claimed, activated, handedOff, queued };
     });
   }
 
@@ -219,7 +246,7 @@ export class CronFiring {
       const [locked] = await lockJobs(tx, [jobId]);
       if (!locked) throw new MissiondError("NOT_FOUND", `no cron job with id "${jobId}"`);
       const now = new Date(clock.now());
-      const run = await insertAtFreeInstant(tx, {
+      const manual: NewRun = {
         cronJobId: jobId,
         scheduledFor: now,
         trigger: "manual",
@@ -228,10 +255,14 @@ export class CronFiring {
         claimedBy: instanceName,
         claimedAt: now,
         latenessMs: 0,
-      });
+      };
+      // A manual run counts against the job's concurrency key like any slot.
+      await gateClaims(tx, [{ run: manual, job: locked }], now);
+      const run = await insertAtFreeInstant(tx, manual);
       return { job: locked, run };
     });
-    this.startChain(job, run);
+    if (run.status === "Claimed") this.startChain(job, run);
+    else if (run.status === "Deferred") this.deps.onDeferred?.();
     return run;
   }
 
@@ -244,56 +275,9 @@ export class CronFiring {
    */
   async fireDeferred(runIds: readonly string[]): Promise<void> {
     const { db, clock, instanceName } = this.deps;
-    const claimed = await db.transaction(async (tx) => {
-      const now = clock.now();
-      const deferred = (await Promise.all(runIds.map((id) => findRun(tx, BigInt(id))))).filter(
-        (run): run is CronJobRunRow =>
-          run?.status === "Deferred" && run.deferredUntil !== null && run.deferredUntil.getTime() <= now,
-      );
-      // Lock the jobs before inserting runs (whose foreign keys lock them too), in id order like
-      // every claim, so a deferral and a claim cannot deadlock.
-      const jobs = new Map(
-        (await lockJobs(tx, [...new Set(deferred.map((r) => r.cronJobId))])).map((j) => [String(j.id), j]),
-      );
-      const uncontinued = await lockUncontinued(tx, deferred);
-      const active = await activeRuns(
-        tx,
-        [...jobs.values()].filter((j) => j.overlapPolicy === "skip").map((j) => j.id),
-      );
-      const started: { job: CronJobRow; run: CronJobRunRow }[] = [];
-      for (const d of deferred) {
-        if (!uncontinued.has(String(d.id))) continue;
-        const job = jobs.get(String(d.cronJobId));
-        const at = new Date(now);
-        const busy = job ? active.get(String(job.id)) : undefined;
-        const verdict: Pick<NewRun, "status" | "reason" | "finishedAt"> = !job
-          ? { status: "Cancelled", reason: "the job was removed before its deferred slot", finishedAt: at }
-          : job.paused
-            ? { status: "Skipped", reason: "the job was paused at its deferred slot", finishedAt: at }
-            : busy
-              ? {
-                  status: "Skipped",
-                  reason: `overlap: run ${busy.id} (slot ${busy.scheduledFor.toISOString()}) is still ${busy.status}`,
-                  finishedAt: at,
-                }
-              : { status: "Claimed", reason: `deferred from slot ${d.scheduledFor.toISOString()} (run ${d.id})` };
-        const run = await insertAtFreeInstant(tx, {
-          cronJobId: d.cronJobId,
-          scheduledFor: d.deferredUntil!,
-          trigger: "deferred",
-          deferredFrom: d.id,
-          // The job as it is now: a deferral re-fires under the latest revision.
-          revisionId: job?.revisionId ?? d.revisionId,
-          claimedBy: instanceName,
-          claimedAt: at,
-          latenessMs: now - d.deferredUntil!.getTime(),
-          ...verdict,
-        });
-        if (job && run.status === "Claimed") started.push({ job, run });
-      }
-      return started;
-    });
-    for (const { job, run } of claimed) this.startChain(job, run);
+    const { started, requeued } = await db.transaction((tx) => continueDeferred(tx, runIds, clock.now(), instanceName));
+    if (requeued) this.deps.onDeferred?.();
+    for (const { job, run } of started) this.startChain(job, run);
   }
 
   /** Runs the chain again for a Claimed run taken over from a dead instance. */
@@ -341,6 +325,7 @@ export class CronFiring {
       });
       this.deps.onRun?.("Cancelled", null);
       await this.releaseBuffered(job.id);
+      await this.releaseKeys(job.id);
       await this.deps.onRunEnded?.(job.id);
       log.info({ plugin: result.plugin, reason: result.reason }, "slot cancelled by plugin");
       return;
@@ -356,6 +341,7 @@ export class CronFiring {
       this.deps.onDeferred?.();
       this.deps.onRun?.("Deferred", null);
       await this.releaseBuffered(job.id);
+      await this.releaseKeys(job.id);
       await this.deps.onRunEnded?.(job.id);
       log.info(
         { plugin: result.plugin, until: result.until.toISOString(), reason: result.reason },
@@ -364,7 +350,44 @@ export class CronFiring {
       return;
     }
 
+    const approval =
+      result.approval ?? (job.approval ? { plugin: null, reason: "the job requires approval" } : undefined);
+    if (approval && run.approvedBy === null) {
+      await this.awaitApproval(job, run, result.context.prompt, approval, now);
+      return;
+    }
     await this.handOff(handOffFor(job, run, result.context.prompt, now));
     log.debug("mission handed off");
   }
+
+  /**
+   * The run waits AwaitingApproval, holding no executor place, with the prompt as the chain left it
+   * (what the mission carries once approved) and the end of its window.
+   */
+  private async awaitApproval(
+    job: CronJobRow,
+    run: CronJobRunRow,
+    prompt: string,
+    approval: { plugin: string | null; reason: string },
+    now: Date,
+  ): Promise<void> {
+    const waiting = await transitionRun(this.deps.db, run.id, "Claimed", {
+      status: "AwaitingApproval",
+      reason: approval.plugin ? `approval required by ${approval.plugin}: ${approval.reason}` : approval.reason,
+      decidedBy: approval.plugin,
+      promptFired: prompt,
+      approvalUntil: new Date(now.getTime() + (job.approvalWindowMs ?? DEFAULT_APPROVAL_WINDOW_MS)),
+    });
+    if (!waiting) return;
+    this.deps.onRun?.("AwaitingApproval", null);
+    this.deps.onAwaitingApproval?.(job, waiting);
+  }
+
+  /** An approved run (back to Claimed by the approval) goes to its agent with the prompt it waited with. */
+  async handOffApproved(job: CronJobRow, run: CronJobRunRow): Promise<void> {
+    await this.handOff(handOffFor(job, run, run.promptFired ?? job.prompt, new Date(this.deps.clock.now())));
+  }
 }
+
+const needsApproval = (jobs: Map<string, CronJobRow>, run: CronJobRunRow): boolean =>
+  jobs.get(String(run.cronJobId))!.approval && run.approvedBy === null;

@@ -66,6 +66,10 @@ export function runView(run: CronJobRunRow) {
     executor: run.executor,
     exitCode: run.exitCode,
     output: run.output,
+    concurrencyKey: run.concurrencyKey,
+    approvalUntil: iso(run.approvalUntil),
+    approvedBy: run.approvedBy,
+    approvedAt: iso(run.approvedAt),
   };
 }
 

@@ -1,4 +1,5 @@
 import type { AlertService } from "../alerts/service.ts";
+import type { ApprovalService } from "../approvals/service.ts";
 import type { PGlite } from "@electric-sql/pglite";
 import type { FastifyInstance } from "fastify";
 import type { PgBoss } from "pg-boss";
@@ -67,6 +68,7 @@ export interface DaemonServices {
   readonly scheduler: Scheduler;
   readonly pruner: Pruner;
   readonly alerts: AlertService;
+  readonly approvals: ApprovalService;
   readonly api: FastifyInstance;
 }
 
@@ -141,6 +143,7 @@ export function createDaemon(config: Config, deps: DaemonDeps): Daemon {
       scheduler: s.scheduler,
       pruner: s.pruner,
       alerts: s.alerts,
+      approvals: s.approvals,
       api: parts.api,
     });
     setState(

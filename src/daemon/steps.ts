@@ -1,5 +1,7 @@
 import type { FastifyInstance } from "fastify";
 import type { PgBoss } from "pg-boss";
+import { apiServices } from "./api-services.ts";
+import { startGateSweeper } from "../approvals/daemon-approvals.ts";
 import { buildApi, type ApiServices } from "../api/app.ts";
 import { tokenAuthenticator } from "../api/caller.ts";
 import { openPeerReader, socketAuthenticator } from "../api/peer.ts";
@@ -13,7 +15,6 @@ import { ensurePartitions } from "../db/partitions.ts";
 import type { Stop, Step } from "./lifecycle.ts";
 import { listenOnSocket, listenOnTcp } from "./listeners.ts";
 import {
-  apiServices,
   drainWorkers,
   startPlugins,
   startResumeSweeper,
@@ -83,6 +84,7 @@ export function daemonSteps(env: DaemonEnv, p: Parts): Step[] {
     { name: "scheduler", status: "arming the scheduler", start: () => armScheduler(s()) },
     { name: "claim recovery", start: async () => startRecovery(s()) },
     { name: "resume sweeper", start: async () => startSweeper(env, s()) },
+    { name: "gate sweeper", start: () => startGateSweeper(env, s()) },
     { name: "pruner", start: async () => startPruner(s()) },
     // Alerts read the ledger on a loop of their own, never on a claim's or a close's path.
     { name: "alerts", start: async () => startAlerts(s()) },

@@ -1,7 +1,6 @@
 import { dirname } from "node:path";
 import type { PgBoss } from "pg-boss";
 import { daemonAlerts } from "../alerts/daemon-alerts.ts";
-import type { ApiServices } from "../api/app.ts";
 import type { Clock } from "../clock.ts";
 import type { Config } from "../config/load.ts";
 import { CronFiring } from "../cron/firing.ts";
@@ -9,6 +8,7 @@ import { BackfillRunner } from "../cron/backfill-runner.ts";
 import { startMissionWorker, type MissionWorker } from "../cron/missions.ts";
 import { databaseNow } from "../cron/queries.ts";
 import { ClaimRecovery } from "../cron/recovery.ts";
+import { daemonApprovals } from "../approvals/daemon-approvals.ts";
 import { CronService } from "../cron/service.ts";
 import { JobsFilesService } from "../jobs-files/jobs-files.ts";
 import { cronDueSource, deferredDueSource } from "../cron/source.ts";
@@ -36,7 +36,7 @@ import { SessionRemoval } from "../sessions/removal.ts";
 import { SessionService } from "../sessions/service.ts";
 import { TodoService } from "../todos/service.ts";
 import type { DaemonDeps } from "./daemon.ts";
-import { daemonMetrics, doctor, readiness } from "./health.ts";
+import { daemonMetrics, doctor } from "./health.ts";
 import { claimLease } from "./leases.ts";
 import { raceTimeout } from "./race-timeout.ts";
 import type { Reloader } from "./reload.ts";
@@ -84,6 +84,7 @@ export interface Services extends Foundation {
   jobsFiles: JobsFilesService;
   pruner: Pruner;
   alerts: ReturnType<typeof daemonAlerts>;
+  approvals: ReturnType<typeof daemonApprovals>;
   /** The workers' direct lanes, set once they start: hand-offs execute on them at once. */
   lanes: { missions?: DirectLane<CronMission>; notes?: DirectLane<NotifyMission> };
 }
@@ -160,8 +161,10 @@ export function wireServices(env: DaemonEnv, base: Foundation): Services {
   const lanes: Services["lanes"] = {};
   // What the cron slots' and the notify timers' claims share.
   const claiming = { db, boss, chain, clock, log, instanceName, claimAheadMs: config.scheduler.claimAheadMs };
-  const firing = new CronFiring({
+  const approvals = daemonApprovals(env, base, () => firing);
+  const firing: CronFiring = new CronFiring({
     ...claiming,
+    onAwaitingApproval: (job, run) => void approvals.requested(job, run),
     onDeferred: poke,
     onRun: (status, latenessMs) => base.metrics.run(status, latenessMs),
     onRunEnded: (jobId) => backfill!.continue(jobId),
@@ -258,6 +261,7 @@ export function wireServices(env: DaemonEnv, base: Foundation): Services {
     jobsFiles,
     pruner,
     alerts,
+    approvals,
     lanes,
   };
   // Plugins down, the scheduler unarmed and lasting findings are read from the doctor's own report.
@@ -308,6 +312,7 @@ export async function startWorkers(env: DaemonEnv, s: Services): Promise<Workers
     onAttempt: (lane) => s.metrics.attempt(MISSIONS_QUEUE, lane),
     onRunEnded: async (jobId) => {
       await s.firing.releaseBuffered(jobId);
+      await s.firing.releaseKeys(jobId);
       await s.backfill.continue(jobId);
     },
     onSettled: (data) => void s.plugins.announce({ moment: "cronRunSettled", data }),
@@ -370,27 +375,4 @@ export function startResumeSweeper(env: DaemonEnv, s: Services): Sweeper {
       await s.clears.resumeAbandoned();
     },
   });
-}
-
-/** What the API serves: the services, `missiond doctor` and readiness. */
-export function apiServices(env: DaemonEnv, s: Services): ApiServices {
-  const health = { config: env.config, clock: env.clock, ...s };
-  return {
-    db: s.database.db,
-    cron: s.cron,
-    jobsFiles: s.jobsFiles,
-    sessions: s.sessions,
-    clears: s.clears,
-    removals: s.removals,
-    notify: s.notify,
-    todos: s.todos,
-    agents: s.agents,
-    alerts: s.alerts,
-    metrics: s.metrics,
-    plugins: s.plugins,
-    reload: () => env.reloader.reload(s.plugins),
-    notifyMaxDelaySeconds: env.config.notify.maxDelaySeconds,
-    doctor: doctor(health),
-    readiness: readiness(health),
-  };
 }

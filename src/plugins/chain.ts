@@ -43,7 +43,13 @@ export interface Decision {
 }
 
 export type ChainResult<C> =
-  | { readonly kind: "passed"; readonly context: C; readonly changedBy: readonly string[] }
+  | {
+      readonly kind: "passed";
+      readonly context: C;
+      readonly changedBy: readonly string[];
+      /** A plugin asked that the slot wait for an operator's approval (the first one that asked). */
+      readonly approval?: { readonly plugin: string; readonly reason: string };
+    }
   | { readonly kind: "cancelled"; readonly context: C; readonly reason: string; readonly plugin: string }
   | {
       readonly kind: "deferred";
@@ -173,6 +179,7 @@ export class PluginChain {
     const deadline = this.options.chainDeadlineMs ? now() + this.options.chainDeadlineMs : Infinity;
     let current = { ...context } as Record<string, unknown>;
     const changedBy: string[] = [];
+    let approval: { plugin: string; reason: string } | undefined;
     const failClosed = (plugin: ChainPlugin, why: string): ChainResult<C> | null =>
       plugin.required && spec.canCancel && !plugin.shadow
         ? {
@@ -245,6 +252,12 @@ export class PluginChain {
             reason: result.reason,
             plugin: plugin.name,
           };
+        case "approval":
+          // Not the end of the chain: later plugins may still change the prompt, cancel or defer.
+          record("approval", null, result.reason);
+          if (plugin.shadow) break;
+          approval ??= { plugin: plugin.name, reason: result.reason };
+          break;
         case "skipped": {
           record("skipped", null, result.why);
           log.warn(
@@ -257,7 +270,7 @@ export class PluginChain {
         }
       }
     }
-    return { kind: "passed", context: current as C, changedBy };
+    return { kind: "passed", context: current as C, changedBy, ...(approval ? { approval } : {}) };
   }
 
   /** Circuit breaker bookkeeping: consecutive failures suspend a plugin for a cooldown. */

@@ -20,17 +20,28 @@ export class Deferral {
   }
 }
 
+export class ApprovalRequest {
+  readonly reason: string;
+  constructor(reason: string) {
+    this.reason = reason;
+  }
+}
+
 export const tools = Object.freeze({
   cancel: (reason?: unknown) => new Cancellation(reason === undefined ? "" : String(reason)),
   // Our addition to the contract: hold a cron slot until a later time (recorded as Deferred).
   defer: (options?: { until?: unknown; reason?: unknown }) =>
     new Deferral(options?.until, options?.reason === undefined ? "" : String(options.reason)),
+  // Our addition too: the slot waits for an operator's approval before its mission goes out.
+  requireApproval: (options?: { reason?: unknown }) =>
+    new ApprovalRequest(options?.reason === undefined ? "" : String(options.reason)),
 });
 
 export type HandlerOutcome =
   | { outcome: "value"; value: unknown }
   | { outcome: "cancel"; reason: string }
   | { outcome: "defer"; until: unknown; reason: string }
+  | { outcome: "approval"; reason: string }
   | { outcome: "threw"; message: string }
   | { outcome: "malformed"; message: string };
 
@@ -56,6 +67,7 @@ export async function callHandler(
     const value = await handler(context, tools);
     if (value instanceof Cancellation) return { outcome: "cancel", reason: value.reason };
     if (value instanceof Deferral) return { outcome: "defer", until: value.until, reason: value.reason };
+    if (value instanceof ApprovalRequest) return { outcome: "approval", reason: value.reason };
     if (tooLarge(value, maxChars))
       return { outcome: "malformed", message: `returned more than ${maxChars} characters` };
     return { outcome: "value", value };

@@ -115,7 +115,7 @@ export const HOOKS = {
     canDefer: true,
     firedByDaemon: true,
     subject: "cronJobId",
-    doc: "A cron job's slot at its moment, before the mission goes out: return the new prompt, cancel the slot, or defer it with tools.defer.",
+    doc: "A cron job's slot at its moment, before the mission goes out: return the new prompt, cancel the slot, defer it with tools.defer, or make it wait for an operator's approval with tools.requireApproval.",
   },
   cronJobCompleted: {
     fields: {},

@@ -14,6 +14,7 @@ export type Interpreted =
   | { readonly kind: "changed"; readonly fields: readonly string[]; readonly patch: Readonly<Record<string, unknown>> }
   | { readonly kind: "cancelled"; readonly reason: string }
   | { readonly kind: "deferred"; readonly until: Date; readonly reason: string }
+  | { readonly kind: "approval"; readonly reason: string }
   | { readonly kind: "skipped"; readonly why: string };
 
 // Postgres text cannot hold NUL: a value carrying one would fail where it is stored, later.
@@ -86,6 +87,10 @@ export function interpret(
         return { kind: "skipped", why: "malformed: defer is limited to 7 days ahead" };
       return { kind: "deferred", until, reason: cutReason(raw.reason) };
     }
+    case "approval":
+      if (!(spec as HookSpec).canDefer)
+        return { kind: "skipped", why: `malformed: ${hook} cannot require approval (only cronJobFiring can)` };
+      return { kind: "approval", reason: cutReason(raw.reason) };
     case "value":
       break; // interpreted below, against the hook's fields
   }

@@ -121,19 +121,22 @@ function tools(): string {
   const deferring = HOOK_NAMES.filter((hook) => (HOOKS[hook] as HookSpec).canDefer);
   return `type Cancellation = { readonly reason: string };
 type Deferral = { readonly until: unknown; readonly reason: string };
+type ApprovalRequest = { readonly reason: string };
 
 interface MiddlewareTools {
   /** Cancels what the hook is about (hooks that can be cancelled only), with a reason for the decision log. */
   cancel(reason?: string): Cancellation;
   /** ${deferring.join(", ")} only: hold the slot until a later time (recorded as Deferred). */
   defer(options: { until: Date | string | number; reason?: string }): Deferral;
+  /** ${deferring.join(", ")} only: the slot waits AwaitingApproval for an operator's yes before its mission goes out. */
+  requireApproval(options?: { reason?: string }): ApprovalRequest;
 }
 
-/** A handler of a hook that can be cancelled: it answers with the new value, a cancellation or a deferral. */
+/** A handler of a hook that can be cancelled: it answers with the new value, a cancellation, a deferral or an approval request. */
 type Handler<C, R> = (
   context: C,
   tools: MiddlewareTools,
-) => Promise<R | Cancellation | Deferral> | R | Cancellation | Deferral;
+) => Promise<R | Cancellation | Deferral | ApprovalRequest> | R | Cancellation | Deferral | ApprovalRequest;
 
 /** A handler of a hook that cannot be cancelled. */
 type Observer<C, R> = (context: C, tools: MiddlewareTools) => Promise<R> | R;`;

@@ -110,7 +110,7 @@ export async function deleteRuns(tx: Executor, ids: readonly string[]): Promise<
   const [row] = await rows<{ ordinary: number; failed: number }>(
     tx,
     sql`with gone as (
-      delete from cron_job_runs r where r.id in (${idList}) and r.status not in ('Claimed', 'Running')
+      delete from cron_job_runs r where r.id in (${idList}) and r.status not in ('Claimed', 'AwaitingApproval', 'Running')
       returning r.cron_job_id, r.scheduled_for, r.status
     ), rolled as (
       insert into cron_run_rollups (job_id, day, status, count)

@@ -47,7 +47,7 @@ const ORDER = [
   ...["agent set", "agent", "agent ls"],
   ...["cron add", "cron", "cron ls", "cron show", "cron preview", "cron pause", "cron resume", "cron trigger"],
   ...["cron backfill", "cron skip", "cron edit", "cron history", "cron export", "apply"],
-  ...["runs", "runs ls", "runs show", "runs export"],
+  ...["runs", "runs ls", "runs show", "runs export", "runs approve", "runs reject"],
   ...["session add", "session", "session ls", "session say", "session messages", "session clear"],
   ...["notify", "notify ls", "notify show", "notify cancel", "todo add", "todo", "todo ls", "todo done"],
   ...["todo cancel", "session events", "session rm"],
@@ -81,6 +81,11 @@ const PREPARE: Record<string, (w: World) => Promise<Record<string, string> | voi
   // The run cron trigger made.
   "runs show: missiond runs show 1207": async ({ api }) => ({ "1207": await latestRun(api) }),
   "runs show: missiond runs show 1207 --json": async ({ api }) => ({ "1207": await latestRun(api) }),
+  // A run of a job that requires approval, waiting for its decision.
+  "runs approve: missiond runs approve 1207": async ({ api }) => ({ "1207": await awaitingRun(api) }),
+  'runs reject: missiond runs reject 1207 --reason "not during the release freeze"': async ({ api }) => ({
+    "1207": await awaitingRun(api),
+  }),
   // The notify command's own examples cancelled timer 17 already.
   "notify cancel: missiond notify cancel 17": async ({ api }) => {
     const timer = await api.post<{ id: string }>("/v1/notify", { sessionId: "s-42", message: "m", delaySeconds: 600 });
@@ -119,6 +124,25 @@ async function openTestAlert(daemon: Daemon, kind: "failing" | "missed" = "faili
   if (opened) return String(opened.id);
   const open = await listAlerts(db, { open: true, limit: 10 });
   return String(open.find((a) => a.kind === kind)!.id);
+}
+
+/** Triggers a run of a job that requires approval and waits until it awaits one; its id. */
+async function awaitingRun(api: ApiClient): Promise<string> {
+  const { jobs } = await api.get<{ jobs: { id: string; name: string }[] }>("/v1/cron-jobs");
+  const job =
+    jobs.find((j) => j.name === "gated") ??
+    (await api.post<{ id: string }>("/v1/cron-jobs", {
+      name: "gated",
+      agentId: "a1",
+      cron: "0 0 1 1 *",
+      prompt: "p",
+      approval: true,
+    }));
+  const run = await api.post<{ id: string }>(`/v1/cron-jobs/${job.id}/trigger`, {});
+  return waitFor(async () => {
+    const found = await api.get<{ status: string }>(`/v1/runs/${run.id}`);
+    return found.status === "AwaitingApproval" ? run.id : null;
+  }, "the run to await approval");
 }
 
 const latestRun = async (api: ApiClient) =>

@@ -135,6 +135,10 @@ function cronActionBodies(): Bodies {
       valid: [{ note: "maintenance" }, {}, { until: "2030-01-01T00:00:00Z", note: "until the new year" }],
       invalid: [{ note: 5 }, { note: "x".repeat(1001) }, { reason: "x" }, { until: "soon" }],
     },
+    "POST /v1/runs/:id/reject": {
+      valid: [{ reason: "release freeze" }, {}],
+      invalid: [{ reason: 5 }, { reason: "x".repeat(501) }, { why: "x" }],
+    },
     "POST /v1/cron-jobs/:id/backfill": {
       valid: [
         { from: "2026-01-01T00:00:00Z", to: "2026-01-02T00:00:00Z" },

@@ -7,7 +7,7 @@
  * daemon's own schema) confirms the mutation is invalid, so a case never asks for a change.
  */
 import { bodyCases } from "./fuzz/bodies.ts";
-import { agentCases, hookCases, idCases, methodCases } from "./fuzz/paths.ts";
+import { agentCases, hookCases, idCases, linkCases, methodCases } from "./fuzz/paths.ts";
 import { hopCases, queryCases } from "./fuzz/queries.ts";
 import { fill, fuzzContext, type FuzzCase, type FuzzIds } from "./fuzz/shared.ts";
 import { conflictCases, notifyCases, scheduleCases } from "./fuzz/specific.ts";
@@ -28,6 +28,7 @@ export function fuzzCases(options: {
     idCases(ctx, route);
     agentCases(ctx, route);
     hookCases(ctx, route);
+    linkCases(ctx, route);
     const url = fill(route, ctx.goodParams(route));
     bodyCases(ctx, route, url);
     queryCases(ctx, route, url);

@@ -13,6 +13,8 @@ import { startTestDaemon } from "../helpers/daemon.ts";
 import { backendName, freshDatabase, type TestDatabase } from "../helpers/db.ts";
 import { examplePlugin } from "../helpers/plugins.ts";
 import { tempDir } from "../helpers/tmp.ts";
+import { waitFor } from "../helpers/wait.ts";
+import { findRun } from "../../src/cron/queries.ts";
 
 /**
  * Every route of the API, called on a real daemon, answers what its declaration says: each body is
@@ -253,6 +255,28 @@ describe(`every route answers what it declares (${backendName})`, () => {
     await call("GET /v1/plugins");
     await call("POST /v1/plugins/:name/enable", { name: "probe" });
     await call("DELETE /v1/plugins/:name", { name: "probe" });
+  });
+
+  it("approval gates: approve, reject, and a decision through a signed link (GET and POST)", async () => {
+    const job = await call<{ id: string }>(
+      "POST /v1/cron-jobs",
+      {},
+      { body: { name: "gated", agentId: "a1", prompt: "p", cron: "0 0 1 1 *", approval: true } },
+    );
+    const waiting = async () => {
+      const run = await call<{ id: string }>("POST /v1/cron-jobs/:id/trigger", { id: job.id });
+      const row = await waitFor(async () => {
+        const found = await daemon.services.cron.runs({ jobId: job.id, limit: 50 });
+        return found.find((r) => r.id === run.id && r.status === "AwaitingApproval") ?? null;
+      }, "the run to wait for approval");
+      return (await findRun(daemon.services.database.db, BigInt(row.id)))!;
+    };
+    await call("POST /v1/runs/:id/approve", { id: (await waiting()).id.toString() });
+    await call("POST /v1/runs/:id/reject", { id: (await waiting()).id.toString() }, { body: { reason: "not now" } });
+    const viaGet = await daemon.services.approvals.links(await waiting());
+    await call("GET /v1/approvals/:token", { token: viaGet.approveUrl.split("/").at(-1)! });
+    const viaPost = await daemon.services.approvals.links(await waiting());
+    await call("POST /v1/approvals/:token", { token: viaPost.rejectUrl.split("/").at(-1)! });
   });
 
   it("agents", async () => {

@@ -93,9 +93,16 @@ afterAll(async () => {
 });
 
 describe("the route table", () => {
-  it("gives every route a scope, and only health, readiness and the document are public", () => {
+  it("gives every route a scope, and only health, readiness, the document and approval links are public", () => {
     expect(ROUTES.filter((r) => !["public", "agent", "operator"].includes(r.scope))).toEqual([]);
-    expect(byScope("public").map((r) => r.url)).toEqual(["/healthz", "/readyz", "/v1/openapi.json"]);
+    // An approval link's authority is its signature, checked by its handler (approval-gates.test.ts).
+    expect(byScope("public").map((r) => `${r.method} ${r.url}`)).toEqual([
+      "GET /healthz",
+      "GET /readyz",
+      "GET /v1/openapi.json",
+      "GET /v1/approvals/:token",
+      "POST /v1/approvals/:token",
+    ]);
     // Both kinds of route exist, so the walks below are not vacuous.
     expect(byScope("operator").length).toBeGreaterThan(10);
     expect(byScope("agent").length).toBeGreaterThan(10);

@@ -83,6 +83,12 @@ alert_recover_after = 2
 alert_no_success_within = "26h"
 alert_repeat_every = "4h"
 pause_after_failures = 5
+concurrency_key = "provider-x"
+concurrency_limit = 2
+concurrency_full = "skip"
+concurrency_max_wait = "90m"
+approval = true
+approval_window = "30m"
 
 [jobs.other]
 agent = "a1"

@@ -118,6 +118,8 @@ describe("apply plan", () => {
       endsAt: null,
       maxRuns: null,
       paused: false,
+      concurrencyFull: "queue",
+      approval: false,
       ...over,
     }) as unknown as LiveJob["view"];
 

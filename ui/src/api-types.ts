@@ -10,6 +10,7 @@ export type Count = number;
 
 export type RunStatus =
   | "Claimed"
+  | "AwaitingApproval"
   | "Running"
   | "Succeeded"
   | "Failed"
@@ -57,6 +58,17 @@ export type Job = {
   alertRepeatEvery: string | null;
   /** The job pauses itself after this many failed runs in a row; null: the default. */
   pauseAfterFailures: Count | null;
+  /** The concurrency key the job's missions share (`agent`: its agent's id); null: none. */
+  concurrencyKey: string | null;
+  /** Most missions of the key open at once; null: 1. */
+  concurrencyLimit: Count | null;
+  concurrencyFull: "queue" | "skip";
+  /** How long a queued slot waits for a place before it is Skipped; null: 1h. */
+  concurrencyMaxWait: string | null;
+  /** Each run waits AwaitingApproval for an operator's decision before its mission. */
+  approval: boolean;
+  /** How long a run waits for a decision before it is Cancelled (approval timed out); null: 1h. */
+  approvalWindow: string | null;
   /** When a timed pause ends by itself. */
   pausedUntil: Instant | null;
   runCount: Count;
@@ -115,6 +127,13 @@ export type Run = LastRun & {
   executor: string | null;
   exitCode: Count | null;
   output: string | null;
+  /** The concurrency key whose place the run held or waited for (`agent` resolved to the agent's id). */
+  concurrencyKey: string | null;
+  /** AwaitingApproval: when the run is Cancelled if nobody decides. */
+  approvalUntil: Instant | null;
+  /** Who approved the run (the caller, or `link` for a signed link). */
+  approvedBy: string | null;
+  approvedAt: Instant | null;
 };
 
 export type ListedRun = Run & {
@@ -177,6 +196,17 @@ export type JobDefinition = {
   alert_repeat_every: string | null;
   /** The job pauses itself after this many failed runs in a row; null: the default. */
   pause_after_failures: Count | null;
+  /** The concurrency key the job's missions share (`agent`: its agent's id); null: none. */
+  concurrency_key: string | null;
+  /** Most missions of the key open at once; null: 1. */
+  concurrency_limit: Count | null;
+  concurrency_full: "queue" | "skip";
+  /** How long a queued slot waits for a place before it is Skipped; null: 1h. */
+  concurrency_max_wait: string | null;
+  /** Each run waits AwaitingApproval for an operator's decision before its mission. */
+  approval: boolean;
+  /** How long a run waits for a decision before it is Cancelled (approval timed out); null: 1h. */
+  approval_window: string | null;
 };
 
 export type JobFileKey =
@@ -202,7 +232,13 @@ export type JobFileKey =
   | "alert_recover_after"
   | "alert_no_success_within"
   | "alert_repeat_every"
-  | "pause_after_failures";
+  | "pause_after_failures"
+  | "concurrency_key"
+  | "concurrency_limit"
+  | "concurrency_full"
+  | "concurrency_max_wait"
+  | "approval"
+  | "approval_window";
 
 export type Timeline = {
   from: Instant;
@@ -375,7 +411,7 @@ export type Decision = {
   subjectId: string | null;
   at: Instant;
   durationMs: Count;
-  outcome: "passed" | "changed" | "cancelled" | "deferred" | "skipped";
+  outcome: "passed" | "changed" | "cancelled" | "deferred" | "skipped" | "approval";
   fields: string[] | null;
   reason: string | null;
   shadow: boolean;
@@ -392,6 +428,7 @@ export type DecisionPage = {
     cancelled: Count;
     deferred: Count;
     skipped: Count;
+    approval: Count;
   };
 };
 
@@ -578,7 +615,7 @@ export type GetRunsByIdAnswer = ListedRun & {
   decisions: {
     plugin: string;
     hook: string;
-    outcome: "passed" | "changed" | "cancelled" | "deferred" | "skipped";
+    outcome: "passed" | "changed" | "cancelled" | "deferred" | "skipped" | "approval";
     reason: string | null;
     /** The fields a `changed` decision rewrote. */
     fields: string[] | null;
@@ -601,6 +638,23 @@ export type GetRunSummaryAnswer = {
 
 export type GetCronPreviewAnswer = {
   fireTimes: Instant[];
+};
+
+export type GetApprovalsByTokenAnswer = {
+  action: "approve" | "reject";
+  runId: Id;
+  status:
+    | "Claimed"
+    | "AwaitingApproval"
+    | "Running"
+    | "Succeeded"
+    | "Failed"
+    | "TimedOut"
+    | "Cancelled"
+    | "Skipped"
+    | "Missed"
+    | "Deferred"
+    | "Unknown";
 };
 
 export type PostApplyAnswer = {

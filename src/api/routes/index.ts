@@ -2,6 +2,7 @@ import type { ApiRoute } from "../route.ts";
 import { agentRoutes } from "./agents.ts";
 import { alertRoutes } from "./alerts.ts";
 import { applyRoutes } from "./apply.ts";
+import { approvalRoutes } from "./approvals.ts";
 import { cronRoutes } from "./cron.ts";
 import { healthRoutes } from "./health.ts";
 import { notifyRoutes } from "./notify.ts";
@@ -14,6 +15,7 @@ export function apiRoutes(limits: { maxDelaySeconds: number }): ApiRoute[] {
   return [
     ...healthRoutes,
     ...cronRoutes,
+    ...approvalRoutes,
     ...applyRoutes,
     ...sessionRoutes,
     ...notifyRoutes(limits.maxDelaySeconds),

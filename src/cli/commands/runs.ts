@@ -4,6 +4,7 @@ import { RUN_STATUSES } from "../../db/schema/enums.ts";
 import type { SummaryRow } from "../../retention/summary.ts";
 import { choiceOption, positiveInt, UsageError, type CliContext } from "../context.ts";
 import { fields, shorten, table } from "../format.ts";
+import { registerDecisions } from "./runs-decide.ts";
 
 // Runs per request of `runs export`: the API's largest page.
 const EXPORT_PAGE = 1_000;
@@ -14,6 +15,7 @@ export function registerRuns(program: Command, ctx: CliContext): void {
   list(runs, ctx);
   show(runs, ctx);
   exportRuns(runs, ctx);
+  registerDecisions(runs, ctx);
 }
 
 interface ListOptions {
@@ -116,6 +118,9 @@ function runText(run: RunDetail): string {
       status: run.status,
       reason: run.reason,
       "decided by": run.decidedBy,
+      "awaits until": run.status === "AwaitingApproval" ? run.approvalUntil : null,
+      "approved by": run.approvedBy && `${run.approvedBy} at ${run.approvedAt}`,
+      key: run.concurrencyKey,
       claimed: `${run.claimedAt} by ${run.claimedBy}${run.claimAheadMs > 0 ? ` (${run.claimAheadMs} ms ahead of the slot)` : ""}`,
       started: run.startedAt,
       late: run.deliveryLatenessMs === null ? null : `${run.deliveryLatenessMs} ms (slot → delivery started)`,

@@ -16,6 +16,7 @@ const tstz = (name: string) => timestamp(name, { withTimezone: true, mode: "date
 
 import {
   CATCHUP_POLICIES,
+  CONCURRENCY_FULL_POLICIES,
   JOB_KINDS,
   OVERLAP_POLICIES,
   REVISION_ACTIONS,
@@ -78,6 +79,15 @@ export const cronJobs = pgTable(
     alertNoSuccessWithinMs: bigint("alert_no_success_within_ms", { mode: "number" }),
     alertRepeatEveryMs: bigint("alert_repeat_every_ms", { mode: "number" }),
     pauseAfterFailures: integer("pause_after_failures"),
+    // Concurrency keys (src/concurrency/): at most `concurrency_limit` missions of the key open at
+    // once across every instance; `agent` stands for the job's agent id.
+    concurrencyKey: text("concurrency_key"),
+    concurrencyLimit: integer("concurrency_limit"),
+    concurrencyFull: text("concurrency_full", { enum: CONCURRENCY_FULL_POLICIES }).notNull().default("queue"),
+    concurrencyMaxWaitMs: bigint("concurrency_max_wait_ms", { mode: "number" }),
+    // Approval gates (src/approvals/): a run waits AwaitingApproval up to `approval_window_ms`.
+    approval: boolean("approval").notNull().default(false),
+    approvalWindowMs: bigint("approval_window_ms", { mode: "number" }),
     // The next slot the scheduler will claim; null once the schedule is exhausted.
     nextFireAt: tstz("next_fire_at"),
     createdAt: tstz("created_at").notNull().defaultNow(),
@@ -172,6 +182,14 @@ export const cronJobRuns = pgTable(
     // retried mission with more started than failed attempts lost one mid-run: Unknown, not replayed.
     attempts: integer("attempts").notNull().default(0),
     failedAttempts: integer("failed_attempts").notNull().default(0),
+    // The concurrency key (resolved: `agent` is the agent's id) whose place the run holds while
+    // open, or waits for while Deferred with `key_wait_until` set (the end of its wait).
+    concurrencyKey: text("concurrency_key"),
+    keyWaitUntil: tstz("key_wait_until"),
+    // AwaitingApproval: cancelled as timed out at `approval_until`; who decided, and when.
+    approvalUntil: tstz("approval_until"),
+    approvedBy: text("approved_by"),
+    approvedAt: tstz("approved_at"),
   },
   (t) => [
     // Exactly once across instances: whoever inserts this pair owns the slot. Migration 0010 adds
@@ -191,6 +209,16 @@ export const cronJobRuns = pgTable(
       .on(t.deferredUntil)
       .where(sql`${t.status} = 'Deferred'`),
     uniqueIndex("cron_job_runs_deferred_from_uq").on(t.deferredFrom),
+    // A key's open runs, counted in every claim of the key, and its waiting runs.
+    index("cron_job_runs_key_open_idx")
+      .on(t.concurrencyKey, t.status)
+      .where(
+        sql`${t.concurrencyKey} is not null and ${t.status} in ('Claimed', 'Running', 'AwaitingApproval', 'Deferred')`,
+      ),
+    // The approval sweeper: runs waiting for a decision, by the end of their window.
+    index("cron_job_runs_awaiting_idx")
+      .on(t.approvalUntil)
+      .where(sql`${t.status} = 'AwaitingApproval'`),
     // `doctor`: runs Running since too long, and the agents whose runs failed lately, each read from
     // the few rows of its state instead of every run the status index ever held.
     index("cron_job_runs_running_idx")

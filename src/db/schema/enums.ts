@@ -4,6 +4,7 @@
 /** Closed status set of the run ledger; the strings are what `runs ls --json` prints. */
 export const RUN_STATUSES = [
   "Claimed",
+  "AwaitingApproval",
   "Running",
   "Succeeded",
   "Failed",
@@ -15,8 +16,12 @@ export const RUN_STATUSES = [
   "Unknown",
 ] as const;
 export type RunStatus = (typeof RUN_STATUSES)[number];
-/** A run still under way: claimed for its slot, or handed to its agent. Every other status is final. */
-export const OPEN_RUN_STATUSES = ["Claimed", "Running"] as const satisfies readonly RunStatus[];
+/**
+ * A run still under way: claimed for its slot, waiting for an operator's approval (it holds no
+ * executor place, but overlap and catch-up count it as going), or handed to its agent. Every other
+ * status is final.
+ */
+export const OPEN_RUN_STATUSES = ["Claimed", "AwaitingApproval", "Running"] as const satisfies readonly RunStatus[];
 /** The final statuses, in ledger order. */
 export const CLOSED_RUN_STATUSES: readonly RunStatus[] = RUN_STATUSES.filter(
   (s) => !(OPEN_RUN_STATUSES as readonly RunStatus[]).includes(s),
@@ -26,6 +31,8 @@ export const JOB_KINDS = ["cron_job", "heartbeat"] as const;
 export type JobKind = (typeof JOB_KINDS)[number];
 export const OVERLAP_POLICIES = ["skip", "buffer_one", "allow", "cancel_previous"] as const;
 export const CATCHUP_POLICIES = ["skip", "latest", "all"] as const;
+/** What a slot does when its concurrency key has no free place: wait (Deferred) or be Skipped. */
+export const CONCURRENCY_FULL_POLICIES = ["queue", "skip"] as const;
 export const SESSION_MODES = ["fresh", "fixed"] as const;
 /**
  * What made a run: its slot on time (`schedule`), a slot claimed late after downtime (`catchup`),
@@ -50,7 +57,7 @@ export const REVISION_ACTIONS = [
 export type RevisionAction = (typeof REVISION_ACTIONS)[number];
 
 /** What one handler did, as the decision log records it. */
-export const DECISION_OUTCOMES = ["passed", "changed", "cancelled", "deferred", "skipped"] as const;
+export const DECISION_OUTCOMES = ["passed", "changed", "cancelled", "deferred", "skipped", "approval"] as const;
 export type DecisionOutcome = (typeof DECISION_OUTCOMES)[number];
 
 /** Who wrote a transcript message. */

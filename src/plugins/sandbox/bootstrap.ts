@@ -255,9 +255,11 @@ export const BOOTSTRAP = String.raw`
   class Deferral {
     constructor(until, reason) { this.until = until instanceof Date ? until.toISOString() : until; this.reason = reason; }
   }
+  class ApprovalRequest { constructor(reason) { this.reason = reason; } }
   const tools = freeze({
     cancel: (reason) => new Cancellation(reason === undefined ? "" : String(reason)),
     defer: (options) => new Deferral(options?.until, options?.reason === undefined ? "" : String(options.reason)),
+    requireApproval: (options) => new ApprovalRequest(options?.reason === undefined ? "" : String(options.reason)),
   });
   const message = (err) => {
     try {
@@ -274,6 +276,8 @@ export const BOOTSTRAP = String.raw`
       return stringify({ outcome: "cancel", reason: clip(String(value.reason), budget.messageChars) });
     if (value instanceof Deferral)
       return stringify({ outcome: "defer", until: value.until, reason: clip(String(value.reason), budget.messageChars) });
+    if (value instanceof ApprovalRequest)
+      return stringify({ outcome: "approval", reason: clip(String(value.reason), budget.messageChars) });
     // An over-long string is refused before it is serialized: copying megabytes only to drop them
     // could itself outlast the handler's timeout on a loaded machine.
     if (typeof value === "string" && value.length > setup.maxResultChars) return tooLong();

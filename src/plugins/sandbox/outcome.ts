@@ -30,6 +30,8 @@ export function toOutcome(json: unknown, maxChars: number): RawOutcome {
       return { outcome: "cancel", reason: text(answer.reason ?? "") };
     case "defer":
       return { outcome: "defer", until: answer.until, reason: text(answer.reason ?? "") };
+    case "approval":
+      return { outcome: "approval", reason: text(answer.reason ?? "") };
     case "threw":
       return { outcome: "threw", message: text(answer.message ?? "") };
     case "malformed":

@@ -123,6 +123,19 @@ export function agentCases(ctx: FuzzContext, route: ApiRoute): void {
   }
 }
 
+/** Tokens that are not approval links: unsigned, forged, malformed, with NUL characters. */
+export function linkCases(ctx: FuzzContext, route: ApiRoute): void {
+  if (route.url !== "/v1/approvals/:token") return;
+  for (const token of ["nope", "1.approve.99999999999.AAAA", "1.approve.x.y", "%00", "1.reject.1.%00", "x".repeat(300)])
+    ctx.add({
+      name: `${key(route)}: token ${token.slice(0, 20)}`,
+      method: route.method,
+      path: fill(route, { token }),
+      status: [404],
+      message: /no approval link/,
+    });
+}
+
 /** Hooks that do not exist, that the daemon alone fires, and each hook's context sent to another. */
 export function hookCases(ctx: FuzzContext, route: ApiRoute): void {
   const { add, hooks, refused } = ctx;
