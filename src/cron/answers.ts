@@ -2,6 +2,7 @@ import { z } from "zod";
 import { count, idString, instant } from "../answer-fields.ts";
 import { DECISION_OUTCOMES, REVISION_ACTIONS, RUN_STATUSES, RUN_TRIGGERS } from "../db/schema/enums.ts";
 import { jobView } from "./job-view.ts";
+import { usageView } from "../usage/usage.ts";
 
 /** What the cron routes answer, written from views.ts, revisions.ts, ledger-queries.ts and the service. */
 
@@ -34,6 +35,7 @@ export const runView = z
     executor: z.string().nullable(),
     exitCode: count.nullable(),
     output: z.string().nullable(),
+    usage: usageView.nullable().describe("What the run consumed, as its agent or provider reported it."),
   })
   .strict();
 

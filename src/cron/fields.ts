@@ -4,6 +4,7 @@ import { formatDuration, parseDuration } from "../duration.ts";
 import type { CronJobRow } from "../db/schema/index.ts";
 import { CATCHUP_POLICIES, JOB_KINDS, OVERLAP_POLICIES, SESSION_MODES } from "../db/schema/enums.ts";
 import { ALERT_RULE_FIELDS } from "../alerts/job-fields.ts";
+import { BUDGET_FIELDS } from "../budgets/job-fields.ts";
 import { parseActiveHours } from "./active-hours.ts";
 import type { NewCronJob } from "./queries.ts";
 import { assertTimezone, parseEvery } from "./schedule.ts";
@@ -328,6 +329,7 @@ export const JOB_FIELDS = {
   }),
   // The alert rules (declared beside their domain, in this table's form): ALERT_RULE_FIELDS.
   ...ALERT_RULE_FIELDS,
+  ...BUDGET_FIELDS,
 } as const;
 
 export type JobFields = typeof JOB_FIELDS;

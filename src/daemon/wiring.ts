@@ -305,6 +305,7 @@ export async function startWorkers(env: DaemonEnv, s: Services): Promise<Workers
     executorFor,
     detach: (work) => detach(env, work),
     onRun: (status, job) => s.metrics.run(status, null, job),
+    onUsage: (agentId, usage) => s.metrics.usage(agentId, usage),
     onAttempt: (lane) => s.metrics.attempt(MISSIONS_QUEUE, lane),
     onRunEnded: async (jobId) => {
       await s.firing.releaseBuffered(jobId);

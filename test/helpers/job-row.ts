@@ -37,6 +37,8 @@ export const jobRow = (t0: number, patch: Partial<CronJobRow> = {}): CronJobRow 
   alertNoSuccessWithinMs: null,
   alertRepeatEveryMs: null,
   pauseAfterFailures: null,
+  budget: null,
+  preflight: null,
   managedBy: null,
   revisionId: null,
   nextFireAt: new Date(t0),
