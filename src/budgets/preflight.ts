@@ -13,8 +13,7 @@ export const PREFLIGHT_TIMEOUT_MS = 30_000;
 const REASON_CHARS = 300;
 
 export type PreflightVerdict =
-  | { readonly go: true }
-  | { readonly go: false; readonly status: "Skipped" | "Failed"; readonly reason: string };
+  { readonly go: true } | { readonly go: false; readonly status: "Skipped" | "Failed"; readonly reason: string };
 
 /**
  * Splits a command line into its argv, as a shell would split it but running nothing through one:

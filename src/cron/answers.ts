@@ -136,9 +136,13 @@ export const runSummaryAnswer = z
         .object({
           jobId: idString,
           jobName: z.string(),
+          agentId: z.string(),
           status,
           count,
           rolledUp: count.describe("Of which rolled up."),
+          inputTokens: count.describe("Tokens in that these runs reported, pruned runs included."),
+          outputTokens: count.describe("Tokens out that these runs reported, pruned runs included."),
+          costUsd: z.number().describe("What these runs reported they cost, in US dollars, pruned runs included."),
         })
         .strict(),
     ),

@@ -1,4 +1,6 @@
 import { untilMoment } from "../clock.ts";
+import { readBudgets, type AgentBudgets } from "../budgets/claim.ts";
+import { passesPreflight } from "../budgets/preflight-step.ts";
 import type { ClaimDeps } from "../delivery/claim.ts";
 import { handOffWithLane, type Places } from "../delivery/direct.ts";
 import type { CronJobRow, CronJobRunRow } from "../db/schema/index.ts";
@@ -38,6 +40,10 @@ export interface FiringDeps extends ClaimDeps<CronMission> {
   onRun?: (status: string, latenessMs: number | null) => void;
   /** A run of the job ended before its mission (a plugin cancelled or deferred it). */
   onRunEnded?: (jobId: bigint) => Promise<void>;
+  /** Agents' budgets, read in a claim's transaction (none when absent). */
+  agentBudgets?: AgentBudgets;
+  /** Kills a preflight command's process group at its timeout. */
+  killGroup?: (pgid: number, signal: NodeJS.Signals) => void;
 }
 
 /**
@@ -171,7 +177,8 @@ export class CronFiring {
         busyChecks.filter((j) => j.sessionMode === "fixed" && j.sessionId).map((j) => j.sessionId!),
         new Date(now),
       );
-      const reads = { now, instanceName, armed, ended, active, buffered, running };
+      const budgets = await readBudgets(tx, locked, now, this.deps.agentBudgets);
+      const reads = { now, instanceName, armed, ended, active, buffered, running, budgets };
       const { rows, advanced, cancels } = planBatch(locked, reads, jobs);
       const inserted = await insertRuns(tx, rows);
       settleAdvances(advanced, inserted);
@@ -195,7 +202,9 @@ export class CronFiring {
       const claimed = inserted.filter((run) => run.status === "Claimed");
       const soon = (run: CronJobRunRow) =>
         handOffInClaim(runMoment(jobs.get(String(run.cronJobId))!, run), now, this.handOffWithinMs);
-      const handing = direct === null ? [] : claimed.filter(soon);
+      // A job with a preflight waits for its command's answer, which no claim transaction holds.
+      const handing =
+        direct === null ? [] : claimed.filter((run) => soon(run) && !jobs.get(String(run.cronJobId))!.preflight);
       const handedOff = new Set(handing.map((run) => run.id));
       if (handing.length === 0) return { jobs, claimed, activated: [], handedOff };
       const at = new Date(now);
@@ -219,19 +228,22 @@ export class CronFiring {
       const [locked] = await lockJobs(tx, [jobId]);
       if (!locked) throw new MissiondError("NOT_FOUND", `no cron job with id "${jobId}"`);
       const now = new Date(clock.now());
+      // A manual run counts against the budgets like a slot: over one, it is recorded Skipped.
+      const over = (await readBudgets(tx, [locked], now.getTime(), this.deps.agentBudgets))?.verdict(locked) ?? null;
       const run = await insertAtFreeInstant(tx, {
         cronJobId: jobId,
         scheduledFor: now,
         trigger: "manual",
         revisionId: locked.revisionId,
-        status: "Claimed",
+        ...(over ? { status: "Skipped", reason: over, finishedAt: now } : { status: "Claimed" }),
         claimedBy: instanceName,
         claimedAt: now,
         latenessMs: 0,
       });
       return { job: locked, run };
     });
-    this.startChain(job, run);
+    if (run.status === "Claimed") this.startChain(job, run);
+    else this.deps.onRun?.(run.status, null);
     return run;
   }
 
@@ -260,12 +272,14 @@ export class CronFiring {
         tx,
         [...jobs.values()].filter((j) => j.overlapPolicy === "skip").map((j) => j.id),
       );
+      const budgets = await readBudgets(tx, [...jobs.values()], now, this.deps.agentBudgets);
       const started: { job: CronJobRow; run: CronJobRunRow }[] = [];
       for (const d of deferred) {
         if (!uncontinued.has(String(d.id))) continue;
         const job = jobs.get(String(d.cronJobId));
         const at = new Date(now);
         const busy = job ? active.get(String(job.id)) : undefined;
+        const over = job && !job.paused && !busy ? (budgets?.verdict(job) ?? null) : null;
         const verdict: Pick<NewRun, "status" | "reason" | "finishedAt"> = !job
           ? { status: "Cancelled", reason: "the job was removed before its deferred slot", finishedAt: at }
           : job.paused
@@ -276,7 +290,9 @@ export class CronFiring {
                   reason: `overlap: run ${busy.id} (slot ${busy.scheduledFor.toISOString()}) is still ${busy.status}`,
                   finishedAt: at,
                 }
-              : { status: "Claimed", reason: `deferred from slot ${d.scheduledFor.toISOString()} (run ${d.id})` };
+              : over
+                ? { status: "Skipped", reason: over, finishedAt: at }
+                : { status: "Claimed", reason: `deferred from slot ${d.scheduledFor.toISOString()} (run ${d.id})` };
         const run = await insertAtFreeInstant(tx, {
           cronJobId: d.cronJobId,
           scheduledFor: d.deferredUntil!,
@@ -319,6 +335,12 @@ export class CronFiring {
     const { db, chain, clock } = this.deps;
     await untilMoment(clock, runMoment(job, run));
     const log = this.log.child({ cronJobId: String(job.id), runId: String(run.id) });
+    // The job's preflight, before any plugin or agent sees the slot: a no closes the run here.
+    if (job.preflight && !(await passesPreflight(this.deps, job, run))) {
+      await this.releaseBuffered(job.id);
+      await this.deps.onRunEnded?.(job.id);
+      return;
+    }
     const result = await chain.run(
       "cronJobFiring",
       {

@@ -166,6 +166,8 @@ export function wireServices(env: DaemonEnv, base: Foundation): Services {
     onRun: (status, latenessMs) => base.metrics.run(status, latenessMs),
     onRunEnded: (jobId) => backfill!.continue(jobId),
     direct: () => unlessBacklogged(scheduler, lanes.missions),
+    agentBudgets: (tx, ids) => base.agents.budgets(tx, ids),
+    killGroup: deps.probe.killGroup,
   });
   backfill = new BackfillRunner({
     db,
@@ -174,6 +176,7 @@ export function wireServices(env: DaemonEnv, base: Foundation): Services {
     instanceName,
     start: (job, run) => firing.resume(job, run),
     onRun: (status) => base.metrics.run(status, null),
+    agentBudgets: (tx, ids) => base.agents.budgets(tx, ids),
   });
   const cron = new CronService({
     db,

@@ -189,8 +189,18 @@ async function summary(ctx: CliContext, opts: ListOptions): Promise<void> {
   });
   ctx.print(found, () =>
     table(
-      ["JOB", "NAME", "STATUS", "COUNT", "OF WHICH PRUNED"],
-      found.map((r) => [r.jobId, r.jobName, r.status, r.count, r.rolledUp]),
+      ["JOB", "NAME", "AGENT", "STATUS", "COUNT", "OF WHICH PRUNED", "TOKENS IN", "TOKENS OUT", "COST"],
+      found.map((r) => [
+        r.jobId,
+        r.jobName,
+        r.agentId,
+        r.status,
+        r.count,
+        r.rolledUp,
+        r.inputTokens,
+        r.outputTokens,
+        dollars(r.costUsd),
+      ]),
     ),
   );
 }
