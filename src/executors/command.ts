@@ -24,7 +24,7 @@ export function commandExecutor(name: string, options: CommandExecutorOptions): 
       const { stdout, ...result } = await runCommand(options, mission.prompt, missionEnv(mission), signal);
       // The run's usage is a final JSON line on stdout: {"usage": {"input_tokens": …}}.
       const { usage, warning } = usageInLastLine(stdout.tail);
-      return { ...result, usage, usageWarning: warning };
+      return { ...result, ...(usage ? { usage } : {}), ...(warning ? { usageWarning: warning } : {}) };
     },
   };
 }

@@ -46,7 +46,13 @@ export function webhookExecutor(name: string, options: WebhookExecutorOptions): 
       );
       if (status >= 200 && status < 300) {
         const { usage, warning } = usageInBody(text);
-        return { status: "Succeeded", output: boundOutput(text), exitCode: null, usage, usageWarning: warning };
+        return {
+          status: "Succeeded",
+          output: boundOutput(text),
+          exitCode: null,
+          ...(usage ? { usage } : {}),
+          ...(warning ? { usageWarning: warning } : {}),
+        };
       }
       if (status >= 500 || status === 408 || status === 429) {
         throw new Error(`webhook answered ${status}: ${text.slice(0, 200)}`);

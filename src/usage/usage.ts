@@ -80,6 +80,7 @@ export function usageOf(answer: unknown): UsageRead {
 function issueWords(issue: z.core.$ZodIssue): string {
   switch (issue.code) {
     case "invalid_type":
+      if (issue.expected === "int") return "not a whole number";
       return `not ${/^[aeiou]/.test(issue.expected) ? "an" : "a"} ${issue.expected}`;
     case "too_small":
       return issue.origin === "string" ? "empty" : `below ${String(issue.minimum)}`;

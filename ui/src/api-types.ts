@@ -57,6 +57,10 @@ export type Job = {
   alertRepeatEvery: string | null;
   /** The job pauses itself after this many failed runs in a row; null: the default. */
   pauseAfterFailures: Count | null;
+  /** The job's limits per UTC hour or day, e.g. `$5/day, 10 runs/hour`; null: none. */
+  budget: string | null;
+  /** A command run before each slot: exit 0 wakes the agent, exit 1 skips the slot; null: none. */
+  preflight: string | null;
   /** When a timed pause ends by itself. */
   pausedUntil: Instant | null;
   runCount: Count;
@@ -115,6 +119,14 @@ export type Run = LastRun & {
   executor: string | null;
   exitCode: Count | null;
   output: string | null;
+  /** What the run consumed, as its agent or provider reported it. */
+  usage: {
+    inputTokens: number | null;
+    outputTokens: number | null;
+    /** What the run cost in US dollars, as its agent reported it. */
+    costUsd: number | null;
+    model: string | null;
+  } | null;
 };
 
 export type ListedRun = Run & {
@@ -177,6 +189,10 @@ export type JobDefinition = {
   alert_repeat_every: string | null;
   /** The job pauses itself after this many failed runs in a row; null: the default. */
   pause_after_failures: Count | null;
+  /** The job's limits per UTC hour or day, e.g. `$5/day, 10 runs/hour`; null: none. */
+  budget: string | null;
+  /** A command run before each slot: exit 0 wakes the agent, exit 1 skips the slot; null: none. */
+  preflight: string | null;
 };
 
 export type JobFileKey =
@@ -202,7 +218,9 @@ export type JobFileKey =
   | "alert_recover_after"
   | "alert_no_success_within"
   | "alert_repeat_every"
-  | "pause_after_failures";
+  | "pause_after_failures"
+  | "budget"
+  | "preflight";
 
 export type Timeline = {
   from: Instant;
@@ -497,7 +515,8 @@ export type Alert = {
     | "agent_failing"
     | "plugin_down"
     | "scheduler_unarmed"
-    | "doctor_finding";
+    | "doctor_finding"
+    | "budget";
   severity: "critical" | "warning";
   /** What it is about: `job:12`, `agent:ops-bot`, `plugin:sentinel@host-a`, `scheduler@host-a`, `doctor:stuckRuns`. */
   subject: string;
@@ -592,10 +611,17 @@ export type GetRunSummaryAnswer = {
   summary: {
     jobId: Id;
     jobName: string;
+    agentId: string;
     status: RunStatus;
     count: Count;
     /** Of which rolled up. */
     rolledUp: Count;
+    /** Tokens in that these runs reported, pruned runs included. */
+    inputTokens: Count;
+    /** Tokens out that these runs reported, pruned runs included. */
+    outputTokens: Count;
+    /** What these runs reported they cost, in US dollars, pruned runs included. */
+    costUsd: number;
   }[];
 };
 
