@@ -7,6 +7,7 @@ import { apiClient } from "../../src/cli/client.ts";
 import type { Daemon } from "../../src/daemon/daemon.ts";
 import { backendName } from "../helpers/db.ts";
 import { daemonPerTest } from "../helpers/daemon.ts";
+import { scrape } from "../helpers/metrics.ts";
 import { tempDir } from "../helpers/tmp.ts";
 import { waitFor } from "../helpers/wait.ts";
 
@@ -66,6 +67,10 @@ describe(`usage in the ledger (${backendName})`, () => {
       expect.objectContaining({ agentId: "ops-bot", status: "Succeeded", inputTokens: 1200, outputTokens: 300 }),
     ]);
     expect(summary[0]!.costUsd).toBeCloseTo(0.03);
+    const metrics = await scrape(d);
+    expect(metrics).toMatch(/^missiond_agent_tokens_total\{agent="ops-bot",direction="input"\} 1200$/m);
+    expect(metrics).toMatch(/^missiond_agent_tokens_total\{agent="ops-bot",direction="output"\} 300$/m);
+    expect(metrics).toMatch(/^missiond_agent_cost_usd_total\{agent="ops-bot"\} 0.03$/m);
   });
 
   it("ignores a malformed usage report with a warning and still succeeds the run", async () => {
