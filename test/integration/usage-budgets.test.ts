@@ -86,9 +86,13 @@ describe(`usage in the ledger (${backendName})`, () => {
   it("reads a command agent's usage from its final JSON line on stdout", async () => {
     const dir = tempDir("usage-cmd");
     const agent = join(dir, "agent.sh");
-    writeFileSync(agent, `#!/bin/sh\necho working\necho '{"usage": {"input_tokens": 10, "output_tokens": 4, "model": "local"}}'\n`, {
-      mode: 0o755,
-    });
+    writeFileSync(
+      agent,
+      `#!/bin/sh\necho working\necho '{"usage": {"input_tokens": 10, "output_tokens": 4, "model": "local"}}'\n`,
+      {
+        mode: 0o755,
+      },
+    );
     const d = await t.start({ toml: `[agents.local]\nexecutor = "command"\nargv = ["${agent}"]\n` });
     const job = await d.services.cron.add({ name: "local", agentId: "local", every: "1h", prompt: "p" });
     const run = await runOnce(d, job.id);
@@ -148,6 +152,28 @@ describe(`budgets (${backendName})`, () => {
     expect(budget[0]).toMatchObject({ subject: "agent:ops-bot", resolvedAt: null });
     expect(budget[0]!.summary).toContain("budget: agent ops-bot ran 3 of 3 runs this hour");
     expect(received).toHaveLength(3);
+  });
+
+  it("holds an agent's budget across two daemons claiming its jobs on one database", async () => {
+    const toml = agentToml('budget = "4 runs/hour"\n');
+    const a = await t.start({ toml, instanceName: "a" });
+    const b = await t.start({ toml, instanceName: "b" });
+    for (let i = 0; i < 6; i++)
+      await (i % 2 ? b : a).services.cron.add({ name: `j${i}`, agentId: "ops-bot", every: "1s", prompt: "p" });
+    const runs = async () =>
+      (await a.services.cron.runs({ limit: 500 })).filter(
+        (r) => r.status !== "Skipped" || r.reason?.startsWith("budget"),
+      );
+    await waitFor(
+      async () => ((await runs()).filter((r) => r.status === "Skipped").length >= 12 ? true : undefined),
+      "a dozen slots skipped over the budget",
+      30_000,
+    );
+    const all = await runs();
+    expect(all.filter((r) => r.status !== "Skipped")).toHaveLength(4);
+    expect(new Set(all.map((r) => r.claimedBy))).toEqual(new Set(["a", "b"]));
+    await waitFor(() => (received.length >= 4 ? true : undefined), "four missions received");
+    expect(received).toHaveLength(4);
   });
 
   it("refuses a budget with a negative amount or an unknown unit, naming the problem", async () => {
