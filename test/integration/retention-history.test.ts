@@ -145,7 +145,9 @@ describe(`retention: nothing important is lost (${backendName})`, () => {
       "--to",
       "2020-01-05T00:00:00Z",
     );
-    expect(ranged.stdout).toMatch(/summed\s+a1\s+Failed\s+1\s+1\s+0\s+0\s+\$0\.00\n.*summed\s+a1\s+Succeeded\s+2\s+1\s+200\s+20\s+\$1\.00/s);
+    expect(ranged.stdout).toMatch(
+      /summed\s+a1\s+Failed\s+1\s+1\s+0\s+0\s+\$0\.00\n.*summed\s+a1\s+Succeeded\s+2\s+1\s+200\s+20\s+\$1\.00/s,
+    );
   });
 
   it("reports in doctor a kind whose removable rows are older than twice its retention, and counts what it prunes", async () => {
