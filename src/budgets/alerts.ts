@@ -11,10 +11,10 @@ const subjectOf = (skip: BudgetSkip): string =>
   skip.reason.startsWith("budget: agent ") ? `agent:${skip.agent_id}` : `job:${skip.job_id}`;
 
 /**
- * The `budget` alerts, in the evaluator's pass: one opens for each job or agent whose slots were
- * skipped over its budget since the last pass (once while it stays open), and resolves once the
- * owner's newest run is no longer a budget skip (a run was sent again: a new hour or day, a budget
- * raised).
+ * The `budget` alerts, in the evaluator's pass. Judged for each job or agent whose slots were
+ * skipped over its budget since the last pass, and each with an alert open, from its newest run:
+ * a budget skip keeps (or opens, once) the alert; anything else (a run was sent again: a new hour
+ * or day, a budget raised) resolves it.
  */
 export async function judgeBudgets(pass: PassContext, since: Date): Promise<void> {
   const { tx, config } = pass;
@@ -22,26 +22,23 @@ export async function judgeBudgets(pass: PassContext, since: Date): Promise<void
   const open = new Map<string, AlertRow>(
     (await openAlertsOfKinds(tx, ["budget"])).filter((a) => a.subject).map((a) => [a.subject!, a]),
   );
-  const judged = new Set<string>();
-  for (const skip of await budgetSkipsSince(tx, since, SKIPS_PER_PASS)) {
-    const subject = subjectOf(skip);
-    if (judged.has(subject)) continue;
-    judged.add(subject);
-    const wanted: SubjectWanted = {
-      kind: "budget",
-      severity: "warning",
-      subject,
-      agentId: skip.agent_id,
-      summary: `slots skipped: ${skip.reason}`,
-      details: { cronJobId: skip.job_id, agentId: skip.agent_id, reason: skip.reason },
-    };
-    await settle(pass, open.get(subject), wanted, repeat, (w) => w);
-  }
-  for (const [subject, alert] of open) {
-    if (judged.has(subject)) continue;
+  const owners = new Map<string, string | null>();
+  for (const skip of await budgetSkipsSince(tx, since, SKIPS_PER_PASS)) owners.set(subjectOf(skip), skip.agent_id);
+  for (const [subject, alert] of open) if (!owners.has(subject)) owners.set(subject, alert.agentId);
+  for (const [subject, agentId] of owners) {
     const owner = subject.startsWith("agent:") ? { agentId: subject.slice(6) } : { jobId: subject.slice(4) };
     const newest = await newestRunOf(tx, owner);
-    if (!newest || !(newest.status === "Skipped" && newest.reason?.startsWith("budget: ")))
-      await settle(pass, alert, "resolve", repeat, (w: SubjectWanted) => w);
+    const held = newest?.status === "Skipped" && newest.reason?.startsWith("budget: ");
+    const verdict: SubjectWanted | "resolve" = held
+      ? {
+          kind: "budget",
+          severity: "warning",
+          subject,
+          agentId,
+          summary: `slots skipped: ${newest.reason}`,
+          details: { ...owner, reason: newest.reason },
+        }
+      : "resolve";
+    await settle(pass, open.get(subject), verdict, repeat, (w) => w);
   }
 }

@@ -154,6 +154,28 @@ describe(`budgets (${backendName})`, () => {
     expect(received).toHaveLength(3);
   });
 
+  it("resolves a job's budget alert once a run is sent again (the budget raised)", async () => {
+    const d = await t.start({ toml: agentToml() });
+    const job = await d.services.cron.add({
+      name: "once",
+      agentId: "ops-bot",
+      every: "1h",
+      prompt: "p",
+      budget: "1 runs/hour",
+    });
+    expect((await runOnce(d, job.id)).status).toBe("Succeeded");
+    expect((await runOnce(d, job.id)).reason).toBe("budget: job once ran 1 of 1 runs this hour");
+    await d.services.alerts.pass();
+    const open = (await d.services.alerts.list({})).alerts.filter((a) => a.kind === "budget");
+    expect(open).toEqual([expect.objectContaining({ subject: `job:${job.id}`, resolvedAt: null })]);
+    await d.services.cron.edit(job.id, { budget: "5 runs/hour" });
+    expect((await runOnce(d, job.id)).status).toBe("Succeeded");
+    await d.services.alerts.pass();
+    const after = (await d.services.alerts.list({})).alerts.filter((a) => a.kind === "budget");
+    expect(after).toHaveLength(1);
+    expect(after[0]!.resolvedAt).not.toBeNull();
+  });
+
   it("holds an agent's budget across two daemons claiming its jobs on one database", async () => {
     const toml = agentToml('budget = "4 runs/hour"\n');
     const a = await t.start({ toml, instanceName: "a" });
