@@ -140,7 +140,7 @@ describe(`budgets (${backendName})`, () => {
       const found = await d.services.cron.runs({ jobId: job.id, limit: 50 });
       return found.filter((r) => r.status === "Skipped").length >= 2 ? found : undefined;
     }, "slots skipped over the budget");
-    const sent = runs.filter((r) => r.status !== "Skipped");
+    const sent = runs.filter((r) => !["Skipped", "Missed"].includes(r.status));
     expect(sent).toHaveLength(3);
     expect(runs.find((r) => r.status === "Skipped")!.reason).toBe("budget: agent ops-bot ran 3 of 3 runs this hour");
     await waitFor(() => (received.length === 3 ? true : undefined), "three missions received");
@@ -192,7 +192,8 @@ describe(`budgets (${backendName})`, () => {
       30_000,
     );
     const all = await runs();
-    expect(all.filter((r) => r.status !== "Skipped")).toHaveLength(4);
+    // Sent runs (a loaded machine may also record Missed slots, which were never sent).
+    expect(all.filter((r) => !["Skipped", "Missed"].includes(r.status))).toHaveLength(4);
     expect(new Set(all.map((r) => r.claimedBy))).toEqual(new Set(["a", "b"]));
     await waitFor(() => (received.length >= 4 ? true : undefined), "four missions received");
     expect(received).toHaveLength(4);
