@@ -57,6 +57,8 @@ if (only.has("wake")) {
       // More due at once than the direct lane's 128 places: the rest wait for a place, then count
       // their attempt, before their call. The same with a place for each.
       if (jobs > 128) rows.push(await missiondWake(backend, jobs, seconds, true, 256));
+      // The same agent under a budget it never reaches: each claim reads what it spent and locks it.
+      rows.push(await missiondWake(backend, jobs, seconds, true, undefined, "$1000/day, 1000000 runs/hour"));
       rows.push(await missiondWake(backend, jobs, seconds, false));
       rows.push(await pgBossWake(backend, jobs, seconds));
       if (backend === "postgres") rows.push(await graphileWake(jobs, seconds));

@@ -2,6 +2,7 @@ import { constants, PerformanceObserver } from "node:perf_hooks";
 import { getHeapStatistics } from "node:v8";
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
 import type { Decision } from "./plugins/chain.ts";
+import type { Usage } from "./usage/usage.ts";
 
 /** Numbers read at scrape time from the daemon's state (database counts, queue depth). */
 export interface MetricSources {
@@ -33,6 +34,8 @@ export class Metrics {
   private readonly deliveries: Counter<"queue" | "lane">;
   private readonly jobSeries: JobSeries;
   private readonly alertTries: Counter<"route" | "outcome">;
+  private readonly tokens: Counter<"agent" | "direction">;
+  private readonly cost: Counter<"agent">;
 
   constructor(sources: MetricSources) {
     collectDefaultMetrics({ register: this.registry, prefix: "missiond_" });
@@ -94,6 +97,18 @@ export class Metrics {
       registers,
     });
     this.jobSeries = new JobSeries(registers);
+    this.tokens = new Counter({
+      name: "missiond_agent_tokens_total",
+      help: "Tokens the runs closed by this instance reported, by agent and direction (input, output)",
+      labelNames: ["agent", "direction"],
+      registers,
+    });
+    this.cost = new Counter({
+      name: "missiond_agent_cost_usd_total",
+      help: "What the runs closed by this instance reported they cost, in US dollars, by agent",
+      labelNames: ["agent"],
+      registers,
+    });
     this.alertTries = new Counter({
       name: "missiond_alert_notifications_total",
       help: "Tries to send an alert to a route by this instance: sent or failed",
@@ -131,6 +146,13 @@ export class Metrics {
     this.runs.inc({ status });
     if (job) this.jobSeries.outcome(job.name, status, job.at);
     if (status === "Claimed" && latenessMs != null) this.lateness.observe(Math.max(0, latenessMs) / 1000);
+  }
+
+  /** A closed run's usage report. */
+  usage(agent: string, usage: Usage): void {
+    if (usage.inputTokens) this.tokens.inc({ agent, direction: "input" }, usage.inputTokens);
+    if (usage.outputTokens) this.tokens.inc({ agent, direction: "output" }, usage.outputTokens);
+    if (usage.costUsd) this.cost.inc({ agent }, usage.costUsd);
   }
 
   timer(status: string, latenessMs: number | null): void {

@@ -94,7 +94,8 @@ const bySecond = (samples: { key: string; lateMs: number }[], from?: number): Sa
 
 /**
  * missiond: per-second cron jobs, no jitter, the webhook executor; `direct = false` sends every
- * mission through pg-boss's fetch; `places` sets `[missions] concurrency` (default 128).
+ * mission through pg-boss's fetch; `places` sets `[missions] concurrency` (default 128); `budget`
+ * gives the agent a budget no slot reaches, so every claim reads and locks it.
  */
 export async function missiondWake(
   backend: "pglite" | "postgres",
@@ -102,11 +103,13 @@ export async function missiondWake(
   seconds: number,
   direct = true,
   places?: number,
+  budget?: string,
 ): Promise<WakeRow> {
   const receiver = await startReceiver();
   const db = await freshBenchDatabase(backend);
   const concurrency = places === undefined ? "" : `concurrency = ${places}\n`;
-  const toml = `[missions]\ndirect = ${direct}\n${concurrency}\n[agents.hook]\nexecutor = "webhook"\nurl = "${receiver.url}"\n`;
+  const limits = budget === undefined ? "" : `budget = "${budget}"\n`;
+  const toml = `[missions]\ndirect = ${direct}\n${concurrency}\n[agents.hook]\nexecutor = "webhook"\nurl = "${receiver.url}"\n${limits}`;
   const daemon = benchDaemon(db, {}, toml);
   try {
     await daemon.start();
@@ -120,7 +123,7 @@ export async function missiondWake(
     await sleepUntil(from + seconds * 1000 + 3_000);
     const inWindow = bySecond(await receiver.take(), from);
     return row(
-      `missiond (webhook executor${direct ? "" : ", through pg-boss's fetch"}${places === undefined ? "" : `, ${places} places`})`,
+      `missiond (webhook executor${direct ? "" : ", through pg-boss's fetch"}${places === undefined ? "" : `, ${places} places`}${budget === undefined ? "" : ", agent budget"})`,
       backend,
       jobs,
       seconds,

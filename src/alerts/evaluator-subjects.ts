@@ -1,4 +1,5 @@
 import type { AlertRow } from "../db/schema/index.ts";
+import { judgeBudgets } from "../budgets/alerts.ts";
 import { settle, type PassContext } from "./evaluator-settle.ts";
 import { agentsWithFailures, latestAgentRuns, openAlertsOfKinds } from "./queries.ts";
 import { streakOf } from "./rules.ts";
@@ -36,6 +37,8 @@ export async function judgeBeyondJobs(pass: PassContext, since: Date, health: He
     if (verdict === null) continue;
     await settle(pass, bySubject.get(`agent_failing:agent:${agentId}`), verdict, repeat, asRow);
   }
+
+  await judgeBudgets(pass, since);
 
   if (!health) return;
   const wanted = judgeHealth(health, config, pass.now.getTime());

@@ -2,6 +2,7 @@ import { z } from "zod";
 import { count, idString, instant } from "../answer-fields.ts";
 import { DECISION_OUTCOMES, REVISION_ACTIONS, RUN_STATUSES, RUN_TRIGGERS } from "../db/schema/enums.ts";
 import { jobView } from "./job-view.ts";
+import { usageView } from "../usage/usage.ts";
 
 /** What the cron routes answer, written from views.ts, revisions.ts, ledger-queries.ts and the service. */
 
@@ -41,6 +42,7 @@ export const runView = z
     approvalUntil: instant.nullable().describe("AwaitingApproval: when the run is Cancelled if nobody decides."),
     approvedBy: z.string().nullable().describe("Who approved the run (the caller, or `link` for a signed link)."),
     approvedAt: instant.nullable(),
+    usage: usageView.nullable().describe("What the run consumed, as its agent or provider reported it."),
   })
   .strict();
 
@@ -141,9 +143,13 @@ export const runSummaryAnswer = z
         .object({
           jobId: idString,
           jobName: z.string(),
+          agentId: z.string(),
           status,
           count,
           rolledUp: count.describe("Of which rolled up."),
+          inputTokens: count.describe("Tokens in that these runs reported, pruned runs included."),
+          outputTokens: count.describe("Tokens out that these runs reported, pruned runs included."),
+          costUsd: z.number().describe("What these runs reported they cost, in US dollars, pruned runs included."),
         })
         .strict(),
     ),

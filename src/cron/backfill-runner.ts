@@ -1,3 +1,4 @@
+import { readBudgets, type AgentBudgets } from "../budgets/claim.ts";
 import type { Clock } from "../clock.ts";
 import type { Db } from "../db/client.ts";
 import { coalescing } from "../db/coalesce.ts";
@@ -23,6 +24,8 @@ export interface BackfillRunnerDeps {
   start(job: CronJobRow, run: CronJobRunRow): void;
   /** A run reached a status (metrics). */
   onRun?: (status: string) => void;
+  /** Agents' budgets, read in the transaction that writes a slot's run. */
+  agentBudgets?: AgentBudgets;
 }
 
 /**
@@ -73,20 +76,22 @@ export class BackfillRunner {
         const slots = await takeBackfill(tx, jobId, backfillStarts(job, queued, busy));
         if (slots.length === 0) break;
         const at = new Date(clock.now());
+        // A backfilled slot counts against the budgets like any other: over one, it is Skipped.
+        const budgets = await readBudgets(tx, [job], at.getTime(), this.deps.agentBudgets);
+        const planned = slots.map((slot) => {
+          const over = budgets?.verdict(job) ?? null;
+          const row = backfillRun(job, slot, instanceName, at);
+          return over ? { ...row, status: "Skipped" as const, reason: over, finishedAt: at } : row;
+        });
         // A slot that gained a row since it was queued keeps that row (the insert does nothing).
-        runs.push(
-          ...(await insertRuns(
-            tx,
-            slots.map((slot) => backfillRun(job, slot, instanceName, at)),
-          )),
-        );
+        runs.push(...(await insertRuns(tx, planned)));
       }
       return { job, runs };
     });
     if (!claimed) return 0;
     for (const run of claimed.runs) {
       this.deps.onRun?.(run.status);
-      this.deps.start(claimed.job, run);
+      if (run.status === "Claimed") this.deps.start(claimed.job, run);
     }
     if (claimed.runs.length > 0)
       this.deps.log.info(

@@ -1,3 +1,4 @@
+import type { BudgetBook } from "../budgets/book.ts";
 import type { CronJobRow, CronJobRunRow } from "../db/schema/index.ts";
 import { jitterOffset, planSlotClaim, type Advance } from "./claim-plan.ts";
 import type { activeRuns, bufferedJobs, NewRun, runningFor } from "./queries.ts";
@@ -13,6 +14,8 @@ export interface BatchReads {
   active: Awaited<ReturnType<typeof activeRuns>>;
   buffered: Awaited<ReturnType<typeof bufferedJobs>>;
   running: Awaited<ReturnType<typeof runningFor>>;
+  /** The budgets bearing on the batch's jobs, with what their owners used; null when none does. */
+  budgets?: BudgetBook | null;
 }
 
 export interface BatchPlan {
@@ -57,6 +60,7 @@ export function planBatch(locked: readonly CronJobRow[], reads: BatchReads, jobs
       active: going,
       buffered: buffered.has(String(job.id)),
       busy: busy ?? null,
+      ...(reads.budgets ? { budget: () => reads.budgets!.verdict(job) } : {}),
     });
     if (!claim) {
       jobs.set(String(job.id), job);

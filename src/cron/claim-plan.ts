@@ -33,6 +33,11 @@ export interface ClaimContext {
   /** skipIfBusy: a mission running in the agent's session (any job's). */
   busy?: CronJobRunRow | null;
   /**
+   * Budgets: whether one more run of the job fits its budget and its agent's (null: it does, and
+   * is counted), else the reason. Asked only for a slot that would otherwise run.
+   */
+  budget?: () => string | null;
+  /**
    * Claimed ahead: the real time of the claim, before `claimAt` (the slot's moment, at which the
    * plan is made and the mission starts). The rows record it, with a negative lateness.
    */
@@ -139,6 +144,11 @@ export function planSlotClaim(
         deferredUntil: null,
       });
     } else {
+      const over = context.budget?.() ?? null;
+      if (over) {
+        rows.push({ ...base, status: "Skipped", reason: over, finishedAt: claimedAt });
+        continue;
+      }
       if (busy && job.overlapPolicy === "cancel_previous") cancel = busy;
       rows.push({ ...base, status: "Claimed" });
       started++;

@@ -1,5 +1,6 @@
 import type { Tx } from "../db/client.ts";
 import type { CronJobRow, CronJobRunRow } from "../db/schema/index.ts";
+import { readBudgets, type AgentBudgets } from "../budgets/claim.ts";
 import { gateClaims } from "../concurrency/gate.ts";
 import { lockUncontinued } from "./deferred-queries.ts";
 import { activeRuns, findRun, insertAtFreeInstant, lockJobs, type NewRun } from "./queries.ts";
@@ -16,6 +17,7 @@ export async function continueDeferred(
   runIds: readonly string[],
   now: number,
   instanceName: string,
+  agentBudgets?: AgentBudgets,
 ): Promise<{ started: { job: CronJobRow; run: CronJobRunRow }[]; requeued: boolean }> {
   let requeued = false;
   const deferred = (await Promise.all(runIds.map((id) => findRun(tx, BigInt(id))))).filter(
@@ -32,12 +34,15 @@ export async function continueDeferred(
     tx,
     [...jobs.values()].filter((j) => j.overlapPolicy === "skip").map((j) => j.id),
   );
+  const budgets = await readBudgets(tx, [...jobs.values()], now, agentBudgets);
   const started: { job: CronJobRow; run: CronJobRunRow }[] = [];
   for (const d of deferred) {
     if (!uncontinued.has(String(d.id))) continue;
     const job = jobs.get(String(d.cronJobId));
     const at = new Date(now);
     const busy = job ? active.get(String(job.id)) : undefined;
+    // A re-fire counts against the budgets like a slot: over one, it is recorded Skipped.
+    const over = job && !job.paused && !busy ? (budgets?.verdict(job) ?? null) : null;
     const verdict: Pick<NewRun, "status" | "reason" | "finishedAt"> = !job
       ? { status: "Cancelled", reason: "the job was removed before its deferred slot", finishedAt: at }
       : job.paused
@@ -48,7 +53,9 @@ export async function continueDeferred(
               reason: `overlap: run ${busy.id} (slot ${busy.scheduledFor.toISOString()}) is still ${busy.status}`,
               finishedAt: at,
             }
-          : { status: "Claimed", reason: `deferred from slot ${d.scheduledFor.toISOString()} (run ${d.id})` };
+          : over
+            ? { status: "Skipped", reason: over, finishedAt: at }
+            : { status: "Claimed", reason: `deferred from slot ${d.scheduledFor.toISOString()} (run ${d.id})` };
     const next: NewRun = {
       cronJobId: d.cronJobId,
       scheduledFor: d.deferredUntil!,

@@ -6,6 +6,7 @@ import { CATCHUP_POLICIES, JOB_KINDS, OVERLAP_POLICIES, SESSION_MODES } from "..
 import { ALERT_RULE_FIELDS } from "../alerts/job-fields.ts";
 import { APPROVAL_FIELDS } from "../approvals/job-fields.ts";
 import { CONCURRENCY_FIELDS } from "../concurrency/job-fields.ts";
+import { BUDGET_FIELDS } from "../budgets/job-fields.ts";
 import { parseActiveHours } from "./active-hours.ts";
 import type { NewCronJob } from "./queries.ts";
 import { assertTimezone, parseEvery } from "./schedule.ts";
@@ -332,6 +333,7 @@ export const JOB_FIELDS = {
   ...ALERT_RULE_FIELDS,
   ...CONCURRENCY_FIELDS,
   ...APPROVAL_FIELDS,
+  ...BUDGET_FIELDS,
 } as const;
 
 export type JobFields = typeof JOB_FIELDS;

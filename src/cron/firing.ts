@@ -1,4 +1,6 @@
 import { untilMoment } from "../clock.ts";
+import { readBudgets, type AgentBudgets } from "../budgets/claim.ts";
+import { passesPreflight } from "../budgets/preflight-step.ts";
 import type { ClaimDeps } from "../delivery/claim.ts";
 import { handOffWithLane, type Places } from "../delivery/direct.ts";
 import type { CronJobRow, CronJobRunRow } from "../db/schema/index.ts";
@@ -42,6 +44,10 @@ export interface FiringDeps extends ClaimDeps<CronMission> {
   onRunEnded?: (jobId: bigint) => Promise<void>;
   /** A run started waiting for an operator's approval (the routes are told). */
   onAwaitingApproval?: (job: CronJobRow, run: CronJobRunRow) => void;
+  /** Agents' budgets, read in a claim's transaction (none when absent). */
+  agentBudgets?: AgentBudgets;
+  /** Kills a preflight command's process group at its timeout. */
+  killGroup?: (pgid: number, signal: NodeJS.Signals) => void;
 }
 
 /**
@@ -190,7 +196,8 @@ export class CronFiring {
         busyChecks.filter((j) => j.sessionMode === "fixed" && j.sessionId).map((j) => j.sessionId!),
         new Date(now),
       );
-      const reads = { now, instanceName, armed, ended, active, buffered, running };
+      const budgets = await readBudgets(tx, locked, now, this.deps.agentBudgets);
+      const reads = { now, instanceName, armed, ended, active, buffered, running, budgets };
       const { rows, advanced, cancels } = planBatch(locked, reads, jobs);
       const byId = new Map(locked.map((j) => [String(j.id), j]));
       await gateClaims(
@@ -221,8 +228,14 @@ export class CronFiring {
       const claimed = inserted.filter((run) => run.status === "Claimed");
       const soon = (run: CronJobRunRow) =>
         handOffInClaim(runMoment(jobs.get(String(run.cronJobId))!, run), now, this.handOffWithinMs);
-      // A run that needs approval waits for it after its chain, never handed off in the claim.
-      const handing = direct === null ? [] : claimed.filter((run) => soon(run) && !needsApproval(jobs, run));
+      // A run that needs approval waits for it after its chain, and a job with a preflight waits
+      // for its command's answer: neither is handed off in the claim transaction.
+      const handing =
+        direct === null
+          ? []
+          : claimed.filter(
+              (run) => soon(run) && !needsApproval(jobs, run) && !jobs.get(String(run.cronJobId))!.preflight,
+            );
       const handedOff = new Set(handing.map((run) => run.id));
       if (handing.length === 0) return { jobs, claimed, activated: [], handedOff, queued };
       const at = new Date(now);
@@ -246,12 +259,14 @@ export class CronFiring {
       const [locked] = await lockJobs(tx, [jobId]);
       if (!locked) throw new MissiondError("NOT_FOUND", `no cron job with id "${jobId}"`);
       const now = new Date(clock.now());
+      // A manual run counts against the budgets like a slot: over one, it is recorded Skipped.
+      const over = (await readBudgets(tx, [locked], now.getTime(), this.deps.agentBudgets))?.verdict(locked) ?? null;
       const manual: NewRun = {
         cronJobId: jobId,
         scheduledFor: now,
         trigger: "manual",
         revisionId: locked.revisionId,
-        status: "Claimed",
+        ...(over ? { status: "Skipped", reason: over, finishedAt: now } : { status: "Claimed" }),
         claimedBy: instanceName,
         claimedAt: now,
         latenessMs: 0,
@@ -263,6 +278,7 @@ export class CronFiring {
     });
     if (run.status === "Claimed") this.startChain(job, run);
     else if (run.status === "Deferred") this.deps.onDeferred?.();
+    else this.deps.onRun?.(run.status, null);
     return run;
   }
 
@@ -275,7 +291,9 @@ export class CronFiring {
    */
   async fireDeferred(runIds: readonly string[]): Promise<void> {
     const { db, clock, instanceName } = this.deps;
-    const { started, requeued } = await db.transaction((tx) => continueDeferred(tx, runIds, clock.now(), instanceName));
+    const { started, requeued } = await db.transaction((tx) =>
+      continueDeferred(tx, runIds, clock.now(), instanceName, this.deps.agentBudgets),
+    );
     if (requeued) this.deps.onDeferred?.();
     for (const { job, run } of started) this.startChain(job, run);
   }
@@ -303,6 +321,12 @@ export class CronFiring {
     const { db, chain, clock } = this.deps;
     await untilMoment(clock, runMoment(job, run));
     const log = this.log.child({ cronJobId: String(job.id), runId: String(run.id) });
+    // The job's preflight, before any plugin or agent sees the slot: a no closes the run here.
+    if (job.preflight && !(await passesPreflight(this.deps, job, run))) {
+      await this.releaseBuffered(job.id);
+      await this.deps.onRunEnded?.(job.id);
+      return;
+    }
     const result = await chain.run(
       "cronJobFiring",
       {

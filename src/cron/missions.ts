@@ -5,6 +5,7 @@ import { startDeliveryWorker, type DeliveryDeps, type DeliveryWorker } from "../
 import { attemptStates, vanished, type DeliveryKind, type Outcome } from "../delivery/kind.ts";
 import { boundOutput, type CronMission } from "../executors/types.ts";
 import type { Logger } from "../log.ts";
+import type { Usage } from "../usage/usage.ts";
 import type { PluginChain } from "../plugins/chain.ts";
 import { closeRuns, countAttempts, findRuns, type RunClose, type RunRef } from "./attempt-queries.ts";
 
@@ -15,6 +16,8 @@ export interface MissionWorkerDeps extends DeliveryDeps {
   detach(work: Promise<unknown>): void;
   /** A run reached a status (metrics; the job's name and the close's time for its per-job series). */
   onRun?: (status: string, job?: { name: string; at: Date }) => void;
+  /** A closed run reported what it consumed (metrics: tokens and cost per agent). */
+  onUsage?: (agentId: string, usage: Usage) => void;
   /** A run of the job ended (buffer_one releases the slot waiting behind it). */
   onRunEnded?: (jobId: bigint) => Promise<void>;
   /** A run settled (the other hook systems' cron:settled), told with cronJobCompleted's context. */
@@ -100,11 +103,15 @@ async function closeMission(
     executor,
     output: boundOutput(result.output),
     exitCode: result.exitCode ?? null,
+    usage: result.usage ?? null,
   });
   await deps.onRunEnded?.(BigInt(mission.cronJobId));
   if (!status) return;
   deps.onRun?.(status, { name: mission.jobName, at: finishedAt });
   const runLog = log.child({ cronJobId: mission.cronJobId, runId: mission.runId });
+  // A malformed usage report never fails the run: the run closes without usage, and this says why.
+  if (result.usageWarning) runLog.warn({ agentId: mission.agentId }, `usage report ignored: ${result.usageWarning}`);
+  if (result.usage) deps.onUsage?.(mission.agentId, result.usage);
   if (acknowledged) runLog.debug({ status }, "heartbeat acknowledged");
   else runLog.info({ status }, "run closed");
   fireCompleted(deps, mission, status);

@@ -1,5 +1,6 @@
 import type { CronJobRow, CronJobRunRow } from "../db/schema/index.ts";
 import { readFields } from "./fields.ts";
+import { usageOfRow } from "../usage/usage.ts";
 import type { Schedule } from "./schedule.ts";
 
 /** JSON shapes of the API: ids as strings, instants as ISO strings, camelCase. */
@@ -70,6 +71,7 @@ export function runView(run: CronJobRunRow) {
     approvalUntil: iso(run.approvalUntil),
     approvedBy: run.approvedBy,
     approvedAt: iso(run.approvedAt),
+    usage: usageOfRow(run),
   };
 }
 

@@ -169,6 +169,8 @@ export function wireServices(env: DaemonEnv, base: Foundation): Services {
     onRun: (status, latenessMs) => base.metrics.run(status, latenessMs),
     onRunEnded: (jobId) => backfill!.continue(jobId),
     direct: () => unlessBacklogged(scheduler, lanes.missions),
+    agentBudgets: (tx, ids) => base.agents.budgets(tx, ids),
+    killGroup: deps.probe.killGroup,
   });
   backfill = new BackfillRunner({
     db,
@@ -177,6 +179,7 @@ export function wireServices(env: DaemonEnv, base: Foundation): Services {
     instanceName,
     start: (job, run) => firing.resume(job, run),
     onRun: (status) => base.metrics.run(status, null),
+    agentBudgets: (tx, ids) => base.agents.budgets(tx, ids),
   });
   const cron = new CronService({
     db,
@@ -309,6 +312,7 @@ export async function startWorkers(env: DaemonEnv, s: Services): Promise<Workers
     executorFor,
     detach: (work) => detach(env, work),
     onRun: (status, job) => s.metrics.run(status, null, job),
+    onUsage: (agentId, usage) => s.metrics.usage(agentId, usage),
     onAttempt: (lane) => s.metrics.attempt(MISSIONS_QUEUE, lane),
     onRunEnded: async (jobId) => {
       await s.firing.releaseBuffered(jobId);

@@ -1,6 +1,7 @@
 import { sql, type SQL } from "drizzle-orm";
 import { anyOf, recordset } from "./batch-params.ts";
 import { rows, type Executor } from "./client.ts";
+import type { Usage } from "../usage/usage.ts";
 
 /** The outcome of one delivery (a cron run's mission, a notify timer's note), as its ledger records it. */
 export interface DeliveryOutcome<S extends string> {
@@ -11,6 +12,8 @@ export interface DeliveryOutcome<S extends string> {
   executor: string | null;
   output: string | null;
   exitCode: number | null;
+  /** What a cron run consumed (the runs' ledger keeps it; notes have no such columns). */
+  usage?: Usage | null;
 }
 
 /**
@@ -42,6 +45,7 @@ export async function closeDeliveries<S extends string>(
   const closed: { id: string; status: S }[] = [];
   for (let i = 0; i < outcomes.length; i += 500) {
     const chunk = outcomes.slice(i, i + 500);
+    const runs = table === "cron_job_runs";
     const values = chunk.map((c) => ({
       id: c.id,
       status: c.status,
@@ -50,12 +54,26 @@ export async function closeDeliveries<S extends string>(
       executor: c.executor,
       output: c.output,
       exit_code: c.exitCode,
+      ...(runs
+        ? {
+            input_tokens: c.usage?.inputTokens ?? null,
+            output_tokens: c.usage?.outputTokens ?? null,
+            cost_usd: c.usage?.costUsd ?? null,
+            model: c.usage?.model ?? null,
+          }
+        : {}),
     }));
+    const shape = `id bigint, status text, reason text, finished_at timestamptz, executor text, output text, exit_code int${
+      runs ? ", input_tokens int, output_tokens int, cost_usd float8, model text" : ""
+    }`;
+    const usage = runs
+      ? sql`, input_tokens = v.input_tokens, output_tokens = v.output_tokens, cost_usd = v.cost_usd, model = v.model`
+      : sql``;
     closed.push(
       ...(await rows<{ id: string; status: S }>(
         tx,
-        sql`update ${sql.identifier(table)} as t set status = v.status, reason = v.reason, finished_at = v.finished_at, executor = v.executor, output = v.output, exit_code = v.exit_code
-            from ${recordset(values, "id bigint, status text, reason text, finished_at timestamptz, executor text, output text, exit_code int")}
+        sql`update ${sql.identifier(table)} as t set status = v.status, reason = v.reason, finished_at = v.finished_at, executor = v.executor, output = v.output, exit_code = v.exit_code${usage}
+            from ${recordset(values, shape)}
             where t.id = v.id and ${anyOf(
               sql`t.id`,
               chunk.map((c) => c.id),

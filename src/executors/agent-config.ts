@@ -1,6 +1,7 @@
 import { isAbsolute, resolve } from "node:path";
 import { z } from "zod";
 import { parseDuration } from "../duration.ts";
+import { parseBudget, type BudgetLimit } from "../budgets/limits.ts";
 
 const duration = z.union([z.number().int().positive(), z.string()]).transform((value, ctx) => {
   if (typeof value === "number") return value;
@@ -22,6 +23,20 @@ const path = z.string().min(1).max(4096);
  */
 const agentExtras = {
   workspace: path.optional(),
+  // Limits on what the agent's runs use over all its jobs (src/budgets/limits.ts), e.g. "$5/day".
+  budget: z
+    .string()
+    .trim()
+    .min(1)
+    .max(500)
+    .superRefine((value, ctx) => {
+      try {
+        if (parseBudget(value).length === 0) ctx.addIssue({ code: "custom", message: "no limit given" });
+      } catch (err) {
+        ctx.addIssue({ code: "custom", message: (err as Error).message });
+      }
+    })
+    .optional(),
   ssh: z.object({ key_file: path, known_hosts: path }).strict().optional(),
 };
 
@@ -79,6 +94,11 @@ export interface AgentExtras {
   readonly ssh: AgentSsh | null;
 }
 
+/** What the agent's runs may use over all its jobs (null: no budget). */
+export interface AgentLimits {
+  readonly budget: readonly BudgetLimit[] | null;
+}
+
 export type ExecutorConfig =
   | { readonly executor: "log" }
   | { readonly executor: "webhook"; readonly url: string; readonly secret: string | null; readonly timeoutMs: number }
@@ -99,15 +119,16 @@ export type ExecutorConfig =
       readonly timeoutMs: number | null;
     };
 
-export type AgentConfig = ExecutorConfig & AgentExtras;
+export type AgentConfig = ExecutorConfig & AgentExtras & AgentLimits;
 
 /** A validated agent entry, compiled; relative paths (command, workspace, ssh files) are resolved against `base`. */
 export function compileAgent(agent: z.output<typeof agentSchema>, base: string): AgentConfig {
-  const extras: AgentExtras = {
+  const extras: AgentExtras & AgentLimits = {
     workspace: agent.workspace === undefined ? null : resolve(base, agent.workspace),
     ssh: agent.ssh
       ? { keyFile: resolve(base, agent.ssh.key_file), knownHosts: resolve(base, agent.ssh.known_hosts) }
       : null,
+    budget: agent.budget === undefined ? null : parseBudget(agent.budget),
   };
   return { ...compileExecutor(agent, base), ...extras };
 }

@@ -1,4 +1,5 @@
-import { asc, eq } from "drizzle-orm";
+import { asc, eq, sql } from "drizzle-orm";
+import { anyOf } from "../db/batch-params.ts";
 import type { Executor } from "../db/client.ts";
 import { agents } from "../db/schema/index.ts";
 
@@ -25,4 +26,12 @@ export async function deleteAgent(db: Executor, id: string): Promise<boolean> {
 export async function findAgent(db: Executor, id: string): Promise<AgentRow | null> {
   const [row] = await db.select().from(agents).where(eq(agents.id, id));
   return row ?? null;
+}
+
+/** The budget text of those of these agents set over the API that have one. */
+export function storedBudgets(db: Executor, ids: readonly string[]): Promise<{ id: string; budget: string }[]> {
+  return db
+    .select({ id: agents.id, budget: sql<string>`${agents.executor}->>'budget'` })
+    .from(agents)
+    .where(sql`${anyOf(agents.id, ids, "text")} and ${agents.executor} ? 'budget'`);
 }

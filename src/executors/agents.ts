@@ -3,7 +3,9 @@ import type { Db } from "../db/client.ts";
 import { MissiondError } from "../errors.ts";
 import { validate } from "../validation.ts";
 import { agentSchema, compileAgent, type AgentConfig, type AgentExtras } from "./agent-config.ts";
-import { deleteAgent, findAgent, listAgents, upsertAgent } from "./agent-queries.ts";
+import { deleteAgent, findAgent, listAgents, storedBudgets, upsertAgent } from "./agent-queries.ts";
+import { parseBudget, type BudgetLimit } from "../budgets/limits.ts";
+import type { Executor } from "../db/client.ts";
 
 export interface AgentView {
   id: string;
@@ -87,6 +89,24 @@ export class AgentService {
   async extras(id: string): Promise<AgentExtras> {
     const resolved = await this.resolve(id);
     return { workspace: resolved?.config.workspace ?? null, ssh: resolved?.config.ssh ?? null };
+  }
+
+  /**
+   * The budgets of these agents, read in the caller's transaction (a claim): those of the config
+   * file from memory, those set over the API from the shared table, so every daemon sees a change
+   * at its next claim. Agents without a budget are left out.
+   */
+  async budgets(tx: Executor, ids: readonly string[]): Promise<Map<string, readonly BudgetLimit[]>> {
+    const found = new Map<string, readonly BudgetLimit[]>();
+    const stored: string[] = [];
+    for (const id of ids) {
+      const configured = this.fromConfig[id];
+      if (!configured) stored.push(id);
+      else if (configured.budget) found.set(id, configured.budget);
+    }
+    if (stored.length > 0)
+      for (const row of await storedBudgets(tx, stored)) found.set(row.id, parseBudget(row.budget));
+    return found;
   }
 
   /** The agent's executor settings, or null for an agent nobody configured (the log executor). */

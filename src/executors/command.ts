@@ -1,4 +1,5 @@
 import { spawn } from "node:child_process";
+import { usageInLastLine } from "../usage/usage.ts";
 import { boundOutput, MAX_OUTPUT_CHARS, type ExecutionResult, type Mission, type MissionExecutor } from "./types.ts";
 
 export interface CommandExecutorOptions {
@@ -19,9 +20,23 @@ export interface CommandExecutorOptions {
 export function commandExecutor(name: string, options: CommandExecutorOptions): MissionExecutor {
   return {
     name,
-    execute: (mission, signal) => runCommand(options, mission.prompt, missionEnv(mission), signal),
+    async execute(mission, signal) {
+      const { stdout, ...result } = await runCommand(options, mission.prompt, missionEnv(mission), signal);
+      // The run's usage is a final JSON line on stdout: {"usage": {"input_tokens": …}}.
+      const { usage, warning } = usageInLastLine(stdout.tail);
+      return { ...result, ...(usage ? { usage } : {}), ...(warning ? { usageWarning: warning } : {}) };
+    },
   };
 }
+
+/** What a command printed on stdout alone, bounded: its start and its end (the whole when short). */
+export interface StdoutEnds {
+  readonly head: string;
+  readonly tail: string;
+}
+
+// Enough for a reason line or a usage line; the run's output keeps the rest.
+const STDOUT_END_CHARS = 4_096;
 
 /**
  * Runs `options.argv` once with `input` on stdin and `env` added to its environment, as every
@@ -33,7 +48,7 @@ export function runCommand(
   input: string,
   env: Readonly<Record<string, string>>,
   signal: AbortSignal,
-): Promise<ExecutionResult> {
+): Promise<ExecutionResult & { stdout: StdoutEnds }> {
   return new Promise((resolve, reject) => {
     const [program, ...args] = options.argv;
     const child = spawn(program!, args, {
@@ -44,12 +59,19 @@ export function runCommand(
       env: { PATH: "/usr/local/bin:/usr/bin:/bin", ...options.env, ...env },
     });
     let output = "";
+    let head = "";
+    let tail = "";
     let timedOut = false;
     const collect = (chunk: Buffer) => {
       // Keep the tail: for a failing command the last lines say why.
       output = (output + chunk.toString("utf8")).slice(-2 * MAX_OUTPUT_CHARS);
     };
-    child.stdout.on("data", collect);
+    child.stdout.on("data", (chunk: Buffer) => {
+      const text = chunk.toString("utf8");
+      if (head.length < STDOUT_END_CHARS) head = (head + text).slice(0, STDOUT_END_CHARS);
+      tail = (tail + text).slice(-STDOUT_END_CHARS);
+      collect(chunk);
+    });
     child.stderr.on("data", collect);
     const kill = (signal: NodeJS.Signals) => {
       if (options.killGroup && child.pid) options.killGroup(child.pid, signal);
@@ -73,12 +95,14 @@ export function runCommand(
           status: "TimedOut",
           output: boundOutput(`${output}\n[killed after ${options.timeoutMs} ms]`),
           exitCode: null,
+          stdout: { head, tail },
         });
       else
         resolve({
           status: code === 0 ? "Succeeded" : "Failed",
           output: boundOutput(output),
           exitCode: code ?? (sig ? 128 : null),
+          stdout: { head, tail },
         });
     });
     child.stdin.on("error", () => {}); // a command that ignores stdin must not fail the run with EPIPE

@@ -2,6 +2,7 @@ import { chat, LlmError } from "../llm/client.ts";
 import { pickProvider, type LlmConfig, type LlmProvider } from "../llm/config.ts";
 import type { Logger } from "../log.ts";
 import type { AgentConfig } from "./agent-config.ts";
+import { MAX_RUN_COST_USD, MAX_RUN_TOKENS } from "../usage/usage.ts";
 import { boundOutput, type MissionExecutor } from "./types.ts";
 
 /**
@@ -40,8 +41,7 @@ export function llmExecutor(
           agent.timeoutMs ?? provider.timeoutMs,
           signal,
         );
-        // The run has no column for usage: it goes to the log, with the run it belongs to.
-        out.info(
+        out.debug(
           {
             agentId: mission.agentId,
             runId: mission.kind === "cron" ? mission.runId : undefined,
@@ -53,7 +53,19 @@ export function llmExecutor(
           },
           "model answered the mission",
         );
-        return { status: "Succeeded", output: boundOutput(answer.text), exitCode: null };
+        const { inputTokens, outputTokens, costUsd } = answer.usage;
+        return {
+          status: "Succeeded",
+          output: boundOutput(answer.text),
+          exitCode: null,
+          // The provider's own count, capped like an agent's report (a provider is outside input too).
+          usage: {
+            inputTokens: Math.min(Math.round(inputTokens), MAX_RUN_TOKENS),
+            outputTokens: Math.min(Math.round(outputTokens), MAX_RUN_TOKENS),
+            costUsd: costUsd === undefined ? null : Math.min(costUsd, MAX_RUN_COST_USD),
+            model: answer.model.slice(0, 200) || null,
+          },
+        };
       } catch (err) {
         if (signal.aborted || !(err instanceof LlmError) || err.retryable) throw err;
         return { status: "Failed", output: boundOutput(err.message), exitCode: null };

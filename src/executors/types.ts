@@ -36,12 +36,18 @@ export interface PeerMission extends Delivery {
 /** What reaches an agent through its executor. */
 export type Mission = CronMission | NotifyMission | PeerMission;
 
+import type { Usage } from "../usage/usage.ts";
+
 export type ExecutionStatus = "Succeeded" | "Failed" | "TimedOut";
 
 export interface ExecutionResult {
   readonly status: ExecutionStatus;
   readonly output?: string | null;
   readonly exitCode?: number | null;
+  /** What the run consumed, as the agent or its provider reported it (none when not reported). */
+  readonly usage?: Usage | null;
+  /** Why a usage report that came with the answer was ignored (malformed); logged with the run. */
+  readonly usageWarning?: string;
 }
 
 /**

@@ -1,5 +1,6 @@
 import { createHmac } from "node:crypto";
 import { httpPoster } from "./http-post.ts";
+import { usageInBody } from "../usage/usage.ts";
 import { boundOutput, type MissionExecutor } from "./types.ts";
 
 export interface WebhookExecutorOptions {
@@ -19,7 +20,8 @@ export function signBody(secret: string, timestamp: string, body: string): strin
 }
 
 /**
- * POSTs the mission as JSON. 2xx is Succeeded (the response body kept as output). A timeout, a
+ * POSTs the mission as JSON. 2xx is Succeeded (the response body kept as output; a JSON answer's
+ * `usage` member is what the run consumed). A timeout, a
  * network error, a 5xx, 408 or 429 throws, so pg-boss retries with backoff and, after the last
  * try, the run closes Failed and the mission goes to the dead-letter queue. Any other 4xx is
  * Failed at once: the receiver refused this mission.
@@ -38,7 +40,16 @@ export function webhookExecutor(name: string, options: WebhookExecutorOptions): 
       };
       if (options.secret) headers[SIGNATURE_HEADER] = signBody(options.secret, timestamp, body);
       const { status, text } = await post(body, headers, signal, options.timeoutMs);
-      if (status >= 200 && status < 300) return { status: "Succeeded", output: boundOutput(text), exitCode: null };
+      if (status >= 200 && status < 300) {
+        const { usage, warning } = usageInBody(text);
+        return {
+          status: "Succeeded",
+          output: boundOutput(text),
+          exitCode: null,
+          ...(usage ? { usage } : {}),
+          ...(warning ? { usageWarning: warning } : {}),
+        };
+      }
       if (status >= 500 || status === 408 || status === 429) {
         throw new Error(`webhook answered ${status}: ${text.slice(0, 200)}`);
       }

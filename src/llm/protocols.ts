@@ -19,6 +19,8 @@ export interface ChatRequest {
 export interface Usage {
   readonly inputTokens: number;
   readonly outputTokens: number;
+  /** What the call cost in US dollars, when the provider says (an OpenAI-compatible router's `usage.cost`). */
+  readonly costUsd?: number;
 }
 
 export interface ChatAnswer {
@@ -125,7 +127,13 @@ export function parseAnswer(provider: LlmProvider, json: unknown, model: string)
     return {
       text,
       structured,
-      usage: { inputTokens: count(usage.prompt_tokens), outputTokens: count(usage.completion_tokens) },
+      usage: {
+        inputTokens: count(usage.prompt_tokens),
+        outputTokens: count(usage.completion_tokens),
+        ...(typeof usage.cost === "number" && Number.isFinite(usage.cost) && usage.cost >= 0
+          ? { costUsd: usage.cost }
+          : {}),
+      },
       model: answeredModel,
       stopReason: typeof choice.finish_reason === "string" ? choice.finish_reason : null,
     };

@@ -1,6 +1,7 @@
 import { and, asc, eq, gt, gte, lt, sql } from "drizzle-orm";
 import { runView } from "../cron/views.ts";
 import { rows, type Executor } from "../db/client.ts";
+import { ADD_ROLLED, USAGE_SUMS } from "./queries.ts";
 import { DAY_MS, partitionName } from "../db/partitions.ts";
 import { cronJobRuns, cronJobs } from "../db/schema/index.ts";
 import { FAILED_STATUSES, list, removableClasses, type RunBatch, type RunRules } from "./run-queries.ts";
@@ -41,14 +42,14 @@ export async function partitionRowCount(tx: Executor, table: string, day: number
 }
 
 /**
- * Adds a day's runs to the rollups (per job, day and status) before its partition is dropped;
+ * Adds a day's runs to the rollups (per job, day and status, with their usage) before its partition is dropped;
  * resolves to how many were ordinary and how many failed, as the batched delete counts them.
  */
 export async function rollUpPartition(tx: Executor, day: number): Promise<{ runs: number; failed_runs: number }> {
   const part = sql.raw(partitionName("cron_job_runs", day));
-  await tx.execute(sql`insert into cron_run_rollups (job_id, day, status, count)
-    select cron_job_id, (scheduled_for at time zone 'UTC')::date, status, count(*) from ${part} group by 1, 2, 3
-    on conflict (job_id, day, status) do update set count = cron_run_rollups.count + excluded.count`);
+  await tx.execute(sql`insert into cron_run_rollups (job_id, day, status, count, input_tokens, output_tokens, cost_usd)
+    select cron_job_id, (scheduled_for at time zone 'UTC')::date, status, count(*), ${USAGE_SUMS} from ${part} group by 1, 2, 3
+    on conflict (job_id, day, status) do update set ${ADD_ROLLED}`);
   const [row] = await rows<{ ordinary: number; failed: number }>(
     tx,
     sql`select count(*) filter (where status not in (${list(FAILED_STATUSES)}))::int as ordinary,

@@ -1,6 +1,7 @@
 import { eq, sql, type SQL } from "drizzle-orm";
 import { runView, type RunView } from "../cron/views.ts";
 import { rows, type Executor } from "../db/client.ts";
+import { ADD_ROLLED, USAGE_SUMS } from "./queries.ts";
 import { cronJobRuns, cronJobs, RUN_STATUSES, type RunStatus } from "../db/schema/index.ts";
 
 /** Kept for `runs`. Deferred rows only once continued: until then they hold a slot still to fire. */
@@ -111,11 +112,11 @@ export async function deleteRuns(tx: Executor, ids: readonly string[]): Promise<
     tx,
     sql`with gone as (
       delete from cron_job_runs r where r.id in (${idList}) and r.status not in ('Claimed', 'AwaitingApproval', 'Running')
-      returning r.cron_job_id, r.scheduled_for, r.status
+      returning r.cron_job_id, r.scheduled_for, r.status, r.input_tokens, r.output_tokens, r.cost_usd
     ), rolled as (
-      insert into cron_run_rollups (job_id, day, status, count)
-      select cron_job_id, (scheduled_for at time zone 'UTC')::date, status, count(*) from gone group by 1, 2, 3
-      on conflict (job_id, day, status) do update set count = cron_run_rollups.count + excluded.count
+      insert into cron_run_rollups (job_id, day, status, count, input_tokens, output_tokens, cost_usd)
+      select cron_job_id, (scheduled_for at time zone 'UTC')::date, status, count(*), ${USAGE_SUMS} from gone group by 1, 2, 3
+      on conflict (job_id, day, status) do update set ${ADD_ROLLED}
     )
     select count(*) filter (where status not in (${list(FAILED_STATUSES)}))::int as ordinary,
            count(*) filter (where status in (${list(FAILED_STATUSES)}))::int as failed

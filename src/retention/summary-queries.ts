@@ -5,12 +5,16 @@ export interface SummaryCountRow {
   job_id: string;
   name: string;
   status: string;
+  agent_id: string;
   live: string;
   rolled: string;
+  input_tokens: string;
+  output_tokens: string;
+  cost_usd: number;
 }
 
 /**
- * Run counts per job and status over [from, to) (ISO instants, either optional), summed from the
+ * Run counts and usage per job and status over [from, to) (ISO instants, either optional), summed from the
  * live rows and the rollups of pruned ones, each source counted apart.
  */
 export async function summaryCounts(
@@ -33,13 +37,18 @@ export async function summaryCounts(
   // Raw SQL: a union of two grouped sources, summed.
   return rows<SummaryCountRow>(
     db,
-    sql`select x.job_id::text as job_id, j.name, x.status, sum(x.live)::text as live, sum(x.rolled)::text as rolled
+    sql`select x.job_id::text as job_id, j.name, j.agent_id, x.status, sum(x.live)::text as live, sum(x.rolled)::text as rolled,
+        sum(x.input_tokens)::text as input_tokens, sum(x.output_tokens)::text as output_tokens, sum(x.cost_usd)::float8 as cost_usd
       from (
-        select cron_job_id as job_id, status, count(*) as live, 0::bigint as rolled from cron_job_runs ${where(live)} group by 1, 2
+        select cron_job_id as job_id, status, count(*) as live, 0::bigint as rolled,
+          coalesce(sum(input_tokens), 0) as input_tokens, coalesce(sum(output_tokens), 0) as output_tokens,
+          coalesce(sum(cost_usd), 0) as cost_usd
+        from cron_job_runs ${where(live)} group by 1, 2
         union all
-        select job_id, status, 0, sum(count) from cron_run_rollups ${where(rolled)} group by 1, 2
+        select job_id, status, 0, sum(count), sum(input_tokens), sum(output_tokens), sum(cost_usd)
+        from cron_run_rollups ${where(rolled)} group by 1, 2
       ) x join cron_jobs j on j.id = x.job_id
-      group by x.job_id, j.name, x.status
+      group by x.job_id, j.name, j.agent_id, x.status
       order by x.job_id, x.status`,
   );
 }

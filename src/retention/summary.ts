@@ -7,7 +7,7 @@ import { summaryCounts } from "./summary-queries.ts";
 
 const instant = z.iso.datetime({ offset: true });
 
-/** GET /v1/run-summary: run counts per job and status over [from, to), pruned history included. */
+/** GET /v1/run-summary: run counts and usage per job and status over [from, to), pruned history included. */
 export const summaryQuery = z
   .object({
     from: instant.optional(),
@@ -23,11 +23,16 @@ export const summaryQuery = z
 export interface SummaryRow {
   jobId: string;
   jobName: string;
+  agentId: string;
   status: string;
   /** Runs in the range: those still in the ledger plus those retention rolled up. */
   count: number;
   /** Of which counted from rollups (whole UTC days that overlap the range). */
   rolledUp: number;
+  /** What those runs reported they consumed (runs that reported nothing add nothing). */
+  inputTokens: number;
+  outputTokens: number;
+  costUsd: number;
 }
 
 /**
@@ -43,8 +48,12 @@ export async function runSummary(db: Executor, query: z.output<typeof summaryQue
   return found.map((r) => ({
     jobId: r.job_id,
     jobName: r.name,
+    agentId: r.agent_id,
     status: r.status,
     count: Number(r.live) + Number(r.rolled),
     rolledUp: Number(r.rolled),
+    inputTokens: Number(r.input_tokens),
+    outputTokens: Number(r.output_tokens),
+    costUsd: Number(r.cost_usd),
   }));
 }

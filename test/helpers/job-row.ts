@@ -43,6 +43,8 @@ export const jobRow = (t0: number, patch: Partial<CronJobRow> = {}): CronJobRow 
   concurrencyMaxWaitMs: null,
   approval: false,
   approvalWindowMs: null,
+  budget: null,
+  preflight: null,
   managedBy: null,
   revisionId: null,
   nextFireAt: new Date(t0),

@@ -65,6 +65,13 @@ describe(`the llm executor (${backendName})`, () => {
     });
   });
 
+  it("records the tokens the provider counted and its model as the run's usage", async () => {
+    const daemon = await t.start({ toml: config(`provider = "claude"`), env: { TEST_ANTHROPIC_KEY: "sk-ant-exec" } });
+    server.answer(() => ({ text: "done", usage: { input: 812, output: 64 } }));
+    const run = await fire(daemon, "count the tokens");
+    expect(run.usage).toEqual({ inputTokens: 812, outputTokens: 64, costUsd: null, model: "claude-test" });
+  });
+
   it("uses the default provider without a key header when none is configured", async () => {
     const daemon = await t.start({ toml: config(`model = "other-model"`), env: { TEST_ANTHROPIC_KEY: "k" } });
     const run = await fire(daemon, "hello");

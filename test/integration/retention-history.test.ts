@@ -97,6 +97,10 @@ describe(`retention: nothing important is lost (${backendName})`, () => {
       day(4, "Succeeded"),
       day(5, "Failed"),
     ]);
+    // Each success reported usage: the rollups of the pruned ones keep its sums.
+    await daemon.services.database.db.execute(
+      sql`update cron_job_runs set input_tokens = 100, output_tokens = 10, cost_usd = 0.5 where status = 'Succeeded'`,
+    );
     const exported = await cli(daemon, "runs", "export", "--before", "2020-01-04T00:00:00Z");
     expect(exported.code).toBe(0);
     expect(
@@ -108,8 +112,28 @@ describe(`retention: nothing important is lost (${backendName})`, () => {
     expect((await daemon.services.pruner.runPass()).pruned).toMatchObject({ runs: 2, failed_runs: 1 });
     const summary = await cli(daemon, "runs", "ls", "--summary", "--json");
     expect(JSON.parse(summary.stdout)).toEqual([
-      { jobId: job.id, jobName: "summed", status: "Failed", count: 2, rolledUp: 1 },
-      { jobId: job.id, jobName: "summed", status: "Succeeded", count: 3, rolledUp: 2 },
+      {
+        jobId: job.id,
+        jobName: "summed",
+        agentId: "a1",
+        status: "Failed",
+        count: 2,
+        rolledUp: 1,
+        inputTokens: 0,
+        outputTokens: 0,
+        costUsd: 0,
+      },
+      {
+        jobId: job.id,
+        jobName: "summed",
+        agentId: "a1",
+        status: "Succeeded",
+        count: 3,
+        rolledUp: 2,
+        inputTokens: 300,
+        outputTokens: 30,
+        costUsd: 1.5,
+      },
     ]);
     const ranged = await cli(
       daemon,
@@ -121,7 +145,9 @@ describe(`retention: nothing important is lost (${backendName})`, () => {
       "--to",
       "2020-01-05T00:00:00Z",
     );
-    expect(ranged.stdout).toMatch(/summed\s+Failed\s+1\s+1\n.*summed\s+Succeeded\s+2\s+1/s);
+    expect(ranged.stdout).toMatch(
+      /summed\s+a1\s+Failed\s+1\s+1\s+0\s+0\s+\$0\.00\n.*summed\s+a1\s+Succeeded\s+2\s+1\s+200\s+20\s+\$1\.00/s,
+    );
   });
 
   it("reports in doctor a kind whose removable rows are older than twice its retention, and counts what it prunes", async () => {

@@ -100,7 +100,7 @@ describe(`runs show and runs ls (${backendName})`, () => {
 
     const ls = await cli(daemon, "runs", "ls", "--job", job);
     const [header, row] = ls.stdout.split("\n");
-    expect(header).toMatch(/LATE MS +AHEAD MS +BY +REASON$/);
+    expect(header).toMatch(/LATE MS +AHEAD MS +TOKENS +COST +BY +REASON$/);
     expect(row).toMatch(new RegExp(`^${id} .* Failed .*(exit 3: went wrong|${escape(run.reason ?? "-")})$`));
   });
 

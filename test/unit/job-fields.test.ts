@@ -89,6 +89,8 @@ concurrency_full = "skip"
 concurrency_max_wait = "90m"
 approval = true
 approval_window = "30m"
+budget = "$5/d, 10 runs/hour"
+preflight = "check-inbox --dir '/var/mail/a b'"
 
 [jobs.other]
 agent = "a1"
@@ -99,6 +101,7 @@ cron = "0 3 * * *"
     const exported = toToml(jobs.map(({ name, definition }) => ({ name, definition })));
     for (const key of Object.keys(FILE_KEYS)) expect(exported, key).toMatch(new RegExp(`^${key} = `, "m"));
     expect(exported).toContain('every = "1h30m"');
+    expect(exported).toContain('budget = "$5/day, 10 runs/hour"');
     const again = parseJobsFiles([{ path: "/again.toml", text: exported }])[0]!.jobs;
     expect(again.map((job) => job.definition)).toEqual(jobs.map((job) => job.definition));
   });

@@ -69,6 +69,10 @@ export type Job = {
   approval: boolean;
   /** How long a run waits for a decision before it is Cancelled (approval timed out); null: 1h. */
   approvalWindow: string | null;
+  /** The job's limits per UTC hour or day, e.g. `$5/day, 10 runs/hour`; null: none. */
+  budget: string | null;
+  /** A command run before each slot: exit 0 wakes the agent, exit 1 skips the slot; null: none. */
+  preflight: string | null;
   /** When a timed pause ends by itself. */
   pausedUntil: Instant | null;
   runCount: Count;
@@ -134,6 +138,14 @@ export type Run = LastRun & {
   /** Who approved the run (the caller, or `link` for a signed link). */
   approvedBy: string | null;
   approvedAt: Instant | null;
+  /** What the run consumed, as its agent or provider reported it. */
+  usage: {
+    inputTokens: number | null;
+    outputTokens: number | null;
+    /** What the run cost in US dollars, as its agent reported it. */
+    costUsd: number | null;
+    model: string | null;
+  } | null;
 };
 
 export type ListedRun = Run & {
@@ -207,6 +219,10 @@ export type JobDefinition = {
   approval: boolean;
   /** How long a run waits for a decision before it is Cancelled (approval timed out); null: 1h. */
   approval_window: string | null;
+  /** The job's limits per UTC hour or day, e.g. `$5/day, 10 runs/hour`; null: none. */
+  budget: string | null;
+  /** A command run before each slot: exit 0 wakes the agent, exit 1 skips the slot; null: none. */
+  preflight: string | null;
 };
 
 export type JobFileKey =
@@ -238,7 +254,9 @@ export type JobFileKey =
   | "concurrency_full"
   | "concurrency_max_wait"
   | "approval"
-  | "approval_window";
+  | "approval_window"
+  | "budget"
+  | "preflight";
 
 export type Timeline = {
   from: Instant;
@@ -534,7 +552,8 @@ export type Alert = {
     | "agent_failing"
     | "plugin_down"
     | "scheduler_unarmed"
-    | "doctor_finding";
+    | "doctor_finding"
+    | "budget";
   severity: "critical" | "warning";
   /** What it is about: `job:12`, `agent:ops-bot`, `plugin:sentinel@host-a`, `scheduler@host-a`, `doctor:stuckRuns`. */
   subject: string;
@@ -629,10 +648,17 @@ export type GetRunSummaryAnswer = {
   summary: {
     jobId: Id;
     jobName: string;
+    agentId: string;
     status: RunStatus;
     count: Count;
     /** Of which rolled up. */
     rolledUp: Count;
+    /** Tokens in that these runs reported, pruned runs included. */
+    inputTokens: Count;
+    /** Tokens out that these runs reported, pruned runs included. */
+    outputTokens: Count;
+    /** What these runs reported they cost, in US dollars, pruned runs included. */
+    costUsd: number;
   }[];
 };
 

@@ -234,7 +234,11 @@ export const cronRoutes = [
       "Counts the runs still in the ledger plus the rollups retention left for those it removed (`rolledUp`). Rollups are per UTC day: a range that cuts a day counts that day's removed runs whole.",
     query: summaryQuery,
     ok: {
-      200: { description: "`{ summary: [{ jobId, jobName, status, count, rolledUp }] }`", schema: runSummaryAnswer },
+      200: {
+        description:
+          "`{ summary: [{ jobId, jobName, agentId, status, count, rolledUp, inputTokens, outputTokens, costUsd }] }`",
+        schema: runSummaryAnswer,
+      },
     },
     handler: async ({ services, query }) => ({ summary: await runSummary(services.db, query) }),
   }),

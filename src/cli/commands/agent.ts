@@ -37,6 +37,7 @@ interface SetOptions {
   provider?: string;
   model?: string;
   system?: string;
+  budget?: string;
 }
 
 /**
@@ -69,6 +70,7 @@ function set(agent: Command, ctx: CliContext): void {
     .option("--provider <name>", "llm: a provider under [llm.providers] (default: the default provider)")
     .option("--model <model>", "llm: the model (default: the provider's)")
     .option("--system <text>", "llm: the system prompt")
+    .option("--budget <limits>", 'skip its slots over these limits, over all its jobs, e.g. "$5/day, 10 runs/hour"')
     .action(async (id: string, program: string[], opts: SetOptions, self: Command) => {
       if (opts.executor === "webhook" && !opts.webhookUrl) {
         // `--url` after `set` is the daemon's address (a global option); said once, not guessed.
@@ -90,6 +92,7 @@ function set(agent: Command, ctx: CliContext): void {
           provider: opts.provider,
           model: opts.model,
           system: opts.system,
+          budget: opts.budget,
         }).filter(([, v]) => v !== undefined),
       );
       const saved = await ctx

@@ -109,7 +109,12 @@ function trigger(cron: Command, ctx: CliContext): void {
     .description("run a job now, outside its schedule (a run of its own, through the plugin chain)")
     .action(async (id: string) => {
       const run = await ctx.client().post<RunView>(jobPath(id, "/trigger"), {});
-      ctx.print(run, () => `triggered run ${run.id} of cron job ${run.cronJobId}`);
+      ctx.print(run, () =>
+        // A run over a budget is written Skipped at once: say so rather than "triggered".
+        run.status === "Skipped"
+          ? `run ${run.id} of cron job ${run.cronJobId} skipped: ${run.reason}`
+          : `triggered run ${run.id} of cron job ${run.cronJobId}`,
+      );
     });
 }
 

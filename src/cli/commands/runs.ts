@@ -5,6 +5,7 @@ import type { SummaryRow } from "../../retention/summary.ts";
 import { choiceOption, positiveInt, UsageError, type CliContext } from "../context.ts";
 import { fields, shorten, table } from "../format.ts";
 import { registerDecisions } from "./runs-decide.ts";
+import { dollars } from "../../budgets/limits.ts";
 
 // Runs per request of `runs export`: the API's largest page.
 const EXPORT_PAGE = 1_000;
@@ -48,7 +49,20 @@ function list(runs: Command, ctx: CliContext): void {
       });
       ctx.print(found, () =>
         table(
-          ["ID", "JOB", "SCHEDULED FOR", "TRIGGER", "REVISION", "STATUS", "LATE MS", "AHEAD MS", "BY", "REASON"],
+          [
+            "ID",
+            "JOB",
+            "SCHEDULED FOR",
+            "TRIGGER",
+            "REVISION",
+            "STATUS",
+            "LATE MS",
+            "AHEAD MS",
+            "TOKENS",
+            "COST",
+            "BY",
+            "REASON",
+          ],
           found.map((r) => [
             r.id,
             r.cronJobId,
@@ -58,12 +72,32 @@ function list(runs: Command, ctx: CliContext): void {
             r.status,
             r.deliveryLatenessMs,
             r.claimAheadMs,
+            tokensOf(r.usage),
+            r.usage?.costUsd == null ? null : dollars(r.usage.costUsd),
             r.decidedBy ?? r.claimedBy,
             shorten(whyOf(r), 80),
           ]),
         ),
       );
     });
+}
+
+/** Tokens in and out, summed, as one column shows them. */
+function tokensOf(usage: RunView["usage"]): number | null {
+  if (!usage || (usage.inputTokens === null && usage.outputTokens === null)) return null;
+  return (usage.inputTokens ?? 0) + (usage.outputTokens ?? 0);
+}
+
+/** A run's usage in words: `1200 tokens in, 340 out, $0.02, model claude-x`. */
+function usageText(usage: RunView["usage"]): string | null {
+  if (!usage) return null;
+  const tokens =
+    usage.inputTokens === null && usage.outputTokens === null
+      ? null
+      : `${usage.inputTokens ?? "?"} tokens in, ${usage.outputTokens ?? "?"} out`;
+  const cost = usage.costUsd === null ? null : dollars(usage.costUsd);
+  const model = usage.model === null ? null : `model ${usage.model}`;
+  return [tokens, cost, model].filter(Boolean).join(", ");
 }
 
 const FAILED: readonly string[] = ["Failed", "TimedOut", "Unknown"];
@@ -129,6 +163,7 @@ function runText(run: RunDetail): string {
       executor: run.executor,
       attempts: `${run.attempts} started, ${run.failedAttempts} failed`,
       result,
+      usage: usageText(run.usage),
     },
     11,
   );
@@ -159,8 +194,18 @@ async function summary(ctx: CliContext, opts: ListOptions): Promise<void> {
   });
   ctx.print(found, () =>
     table(
-      ["JOB", "NAME", "STATUS", "COUNT", "OF WHICH PRUNED"],
-      found.map((r) => [r.jobId, r.jobName, r.status, r.count, r.rolledUp]),
+      ["JOB", "NAME", "AGENT", "STATUS", "COUNT", "OF WHICH PRUNED", "TOKENS IN", "TOKENS OUT", "COST"],
+      found.map((r) => [
+        r.jobId,
+        r.jobName,
+        r.agentId,
+        r.status,
+        r.count,
+        r.rolledUp,
+        r.inputTokens,
+        r.outputTokens,
+        dollars(r.costUsd),
+      ]),
     ),
   );
 }

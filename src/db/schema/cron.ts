@@ -3,6 +3,7 @@ import {
   bigint,
   boolean,
   check,
+  doublePrecision,
   index,
   integer,
   jsonb,
@@ -11,6 +12,8 @@ import {
   timestamp,
   uniqueIndex,
 } from "drizzle-orm/pg-core";
+
+import type { BudgetLimit } from "../../budgets/limits.ts";
 
 const tstz = (name: string) => timestamp(name, { withTimezone: true, mode: "date", precision: 3 });
 
@@ -88,6 +91,10 @@ export const cronJobs = pgTable(
     // Approval gates (src/approvals/): a run waits AwaitingApproval up to `approval_window_ms`.
     approval: boolean("approval").notNull().default(false),
     approvalWindowMs: bigint("approval_window_ms", { mode: "number" }),
+    // Budgets (src/budgets/): the job's limits, e.g. [{ measure: "cost", amount: 5, period: "day" }].
+    budget: jsonb("budget").$type<readonly BudgetLimit[]>(),
+    // A command whose exit decides whether a slot wakes the agent (src/budgets/preflight.ts).
+    preflight: text("preflight"),
     // The next slot the scheduler will claim; null once the schedule is exhausted.
     nextFireAt: tstz("next_fire_at"),
     createdAt: tstz("created_at").notNull().defaultNow(),
@@ -190,6 +197,11 @@ export const cronJobRuns = pgTable(
     approvalUntil: tstz("approval_until"),
     approvedBy: text("approved_by"),
     approvedAt: tstz("approved_at"),
+    // What the run consumed, as its agent or provider reported it (null: not reported).
+    inputTokens: integer("input_tokens"),
+    outputTokens: integer("output_tokens"),
+    costUsd: doublePrecision("cost_usd"),
+    model: text("model"),
   },
   (t) => [
     // Exactly once across instances: whoever inserts this pair owns the slot. Migration 0010 adds

@@ -100,7 +100,8 @@ export const EVENT_KINDS = ["sessionCleared", "sessionRemoved"] as const;
  * within the job's window), `paused` (the job paused itself after failing). Beyond one job:
  * `agent_failing` (an agent's runs failed in a row over all its jobs), `plugin_down` (a plugin
  * suspended by its breaker or failing to load), `scheduler_unarmed` (an instance's scheduler is not
- * armed), `doctor_finding` (a doctor finding present longer than `[alerts] doctor_after`).
+ * armed), `doctor_finding` (a doctor finding present longer than `[alerts] doctor_after`), `budget`
+ * (a job's or an agent's slots are skipped over a budget; subject `job:ID` or `agent:NAME`).
  */
 export const ALERT_KINDS = [
   "failing",
@@ -111,6 +112,7 @@ export const ALERT_KINDS = [
   "plugin_down",
   "scheduler_unarmed",
   "doctor_finding",
+  "budget",
 ] as const;
 /** The kinds judged on one job's runs. */
 export const JOB_ALERT_KINDS = ["failing", "missed", "silent", "paused"] as const satisfies readonly AlertKind[];
@@ -123,3 +125,10 @@ export type AlertEvent = (typeof ALERT_EVENTS)[number];
 /** A notification to one route: waiting (first try or a retry), sent, or given up after its tries. */
 export const NOTIFICATION_STATUSES = ["pending", "sent", "failed"] as const;
 export type NotificationStatus = (typeof NOTIFICATION_STATUSES)[number];
+
+/** What a budget limits (src/budgets/limits.ts): tokens in and out, cost in US dollars, runs sent. */
+export const BUDGET_MEASURES = ["tokens", "cost", "runs"] as const;
+export type BudgetMeasure = (typeof BUDGET_MEASURES)[number];
+/** The window a budget counts over: the current UTC hour or UTC day. */
+export const BUDGET_PERIODS = ["hour", "day"] as const;
+export type BudgetPeriod = (typeof BUDGET_PERIODS)[number];

@@ -1,4 +1,4 @@
-import { bigint, date, pgTable, primaryKey, text, timestamp } from "drizzle-orm/pg-core";
+import { bigint, date, doublePrecision, pgTable, primaryKey, text, timestamp } from "drizzle-orm/pg-core";
 import { cronJobs } from "./cron.ts";
 
 /**
@@ -14,6 +14,9 @@ export const cronRunRollups = pgTable(
     day: date("day", { mode: "string" }).notNull(),
     status: text("status").notNull(),
     count: bigint("count", { mode: "number" }).notNull(),
+    inputTokens: bigint("input_tokens", { mode: "number" }).notNull().default(0),
+    outputTokens: bigint("output_tokens", { mode: "number" }).notNull().default(0),
+    costUsd: doublePrecision("cost_usd").notNull().default(0),
   },
   (t) => [primaryKey({ columns: [t.jobId, t.day, t.status] })],
 );

@@ -3,7 +3,30 @@ import { h } from "../../dom.ts";
 import { dateTime } from "../../time.ts";
 import { badge, block, empty, facts, statusChip } from "../../widgets.ts";
 
-const COLUMNS = ["Slot", "Job", "Status", "Late", "Decided by / reason", "Claimed by"];
+const COLUMNS = ["Slot", "Job", "Status", "Late", "Usage", "Decided by / reason", "Claimed by"];
+
+/** What a run reported it used, short: tokens in + out, and its cost. */
+function usageCell(usage: Run["usage"]): string {
+  if (!usage) return "—";
+  const tokens =
+    usage.inputTokens === null && usage.outputTokens === null
+      ? null
+      : `${(usage.inputTokens ?? 0) + (usage.outputTokens ?? 0)} tok`;
+  const cost = usage.costUsd === null ? null : `$${usage.costUsd.toFixed(usage.costUsd < 0.01 ? 4 : 2)}`;
+  return [tokens, cost].filter(Boolean).join(" · ") || "—";
+}
+
+/** The whole report, for the detail panel. */
+function usageText(usage: Run["usage"]): string | null {
+  if (!usage) return null;
+  const parts = [
+    usage.inputTokens === null ? null : `${usage.inputTokens} tokens in`,
+    usage.outputTokens === null ? null : `${usage.outputTokens} out`,
+    usage.costUsd === null ? null : `$${usage.costUsd}`,
+    usage.model,
+  ];
+  return parts.filter(Boolean).join(", ");
+}
 
 /** One run as a row of the runs table; Enter or a click selects it. */
 function runRow(run: Run, selected: boolean, select: (run: Run) => void) {
@@ -29,6 +52,7 @@ function runRow(run: Run, selected: boolean, select: (run: Run) => void) {
       run.backfilled ? badge("backfilled") : null,
     ),
     h("td", { class: "num" }, run.deliveryLatenessMs === null ? "—" : `${run.deliveryLatenessMs} ms`),
+    h("td", { class: "num" }, usageCell(run.usage)),
     h(
       "td",
       { class: "why" },
@@ -83,6 +107,7 @@ export function runDetail(run: Run, close: () => void) {
       ["Finished", run.finishedAt ? dateTime(run.finishedAt) : null],
       ["Session", run.sessionId],
       ["Executor", run.executor ? `${run.executor}${run.exitCode !== null ? `, exit ${run.exitCode}` : ""}` : null],
+      ["Usage", usageText(run.usage)],
     ]),
     h("h3", null, "Prompt as fired"),
     block(
