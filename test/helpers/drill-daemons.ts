@@ -51,55 +51,14 @@ export const readiness = (s: Serve) =>
     .get<{ ready: boolean; checks: Record<string, boolean> }>("/readyz")
     .catch((err: unknown) => (err instanceof ApiError ? null : null));
 
-/**
- * postgres.js's known defect (porsager/postgres#1208, unfixed in 3.4.9): a statement given to a
- * connection whose socket has just closed is written from a timer, which throws out of every try
- * and ends the process. A backend dying mid-transaction (a primary stopped hard) can set it off.
- */
-export const UPSTREAM_WRITE_DEFECT =
-  /TypeError: Cannot read properties of null \(reading 'write'\)\s+at Immediate\.nextWrite \([^)]*postgres\/src\/connection\.js/;
-
-/**
- * What systemd's `Restart=on-failure` (RestartSec=2s) does for a daemon that exits on
- * UPSTREAM_WRITE_DEFECT, and only for that: it is started again on its state directory, and
- * `restarts` says when. Any other exit is left for the test to see.
- */
-export function restartOnUpstreamDefect(
-  serves: Serve[],
-  databaseUrl: string,
-  receiverUrl: string,
-  restarts: string[],
-): void {
-  const watch = (i: number) => {
-    const s = serves[i]!;
-    void s.serve.exited.then(() => {
-      if (!UPSTREAM_WRITE_DEFECT.test(s.serve.output())) return;
-      restarts.push(`${s.name} at ${new Date().toISOString()}`);
-      setTimeout(() => {
-        serves[i] = startServe(s.name, databaseUrl, receiverUrl, { dir: s.dir });
-        watch(i);
-      }, 2_000);
-    });
-  };
-  serves.forEach((_, i) => watch(i));
-}
-
-/**
- * Waits for /readyz to say ready; fails at once, with its output, if the daemon exits (unless on
- * UPSTREAM_WRITE_DEFECT, when `serve` is a getter that follows restartOnUpstreamDefect's restart).
- */
-export async function waitReady(serve: Serve | (() => Serve), what = "to be ready", timeoutMs = 60_000): Promise<void> {
-  const current = typeof serve === "function" ? serve : () => serve;
+/** Waits for /readyz to say ready; fails at once, with its output, if the daemon exits. */
+export async function waitReady(s: Serve, what = "to be ready", timeoutMs = 60_000): Promise<void> {
   await waitFor(
     async () => {
-      const s = current();
-      if (s.serve.exitCode !== null) {
-        if (typeof serve === "function" && UPSTREAM_WRITE_DEFECT.test(s.serve.output())) return false;
-        throw new Error(`${s.name} exited (${s.serve.exitCode}): ${s.serve.output()}`);
-      }
+      if (s.serve.exitCode !== null) throw new Error(`${s.name} exited (${s.serve.exitCode}): ${s.serve.output()}`);
       return (await readiness(s))?.ready;
     },
-    `${current().name} ${what}`,
+    `${s.name} ${what}`,
     timeoutMs,
     100,
   );
