@@ -8,7 +8,7 @@
  * full spell per catch-up policy.
  */
 import { spawnSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, rmSync, statfsSync, unlinkSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, statfsSync, unlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import postgres from "postgres";
@@ -17,15 +17,7 @@ import { ApiError } from "../../src/cli/client.ts";
 import type { DiskSpace } from "../../src/db/disk-space.ts";
 import { SERVER_URL } from "../helpers/db.ts";
 import { countBy, countingReceiver, coverage, sleep } from "../helpers/chaos.ts";
-import {
-  killServes,
-  ledgerRuns,
-  perSecondJobs,
-  settled,
-  startServe,
-  waitReady,
-  type Serve,
-} from "../helpers/drill-daemons.ts";
+import { drillServes, ledgerRuns, perSecondFiring, settled, waitReady } from "../helpers/drill-daemons.ts";
 import { prerequisite } from "../helpers/prerequisite.ts";
 import { runMissiond } from "../helpers/process.ts";
 import {
@@ -61,12 +53,10 @@ describe.skipIf(skipReason !== null)(`Disk full drill${skipReason ? ` (skipped: 
   let cluster: PrivatePostgres | null = null;
   let mountPoint: string | null = null;
   let receiver: Awaited<ReturnType<typeof countingReceiver>> | null = null;
-  const serves: Serve[] = [];
+  const drill = drillServes("disk-full");
 
   afterAll(async () => {
-    if (process.env.CHAOS_DEBUG)
-      for (const s of serves) writeFileSync(join(process.env.CHAOS_DEBUG, `disk-full-${s.name}.log`), s.serve.output());
-    await killServes(serves);
+    await drill.stop();
     await receiver?.close();
     cluster?.destroy();
     if (mountPoint) {
@@ -92,11 +82,8 @@ describe.skipIf(skipReason !== null)(`Disk full drill${skipReason ? ` (skipped: 
     const url = cluster.url.replace(/\/postgres$/, "/ledger");
 
     receiver = await countingReceiver();
-    const serve = startServe("full", url, receiver.url);
-    serves.push(serve);
-    await waitReady(serve);
-    const jobs = await perSecondJobs(serve.api);
-    const from = Math.ceil(Date.now() / 1000) * 1000 + 1_000;
+    const serve = (await drill.start(["full"], url, receiver.url))[0]!;
+    const { jobs, from } = await perSecondFiring(serve.api);
     await sleep(3_000);
 
     // Every free byte of the tmpfs, to a file of its own.

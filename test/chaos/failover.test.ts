@@ -15,16 +15,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { ApiError } from "../../src/cli/client.ts";
 import { SERVER_URL } from "../helpers/db.ts";
 import { countBy, countingReceiver, coverage, sleep } from "../helpers/chaos.ts";
-import {
-  deliveryKey,
-  killServes,
-  ledgerRuns,
-  perSecondJobs,
-  settled,
-  startServe,
-  waitReady,
-  type Serve,
-} from "../helpers/drill-daemons.ts";
+import { deliveryKey, drillServes, ledgerRuns, perSecondFiring, settled, waitReady } from "../helpers/drill-daemons.ts";
 import { prerequisite } from "../helpers/prerequisite.ts";
 import { privatePostgresUnavailable } from "../helpers/private-postgres.ts";
 import { startReplicated, type ReplicatedPostgres } from "../helpers/replica.ts";
@@ -43,15 +34,14 @@ const skipReason = !SERVER_URL ? "runs in the Postgres pass of the suite (DATABA
 describe.skipIf(skipReason !== null)(`Failover drill${skipReason ? ` (skipped: ${skipReason})` : ""}`, () => {
   let pg: ReplicatedPostgres | null = null;
   let receiver: Awaited<ReturnType<typeof countingReceiver>> | null = null;
-  const serves: Serve[] = [];
+  const drill = drillServes("failover");
 
   afterAll(async () => {
     if (process.env.CHAOS_DEBUG) {
-      for (const s of serves) writeFileSync(join(process.env.CHAOS_DEBUG, `failover-${s.name}.log`), s.serve.output());
       writeFileSync(join(process.env.CHAOS_DEBUG, "failover-primary.log"), pg?.primary.log() ?? "");
       writeFileSync(join(process.env.CHAOS_DEBUG, "failover-replica.log"), pg?.replica.log() ?? "");
     }
-    await killServes(serves);
+    await drill.stop();
     await receiver?.close();
     pg?.destroy();
   });
@@ -60,11 +50,9 @@ describe.skipIf(skipReason !== null)(`Failover drill${skipReason ? ` (skipped: $
     pg = await startReplicated();
     const arrivals: { at: number; key: string }[] = [];
     receiver = await countingReceiver({ onArrival: (key) => arrivals.push({ at: Date.now(), key }) });
-    for (const name of ["f1", "f2"]) serves.push(startServe(name, pg.url, receiver.url));
-    for (const s of serves) await waitReady(s);
+    const serves = await drill.start(["f1", "f2"], pg.url, receiver.url);
     const api = serves[0]!.api;
-    const jobs = await perSecondJobs(api);
-    const from = Math.ceil(Date.now() / 1000) * 1000 + 1_000;
+    const { jobs, from } = await perSecondFiring(api);
     await sleep(3_000);
     // Timers due in the gap.
     const gapTimers: string[] = [];

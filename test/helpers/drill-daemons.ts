@@ -69,11 +69,43 @@ export async function killServes(serves: readonly Serve[]): Promise<void> {
   await Promise.all(serves.map((s) => s.serve.exited));
 }
 
+/**
+ * The daemons of one drill: `start` starts them and waits until each is ready; `stop` (in afterAll)
+ * keeps their logs as `<drill>-<name>.log` under CHAOS_DEBUG=dir, then kills what still runs.
+ */
+export function drillServes(drill: string) {
+  const serves: Serve[] = [];
+  return {
+    serves,
+    async start(names: readonly string[], databaseUrl: string, receiverUrl: string): Promise<Serve[]> {
+      const started = names.map((name) => startServe(name, databaseUrl, receiverUrl));
+      serves.push(...started);
+      for (const s of started) await waitReady(s);
+      return started;
+    },
+    async stop(): Promise<void> {
+      if (process.env.CHAOS_DEBUG)
+        for (const s of serves)
+          writeFileSync(join(process.env.CHAOS_DEBUG, `${drill}-${s.name}.log`), s.serve.output());
+      await killServes(serves);
+    },
+  };
+}
+
 export const POLICIES = [
   { name: "latest", catchupPolicy: "latest" },
   { name: "all-3", catchupPolicy: "all", catchupMax: 3 },
   { name: "skip", catchupPolicy: "skip" },
 ] as const;
+
+/**
+ * A session `s1` of agent `hook` and a per-second job of each catch-up policy (name → id), and
+ * `from`: the first whole second after they exist, where a drill's window of slots starts.
+ */
+export async function perSecondFiring(api: ApiClient): Promise<{ jobs: Map<string, string>; from: number }> {
+  const jobs = await perSecondJobs(api);
+  return { jobs, from: Math.ceil(Date.now() / 1000) * 1000 + 1_000 };
+}
 
 /** A session `s1` of agent `hook` and a per-second job of each catch-up policy; name → id. */
 export async function perSecondJobs(api: ApiClient): Promise<Map<string, string>> {
