@@ -14,15 +14,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import type { ApiError } from "../../src/cli/client.ts";
 import { SERVER_URL } from "../helpers/db.ts";
 import { coverage, countBy, countingReceiver, sleep } from "../helpers/chaos.ts";
-import {
-  killServes,
-  ledgerRuns,
-  perSecondJobs,
-  settled,
-  startServe,
-  waitReady,
-  type Serve,
-} from "../helpers/drill-daemons.ts";
+import { drillServes, ledgerRuns, perSecondFiring, settled, waitReady } from "../helpers/drill-daemons.ts";
 import { privatePostgresUnavailable, startPrivatePostgres, type PrivatePostgres } from "../helpers/private-postgres.ts";
 import { prerequisite } from "../helpers/prerequisite.ts";
 
@@ -45,16 +37,13 @@ describe.skipIf(skipReason !== null)(
   () => {
     let cluster: PrivatePostgres | null = null;
     let receiver: Awaited<ReturnType<typeof countingReceiver>> | null = null;
-    const serves: Serve[] = [];
+    const drill = drillServes("pg-restart");
 
     afterAll(async () => {
       // CHAOS_DEBUG=dir keeps the daemons' and the server's logs for a look afterwards.
-      if (process.env.CHAOS_DEBUG) {
-        for (const s of serves)
-          writeFileSync(join(process.env.CHAOS_DEBUG, `pg-restart-${s.name}.log`), s.serve.output());
+      if (process.env.CHAOS_DEBUG)
         writeFileSync(join(process.env.CHAOS_DEBUG, "pg-restart-server.log"), cluster?.log() ?? "");
-      }
-      await killServes(serves);
+      await drill.stop();
       await receiver?.close();
       cluster?.destroy();
     });
@@ -62,11 +51,9 @@ describe.skipIf(skipReason !== null)(
     it(`two daemons ride out a ${OUTAGE_MS / 1000} s restart: not ready and 503 DATABASE while it is down, back by themselves, every slot accounted for per catch-up policy, every timer due meanwhile delivered once, late`, async () => {
       cluster = await startPrivatePostgres();
       receiver = await countingReceiver();
-      for (const name of ["r1", "r2"]) serves.push(startServe(name, cluster.url, receiver.url));
-      for (const s of serves) await waitReady(s);
+      const serves = await drill.start(["r1", "r2"], cluster.url, receiver.url);
       const api = serves[0]!.api;
-      const jobs = await perSecondJobs(api);
-      const from = Math.ceil(Date.now() / 1000) * 1000 + 1_000;
+      const { jobs, from } = await perSecondFiring(api);
       await sleep(3_000);
 
       // Timers due about 2–4 s into the outage, and one due after it.
