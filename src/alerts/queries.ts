@@ -1,4 +1,4 @@
-import { and, desc, eq, isNull, lt, sql } from "drizzle-orm";
+import { and, desc, eq, isNull, lt, or, sql } from "drizzle-orm";
 import { rows, type Db, type Executor } from "../db/client.ts";
 import { anyOf } from "../db/batch-params.ts";
 import {
@@ -256,12 +256,25 @@ export interface AlertListFilter {
   open: boolean;
   limit: number;
   beforeId?: bigint | undefined;
+  kind?: AlertKind | undefined;
+  /** As shown (subjectOf): `job:<id>` also finds a job's alert the release before wrote without one. */
+  subject?: string | undefined;
+}
+
+const JOB_SUBJECT = /^job:([0-9]{1,19})$/;
+
+function subjectIs(subject: string) {
+  const job = JOB_SUBJECT.exec(subject);
+  if (!job) return eq(alerts.subject, subject);
+  return or(eq(alerts.subject, subject), and(isNull(alerts.subject), eq(alerts.cronJobId, BigInt(job[1]!))));
 }
 
 export async function listAlerts(db: Executor, filter: AlertListFilter): Promise<AlertRow[]> {
   const where = [
     filter.open ? isNull(alerts.resolvedAt) : undefined,
     filter.beforeId !== undefined ? lt(alerts.id, filter.beforeId) : undefined,
+    filter.kind !== undefined ? eq(alerts.kind, filter.kind) : undefined,
+    filter.subject !== undefined ? subjectIs(filter.subject) : undefined,
   ].filter((w) => w !== undefined);
   return db
     .select()

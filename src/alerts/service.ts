@@ -1,6 +1,7 @@
 import { z } from "zod";
 import type { Clock } from "../clock.ts";
 import type { Database } from "../db/client.ts";
+import { ALERT_KINDS } from "../db/schema/enums.ts";
 import type { AlertNotificationRow, AlertRow } from "../db/schema/index.ts";
 import { MissiondError } from "../errors.ts";
 import type { Logger } from "../log.ts";
@@ -38,6 +39,13 @@ export const listAlertsQuery = z
       .string()
       .regex(/^[0-9]{1,19}$/, "before must be an alert id")
       .optional(),
+    kind: z.enum(ALERT_KINDS, { message: `kind must be one of ${ALERT_KINDS.join(", ")}` }).optional(),
+    subject: z
+      .string()
+      .min(1, "subject must not be empty")
+      .max(300, "subject must be at most 300 characters")
+      .optional()
+      .describe("What it is about, exactly as shown: `job:12`, `agent:ops-bot`, `scheduler@host-a`, …"),
   })
   .strict();
 
@@ -135,6 +143,8 @@ export class AlertService {
       open: query.open,
       limit: query.limit + 1,
       beforeId: query.before !== undefined ? BigInt(query.before) : undefined,
+      kind: query.kind,
+      subject: query.subject,
     });
     const page = rows.slice(0, query.limit);
     const views = await this.views(page);

@@ -7,7 +7,14 @@ import { RETENTION_KINDS } from "../retention/config.ts";
 export const readiness = z
   .object({
     ready: z.boolean(),
-    checks: z.object({ database: z.boolean(), pgBoss: z.boolean(), scheduler: z.boolean() }).strict(),
+    checks: z
+      .object({
+        database: z.boolean(),
+        disk: z.boolean().describe("False when the database's disk is full (when this daemon can see it)."),
+        pgBoss: z.boolean(),
+        scheduler: z.boolean(),
+      })
+      .strict(),
   })
   .strict();
 
@@ -67,6 +74,13 @@ export const doctorReport = z
           .strict(),
       )
       .describe("Alert routes whose latest notification is failing (retried) or was given up."),
+    disk: z
+      .object({ path: z.string(), freeBytes: count, totalBytes: count, full: z.boolean() })
+      .strict()
+      .nullable()
+      .describe(
+        "The filesystem of the database's files (the embedded data directory, or a server's tablespace when it is on this machine); null when this daemon cannot see it. `full` makes the report not ok.",
+      ),
     nativeSandbox: z
       .object({ kind: z.enum(["bwrap", "uid", "none"]), warning: z.string().nullable(), nativePlugins: count })
       .strict(),

@@ -6,6 +6,7 @@ import { diagnoseCron } from "../cron/doctor.ts";
 import { countOverdue } from "../cron/queries.ts";
 import { MISSIONS_QUEUE } from "../db/boss.ts";
 import { answerWithin, ping, type Database } from "../db/client.ts";
+import { databaseDisk } from "../db/disk-space.ts";
 import { Metrics } from "../metrics.ts";
 import { countPending, overdueTimers } from "../notify/queries.ts";
 import type { JobsFilesService } from "../jobs-files/jobs-files.ts";
@@ -71,11 +72,12 @@ export function doctor(parts: HealthParts): () => Promise<Record<string, unknown
   const { config, clock, database, plugins, scheduler, jobsFiles, pruner, alerts } = parts;
   // Past the longest cronJobFiring chain plus a margin, a Claimed row has lost its chain.
   const claimedMs = claimLease(plugins.chain, config.plugins, "cronJobFiring");
+  const disk = databaseDisk(database, config.databaseUrl ? null : config.dataDir);
   return async () => {
     const now = clock.now();
-    // The five reads are independent: side by side, each on a connection of its own (on Postgres;
-    // the embedded database takes them in turn), so the report takes as long as the longest.
-    const [cronFindings, lateTimers, retentionLag, partitions, alertRoutes] = await Promise.all([
+    // The reads are independent: side by side, each on a connection of its own (on Postgres; the
+    // embedded database takes them in turn), so the report takes as long as the longest.
+    const [cronFindings, lateTimers, retentionLag, partitions, alertRoutes, diskSpace] = await Promise.all([
       diagnoseCron(database.db, now, {
         overdueMs: OVERDUE_AFTER_MS,
         claimedMs: claimedMs(),
@@ -86,6 +88,7 @@ export function doctor(parts: HealthParts): () => Promise<Record<string, unknown
       // Postgres: the ledger's day partitions; none made ahead means inserts land in the default one.
       database.kind === "postgres" ? partitionStatus(database.db, now) : null,
       alerts.failingRoutes(),
+      disk(),
     ]);
     const pluginProblems = plugins
       .list()
@@ -125,6 +128,7 @@ export function doctor(parts: HealthParts): () => Promise<Record<string, unknown
       missingPluginDirs.length === 0 &&
       alertRoutes.length === 0 &&
       !unconfined &&
+      diskSpace?.full !== true &&
       Math.abs(skewMs) <= SKEW_TOLERANCE_MS;
     return {
       ok,
@@ -136,6 +140,7 @@ export function doctor(parts: HealthParts): () => Promise<Record<string, unknown
       missingPluginDirs,
       disabledPlugins,
       alertRoutes,
+      disk: diskSpace,
       nativeSandbox,
       clockSkewMs: skewMs,
       schedulerArmed,
@@ -144,12 +149,16 @@ export function doctor(parts: HealthParts): () => Promise<Record<string, unknown
   };
 }
 
-/** Readiness: the database answers, pg-boss is started, the scheduler is armed. */
+/**
+ * Readiness: the database answers, its disk has room (when the daemon can see it), pg-boss is
+ * started, the scheduler is armed.
+ */
 export function readiness(parts: HealthParts): () => Promise<{ ready: boolean; checks: Record<string, boolean> }> {
-  const { database, boss, scheduler } = parts;
+  const { config, database, boss, scheduler } = parts;
+  const disk = databaseDisk(database, config.databaseUrl ? null : config.dataDir);
   return async () => {
     // Side by side: each is bounded (answerWithin), so an unreachable database answers in one bound.
-    const [databaseUp, pgBoss] = await Promise.all([
+    const [databaseUp, pgBoss, diskSpace] = await Promise.all([
       ping(database.db).then(
         () => true,
         () => false,
@@ -158,8 +167,9 @@ export function readiness(parts: HealthParts): () => Promise<{ ready: boolean; c
         (queue) => queue !== null,
         () => false,
       ),
+      answerWithin(disk()).catch(() => null),
     ]);
-    const checks = { database: databaseUp, pgBoss, scheduler: scheduler.isArmed };
+    const checks = { database: databaseUp, disk: diskSpace?.full !== true, pgBoss, scheduler: scheduler.isArmed };
     return { ready: Object.values(checks).every(Boolean), checks };
   };
 }

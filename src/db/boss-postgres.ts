@@ -7,9 +7,8 @@
  */
 import type { Db as BossDb } from "pg-boss";
 import type { Sql } from "postgres";
-
-type PostgresDriver = typeof import("postgres");
 import { reconnectBackoffSeconds, sessionAttrs } from "./client.ts";
+import { lossSafeClient } from "./connection-loss.ts";
 
 // json and jsonb parameters: pg-boss hands them over already serialized, as node-postgres expects.
 // postgres.js's own serializer would JSON.stringify the string again, storing a JSON string.
@@ -48,10 +47,12 @@ export async function bossConnection(url: string, max: number, applicationName: 
     types: { jsonPassThrough },
     ...sessionAttrs(url),
   });
-  return { db: bossDb(postgres, client), close: () => client.end({ timeout: 2 }) };
+  return { db: bossDb(lossSafeClient(client)), close: () => client.end({ timeout: 2 }) };
 }
 
-function bossDb(driver: PostgresDriver, client: Sql<{ jsonPassThrough: unknown }>): BossDb {
+const OPENS_TRANSACTION = /\bbegin\b/i;
+
+function bossDb(client: Sql<{ jsonPassThrough: unknown }>): BossDb {
   return {
     async executeSql(text, values) {
       if (values?.length) {
@@ -59,24 +60,17 @@ function bossDb(driver: PostgresDriver, client: Sql<{ jsonPassThrough: unknown }
         return { rows: [...result] };
       }
       // Without parameters a text may hold several statements (pg-boss's locked() blocks, its
-      // migrations, a BEGIN … COMMIT), which only the simple protocol takes. On a connection of its
-      // own, so that a failure inside such a block is rolled back there, as node-postgres's pool
-      // does by discarding the connection, instead of leaving the next statement an aborted
-      // transaction.
-      const reserved = await client.reserve();
-      let result: readonly unknown[];
-      try {
-        result = (await reserved.unsafe(text).simple()) as unknown as readonly unknown[];
-      } catch (err) {
-        // A connection that died took its transaction with it, and postgres.js must not be given
-        // it again: a statement or a release on it throws from a timer, out of every try, when its
-        // socket is gone (porsager/postgres#1208). The pool reconnects it by itself.
-        if (!(err instanceof driver.PostgresError)) throw err;
-        await reserved.unsafe("rollback").catch(() => {});
-        reserved.release();
-        throw err;
-      }
-      reserved.release();
+      // migrations, a BEGIN … COMMIT), which only the simple protocol takes. One that opens a
+      // transaction runs inside one of postgres.js's own, so that a failure inside it is rolled
+      // back on its connection (as node-postgres's pool does by discarding the connection) rather
+      // than leaving the next statement an aborted transaction; its BEGIN and COMMIT then only draw
+      // warnings. Not on a reserved connection: postgres.js 3.4.9 can leave a connection that was
+      // reconnected for a reservation waiting forever, and a reservation whose connection was lost
+      // must never be released or used again (connection-loss.ts). Any other text is one implicit
+      // transaction, rolled back whole by the server when a statement fails.
+      const result = (OPENS_TRANSACTION.test(text)
+        ? await client.begin((tx) => tx.unsafe(text).simple())
+        : await client.unsafe(text).simple()) as unknown as readonly unknown[];
       // One result per statement when there were several, each an array of rows.
       const rows = result.length > 0 && result.every((r) => Array.isArray(r)) ? result.flat() : [...result];
       return { rows };

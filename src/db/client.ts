@@ -3,6 +3,7 @@ import type { PGlite } from "@electric-sql/pglite";
 import { sql, type SQL } from "drizzle-orm";
 import type { PgDatabase, PgQueryResultHKT } from "drizzle-orm/pg-core";
 import { MissiondError } from "../errors.ts";
+import { lossSafeClient } from "./connection-loss.ts";
 import { preparingClient, StatementChoice } from "./prepared.ts";
 import * as schema from "./schema/index.ts";
 
@@ -118,7 +119,9 @@ async function openPostgres(url: string, max: number, onQuery: OpenOptions["onQu
     throw new MissiondError("DATABASE", `cannot connect to the database: ${(err as Error).message}`, { cause: err });
   }
   // Statements used again are prepared on their connection: one round trip each instead of two.
-  const db = drizzlePostgres(preparingClient(client, new StatementChoice()), {
+  // Transactions stop at the loss of their connection, which postgres.js would otherwise write
+  // to after its socket is gone, ending the process (connection-loss.ts).
+  const db = drizzlePostgres(preparingClient(lossSafeClient(client), new StatementChoice()), {
     schema,
     logger: queryLogger(onQuery),
   }) as unknown as Db;

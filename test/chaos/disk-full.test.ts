@@ -8,24 +8,18 @@
  * full spell per catch-up policy.
  */
 import { spawnSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, rmSync, statfsSync, unlinkSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, statfsSync, unlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import postgres from "postgres";
 import { afterAll, describe, expect, it } from "vitest";
 import { ApiError } from "../../src/cli/client.ts";
+import type { DiskSpace } from "../../src/db/disk-space.ts";
 import { SERVER_URL } from "../helpers/db.ts";
 import { countBy, countingReceiver, coverage, sleep } from "../helpers/chaos.ts";
-import {
-  killServes,
-  ledgerRuns,
-  perSecondJobs,
-  settled,
-  startServe,
-  waitReady,
-  type Serve,
-} from "../helpers/drill-daemons.ts";
+import { drillServes, ledgerRuns, perSecondFiring, settled, waitReady } from "../helpers/drill-daemons.ts";
 import { prerequisite } from "../helpers/prerequisite.ts";
+import { runMissiond } from "../helpers/process.ts";
 import {
   pgRunner,
   privatePostgresUnavailable,
@@ -59,12 +53,10 @@ describe.skipIf(skipReason !== null)(`Disk full drill${skipReason ? ` (skipped: 
   let cluster: PrivatePostgres | null = null;
   let mountPoint: string | null = null;
   let receiver: Awaited<ReturnType<typeof countingReceiver>> | null = null;
-  const serves: Serve[] = [];
+  const drill = drillServes("disk-full");
 
   afterAll(async () => {
-    if (process.env.CHAOS_DEBUG)
-      for (const s of serves) writeFileSync(join(process.env.CHAOS_DEBUG, `disk-full-${s.name}.log`), s.serve.output());
-    await killServes(serves);
+    await drill.stop();
     await receiver?.close();
     cluster?.destroy();
     if (mountPoint) {
@@ -90,11 +82,8 @@ describe.skipIf(skipReason !== null)(`Disk full drill${skipReason ? ` (skipped: 
     const url = cluster.url.replace(/\/postgres$/, "/ledger");
 
     receiver = await countingReceiver();
-    const serve = startServe("full", url, receiver.url);
-    serves.push(serve);
-    await waitReady(serve);
-    const jobs = await perSecondJobs(serve.api);
-    const from = Math.ceil(Date.now() / 1000) * 1000 + 1_000;
+    const serve = (await drill.start(["full"], url, receiver.url))[0]!;
+    const { jobs, from } = await perSecondFiring(serve.api);
     await sleep(3_000);
 
     // Every free byte of the tmpfs, to a file of its own.
@@ -135,9 +124,17 @@ describe.skipIf(skipReason !== null)(`Disk full drill${skipReason ? ` (skipped: 
       (r) => r.ready,
       (err: ApiError) => err.status,
     );
+    const doctorWhileFull = await serve.api.get<{ ok: boolean; disk: DiskSpace | null }>("/v1/doctor");
+    const doctorCli = await runMissiond(["doctor"], {
+      cwd: serve.dir,
+      env: { MISSIOND_SOCKET: join(serve.dir, "missiond.sock") },
+    });
 
     unlinkSync(filler);
     const freedAt = Date.now();
+    await waitReady(serve, "to be ready once space is freed", 10_000);
+    const readyAfterMs = Date.now() - freedAt;
+    const doctorAfter = await serve.api.get<{ disk: DiskSpace | null }>("/v1/doctor");
     await sleep(5_000);
     const to = Math.floor(Date.now() / 1000) * 1000 - 1_000;
     for (const id of jobs.values()) await serve.api.post(`/v1/cron-jobs/${id}/pause`, {});
@@ -152,6 +149,17 @@ describe.skipIf(skipReason !== null)(`Disk full drill${skipReason ? ` (skipped: 
     expect(refusal).toMatchObject({ status: 503, code: "DATABASE" });
     expect(refusal!.message).toMatch(/^the database is out of disk space: .*No space left on device/);
     expect(logSaysFull, "the daemon's log names the full disk").toBe(true);
+    // Readiness and doctor say so, naming the tablespace's path and its free bytes; and stop once freed.
+    expect(readyWhileFull, "readyz while full").toBe(503);
+    expect(doctorWhileFull.ok).toBe(false);
+    expect(doctorWhileFull.disk).toMatchObject({ path: location, full: true });
+    expect(doctorWhileFull.disk!.freeBytes).toBeLessThan(1024 * 1024);
+    expect(doctorCli.code, doctorCli.stdout + doctorCli.stderr).toBe(1);
+    expect(doctorCli.stdout).toContain(
+      `disk: the database's disk is full: ${doctorWhileFull.disk!.freeBytes} bytes free`,
+    );
+    expect(doctorCli.stdout).toContain(location);
+    expect(doctorAfter.disk).toMatchObject({ path: location, full: false });
     // Nothing half-written: the refused write left no row; each answered one is there, delivered once.
     expect(timers.map((t) => t.message).sort()).toEqual([...answered].sort());
     for (const t of timers) {
@@ -169,7 +177,7 @@ describe.skipIf(skipReason !== null)(`Disk full drill${skipReason ? ` (skipped: 
     const full = runs.filter((r) => r.slot >= refusedAt && r.slot < freedAt);
     console.log(
       `[disk-full] tmpfs ${TMPFS_SIZE} filled; first refused write ${refusedAt - fullAt} ms later (${answered.length} answered before it): ${JSON.stringify(refusal)}; ` +
-        `readyz while full: ${readyWhileFull}; log names it: ${logSaysFull}, "firing failed" ${firingFailures} times; full for ${freedAt - fullAt} ms; first claim ${firstAfter - freedAt} ms after space was freed; ` +
+        `readyz while full: ${readyWhileFull}, ready again ${readyAfterMs} ms after space was freed; doctor while full: ${JSON.stringify(doctorWhileFull.disk)}; log names it: ${logSaysFull}, "firing failed" ${firingFailures} times; full for ${freedAt - fullAt} ms; first claim ${firstAfter - freedAt} ms after space was freed; ` +
         `slots while full ${JSON.stringify(countBy(full, (r) => `${r.job} ${r.status}`))}; ${cover.expected} slots in the window, 0 gaps, 0 duplicates; statuses ${JSON.stringify(countBy(runs, (r) => r.status))}`,
     );
   }, 90_000);

@@ -11,13 +11,11 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import postgres from "postgres";
 import { afterAll, describe, expect, it } from "vitest";
-import { ApiError, apiClient, type ApiClient } from "../../src/cli/client.ts";
+import type { ApiError } from "../../src/cli/client.ts";
 import { SERVER_URL } from "../helpers/db.ts";
 import { coverage, countBy, countingReceiver, sleep } from "../helpers/chaos.ts";
+import { drillServes, ledgerRuns, perSecondFiring, settled, waitReady } from "../helpers/drill-daemons.ts";
 import { privatePostgresUnavailable, startPrivatePostgres, type PrivatePostgres } from "../helpers/private-postgres.ts";
-import { spawnServe } from "../helpers/process.ts";
-import { waitFor } from "../helpers/wait.ts";
-import { tempDir } from "../helpers/tmp.ts";
 import { prerequisite } from "../helpers/prerequisite.ts";
 
 const OUTAGE_MS = Number(process.env.CHAOS_PG_OUTAGE_MS ?? 5_000);
@@ -34,28 +32,18 @@ const unavailable = SERVER_URL ? prerequisite(privatePostgresUnavailable()) : nu
 // The drill brings its own server; it runs once, in the Postgres pass of the suite.
 const skipReason = !SERVER_URL ? "runs in the Postgres pass of the suite (DATABASE_URL set)" : unavailable;
 
-interface Serve {
-  name: string;
-  serve: ReturnType<typeof spawnServe>;
-  api: ApiClient;
-}
-
 describe.skipIf(skipReason !== null)(
   `Postgres restart drill on a private cluster${skipReason ? ` (skipped: ${skipReason})` : ""}`,
   () => {
     let cluster: PrivatePostgres | null = null;
     let receiver: Awaited<ReturnType<typeof countingReceiver>> | null = null;
-    const serves: Serve[] = [];
+    const drill = drillServes("pg-restart");
 
     afterAll(async () => {
       // CHAOS_DEBUG=dir keeps the daemons' and the server's logs for a look afterwards.
-      if (process.env.CHAOS_DEBUG) {
-        for (const s of serves)
-          writeFileSync(join(process.env.CHAOS_DEBUG, `pg-restart-${s.name}.log`), s.serve.output());
+      if (process.env.CHAOS_DEBUG)
         writeFileSync(join(process.env.CHAOS_DEBUG, "pg-restart-server.log"), cluster?.log() ?? "");
-      }
-      for (const s of serves) if (s.serve.exitCode === null && s.serve.signalCode === null) s.serve.kill("SIGKILL");
-      await Promise.all(serves.map((s) => s.serve.exited));
+      await drill.stop();
       await receiver?.close();
       cluster?.destroy();
     });
@@ -63,52 +51,9 @@ describe.skipIf(skipReason !== null)(
     it(`two daemons ride out a ${OUTAGE_MS / 1000} s restart: not ready and 503 DATABASE while it is down, back by themselves, every slot accounted for per catch-up policy, every timer due meanwhile delivered once, late`, async () => {
       cluster = await startPrivatePostgres();
       receiver = await countingReceiver();
-      for (const name of ["r1", "r2"]) {
-        const dir = tempDir(`pgrestart-${name}`);
-        writeFileSync(
-          join(dir, "config.toml"),
-          `[scheduler]\npoll_interval = "2s"\n\n[agents.hook]\nexecutor = "webhook"\nurl = "${receiver.url}"\ntimeout = "10s"\n`,
-        );
-        const serve = spawnServe({
-          cwd: dir,
-          env: {
-            DATABASE_URL: cluster.url,
-            MISSIOND_CONFIG: join(dir, "config.toml"),
-            MISSIOND_STATE_DIR: dir,
-            MISSIOND_INSTANCE_NAME: name,
-            MISSIOND_PLUGIN_DIRS: "",
-            MISSIOND_LOG_LEVEL: "warn",
-          },
-        });
-        serves.push({ name, serve, api: apiClient({ socketPath: join(dir, "missiond.sock") }) });
-      }
-      const ready = (s: Serve) =>
-        s.api
-          .get<{ ready: boolean; checks: Record<string, boolean> }>("/readyz")
-          .catch((err: unknown) => (err instanceof ApiError ? null : null));
-      for (const s of serves) await waitFor(async () => (await ready(s))?.ready, `${s.name} to be ready`, 60_000, 100);
+      const serves = await drill.start(["r1", "r2"], cluster.url, receiver.url);
       const api = serves[0]!.api;
-
-      await api.post("/v1/sessions", { id: "s1", agentId: "hook" });
-      const policies = [
-        { name: "latest", catchupPolicy: "latest" },
-        { name: "all-3", catchupPolicy: "all", catchupMax: 3 },
-        { name: "skip", catchupPolicy: "skip" },
-      ] as const;
-      const jobs = new Map<string, string>(); // name → id
-      for (const p of policies) {
-        const { name, ...policy } = p;
-        const job = await api.post<{ id: string }>("/v1/cron-jobs", {
-          name,
-          agentId: "hook",
-          cron: "* * * * * *",
-          prompt: "p",
-          overlapPolicy: "allow",
-          ...policy,
-        });
-        jobs.set(name, job.id);
-      }
-      const from = Math.ceil(Date.now() / 1000) * 1000 + 1_000;
+      const { jobs, from } = await perSecondFiring(api);
       await sleep(3_000);
 
       // Timers due about 2–4 s into the outage, and one due after it.
@@ -158,17 +103,7 @@ describe.skipIf(skipReason !== null)(
       const reconnectMs: Record<string, number> = {};
       await Promise.all(
         serves.map(async (s) => {
-          await waitFor(
-            async () => {
-              // A daemon that exited will not be ready: say so at once, with what it printed.
-              if (s.serve.exitCode !== null)
-                throw new Error(`${s.name} exited (${s.serve.exitCode}): ${s.serve.output()}`);
-              return (await ready(s))?.ready;
-            },
-            `${s.name} to be ready again`,
-            60_000,
-            100,
-          );
+          await waitReady(s, "to be ready again");
           reconnectMs[s.name] = Date.now() - backAt;
         }),
       );
@@ -183,37 +118,14 @@ describe.skipIf(skipReason !== null)(
       const to = Math.floor(Date.now() / 1000) * 1000 - 1_000;
       for (const id of jobs.values()) await api.post(`/v1/cron-jobs/${id}/pause`, {});
 
-      const sql = postgres(cluster.url, { max: 1, onnotice: () => {} });
       const settleStarted = Date.now();
-      await waitFor(
-        async () => {
-          const [open] = await sql<{ runs: number; timers: number }[]>`
-        select (select count(*)::int from cron_job_runs where status in ('Claimed', 'Running')) as runs,
-               (select count(*)::int from notify_timers where status in ('Pending', 'Claimed', 'Delivering')) as timers`;
-          return open!.runs === 0 && open!.timers === 0;
-        },
-        "every run and timer to be closed",
-        SETTLE_MS,
-        250,
-      );
+      await settled(cluster.url, SETTLE_MS);
       const settleMs = Date.now() - settleStarted;
+      // Neither daemon exited on the way (a lost connection under a transaction once ended one).
+      expect(serves.map((s) => s.serve.exitCode)).toEqual([null, null]);
       await sleep(1_000);
-      const runs = (
-        await sql<
-          {
-            job: string;
-            slot: Date;
-            status: string;
-            claimed_at: Date;
-            lateness_ms: number;
-            backfilled: boolean;
-            reason: string | null;
-            claimed_by: string;
-          }[]
-        >`
-        select j.name as job, r.scheduled_for as slot, r.status, r.claimed_at, r.lateness_ms, r.backfilled, r.reason, r.claimed_by
-        from cron_job_runs r join cron_jobs j on j.id = r.cron_job_id order by r.scheduled_for`
-      ).map((r) => ({ ...r, slot: r.slot.getTime(), claimedAt: r.claimed_at.getTime() }));
+      const runs = await ledgerRuns(cluster.url);
+      const sql = postgres(cluster.url, { max: 1, onnotice: () => {} });
       const timers = await sql<
         { id: string; status: string; due_at: Date; claimed_at: Date; lateness_ms: number; attempts: number }[]
       >`
@@ -268,10 +180,10 @@ describe.skipIf(skipReason !== null)(
           name,
         ).toBe(true);
         // A slot within the grace is on time and runs whatever the policy; the policy decides the late ones.
-        const late = batch.filter((r) => r.lateness_ms > GRACE_MS);
-        const ranLate = ran.filter((r) => r.lateness_ms > GRACE_MS).map((r) => r.slot);
+        const late = batch.filter((r) => r.latenessMs > GRACE_MS);
+        const ranLate = ran.filter((r) => r.latenessMs > GRACE_MS).map((r) => r.slot);
         expect(
-          batch.filter((r) => r.lateness_ms <= GRACE_MS && r.status === "Missed").map((r) => r.slot),
+          batch.filter((r) => r.latenessMs <= GRACE_MS && r.status === "Missed").map((r) => r.slot),
           `${name}: on-time slots Missed`,
         ).toEqual([]);
         if (name === "latest") {
@@ -280,7 +192,7 @@ describe.skipIf(skipReason !== null)(
         } else if (name === "all-3") {
           // The newest three late slots run, backfilled; older ones are Missed.
           expect(ranLate).toEqual(late.slice(-3).map((r) => r.slot));
-          expect(ran.filter((r) => r.lateness_ms > GRACE_MS).every((r) => r.backfilled)).toBe(true);
+          expect(ran.filter((r) => r.latenessMs > GRACE_MS).every((r) => r.backfilled)).toBe(true);
         } else {
           // skip: nothing runs late.
           expect(ranLate).toEqual([]);

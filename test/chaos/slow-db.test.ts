@@ -5,23 +5,13 @@
  * answers 503 or slowly but correctly (a write either answered and then done once, or refused and
  * absent), nothing is half-written or delivered twice, and firing catches up once the delay goes.
  */
-import { writeFileSync } from "node:fs";
-import { join } from "node:path";
 import postgres from "postgres";
 import { afterAll, describe, expect, it } from "vitest";
 import { ApiError } from "../../src/cli/client.ts";
 import { SERVER_URL } from "../helpers/db.ts";
 import { countBy, countingReceiver, coverage, sleep } from "../helpers/chaos.ts";
 import { delayProxy, type DelayProxy } from "../helpers/delay-proxy.ts";
-import {
-  killServes,
-  ledgerRuns,
-  perSecondJobs,
-  settled,
-  startServe,
-  waitReady,
-  type Serve,
-} from "../helpers/drill-daemons.ts";
+import { drillServes, ledgerRuns, perSecondFiring, settled, waitReady } from "../helpers/drill-daemons.ts";
 import { prerequisite } from "../helpers/prerequisite.ts";
 import { privatePostgresUnavailable, startPrivatePostgres, type PrivatePostgres } from "../helpers/private-postgres.ts";
 
@@ -51,12 +41,10 @@ describe.skipIf(skipReason !== null)(`Slow database drill${skipReason ? ` (skipp
   let cluster: PrivatePostgres | null = null;
   let proxy: DelayProxy | null = null;
   let receiver: Awaited<ReturnType<typeof countingReceiver>> | null = null;
-  const serves: Serve[] = [];
+  const drill = drillServes("slow-db");
 
   afterAll(async () => {
-    if (process.env.CHAOS_DEBUG)
-      for (const s of serves) writeFileSync(join(process.env.CHAOS_DEBUG, `slow-db-${s.name}.log`), s.serve.output());
-    await killServes(serves);
+    await drill.stop();
     await proxy?.close();
     await receiver?.close();
     cluster?.destroy();
@@ -66,11 +54,10 @@ describe.skipIf(skipReason !== null)(`Slow database drill${skipReason ? ` (skipp
     cluster = await startPrivatePostgres();
     proxy = await delayProxy({ host: "127.0.0.1", port: cluster.port });
     receiver = await countingReceiver();
-    const serve = startServe("slow", `postgres://postgres@127.0.0.1:${proxy.port}/postgres`, receiver.url);
-    serves.push(serve);
-    await waitReady(serve);
-    const jobs = await perSecondJobs(serve.api);
-    const from = Math.ceil(Date.now() / 1000) * 1000 + 1_000;
+    const serve = (
+      await drill.start(["slow"], `postgres://postgres@127.0.0.1:${proxy.port}/postgres`, receiver.url)
+    )[0]!;
+    const { jobs, from } = await perSecondFiring(serve.api);
     await sleep(3_000);
 
     const slowAt = Date.now();

@@ -84,7 +84,7 @@ describe(`missiond serve speaks systemd's notification protocol (${backendName})
     const answer = await readyz()!;
     expect(answer).toMatchObject({
       status: 200,
-      body: { ready: true, checks: { database: true, pgBoss: true, scheduler: true } },
+      body: { ready: true, checks: { database: true, disk: true, pgBoss: true, scheduler: true } },
     });
 
     // What it was doing on the way, in order, before READY=1.

@@ -51,55 +51,14 @@ export const readiness = (s: Serve) =>
     .get<{ ready: boolean; checks: Record<string, boolean> }>("/readyz")
     .catch((err: unknown) => (err instanceof ApiError ? null : null));
 
-/**
- * postgres.js's known defect (porsager/postgres#1208, unfixed in 3.4.9): a statement given to a
- * connection whose socket has just closed is written from a timer, which throws out of every try
- * and ends the process. A backend dying mid-transaction (a primary stopped hard) can set it off.
- */
-export const UPSTREAM_WRITE_DEFECT =
-  /TypeError: Cannot read properties of null \(reading 'write'\)\s+at Immediate\.nextWrite \([^)]*postgres\/src\/connection\.js/;
-
-/**
- * What systemd's `Restart=on-failure` (RestartSec=2s) does for a daemon that exits on
- * UPSTREAM_WRITE_DEFECT, and only for that: it is started again on its state directory, and
- * `restarts` says when. Any other exit is left for the test to see.
- */
-export function restartOnUpstreamDefect(
-  serves: Serve[],
-  databaseUrl: string,
-  receiverUrl: string,
-  restarts: string[],
-): void {
-  const watch = (i: number) => {
-    const s = serves[i]!;
-    void s.serve.exited.then(() => {
-      if (!UPSTREAM_WRITE_DEFECT.test(s.serve.output())) return;
-      restarts.push(`${s.name} at ${new Date().toISOString()}`);
-      setTimeout(() => {
-        serves[i] = startServe(s.name, databaseUrl, receiverUrl, { dir: s.dir });
-        watch(i);
-      }, 2_000);
-    });
-  };
-  serves.forEach((_, i) => watch(i));
-}
-
-/**
- * Waits for /readyz to say ready; fails at once, with its output, if the daemon exits (unless on
- * UPSTREAM_WRITE_DEFECT, when `serve` is a getter that follows restartOnUpstreamDefect's restart).
- */
-export async function waitReady(serve: Serve | (() => Serve), what = "to be ready", timeoutMs = 60_000): Promise<void> {
-  const current = typeof serve === "function" ? serve : () => serve;
+/** Waits for /readyz to say ready; fails at once, with its output, if the daemon exits. */
+export async function waitReady(s: Serve, what = "to be ready", timeoutMs = 60_000): Promise<void> {
   await waitFor(
     async () => {
-      const s = current();
-      if (s.serve.exitCode !== null) {
-        if (typeof serve === "function" && UPSTREAM_WRITE_DEFECT.test(s.serve.output())) return false;
-        throw new Error(`${s.name} exited (${s.serve.exitCode}): ${s.serve.output()}`);
-      }
+      if (s.serve.exitCode !== null) throw new Error(`${s.name} exited (${s.serve.exitCode}): ${s.serve.output()}`);
       return (await readiness(s))?.ready;
     },
-    `${current().name} ${what}`,
+    `${s.name} ${what}`,
     timeoutMs,
     100,
   );
@@ -110,11 +69,43 @@ export async function killServes(serves: readonly Serve[]): Promise<void> {
   await Promise.all(serves.map((s) => s.serve.exited));
 }
 
+/**
+ * The daemons of one drill: `start` starts them and waits until each is ready; `stop` (in afterAll)
+ * keeps their logs as `<drill>-<name>.log` under CHAOS_DEBUG=dir, then kills what still runs.
+ */
+export function drillServes(drill: string) {
+  const serves: Serve[] = [];
+  return {
+    serves,
+    async start(names: readonly string[], databaseUrl: string, receiverUrl: string): Promise<Serve[]> {
+      const started = names.map((name) => startServe(name, databaseUrl, receiverUrl));
+      serves.push(...started);
+      for (const s of started) await waitReady(s);
+      return started;
+    },
+    async stop(): Promise<void> {
+      if (process.env.CHAOS_DEBUG)
+        for (const s of serves)
+          writeFileSync(join(process.env.CHAOS_DEBUG, `${drill}-${s.name}.log`), s.serve.output());
+      await killServes(serves);
+    },
+  };
+}
+
 export const POLICIES = [
   { name: "latest", catchupPolicy: "latest" },
   { name: "all-3", catchupPolicy: "all", catchupMax: 3 },
   { name: "skip", catchupPolicy: "skip" },
 ] as const;
+
+/**
+ * A session `s1` of agent `hook` and a per-second job of each catch-up policy (name → id), and
+ * `from`: the first whole second after they exist, where a drill's window of slots starts.
+ */
+export async function perSecondFiring(api: ApiClient): Promise<{ jobs: Map<string, string>; from: number }> {
+  const jobs = await perSecondJobs(api);
+  return { jobs, from: Math.ceil(Date.now() / 1000) * 1000 + 1_000 };
+}
 
 /** A session `s1` of agent `hook` and a per-second job of each catch-up policy; name → id. */
 export async function perSecondJobs(api: ApiClient): Promise<Map<string, string>> {

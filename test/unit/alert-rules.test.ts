@@ -1,22 +1,9 @@
-import { writeFileSync } from "node:fs";
-import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { configRefusal, runFacts, T0 } from "../helpers/alert-fixtures.ts";
 import type { AlertRules } from "../../src/alerts/config.ts";
 import { judge, rulesOf, streakOf, type RunFact } from "../../src/alerts/rules.ts";
-import { loadConfig } from "../../src/config/load.ts";
-import type { RunStatus } from "../../src/db/schema/enums.ts";
-import { isMissiondError } from "../../src/errors.ts";
 import { jobRow } from "../helpers/job-row.ts";
-import { tempDir } from "../helpers/tmp.ts";
 
-const T0 = Date.parse("2030-01-01T00:00:00Z");
-/** Runs newest first, one a minute back from T0. */
-const runs = (...statuses: (RunStatus | [RunStatus, string])[]): RunFact[] =>
-  statuses.map((s, i) => {
-    const [status, reason] = Array.isArray(s) ? s : [s, null];
-    const at = new Date(T0 - i * 60_000);
-    return { id: String(100 - i), status, reason, scheduledFor: at, finishedAt: at };
-  });
 const defaults: AlertRules = {
   failures: 3,
   recoverAfter: 2,
@@ -35,35 +22,35 @@ const facts = (r: RunFact[], patch: Partial<AlertRules> = {}, job = jobRow(T0 - 
 
 describe("alert rules", () => {
   it("counts failures since the last success, Skipped and Missed slots neither breaking nor extending the streak", () => {
-    const streak = streakOf(runs("Failed", "Skipped", "TimedOut", "Missed", "Unknown", "Succeeded", "Failed"));
+    const streak = streakOf(runFacts("Failed", "Skipped", "TimedOut", "Missed", "Unknown", "Succeeded", "Failed"));
     expect(streak.failures.map((f) => f.status)).toEqual(["Failed", "TimedOut", "Unknown"]);
     expect(streak.successes).toBe(0);
     expect(streak.missed?.status).toBe("Missed");
   });
 
   it("opens failing at the rule's count, keeps it below the recovery count, resolves at it", () => {
-    expect(judge(facts(runs("Failed", "Failed", "Succeeded"))).failing).toBeUndefined();
-    expect(judge(facts(runs("Failed", "Failed", "Failed"))).failing).toMatchObject({
+    expect(judge(facts(runFacts("Failed", "Failed", "Succeeded"))).failing).toBeUndefined();
+    expect(judge(facts(runFacts("Failed", "Failed", "Failed"))).failing).toMatchObject({
       kind: "failing",
       severity: "critical",
       summary: "job j failed 3 times in a row (last: Failed)",
     });
-    expect(judge(facts(runs("Succeeded", "Failed", "Failed", "Failed"))).failing).toBeUndefined();
-    expect(judge(facts(runs("Succeeded", "Succeeded", "Failed"))).failing).toBe("resolve");
-    expect(judge(facts(runs("Failed", "Failed", "Failed"), { failures: 0 })).failing).toBe("resolve");
+    expect(judge(facts(runFacts("Succeeded", "Failed", "Failed", "Failed"))).failing).toBeUndefined();
+    expect(judge(facts(runFacts("Succeeded", "Succeeded", "Failed"))).failing).toBe("resolve");
+    expect(judge(facts(runFacts("Failed", "Failed", "Failed"), { failures: 0 })).failing).toBe("resolve");
   });
 
   it("takes the job's own rule over the default", () => {
     const job = jobRow(T0, { alertFailures: 1 });
-    expect(judge(facts(runs("Failed"), {}, job)).failing).toMatchObject({ kind: "failing" });
+    expect(judge(facts(runFacts("Failed"), {}, job)).failing).toMatchObject({ kind: "failing" });
   });
 
   it("opens missed for a Missed slot or one a required gate cancelled, not for a plugin's ordinary cancel", () => {
-    expect(judge(facts(runs("Missed"))).missed).toMatchObject({ kind: "missed", severity: "warning" });
-    const gate = judge(facts(runs(["Cancelled", "required plugin gate failed (timeout); failing closed"]))).missed;
+    expect(judge(facts(runFacts("Missed"))).missed).toMatchObject({ kind: "missed", severity: "warning" });
+    const gate = judge(facts(runFacts(["Cancelled", "required plugin gate failed (timeout); failing closed"]))).missed;
     expect(gate).toMatchObject({ kind: "missed" });
-    expect(judge(facts(runs(["Cancelled", "quiet hours"]))).missed).toBeUndefined();
-    expect(judge(facts(runs("Succeeded", "Missed"))).missed).toBe("resolve");
+    expect(judge(facts(runFacts(["Cancelled", "quiet hours"]))).missed).toBeUndefined();
+    expect(judge(facts(runFacts("Succeeded", "Missed"))).missed).toBe("resolve");
   });
 
   it("fires the dead man's switch past its window, counted from creation before a first success, paused or not", () => {
@@ -79,34 +66,26 @@ describe("alert rules", () => {
   });
 
   it("wants the job paused at pause_after_failures, and no longer once it succeeds", () => {
-    expect(judge(facts(runs("Failed", "Failed"), { pauseAfterFailures: 2 })).paused).toMatchObject({ kind: "paused" });
-    expect(judge(facts(runs("Succeeded", "Failed", "Failed"), { pauseAfterFailures: 2 })).paused).toBe("resolve");
+    expect(judge(facts(runFacts("Failed", "Failed"), { pauseAfterFailures: 2 })).paused).toMatchObject({
+      kind: "paused",
+    });
+    expect(judge(facts(runFacts("Succeeded", "Failed", "Failed"), { pauseAfterFailures: 2 })).paused).toBe("resolve");
   });
 });
 
-function refusal(toml: string): string {
-  const dir = tempDir("alerts-config");
-  writeFileSync(join(dir, "config.toml"), toml);
-  try {
-    loadConfig({ configPath: join(dir, "config.toml"), env: {}, cwd: dir, hostname: "h", pid: 1 });
-  } catch (err) {
-    if (isMissiondError(err)) return err.message;
-    throw err;
-  }
-  throw new Error("the configuration was accepted");
-}
-
 describe("[alerts] configuration", () => {
   it("names the key and the problem of a bad route", () => {
-    expect(refusal('[[alerts.routes]]\nname = "x"\ntype = "webhook"\nurl = "ftp://example.test/"\n')).toMatch(
+    expect(configRefusal('[[alerts.routes]]\nname = "x"\ntype = "webhook"\nurl = "ftp://example.test/"\n')).toMatch(
       /alerts\.routes\.0\.url.*must be an http or https URL/,
     );
     expect(
-      refusal('[[alerts.routes]]\nname = "x"\ntype = "smtp"\nurl = "smtp://h"\nfrom = "a@b.c"\nto = []\n'),
+      configRefusal('[[alerts.routes]]\nname = "x"\ntype = "smtp"\nurl = "smtp://h"\nfrom = "a@b.c"\nto = []\n'),
     ).toMatch(/alerts\.routes\.0\.to.*must list at least one address/);
-    expect(refusal('[alerts]\nrepeat_every = "soon"\n')).toMatch(/alerts\.repeat_every.*not a repeat interval: "soon"/);
+    expect(configRefusal('[alerts]\nrepeat_every = "soon"\n')).toMatch(
+      /alerts\.repeat_every.*not a repeat interval: "soon"/,
+    );
     expect(
-      refusal(
+      configRefusal(
         '[[alerts.routes]]\nname = "x"\ntype = "slack"\nurl = "http://a/"\n[[alerts.routes]]\nname = "x"\ntype = "slack"\nurl = "http://b/"\n',
       ),
     ).toMatch(/"x" names two routes/);

@@ -1,39 +1,26 @@
-import { writeFileSync } from "node:fs";
-import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { configRefusal, runFacts } from "../helpers/alert-fixtures.ts";
 import { compileAlerts, alertsSchema } from "../../src/alerts/config.ts";
 import { healthFacts } from "../../src/alerts/health-facts.ts";
-import { streakOf, type RunFact } from "../../src/alerts/rules.ts";
+import { streakOf } from "../../src/alerts/rules.ts";
 import { judgeAgent, judgeHealth, reportCovers } from "../../src/alerts/subjects.ts";
-import { loadConfig } from "../../src/config/load.ts";
-import type { RunStatus } from "../../src/db/schema/enums.ts";
-import { isMissiondError } from "../../src/errors.ts";
-import { tempDir } from "../helpers/tmp.ts";
 
 const config = (file: Record<string, unknown> = {}) => compileAlerts(alertsSchema.parse(file), (p) => p);
-const runs = (...statuses: RunStatus[]): RunFact[] =>
-  statuses.map((status, i) => ({
-    id: String(100 - i),
-    status,
-    reason: null,
-    scheduledFor: new Date(0),
-    finishedAt: null,
-  }));
 
 describe("an agent's alert over its jobs", () => {
   it("opens at agent_failures in a row, holds below agent_recover_after successes, resolves at it", () => {
     const c = config({ agent_failures: 3, agent_recover_after: 2 });
-    expect(judgeAgent("ops", streakOf(runs("Failed", "TimedOut")), c)).toBeNull();
-    expect(judgeAgent("ops", streakOf(runs("Failed", "TimedOut", "Unknown", "Succeeded")), c)).toMatchObject({
+    expect(judgeAgent("ops", streakOf(runFacts("Failed", "TimedOut")), c)).toBeNull();
+    expect(judgeAgent("ops", streakOf(runFacts("Failed", "TimedOut", "Unknown", "Succeeded")), c)).toMatchObject({
       kind: "agent_failing",
       subject: "agent:ops",
       agentId: "ops",
       summary: "agent ops failed 3 runs in a row over its jobs (last: Failed)",
     });
-    expect(judgeAgent("ops", streakOf(runs("Succeeded", "Failed", "Failed", "Failed")), c)).toBeNull();
-    expect(judgeAgent("ops", streakOf(runs("Succeeded", "Succeeded", "Failed")), c)).toBe("resolve");
+    expect(judgeAgent("ops", streakOf(runFacts("Succeeded", "Failed", "Failed", "Failed")), c)).toBeNull();
+    expect(judgeAgent("ops", streakOf(runFacts("Succeeded", "Succeeded", "Failed")), c)).toBe("resolve");
     // Off by default: whatever the runs say, an open one resolves.
-    expect(judgeAgent("ops", streakOf(runs("Failed", "Failed", "Failed")), config())).toBe("resolve");
+    expect(judgeAgent("ops", streakOf(runFacts("Failed", "Failed", "Failed")), config())).toBe("resolve");
   });
 });
 
@@ -81,24 +68,14 @@ describe("the alerts a doctor report opens", () => {
   });
 });
 
-function refusal(toml: string): string {
-  const dir = tempDir("alerts-config");
-  writeFileSync(join(dir, "config.toml"), toml);
-  try {
-    loadConfig({ configPath: join(dir, "config.toml"), env: {}, cwd: dir, hostname: "h", pid: 1 });
-  } catch (err) {
-    if (isMissiondError(err)) return err.message;
-    throw err;
-  }
-  throw new Error("the configuration was accepted");
-}
-
 describe("[alerts] keys beyond one job", () => {
   it("names the key and the problem", () => {
-    expect(refusal('[alerts]\ndoctor_after = "soon"\n')).toMatch(
+    expect(configRefusal('[alerts]\ndoctor_after = "soon"\n')).toMatch(
       /alerts\.doctor_after.*not a doctor finding's wait: "soon"/,
     );
-    expect(refusal("[alerts]\nagent_failures = -1\n")).toMatch(/alerts\.agent_failures.*must be at least 0/);
-    expect(refusal("[alerts]\nagent_recover_after = 0\n")).toMatch(/alerts\.agent_recover_after.*must be at least 1/);
+    expect(configRefusal("[alerts]\nagent_failures = -1\n")).toMatch(/alerts\.agent_failures.*must be at least 0/);
+    expect(configRefusal("[alerts]\nagent_recover_after = 0\n")).toMatch(
+      /alerts\.agent_recover_after.*must be at least 1/,
+    );
   });
 });

@@ -462,6 +462,8 @@ export type Readiness = {
   ready: boolean;
   checks: {
     database: boolean;
+    /** False when the database's disk is full (when this daemon can see it). */
+    disk: boolean;
     pgBoss: boolean;
     scheduler: boolean;
   };
@@ -528,6 +530,13 @@ export type DoctorReport = {
     attempts: Count;
     error: string | null;
   }[];
+  /** The filesystem of the database's files (the embedded data directory, or a server's tablespace when it is on this machine); null when this daemon cannot see it. `full` makes the report not ok. */
+  disk: {
+    path: string;
+    freeBytes: Count;
+    totalBytes: Count;
+    full: boolean;
+  } | null;
   nativeSandbox: {
     kind: "bwrap" | "uid" | "none";
     warning: string | null;

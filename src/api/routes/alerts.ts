@@ -12,7 +12,7 @@ export const alertRoutes = [
     url: "/v1/alerts",
     scope: "operator",
     tag: "alerts",
-    summary: "Alerts, newest first (`open=true`: only those not resolved)",
+    summary: "Alerts, newest first (`open=true`: only those not resolved; `kind`, `subject`: only those)",
     query: listAlertsQuery,
     ok: { 200: { description: "`{ alerts, next }`: `next` is the `before` of the next page", schema: alertList } },
     handler: async ({ services, query }) => services.alerts.list(query),

@@ -1,5 +1,6 @@
 import type { Command } from "commander";
 import type { AlertView } from "../../alerts/service.ts";
+import { ALERT_KINDS } from "../../db/schema/enums.ts";
 import type { CliContext } from "../context.ts";
 import { table } from "../format.ts";
 
@@ -14,10 +15,14 @@ export function registerAlerts(program: Command, ctx: CliContext): void {
     .command("ls")
     .description("list alerts, newest first")
     .option("--open", "only alerts not resolved")
+    .option("--kind <kind>", `only alerts of this kind (${ALERT_KINDS.join(", ")})`)
+    .option("--subject <subject>", "only alerts about this subject, as listed (job:12, agent:ops-bot, scheduler@host)")
     .option("--limit <n>", "at most this many", "50")
-    .action(async (opts: { open?: boolean; limit: string }) => {
+    .action(async (opts: { open?: boolean; kind?: string; subject?: string; limit: string }) => {
       const query: Record<string, string> = { limit: opts.limit };
       if (opts.open) query.open = "true";
+      if (opts.kind !== undefined) query.kind = opts.kind;
+      if (opts.subject !== undefined) query.subject = opts.subject;
       const { alerts: found } = await ctx.client().get<{ alerts: AlertView[] }>("/v1/alerts", query);
       ctx.print(found, () =>
         found.length === 0

@@ -17,6 +17,8 @@ interface Diagnosis {
   alertRoutes?: { route: string; status: string; attempts: number; error: string | null }[];
   /** How native plugins run (absent from older daemons); a warning when they run as the daemon. */
   nativeSandbox?: { kind: string; warning: string | null; nativePlugins: number };
+  /** The database's disk, when the daemon can see it (absent from older daemons). */
+  disk?: { path: string; freeBytes: number; totalBytes: number; full: boolean } | null;
   clockSkewMs: number;
   schedulerArmed: boolean;
   /** Postgres: the ledger's day partitions (null on the embedded database; absent from older daemons). */
@@ -86,6 +88,10 @@ function describe(report: Diagnosis): string {
   if (Math.abs(report.clockSkewMs) > 1_000)
     lines.push(`clock: the local clock is ${report.clockSkewMs} ms off the database's`);
   if (!report.schedulerArmed) lines.push("scheduler: not armed");
+  if (report.disk?.full)
+    lines.push(
+      `disk: the database's disk is full: ${report.disk.freeBytes} bytes free of ${report.disk.totalBytes} at ${report.disk.path}`,
+    );
   const sandbox = report.nativeSandbox;
   if (sandbox?.warning && sandbox.nativePlugins > 0)
     lines.push(`native plugins: ${sandbox.nativePlugins} loaded, unconfined: ${sandbox.warning}`);
