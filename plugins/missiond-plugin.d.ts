@@ -146,7 +146,15 @@ interface MissiondMiddleware {
    * slot, or defer it with tools.defer.
    */
   cronJobFiring?: Handler<
-    { cronJobId: string; agentId: string; kind: "cron_job" | "heartbeat"; name: string; prompt: string },
+    {
+      cronJobId: string;
+      agentId: string;
+      kind: "cron_job" | "heartbeat";
+      name: string;
+      prompt: string;
+      trigger: "schedule" | "catchup" | "manual" | "deferred" | "backfill" | "event";
+      payload?: {};
+    },
     string
   >;
   /** A run closed (at most once, never for a Cancelled run), detached from the close (observe-only). */

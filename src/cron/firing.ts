@@ -27,9 +27,19 @@ import {
 import { CANCEL_CHANNEL, SCHEDULE_CHANNEL } from "./channels.ts";
 import { lockUncontinued } from "./deferred-queries.ts";
 import { promptText } from "./input.ts";
+import { recordKey, runAt, runOfKey } from "./event-queries.ts";
+import { promptFor } from "./template-values.ts";
 import { resumeEndedPauses } from "./job-changes.ts";
 import { announce } from "../scheduler/announce.ts";
 import { handOffInClaim } from "../scheduler/hand-off.ts";
+
+/** What a call with one of a job's trigger tokens brings to its run. */
+export interface TriggerEvent {
+  /** The call's JSON body (null when it sent none). */
+  payload: Record<string, unknown> | null;
+  /** `Idempotency-Key`: a second call with it answers the first call's run. */
+  key?: string | undefined;
+}
 
 export interface FiringDeps extends ClaimDeps<CronMission> {
   /** A slot was deferred: the scheduler should pick up its new moment. */
@@ -195,7 +205,9 @@ export class CronFiring {
       const claimed = inserted.filter((run) => run.status === "Claimed");
       const soon = (run: CronJobRunRow) =>
         handOffInClaim(runMoment(jobs.get(String(run.cronJobId))!, run), now, this.handOffWithinMs);
-      const handing = direct === null ? [] : claimed.filter(soon);
+      // A template is rendered with reads of its own (the previous run): its runs go through runChain.
+      const handing =
+        direct === null ? [] : claimed.filter((run) => soon(run) && !jobs.get(String(run.cronJobId))!.promptTemplate);
       const handedOff = new Set(handing.map((run) => run.id));
       if (handing.length === 0) return { jobs, claimed, activated: [], handedOff };
       const at = new Date(now);
@@ -211,27 +223,37 @@ export class CronFiring {
   /**
    * A manual run now ("trigger"): its own row, trigger `manual`, scheduled for this instant, through
    * the chain like any slot. Operator action, so the overlap policy does not apply (as with
-   * `kubectl create job --from=cronjob`).
+   * `kubectl create job --from=cronjob`). With `event` (a call with one of the job's tokens), the run
+   * has trigger `event` and carries the call's payload; a key already used answers its first run
+   * (the job's row lock orders two calls with one key), and a paused job's event is recorded Skipped.
    */
-  async fireNow(jobId: bigint): Promise<CronJobRunRow> {
+  async fireNow(jobId: bigint, event?: TriggerEvent): Promise<CronJobRunRow> {
     const { db, clock, instanceName } = this.deps;
     const { job, run } = await db.transaction(async (tx) => {
       const [locked] = await lockJobs(tx, [jobId]);
       if (!locked) throw new MissiondError("NOT_FOUND", `no cron job with id "${jobId}"`);
+      const earlier = event?.key === undefined ? null : await runOfKey(tx, jobId, event.key);
+      if (earlier) return { job: null, run: (await runAt(tx, earlier.runId, earlier.scheduledFor))! };
       const now = new Date(clock.now());
+      const skipped = event !== undefined && locked.paused;
       const run = await insertAtFreeInstant(tx, {
         cronJobId: jobId,
         scheduledFor: now,
-        trigger: "manual",
+        trigger: event ? "event" : "manual",
+        payload: event?.payload ?? null,
         revisionId: locked.revisionId,
-        status: "Claimed",
         claimedBy: instanceName,
         claimedAt: now,
         latenessMs: 0,
+        ...(skipped
+          ? { status: "Skipped", reason: "the job is paused", finishedAt: now }
+          : { status: "Claimed" as const }),
       });
-      return { job: locked, run };
+      if (event?.key !== undefined)
+        await recordKey(tx, { cronJobId: jobId, key: event.key, runId: run.id, scheduledFor: run.scheduledFor });
+      return { job: skipped ? null : locked, run };
     });
-    this.startChain(job, run);
+    if (job) this.startChain(job, run);
     return run;
   }
 
@@ -326,7 +348,9 @@ export class CronFiring {
         agentId: job.agentId,
         kind: job.kind,
         name: job.name,
-        prompt: job.prompt,
+        prompt: await promptFor(db, job, run),
+        trigger: run.trigger,
+        ...(run.payload ? { payload: run.payload } : {}),
       },
       { accept: { prompt: promptText } },
     );

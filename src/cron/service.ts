@@ -64,15 +64,17 @@ export class CronService {
     const columns = columnsOf(input);
     const now = new Date(clock.now());
     if (input.cron !== undefined) assertCron(input.cron, input.timezone);
-    const schedule: Schedule =
+    const schedule: Schedule | null =
       input.cron !== undefined
         ? { kind: "cron", expr: input.cron, timezone: input.timezone }
-        : { kind: "every", everyMs: columns.everyMs!, anchor: now };
+        : input.every !== undefined
+          ? { kind: "every", everyMs: columns.everyMs!, anchor: now }
+          : null;
     const startsAt = columns.startsAt ?? null;
     const endsAt = columns.endsAt ?? null;
     // The first slot is strictly after creation (or at/after startsAt), never in the past.
     const from = startsAt && startsAt > now ? new Date(startsAt.getTime() - 1) : now;
-    let nextFireAt = nextSlot(schedule, from);
+    let nextFireAt = schedule && nextSlot(schedule, from);
     if (nextFireAt && endsAt && nextFireAt > endsAt) nextFireAt = null;
 
     if (await findJobByName(db, input.name)) throw nameTaken(input.name);
