@@ -153,7 +153,7 @@ interface MissiondMiddleware {
       name: string;
       prompt: string;
       trigger: "schedule" | "catchup" | "manual" | "deferred" | "backfill" | "event";
-      payload?: {};
+      payload?: Record<string, unknown>;
     },
     string
   >;

@@ -108,10 +108,7 @@ export async function runOfKey(
 }
 
 /** Records a key's run; false when the key was taken meanwhile (the caller's transaction then rolls back). */
-export async function recordKey(
-  db: Executor,
-  row: typeof cronJobTriggerKeys.$inferInsert,
-): Promise<boolean> {
+export async function recordKey(db: Executor, row: typeof cronJobTriggerKeys.$inferInsert): Promise<boolean> {
   const inserted = await db.insert(cronJobTriggerKeys).values(row).onConflictDoNothing().returning();
   return inserted.length > 0;
 }

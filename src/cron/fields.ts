@@ -4,6 +4,7 @@ import { formatDuration, parseDuration } from "../duration.ts";
 import type { CronJobRow } from "../db/schema/index.ts";
 import { CATCHUP_POLICIES, JOB_KINDS, OVERLAP_POLICIES, SESSION_MODES } from "../db/schema/enums.ts";
 import { ALERT_RULE_FIELDS } from "../alerts/job-fields.ts";
+import { EVENT_FIELDS } from "./event-fields.ts";
 import { parseActiveHours } from "./active-hours.ts";
 import type { NewCronJob } from "./queries.ts";
 import { assertTimezone, parseEvery } from "./schedule.ts";
@@ -132,31 +133,8 @@ export const JOB_FIELDS = {
     read: (row) => row.prompt,
     columns: (v) => ({ prompt: v! }),
   }),
-  promptTemplate: field({
-    input: z.boolean(),
-    view: z.boolean().describe("The prompt is a template rendered for each run (docs/agents-within-means.md)."),
-    default: false,
-    cli: {
-      flags: "--template",
-      help: "render the prompt as a template for each run ({{slot}}, {{previous.output}}, {{payload.x}}…)",
-      off: "send the prompt as written again",
-    },
-    read: (row) => row.promptTemplate,
-    columns: (v) => ({ promptTemplate: v! }),
-  }),
-  eventsOnly: field({
-    timing: true,
-    input: z.boolean(),
-    view: z.boolean().describe("The job has no schedule: only its trigger tokens' calls (and `trigger`) fire it."),
-    default: false,
-    cli: {
-      flags: "--events-only",
-      help: "no schedule: fire only on events (calls with a trigger token) and manual triggers",
-      editHelp: "drop the schedule: fire only on events and manual triggers",
-    },
-    read: (row) => row.cronExpr === null && row.everyMs === null,
-    columns: (v) => (v ? { cronExpr: null, everyMs: null } : {}),
-  }),
+  // Templates and events-only jobs (declared beside their domain): EVENT_FIELDS.
+  ...EVENT_FIELDS,
   cron: field({
     timing: true,
     input: text(200),

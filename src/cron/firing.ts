@@ -227,13 +227,18 @@ export class CronFiring {
    * has trigger `event` and carries the call's payload; a key already used answers its first run
    * (the job's row lock orders two calls with one key), and a paused job's event is recorded Skipped.
    */
-  async fireNow(jobId: bigint, event?: TriggerEvent): Promise<CronJobRunRow> {
+  async fireNow(jobId: bigint): Promise<CronJobRunRow> {
+    return (await this.fireEvent(jobId)).run;
+  }
+
+  /** fireNow with an event; `repeated` when the run is an earlier call's with the same key. */
+  async fireEvent(jobId: bigint, event?: TriggerEvent): Promise<{ run: CronJobRunRow; repeated: boolean }> {
     const { db, clock, instanceName } = this.deps;
-    const { job, run } = await db.transaction(async (tx) => {
+    const { job, run, repeated } = await db.transaction(async (tx) => {
       const [locked] = await lockJobs(tx, [jobId]);
       if (!locked) throw new MissiondError("NOT_FOUND", `no cron job with id "${jobId}"`);
       const earlier = event?.key === undefined ? null : await runOfKey(tx, jobId, event.key);
-      if (earlier) return { job: null, run: (await runAt(tx, earlier.runId, earlier.scheduledFor))! };
+      if (earlier) return { job: null, run: (await runAt(tx, earlier.runId, earlier.scheduledFor))!, repeated: true };
       const now = new Date(clock.now());
       const skipped = event !== undefined && locked.paused;
       const run = await insertAtFreeInstant(tx, {
@@ -251,10 +256,10 @@ export class CronFiring {
       });
       if (event?.key !== undefined)
         await recordKey(tx, { cronJobId: jobId, key: event.key, runId: run.id, scheduledFor: run.scheduledFor });
-      return { job: skipped ? null : locked, run };
+      return { job: skipped ? null : locked, run, repeated: false };
     });
     if (job) this.startChain(job, run);
-    return run;
+    return { run, repeated };
   }
 
   /**

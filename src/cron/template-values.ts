@@ -1,35 +1,10 @@
 import type { Executor } from "../db/client.ts";
 import type { CronJobRow, CronJobRunRow } from "../db/schema/index.ts";
 import { deferredSource, previousRun } from "./event-queries.ts";
-import { outputExcerpt, renderTemplate, type TemplateValues } from "./template.ts";
+import { localIso, outputExcerpt, renderTemplate, type TemplateValues } from "./template.ts";
 
 // A deferral chain longer than this is counted as this long (a guard, not a limit anyone meets).
 const MAX_ATTEMPT = 100;
-
-/** `date` in `timezone` as ISO 8601 with that zone's offset at that instant (`2026-03-01T09:00:00.000+01:00`). */
-export function localIso(date: Date, timezone: string): string {
-  const parts = Object.fromEntries(
-    new Intl.DateTimeFormat("en-US", {
-      timeZone: timezone,
-      hourCycle: "h23",
-      year: "numeric",
-      month: "2-digit",
-      day: "2-digit",
-      hour: "2-digit",
-      minute: "2-digit",
-      second: "2-digit",
-    })
-      .formatToParts(date)
-      .map((p) => [p.type, p.value]),
-  );
-  const wall = Date.UTC(+parts.year!, +parts.month! - 1, +parts.day!, +parts.hour!, +parts.minute!, +parts.second!);
-  const offsetMin = Math.round((wall - (date.getTime() - date.getUTCMilliseconds())) / 60_000);
-  const sign = offsetMin < 0 ? "-" : "+";
-  const abs = Math.abs(offsetMin);
-  const offset = `${sign}${String(Math.floor(abs / 60)).padStart(2, "0")}:${String(abs % 60).padStart(2, "0")}`;
-  const ms = String(date.getUTCMilliseconds()).padStart(3, "0");
-  return `${parts.year}-${parts.month}-${parts.day}T${parts.hour}:${parts.minute}:${parts.second}.${ms}${offset}`;
-}
 
 /** How many runs the slot has had up to this one: 1, plus one for each deferral it continues. */
 async function attemptOf(db: Executor, run: CronJobRunRow): Promise<number> {

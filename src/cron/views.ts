@@ -66,6 +66,7 @@ export function runView(run: CronJobRunRow) {
     executor: run.executor,
     exitCode: run.exitCode,
     output: run.output,
+    payload: run.payload ?? null,
   };
 }
 

@@ -180,6 +180,7 @@ export function wireServices(env: DaemonEnv, base: Foundation): Services {
     clock,
     onChange: poke,
     fireNow: (id) => firing.fireNow(id),
+    fireEvent: (id, event) => firing.fireEvent(id, event),
     continueBackfill: (id) => backfill.continue(id),
   });
   const notifyDelivery = new NotifyDelivery({
