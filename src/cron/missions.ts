@@ -19,6 +19,8 @@ export interface MissionWorkerDeps extends DeliveryDeps {
   onRunEnded?: (jobId: bigint) => Promise<void>;
   /** A run settled (the other hook systems' cron:settled), told with cronJobCompleted's context. */
   onSettled?: (run: Record<string, unknown>) => void;
+  /** A run closed (`[tracing]`: its spans are recorded); absent when tracing is off. */
+  onClosed?: ((mission: CronMission) => void) | undefined;
 }
 
 export type MissionWorker = DeliveryWorker<CronMission>;
@@ -104,6 +106,7 @@ async function closeMission(
   await deps.onRunEnded?.(BigInt(mission.cronJobId));
   if (!status) return;
   deps.onRun?.(status, { name: mission.jobName, at: finishedAt });
+  deps.onClosed?.(mission);
   const runLog = log.child({ cronJobId: mission.cronJobId, runId: mission.runId });
   if (acknowledged) runLog.debug({ status }, "heartbeat acknowledged");
   else runLog.info({ status }, "run closed");

@@ -7,6 +7,7 @@ import type { Config } from "../config/load.ts";
 import { CronFiring } from "../cron/firing.ts";
 import { BackfillRunner } from "../cron/backfill-runner.ts";
 import { startMissionWorker, type MissionWorker } from "../cron/missions.ts";
+import type { RunTracer } from "../tracing/run-tracer.ts";
 import { databaseNow } from "../cron/queries.ts";
 import { ClaimRecovery } from "../cron/recovery.ts";
 import { CronService } from "../cron/service.ts";
@@ -289,7 +290,7 @@ export interface Workers {
 }
 
 /** The pg-boss workers that execute missions and deliver notes. */
-export async function startWorkers(env: DaemonEnv, s: Services): Promise<Workers> {
+export async function startWorkers(env: DaemonEnv, s: Services, tracer: RunTracer | null): Promise<Workers> {
   const { config, clock, log } = env;
   const { db } = s.database;
   const { boss } = s;
@@ -312,6 +313,7 @@ export async function startWorkers(env: DaemonEnv, s: Services): Promise<Workers
       await s.backfill.continue(jobId);
     },
     onSettled: (data) => void s.plugins.announce({ moment: "cronRunSettled", data }),
+    onClosed: tracer ? (mission) => tracer.closed(mission) : undefined,
   });
   const deliveries = await startNotifyWorker({
     db,
