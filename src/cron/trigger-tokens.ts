@@ -39,6 +39,12 @@ export const idempotencyKey = z
   .max(200)
   .regex(/^[\x21-\x7e]+$/, "printable characters without spaces");
 
+/** An event's body: any JSON object (strings without NUL, which Postgres cannot store). */
+export const payloadObject = z.record(z.string(), z.unknown());
+
+/** A token's name as a path segment: any text, so that a name no token has answers 404. */
+export const tokenNameParam = z.string().min(1).max(200);
+
 const hashOf = (token: string) => createHash("sha256").update(token).digest("hex");
 
 export function tokenView(row: CronJobTokenRow) {
@@ -127,13 +133,12 @@ export async function tokenJob(deps: TokenDeps, token: string): Promise<{ jobId:
 /** An event's payload: a JSON object within MAX_PAYLOAD_BYTES (null when the call sent none). */
 export function eventPayload(body: unknown): Record<string, unknown> | null {
   if (body === undefined || body === null) return null;
-  if (typeof body !== "object" || Array.isArray(body))
-    throw new MissiondError("BAD_REQUEST", "payload: must be a JSON object");
-  const bytes = Buffer.byteLength(JSON.stringify(body));
+  const payload = validate(payloadObject, body, "payload");
+  const bytes = Buffer.byteLength(JSON.stringify(payload));
   if (bytes > MAX_PAYLOAD_BYTES)
     throw new MissiondError(
       "PAYLOAD_TOO_LARGE",
       `payload: ${bytes} bytes is larger than the limit of ${MAX_PAYLOAD_BYTES} bytes`,
     );
-  return body as Record<string, unknown>;
+  return payload;
 }

@@ -32,20 +32,21 @@ import {
   eventPayload,
   idempotencyKey,
   MAX_PAYLOAD_BYTES,
-  tokenName,
+  payloadObject,
+  tokenNameParam,
 } from "../../cron/trigger-tokens.ts";
 import { validate } from "../../validation.ts";
-import { z } from "zod";
 
 const jobParams = idParams("cron job");
-const tokenParams = jobParams.extend({ name: tokenName.describe("The token's name.") }).strict();
+const tokenParams = jobParams.extend({ name: tokenNameParam.describe("The token's name.") }).strict();
 
 /** An event's body: any JSON object (its size is checked by the handler, see eventPayload). */
-const eventBody = z.record(z.string(), z.unknown()).describe("The event's payload: any JSON object.");
+const eventBody = payloadObject.describe("The event's payload: any JSON object.");
 
 const headerValue = (value: string | string[] | undefined) => (Array.isArray(value) ? value.join(",") : value);
 
-const isEmpty = (body: unknown) => typeof body === "object" && body !== null && Object.keys(body).length === 0;
+const isEmpty = (body: unknown) =>
+  typeof body === "object" && body !== null && !Array.isArray(body) && Object.keys(body).length === 0;
 
 const runParams = idParams("run");
 
