@@ -48,7 +48,7 @@ export const EXAMPLES: Record<string, readonly string[]> = {
   ],
   "cron token": ["missiond cron token create 12 --name ci", "missiond cron token ls 12"],
   "cron token create": [
-    "missiond cron token create 12 --name ci",
+    "missiond cron token create 12 --name deploy",
     "missiond cron token create 12 --json | jq -r .token",
   ],
   "cron token ls": ["missiond cron token ls 12", "missiond cron token ls 12 --json"],
