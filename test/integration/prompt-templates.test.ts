@@ -73,6 +73,20 @@ describe(`prompt templates (${backendName})`, () => {
     expect((await daemon.services.cron.run(first.id)).promptFired).toBe(prompts[0]);
   });
 
+  it("renders a scheduled slot's prompt too, handed off without a plugin chain", async () => {
+    const job = await daemon.services.cron.add({
+      name: "ticker",
+      agentId: "mail",
+      every: "1s",
+      promptTemplate: true,
+      prompt: "{{trigger}} slot {{slot}} of {{job.name}}",
+    });
+    const runs = await settled(job.id, 1);
+    await daemon.services.cron.pause(job.id, {});
+    // Newest first: the oldest run's prompt is the first the agent received.
+    expect(prompts[0]).toBe(`schedule slot ${runs.at(-1)!.scheduledFor} of ticker`);
+  });
+
   it("sends a prompt with braces as written when the job is no template", async () => {
     const job = await daemon.services.cron.add({
       name: "literal",
