@@ -150,7 +150,15 @@ interface MissiondMiddleware {
    * tools.requireApproval.
    */
   cronJobFiring?: Handler<
-    { cronJobId: string; agentId: string; kind: "cron_job" | "heartbeat"; name: string; prompt: string },
+    {
+      cronJobId: string;
+      agentId: string;
+      kind: "cron_job" | "heartbeat";
+      name: string;
+      prompt: string;
+      trigger: "schedule" | "catchup" | "manual" | "deferred" | "backfill" | "event";
+      payload?: Record<string, unknown>;
+    },
     string
   >;
   /** A run closed (at most once, never for a Cancelled run), detached from the close (observe-only). */

@@ -7,7 +7,8 @@ import type { Db } from "../db/client.ts";
 import type { Logger } from "../log.ts";
 import type { ReloadReport } from "../daemon/reload.ts";
 import type { Plugins } from "../plugins/service.ts";
-import { grants, type Authenticate } from "./caller.ts";
+import { grants, type Authenticate, type Caller } from "./caller.ts";
+import { TRIGGER_TOKEN_PREFIX } from "../cron/trigger-tokens.ts";
 import { errorHandler } from "./errors.ts";
 import { openApiDocument } from "./openapi.ts";
 import { registerRoutes } from "./route.ts";
@@ -57,6 +58,18 @@ export interface ApiOptions {
   uiDir?: string;
 }
 
+/**
+ * A bearer token no listener knows may be a trigger token (`mdt_…`): looked up by its hash, it makes
+ * a caller that reaches one job's trigger and runs. Only such tokens cost a read.
+ */
+async function triggerTokenCaller(services: ApiServices, request: FastifyRequest): Promise<Caller | null> {
+  const header = request.headers.authorization;
+  const token = header?.startsWith("Bearer ") ? header.slice(7) : null;
+  if (!token?.startsWith(TRIGGER_TOKEN_PREFIX)) return null;
+  const found = await services.cron.tokens.job(token);
+  return found && { scope: "agent", actor: `trigger-token:${found.jobId}:${found.name}`, job: found.jobId };
+}
+
 export function buildApi(services: ApiServices, options: ApiOptions): FastifyInstance {
   const bodyLimit = options.bodyLimit ?? 1024 * 1024;
   const app: FastifyInstance = Fastify({
@@ -81,10 +94,19 @@ export function buildApi(services: ApiServices, options: ApiOptions): FastifyIns
     if (isUiAsset(request.method, request.url)) return;
     // Unknown routes have no scope and want credentials too: a 404 would tell a stranger what exists.
     const needed = request.routeOptions.config.scope;
-    request.caller = options.authenticate(request);
+    request.caller = options.authenticate(request) ?? (await triggerTokenCaller(services, request));
     if (needed === "public") return;
     if (!request.caller)
       return reply.status(401).send({ error: { code: "UNAUTHORIZED", message: "missing or wrong bearer token" } });
+    if (request.caller.job !== undefined) {
+      if (request.routeOptions.config.jobToken) return;
+      return reply.status(403).send({
+        error: {
+          code: "FORBIDDEN",
+          message: `${request.caller.actor} may only trigger cron job ${request.caller.job} and read its runs`,
+        },
+      });
+    }
     if (needed && !grants(request.caller.scope, needed))
       return reply.status(403).send({
         error: {

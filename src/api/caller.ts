@@ -27,6 +27,11 @@ export interface Caller {
    * them) only. Absent or empty, it reaches none. An operator reaches every agent's and has none.
    */
   readonly agents?: readonly string[];
+  /**
+   * A trigger token's caller (`missiond cron token create`): the one job whose trigger and runs it
+   * reaches. It reaches no other route, whatever its scope says (app.ts, route.ts `jobToken`).
+   */
+  readonly job?: string;
 }
 
 /**
@@ -44,6 +49,8 @@ declare module "fastify" {
   interface FastifyContextConfig {
     /** The scope a route needs (set from its declaration, see route.ts). */
     scope?: Scope;
+    /** A trigger token may call it, for its own job (the `:id`). */
+    jobToken?: boolean;
   }
 }
 

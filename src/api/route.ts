@@ -68,6 +68,11 @@ export interface ApiRoute<P extends Schema = Schema, Q extends Schema = Schema, 
    * id, or one of the config file). `body` still documents what it accepts.
    */
   bodyCheckedByHandler?: boolean;
+  /**
+   * A trigger token may call it too, for the job its `:id` names (another job's id answers 404);
+   * only for operator routes of one job (its trigger and its runs).
+   */
+  jobToken?: true;
   /** Takes the X-Missiond-Hop header (loop protection for work a plugin's reaction caused). */
   hop?: boolean;
   /** The status of a success unless the handler sets another (default 200). */
@@ -164,6 +169,14 @@ function checkAnswers(declared: ApiRoute): void {
       throw new Error(`route ${declared.method} ${declared.url}: status ${code} declares no response schema`);
 }
 
+/** A trigger token reaches its own job only: another job answers as an unknown one would. */
+async function ownJobOnly(request: FastifyRequest): Promise<void> {
+  const job = request.caller?.job;
+  const id = (request.params as { id?: unknown }).id;
+  if (job !== undefined && String(id) !== job)
+    throw new MissiondError("NOT_FOUND", `no cron job with id "${String(id)}"`);
+}
+
 /** Registers each route with fastify: its schemas validate, its handler answers. */
 export function registerRoutes(
   app: FastifyInstance,
@@ -184,7 +197,7 @@ export function registerRoutes(
       method: declared.method,
       url: declared.url,
       schema: schemaOf(declared),
-      config: { scope: declared.scope },
+      config: { scope: declared.scope, jobToken: declared.jobToken === true },
       // No body at all is an empty object (its fields are then named as missing); a JSON null is
       // refused as what it is, unless the body is optional.
       ...(declared.body
@@ -195,7 +208,7 @@ export function registerRoutes(
           }
         : {}),
       // After validation (the ids are parsed) and before the handler (a refusal changes nothing).
-      ...(confine ? { preHandler: confine } : {}),
+      ...(confine ? { preHandler: confine } : declared.jobToken ? { preHandler: ownJobOnly } : {}),
       handler: async (request, reply) => {
         void reply.status(status);
         const hop = declared.hop ? (request.headers as { "x-missiond-hop"?: number })["x-missiond-hop"] : undefined;

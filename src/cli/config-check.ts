@@ -119,6 +119,8 @@ export function redact(config: Config): Record<string, unknown> {
       if (key === "databaseUrl" && typeof value === "string") return redactUrl(value);
       // An alert route's URL may carry its credentials (an SMTP password, a Slack webhook's token).
       if (path[0] === "alerts" && key === "url" && typeof value === "string") return redactUrlCredentials(value);
+      if (path[0] === "tracing" && key === "otlpEndpoint" && typeof value === "string")
+        return redactUrlCredentials(value);
       return value;
     }
     if (Array.isArray(value)) return value.map((item, i) => walk(item, [...path, String(i)]));

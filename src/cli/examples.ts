@@ -41,7 +41,18 @@ export const EXAMPLES: Record<string, readonly string[]> = {
   ],
   "cron history": ["missiond cron history 12", "missiond cron history 12 --json | jq '.[-1].changes'"],
   "cron resume": ["missiond cron resume 12"],
-  "cron trigger": ["missiond cron trigger 12", "missiond cron trigger 12 --json | jq -r .id"],
+  "cron trigger": [
+    "missiond cron trigger 12",
+    "missiond cron trigger 12 --json | jq -r .id",
+    `missiond cron trigger 12 --payload '{"pr": {"title": "fix the build"}}'`,
+  ],
+  "cron token": ["missiond cron token create 12 --name ci", "missiond cron token ls 12"],
+  "cron token create": [
+    "missiond cron token create 12 --name deploy",
+    "missiond cron token create 12 --json | jq -r .token",
+  ],
+  "cron token ls": ["missiond cron token ls 12", "missiond cron token ls 12 --json"],
+  "cron token rm": ["missiond cron token rm 12 ci"],
   "cron backfill": [
     "missiond cron backfill 12 --from 2026-03-01T00:00:00Z --to 2026-03-08T00:00:00Z --dry-run",
     "missiond cron backfill 12 --from 2026-03-01T00:00:00Z --to 2026-03-08T00:00:00Z --max 200 --json",
@@ -55,6 +66,7 @@ export const EXAMPLES: Record<string, readonly string[]> = {
   "cron preview": [
     'missiond cron preview "0 9 * * 1-5" --tz Europe/Berlin -n 5',
     'missiond cron preview "every 90m" -n 3',
+    `missiond cron preview "0 9 * * *" -n 1 --prompt 'Morning {{slot_local}}: {{#previous}}last run {{status}}{{/previous}}'`,
   ],
   "cron export": ["missiond cron export > jobs.toml", "missiond cron export --name nightly --name pulse"],
   apply: [

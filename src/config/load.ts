@@ -13,6 +13,7 @@ import type { AgentPeer } from "../api/caller.ts";
 import { resolvePeers, resolveTokens, type ApiTokenConfig } from "./tokens.ts";
 import { compileRetention, type RetentionConfig } from "../retention/config.ts";
 import { compileAlerts, type AlertsConfig } from "../alerts/config.ts";
+import { compileTracing, type TracingConfig } from "../tracing/config.ts";
 
 export type { AgentConfig };
 
@@ -82,6 +83,7 @@ export interface Config {
   readonly notify: { readonly maxDelaySeconds: number };
   readonly retention: RetentionConfig;
   readonly alerts: AlertsConfig;
+  readonly tracing: TracingConfig;
   readonly metrics: { readonly jobLabelsMax: number };
   readonly defaultExecutor: "log";
   readonly agents: Readonly<Record<string, AgentConfig>>;
@@ -262,6 +264,7 @@ export function loadConfig(sources: ConfigSources): Config {
     notify: { maxDelaySeconds: file.notify.max_delay / 1000 },
     retention: compileRetention(file.retention, (p) => abs(p, base)),
     alerts: compileAlerts(file.alerts, (p) => abs(p, base)),
+    tracing: compileTracing(file.tracing),
     metrics: { jobLabelsMax: file.metrics.job_labels_max },
     defaultExecutor: file.default_executor,
     // A relative command path is relative to the config file, like every other path in it.

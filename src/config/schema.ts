@@ -2,6 +2,7 @@ import { z } from "zod";
 import { parseDuration } from "../duration.ts";
 import { CALLER_SCOPES } from "../api/scopes.ts";
 import { alertsSchema } from "../alerts/config.ts";
+import { tracingSchema } from "../tracing/config.ts";
 import { agentSchema } from "../executors/agent-config.ts";
 import { llmSchema } from "../llm/config.ts";
 import { retentionSchema } from "../retention/config.ts";
@@ -183,6 +184,8 @@ export const fileSchema = z
     retention: retentionSchema,
     // Alert rules' defaults and routes (src/alerts/config.ts).
     alerts: alertsSchema,
+    // Run spans to an OpenTelemetry collector (src/tracing/config.ts).
+    tracing: tracingSchema,
     metrics: z
       .object({
         // The per-job series (last success, failures in a row, runs by status) are labelled for

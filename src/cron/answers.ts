@@ -43,8 +43,29 @@ export const runView = z
     approvedBy: z.string().nullable().describe("Who approved the run (the caller, or `link` for a signed link)."),
     approvedAt: instant.nullable(),
     usage: usageView.nullable().describe("What the run consumed, as its agent or provider reported it."),
+    payload: z
+      .record(z.string(), z.unknown())
+      .nullable()
+      .describe("An `event` run's JSON body (null for other runs, or an event without one)."),
   })
   .strict();
+
+/** A job's trigger token as listed (trigger-tokens.ts tokenView): never its value. */
+export const tokenAnswer = z
+  .object({
+    name: z.string(),
+    prefix: z.string().describe("The token's first characters, to tell it apart."),
+    createdAt: instant,
+    createdBy: z.string(),
+    lastUsedAt: instant.nullable(),
+  })
+  .strict();
+
+export const tokenCreated = tokenAnswer
+  .extend({ token: z.string().describe("The token itself: shown this once, stored only as its hash.") })
+  .strict();
+
+export const tokenList = z.object({ tokens: z.array(tokenAnswer) }).strict();
 
 /** A run as the run lists give it: with its job's name and the revision's number. */
 export const listedRun = runView

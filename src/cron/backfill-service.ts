@@ -56,6 +56,8 @@ export async function requestBackfill(
   const jobId = job.id;
   const input = validate(backfillInput, raw);
   const range = { from: new Date(input.from), to: new Date(input.to), max: input.max };
+  if (job.cronExpr === null && job.everyMs === null)
+    throw new MissiondError("BAD_REQUEST", `cron job ${id} fires on events only: it has no slots to backfill`);
   const now = clock.now();
   const slots = slotsInRange(scheduleOf(job), range.from, range.to, range.max + 1);
   assertBackfillRange(range, now, slots);

@@ -7,6 +7,7 @@ import { ALERT_RULE_FIELDS } from "../alerts/job-fields.ts";
 import { APPROVAL_FIELDS } from "../approvals/job-fields.ts";
 import { CONCURRENCY_FIELDS } from "../concurrency/job-fields.ts";
 import { BUDGET_FIELDS } from "../budgets/job-fields.ts";
+import { EVENT_FIELDS } from "./event-fields.ts";
 import { parseActiveHours } from "./active-hours.ts";
 import type { NewCronJob } from "./queries.ts";
 import { assertTimezone, parseEvery } from "./schedule.ts";
@@ -135,6 +136,8 @@ export const JOB_FIELDS = {
     read: (row) => row.prompt,
     columns: (v) => ({ prompt: v! }),
   }),
+  // Templates and events-only jobs (declared beside their domain): EVENT_FIELDS.
+  ...EVENT_FIELDS,
   cron: field({
     timing: true,
     input: text(200),

@@ -27,7 +27,10 @@ import {
 } from "./queries.ts";
 import { CANCEL_CHANNEL, SCHEDULE_CHANNEL } from "./channels.ts";
 import { continueDeferred } from "./deferred.ts";
+import { insertTriggered, type TriggerEvent } from "./triggered.ts";
 import { promptText } from "./input.ts";
+import { recordKey, runAt, runOfKey } from "./event-queries.ts";
+import { promptFor } from "./template-values.ts";
 import { resumeEndedPauses } from "./job-changes.ts";
 import { announce } from "../scheduler/announce.ts";
 import { gateClaims } from "../concurrency/gate.ts";
@@ -228,14 +231,16 @@ export class CronFiring {
       const claimed = inserted.filter((run) => run.status === "Claimed");
       const soon = (run: CronJobRunRow) =>
         handOffInClaim(runMoment(jobs.get(String(run.cronJobId))!, run), now, this.handOffWithinMs);
-      // A run that needs approval waits for it after its chain, and a job with a preflight waits
-      // for its command's answer: neither is handed off in the claim transaction.
+      // A run that needs approval waits for it after its chain, a job with a preflight waits for its
+      // command's answer, and a template is rendered with reads of its own (the previous run): none
+      // is handed off in the claim transaction.
       const handing =
         direct === null
           ? []
-          : claimed.filter(
-              (run) => soon(run) && !needsApproval(jobs, run) && !jobs.get(String(run.cronJobId))!.preflight,
-            );
+          : claimed.filter((run) => {
+              const job = jobs.get(String(run.cronJobId))!;
+              return soon(run) && !needsApproval(jobs, run) && !job.preflight && !job.promptTemplate;
+            });
       const handedOff = new Set(handing.map((run) => run.id));
       if (handing.length === 0) return { jobs, claimed, activated: [], handedOff, queued };
       const at = new Date(now);
@@ -251,35 +256,34 @@ export class CronFiring {
   /**
    * A manual run now ("trigger"): its own row, trigger `manual`, scheduled for this instant, through
    * the chain like any slot. Operator action, so the overlap policy does not apply (as with
-   * `kubectl create job --from=cronjob`).
+   * `kubectl create job --from=cronjob`). With `event` (a call with one of the job's tokens), the run
+   * has trigger `event` and carries the call's payload; a key already used answers its first run
+   * (the job's row lock orders two calls with one key), and a paused job's event is recorded Skipped.
    */
   async fireNow(jobId: bigint): Promise<CronJobRunRow> {
+    return (await this.fireEvent(jobId)).run;
+  }
+
+  /** fireNow with an event; `repeated` when the run is an earlier call's with the same key. */
+  async fireEvent(jobId: bigint, event?: TriggerEvent): Promise<{ run: CronJobRunRow; repeated: boolean }> {
     const { db, clock, instanceName } = this.deps;
-    const { job, run } = await db.transaction(async (tx) => {
+    const { job, run, repeated } = await db.transaction(async (tx) => {
       const [locked] = await lockJobs(tx, [jobId]);
       if (!locked) throw new MissiondError("NOT_FOUND", `no cron job with id "${jobId}"`);
+      const earlier = event?.key === undefined ? null : await runOfKey(tx, jobId, event.key);
+      if (earlier) return { job: null, run: (await runAt(tx, earlier.runId, earlier.scheduledFor))!, repeated: true };
       const now = new Date(clock.now());
-      // A manual run counts against the budgets like a slot: over one, it is recorded Skipped.
-      const over = (await readBudgets(tx, [locked], now.getTime(), this.deps.agentBudgets))?.verdict(locked) ?? null;
-      const manual: NewRun = {
-        cronJobId: jobId,
-        scheduledFor: now,
-        trigger: "manual",
-        revisionId: locked.revisionId,
-        ...(over ? { status: "Skipped", reason: over, finishedAt: now } : { status: "Claimed" }),
-        claimedBy: instanceName,
-        claimedAt: now,
-        latenessMs: 0,
-      };
-      // A manual run counts against the job's concurrency key like any slot.
-      await gateClaims(tx, [{ run: manual, job: locked }], now);
-      const run = await insertAtFreeInstant(tx, manual);
-      return { job: locked, run };
+      const run = await insertTriggered(tx, locked, event, now, instanceName, this.deps.agentBudgets);
+      if (event?.key !== undefined)
+        await recordKey(tx, { cronJobId: jobId, key: event.key, runId: run.id, scheduledFor: run.scheduledFor });
+      return { job: locked, run, repeated: false };
     });
-    if (run.status === "Claimed") this.startChain(job, run);
+    // A repeated call answers the earlier run, whose chain is already under way or done.
+    if (repeated) return { run, repeated };
+    if (run.status === "Claimed") this.startChain(job!, run);
     else if (run.status === "Deferred") this.deps.onDeferred?.();
     else this.deps.onRun?.(run.status, null);
-    return run;
+    return { run, repeated };
   }
 
   /**
@@ -334,7 +338,9 @@ export class CronFiring {
         agentId: job.agentId,
         kind: job.kind,
         name: job.name,
-        prompt: job.prompt,
+        prompt: await promptFor(db, job, run),
+        trigger: run.trigger,
+        ...(run.payload ? { payload: run.payload } : {}),
       },
       { accept: { prompt: promptText } },
     );

@@ -2,6 +2,7 @@ import { z } from "zod";
 import { RUN_STATUSES } from "../db/schema/enums.ts";
 import { JOB_FIELDS, jobFieldList } from "./fields.ts";
 import { anyCaseEnum, idString } from "../validation.ts";
+import { templateProblem } from "./template.ts";
 
 /** A mission's prompt, as given and as a cronJobFiring handler may rewrite it. */
 export const promptText = JOB_FIELDS.prompt.input;
@@ -45,9 +46,14 @@ export const addJobInput = z
   .object(addShape())
   .strict()
   .superRefine((value, ctx) => {
-    if ((value.cron === undefined) === (value.every === undefined)) {
+    if (value.eventsOnly) {
+      if (value.cron !== undefined || value.every !== undefined)
+        ctx.addIssue({ code: "custom", path: ["eventsOnly"], message: "a job with cron or every is not events-only" });
+    } else if ((value.cron === undefined) === (value.every === undefined)) {
       ctx.addIssue({ code: "custom", path: ["cron"], message: "give exactly one of cron or every" });
     }
+    const problem = value.promptTemplate ? templateProblem(value.prompt) : null;
+    if (problem) ctx.addIssue({ code: "custom", path: ["prompt"], message: problem });
     if (value.sessionMode === "fixed" && !value.sessionId) {
       ctx.addIssue({ code: "custom", path: ["sessionId"], message: "required when sessionMode is fixed" });
     }
@@ -71,6 +77,9 @@ export const editJobInput = z
   .superRefine((value, ctx) => {
     if (value.cron !== undefined && value.every !== undefined) {
       ctx.addIssue({ code: "custom", path: ["cron"], message: "give at most one of cron or every" });
+    }
+    if (value.eventsOnly !== undefined && (value.cron !== undefined || value.every !== undefined)) {
+      ctx.addIssue({ code: "custom", path: ["eventsOnly"], message: "give either eventsOnly or a schedule" });
     }
   });
 

@@ -2,6 +2,7 @@ import type { Executor } from "../db/client.ts";
 import type { CronJobRow } from "../db/schema/index.ts";
 import { MissiondError } from "../errors.ts";
 import { columnsOf } from "./fields.ts";
+import { templateProblem } from "./template.ts";
 import type { editJobInput } from "./input.ts";
 import { updateJob, type NewCronJob } from "./queries.ts";
 import { recordRevision } from "./revisions.ts";
@@ -19,6 +20,8 @@ type ScheduleFields = Pick<
  * its run limit reached, or its end passed.
  */
 export function nextFireAfter(job: ScheduleFields, from: Date): Date | null {
+  // An events-only job has no slots.
+  if (job.cronExpr === null && job.everyMs === null) return null;
   if (job.maxRuns !== null && job.runCount >= job.maxRuns) return null;
   const after = job.startsAt && job.startsAt > from ? new Date(job.startsAt.getTime() - 1) : from;
   const next = nextSlot(scheduleOf(job as CronJobRow), after);
@@ -64,6 +67,12 @@ export function planEdit(job: CronJobRow, input: z.output<typeof editJobInput>, 
   }
 
   const after = { ...job, ...patch } as CronJobRow;
+  if (input.eventsOnly === false && after.cronExpr === null && after.everyMs === null)
+    throw bad("eventsOnly", "give cron or every for the job's schedule");
+  // The prompt as the job will render it, checked when either it or the switch changes.
+  const template = after.promptTemplate && (input.prompt !== undefined || input.promptTemplate !== undefined);
+  const problem = template ? templateProblem(after.prompt) : null;
+  if (problem) throw bad("prompt", problem);
   if (after.startsAt && after.endsAt && after.endsAt <= after.startsAt)
     throw bad(input.endsAt !== undefined ? "endsAt" : "startsAt", "must be after startsAt (endsAt before it)");
   patch.nextFireAt = nextFireAfter(after, now);

@@ -22,6 +22,8 @@ export interface MissionWorkerDeps extends DeliveryDeps {
   onRunEnded?: (jobId: bigint) => Promise<void>;
   /** A run settled (the other hook systems' cron:settled), told with cronJobCompleted's context. */
   onSettled?: (run: Record<string, unknown>) => void;
+  /** A run closed (`[tracing]`: its spans are recorded); absent when tracing is off. */
+  onClosed?: ((mission: CronMission) => void) | undefined;
 }
 
 export type MissionWorker = DeliveryWorker<CronMission>;
@@ -108,6 +110,7 @@ async function closeMission(
   await deps.onRunEnded?.(BigInt(mission.cronJobId));
   if (!status) return;
   deps.onRun?.(status, { name: mission.jobName, at: finishedAt });
+  deps.onClosed?.(mission);
   const runLog = log.child({ cronJobId: mission.cronJobId, runId: mission.runId });
   // A malformed usage report never fails the run: the run closes without usage, and this says why.
   if (result.usageWarning) runLog.warn({ agentId: mission.agentId }, `usage report ignored: ${result.usageWarning}`);

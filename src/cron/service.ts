@@ -35,6 +35,8 @@ import { jobView, runView, type JobView, type RunView } from "./views.ts";
 import { columnsOf } from "./fields.ts";
 import { requestBackfill, requestSkip, type BackfillView } from "./backfill-service.ts";
 import { dropBackfill } from "./backfill-queries.ts";
+import type { TriggerEvent } from "./triggered.ts";
+import { createToken, listTokens, removeToken, tokenJob } from "./trigger-tokens.ts";
 
 // CPU a preview may take on the daemon's thread; past it the preview returns the slots found so far.
 const PREVIEW_BUDGET_MS = 100;
@@ -46,6 +48,8 @@ export interface CronServiceDeps {
   onChange: () => void;
   /** Claims a manual run of the job now and starts its chain; resolves to the claimed run. */
   fireNow: (jobId: bigint) => Promise<CronJobRunRow>;
+  /** fireNow for an event (firing.ts fireEvent): `repeated` when an earlier call's key made the run. */
+  fireEvent: (jobId: bigint, event: TriggerEvent) => Promise<{ run: CronJobRunRow; repeated: boolean }>;
   /** Starts what the job's overlap policy allows of its queued backfill slots. */
   continueBackfill: (jobId: bigint) => Promise<void>;
 }
@@ -64,15 +68,17 @@ export class CronService {
     const columns = columnsOf(input);
     const now = new Date(clock.now());
     if (input.cron !== undefined) assertCron(input.cron, input.timezone);
-    const schedule: Schedule =
+    const schedule: Schedule | null =
       input.cron !== undefined
         ? { kind: "cron", expr: input.cron, timezone: input.timezone }
-        : { kind: "every", everyMs: columns.everyMs!, anchor: now };
+        : input.every !== undefined
+          ? { kind: "every", everyMs: columns.everyMs!, anchor: now }
+          : null;
     const startsAt = columns.startsAt ?? null;
     const endsAt = columns.endsAt ?? null;
     // The first slot is strictly after creation (or at/after startsAt), never in the past.
     const from = startsAt && startsAt > now ? new Date(startsAt.getTime() - 1) : now;
-    let nextFireAt = nextSlot(schedule, from);
+    let nextFireAt = schedule && nextSlot(schedule, from);
     if (nextFireAt && endsAt && nextFireAt > endsAt) nextFireAt = null;
 
     if (await findJobByName(db, input.name)) throw nameTaken(input.name);
@@ -227,6 +233,23 @@ export class CronService {
     const job = await this.require(id);
     return runView(await this.deps.fireNow(job.id));
   }
+
+  /** An event's run (trigger `event`, its payload on the run); `repeated` for a key already used. */
+  async event(id: string, event: TriggerEvent): Promise<{ run: RunView; repeated: boolean }> {
+    const job = await this.require(id);
+    const { run, repeated } = await this.deps.fireEvent(job.id, event);
+    return { run: runView(run), repeated };
+  }
+
+  readonly tokens = {
+    create: async (id: string, raw: unknown, actor: Actor) =>
+      createToken(this.deps, (await this.require(id)).id, raw, actor),
+    list: async (id: string) => listTokens(this.deps, (await this.require(id)).id),
+    remove: async (id: string, name: string, actor: Actor) =>
+      removeToken(this.deps, (await this.require(id)).id, name, actor),
+    /** The job a presented trigger token may fire, or null. */
+    job: (token: string) => tokenJob(this.deps, token),
+  };
 
   /** Runs the job's slots of a past range through the chain (trigger `backfill`), each once. */
   async backfill(id: string, raw: unknown, actor: Actor = IN_PROCESS): Promise<BackfillView> {

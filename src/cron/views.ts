@@ -72,6 +72,7 @@ export function runView(run: CronJobRunRow) {
     approvedBy: run.approvedBy,
     approvedAt: iso(run.approvedAt),
     usage: usageOfRow(run),
+    payload: run.payload ?? null,
   };
 }
 

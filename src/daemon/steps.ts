@@ -26,6 +26,8 @@ import {
   type Workers,
 } from "./wiring.ts";
 
+import { runTracer, type RunTracer } from "../tracing/run-tracer.ts";
+
 /** What the steps acquire, set as they run: a step reads only what an earlier step set. */
 export interface Parts {
   database: Database;
@@ -34,6 +36,8 @@ export interface Parts {
   /** Read by the metric gauges, which exist before the services do. */
   services: Services | undefined;
   workers: Workers;
+  /** `[tracing]`: records each closed run's spans (null when off); flushed after the workers drain. */
+  tracer: RunTracer | null;
   apiServices: ApiServices;
   api: FastifyInstance;
   /**
@@ -61,9 +65,21 @@ export function daemonSteps(env: DaemonEnv, p: Parts): Step[] {
     { name: "plugins", start: () => loadPlugins(env, p) },
     { name: "detached hooks", start: async () => () => env.detached.drain() },
     { name: "services", start: async () => void (p.services = wireServices(env, p.foundation)) },
-    { name: "workers", start: async () => void (p.workers = await startWorkers(env, s())) },
+    {
+      name: "workers",
+      start: async () => {
+        p.tracer = runTracer(env.config.tracing, s().database.db, env.log);
+        p.workers = await startWorkers(env, s(), p.tracer);
+      },
+    },
     { name: "cancel listener", start: () => p.listening?.cancels ?? listenForCancels(p) },
-    { name: "worker drain", start: async () => () => drainWorkers(env, p.boss, p.workers) },
+    {
+      name: "worker drain",
+      start: async () => async () => {
+        await drainWorkers(env, p.boss, p.workers);
+        await p.tracer?.shutdown();
+      },
+    },
     { name: "schedule listener", start: () => p.listening?.changes ?? listenForScheduleChanges(p) },
     { name: "claim drain", start: async () => () => drainClaims(s()) },
     // The files are the truth for the jobs they declare: applied before the first slot is armed.

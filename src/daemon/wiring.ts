@@ -6,6 +6,7 @@ import type { Config } from "../config/load.ts";
 import { CronFiring } from "../cron/firing.ts";
 import { BackfillRunner } from "../cron/backfill-runner.ts";
 import { startMissionWorker, type MissionWorker } from "../cron/missions.ts";
+import type { RunTracer } from "../tracing/run-tracer.ts";
 import { databaseNow } from "../cron/queries.ts";
 import { ClaimRecovery } from "../cron/recovery.ts";
 import { daemonApprovals } from "../approvals/daemon-approvals.ts";
@@ -186,6 +187,7 @@ export function wireServices(env: DaemonEnv, base: Foundation): Services {
     clock,
     onChange: poke,
     fireNow: (id) => firing.fireNow(id),
+    fireEvent: (id, event) => firing.fireEvent(id, event),
     continueBackfill: (id) => backfill.continue(id),
   });
   const notifyDelivery = new NotifyDelivery({
@@ -295,7 +297,7 @@ export interface Workers {
 }
 
 /** The pg-boss workers that execute missions and deliver notes. */
-export async function startWorkers(env: DaemonEnv, s: Services): Promise<Workers> {
+export async function startWorkers(env: DaemonEnv, s: Services, tracer: RunTracer | null): Promise<Workers> {
   const { config, clock, log } = env;
   const { db } = s.database;
   const { boss } = s;
@@ -320,6 +322,7 @@ export async function startWorkers(env: DaemonEnv, s: Services): Promise<Workers
       await s.backfill.continue(jobId);
     },
     onSettled: (data) => void s.plugins.announce({ moment: "cronRunSettled", data }),
+    onClosed: tracer ? (mission) => tracer.closed(mission) : undefined,
   });
   const deliveries = await startNotifyWorker({
     db,

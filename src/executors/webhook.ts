@@ -1,6 +1,7 @@
 import { createHmac } from "node:crypto";
 import { httpPoster } from "./http-post.ts";
 import { usageInBody } from "../usage/usage.ts";
+import { RUN_ID_HEADER, TRACEPARENT_HEADER, traceparentOf } from "../tracing/trace-context.ts";
 import { boundOutput, type MissionExecutor } from "./types.ts";
 
 export interface WebhookExecutorOptions {
@@ -39,6 +40,10 @@ export function webhookExecutor(name: string, options: WebhookExecutorOptions): 
         [TIMESTAMP_HEADER]: timestamp,
       };
       if (options.secret) headers[SIGNATURE_HEADER] = signBody(options.secret, timestamp, body);
+      if (mission.kind === "cron") {
+        headers[TRACEPARENT_HEADER] = traceparentOf(mission.runId, mission.scheduledFor);
+        headers[RUN_ID_HEADER] = mission.runId;
+      }
       const { status, text } = await post(body, headers, signal, options.timeoutMs);
       if (status >= 200 && status < 300) {
         const { usage, warning } = usageInBody(text);

@@ -90,7 +90,7 @@ export function checkSpec(raw: unknown): { definition: Definition; spec: JobSpec
   try {
     assertTimezone(value.timezone);
     if (value.cron !== undefined) assertCron(value.cron, value.timezone);
-    else parseEvery(value.every!);
+    else if (value.every !== undefined) parseEvery(value.every);
   } catch (err) {
     if (!isMissiondError(err)) throw err;
     const key = err.code === "INVALID_TIMEZONE" ? "tz" : value.cron !== undefined ? "cron" : "every";

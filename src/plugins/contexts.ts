@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { CLOSED_RUN_STATUSES, JOB_KINDS, type RunStatus } from "../db/schema/enums.ts";
+import { CLOSED_RUN_STATUSES, JOB_KINDS, RUN_TRIGGERS, type RunStatus } from "../db/schema/enums.ts";
 import type { HookName } from "./hooks.ts";
 
 /**
@@ -90,7 +90,18 @@ export const DAEMON_HOOK_CONTEXTS = {
     })
     .strict(),
   cronJobFiring: z
-    .object({ cronJobId: id, agentId: id, kind: z.enum(JOB_KINDS), name: z.string(), prompt: z.string() })
+    .object({
+      cronJobId: id,
+      agentId: id,
+      kind: z.enum(JOB_KINDS),
+      name: z.string(),
+      prompt: z.string(),
+      trigger: z.enum(RUN_TRIGGERS).describe("What made the run (`event`: a call with one of the job's tokens)."),
+      payload: z
+        .record(z.string(), z.unknown())
+        .optional()
+        .describe("An `event` run's JSON body, when the call sent one."),
+    })
     .strict(),
   cronJobCompleted: z
     .object({

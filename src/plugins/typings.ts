@@ -32,6 +32,8 @@ interface JsonSchema {
   anyOf?: JsonSchema[];
   items?: JsonSchema;
   properties?: Record<string, JsonSchema>;
+  /** A record's values (`z.record`): an object of any keys. */
+  additionalProperties?: JsonSchema | boolean;
   required?: string[];
 }
 
@@ -56,6 +58,7 @@ export function typeOf(schema: JsonSchema): string {
       return /[|&]/.test(item) ? `(${item})[]` : `${item}[]`;
     }
     case "object": {
+      if (!schema.properties && schema.additionalProperties !== undefined) return "Record<string, unknown>";
       const required = new Set(schema.required ?? []);
       const members = Object.entries(schema.properties ?? {}).map(
         ([name, inner]) => `${name}${required.has(name) ? "" : "?"}: ${typeOf(inner)};`,

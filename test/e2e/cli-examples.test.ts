@@ -46,6 +46,7 @@ const ORDER = [
   ...["", "doctor", "config", "config check", "migrate"],
   ...["agent set", "agent", "agent ls"],
   ...["cron add", "cron", "cron ls", "cron show", "cron preview", "cron pause", "cron resume", "cron trigger"],
+  ...["cron token", "cron token create", "cron token ls", "cron token rm"],
   ...["cron backfill", "cron skip", "cron edit", "cron history", "cron export", "apply"],
   ...["runs", "runs ls", "runs show", "runs export", "runs approve", "runs reject"],
   ...["session add", "session", "session ls", "session say", "session messages", "session clear"],

@@ -154,6 +154,14 @@ function cronActionBodies(): Bodies {
       ],
       refinementOnly: [{ from: "2026-01-02T00:00:00Z", to: "2026-01-01T00:00:00Z" }],
     },
+    "POST /v1/cron-jobs/:id/trigger": {
+      valid: [{}, { pr: { title: "fix the build" }, build: 812 }],
+      invalid: [[1], "text", 5],
+    },
+    "POST /v1/cron-jobs/:id/tokens": {
+      valid: [{ name: "ci" }, {}],
+      invalid: [{ name: "" }, { name: "has space" }, { name: 5 }, { label: "ci" }],
+    },
     "POST /v1/cron-jobs/:id/skip": {
       valid: [{ count: 3, reason: "holiday" }, { until: "2099-01-01T00:00:00Z" }, { cancel: true }, { count: 0 }],
       invalid: [{ count: -1 }, { count: 1.5 }, { until: "soon" }, { count: 1, reason: "" }, { count: 1, why: "x" }],

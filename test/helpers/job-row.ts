@@ -8,6 +8,7 @@ export const jobRow = (t0: number, patch: Partial<CronJobRow> = {}): CronJobRow 
   kind: "cron_job",
   agentId: "a",
   prompt: "p",
+  promptTemplate: false,
   cronExpr: "* * * * * *",
   everyMs: null,
   anchorAt: new Date(t0),

@@ -161,6 +161,10 @@ describe(`every route answers what it declares (${backendName})`, () => {
     await call("POST /v1/cron-jobs/:id/resume", id);
     await call("POST /v1/cron-jobs/:id/skip", id, { body: { count: 2, reason: "holiday" } });
     await call("POST /v1/cron-jobs/:id/trigger", id);
+    await call("POST /v1/cron-jobs/:id/trigger", id, { body: { pr: { title: "an event's payload" } } });
+    await call("POST /v1/cron-jobs/:id/tokens", id, { body: { name: "ci" } });
+    await call("GET /v1/cron-jobs/:id/tokens", id);
+    await call("DELETE /v1/cron-jobs/:id/tokens/:name", { ...id, name: "ci" });
     const hourAgo = new Date(Math.floor(Date.now() / 3_600_000) * 3_600_000 - 3_600_000).toISOString();
     const range = { from: hourAgo, to: new Date(Date.parse(hourAgo) + 1_800_000).toISOString() };
     await call("POST /v1/cron-jobs/:id/backfill", id, { body: { ...range, dryRun: true } });

@@ -28,6 +28,10 @@ export type Job = {
   description: string | null;
   agentId: string;
   prompt: string;
+  /** The prompt is a template rendered for each run (docs/agents-within-means.md). */
+  promptTemplate: boolean;
+  /** The job has no schedule: only its trigger tokens' calls (and `trigger`) fire it. */
+  eventsOnly: boolean;
   /** The cron expression, or null for an `every` job. */
   cron: string | null;
   /** The interval (e.g. `30m`), or null for a cron job. */
@@ -113,7 +117,7 @@ export type JobPage = {
 
 export type Run = LastRun & {
   cronJobId: Id;
-  trigger: "schedule" | "catchup" | "manual" | "deferred" | "backfill";
+  trigger: "schedule" | "catchup" | "manual" | "deferred" | "backfill" | "event";
   /** The job's revision the run fired under. */
   revisionId: Id | null;
   promptFired: string | null;
@@ -146,6 +150,8 @@ export type Run = LastRun & {
     costUsd: number | null;
     model: string | null;
   } | null;
+  /** An `event` run's JSON body (null for other runs, or an event without one). */
+  payload: Record<string, unknown> | null;
 };
 
 export type ListedRun = Run & {
@@ -164,7 +170,18 @@ export type Revision = {
   revision: Count;
   at: Instant;
   actor: string;
-  action: "create" | "edit" | "pause" | "resume" | "delete" | "skip" | "unskip" | "apply" | "backfill";
+  action:
+    | "create"
+    | "edit"
+    | "pause"
+    | "resume"
+    | "delete"
+    | "skip"
+    | "unskip"
+    | "apply"
+    | "backfill"
+    | "token_create"
+    | "token_revoke";
   note: string | null;
   changes: {
     field: string;
@@ -180,6 +197,10 @@ export type JobDefinition = {
   description: string | null;
   agent: string;
   prompt: string;
+  /** The prompt is a template rendered for each run (docs/agents-within-means.md). */
+  template: boolean;
+  /** The job has no schedule: only its trigger tokens' calls (and `trigger`) fire it. */
+  events_only: boolean;
   /** The cron expression, or null for an `every` job. */
   cron: string | null;
   /** The interval (e.g. `30m`), or null for a cron job. */
@@ -229,6 +250,8 @@ export type JobFileKey =
   | "description"
   | "agent"
   | "prompt"
+  | "template"
+  | "events_only"
   | "cron"
   | "every"
   | "tz"
@@ -272,7 +295,18 @@ export type Timeline = {
     revisions: {
       revision: Count;
       at: Instant;
-      action: "create" | "edit" | "pause" | "resume" | "delete" | "skip" | "unskip" | "apply" | "backfill";
+      action:
+        | "create"
+        | "edit"
+        | "pause"
+        | "resume"
+        | "delete"
+        | "skip"
+        | "unskip"
+        | "apply"
+        | "backfill"
+        | "token_create"
+        | "token_revoke";
       actor: string;
       note: string | null;
     }[];
@@ -620,6 +654,28 @@ export type GetOpenapiJsonAnswer = {
 
 export type GetCronJobsByIdRevisionsAnswer = {
   revisions: Revision[];
+};
+
+export type PostCronJobsByIdTokensAnswer = {
+  name: string;
+  /** The token's first characters, to tell it apart. */
+  prefix: string;
+  createdAt: Instant;
+  createdBy: string;
+  lastUsedAt: Instant | null;
+  /** The token itself: shown this once, stored only as its hash. */
+  token: string;
+};
+
+export type GetCronJobsByIdTokensAnswer = {
+  tokens: {
+    name: string;
+    /** The token's first characters, to tell it apart. */
+    prefix: string;
+    createdAt: Instant;
+    createdBy: string;
+    lastUsedAt: Instant | null;
+  }[];
 };
 
 export type PostCronJobsByIdBackfillAnswer = {

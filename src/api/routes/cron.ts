@@ -23,10 +23,31 @@ import {
   runSummaryAnswer,
   runView,
   timelineView,
+  tokenCreated,
+  tokenList,
 } from "../../cron/answers.ts";
 import { jobView } from "../../cron/job-view.ts";
+import {
+  createTokenInput,
+  eventPayload,
+  idempotencyKey,
+  MAX_PAYLOAD_BYTES,
+  payloadObject,
+  tokenNameParam,
+} from "../../cron/trigger-tokens.ts";
+import { validate } from "../../validation.ts";
 
 const jobParams = idParams("cron job");
+const tokenParams = jobParams.extend({ name: tokenNameParam.describe("The token's name.") }).strict();
+
+/** An event's body: any JSON object (its size is checked by the handler, see eventPayload). */
+const eventBody = payloadObject.describe("The event's payload: any JSON object.");
+
+const headerValue = (value: string | string[] | undefined) => (Array.isArray(value) ? value.join(",") : value);
+
+const isEmpty = (body: unknown) =>
+  typeof body === "object" && body !== null && !Array.isArray(body) && Object.keys(body).length === 0;
+
 const runParams = idParams("run");
 
 /** Cron jobs, heartbeats and their runs. The service validates bodies too (in-process callers). */
@@ -141,12 +162,71 @@ export const cronRoutes = [
     method: "POST",
     url: "/v1/cron-jobs/:id/trigger",
     scope: "operator",
+    jobToken: true,
     tag: "cron",
-    summary: "Fire a job now (a manual run through the cronJobFiring chain)",
+    summary: "Fire a job now: a manual run, or an event's (a run through the cronJobFiring chain)",
+    description: `With one of the job's trigger tokens (\`missiond cron token create\`), or with a body or an \`Idempotency-Key\`, the run has trigger \`event\`: the body (a JSON object of at most ${MAX_PAYLOAD_BYTES} bytes) is its \`payload\`, which the job's prompt template and cronJobFiring receive. A second call with the same \`Idempotency-Key\` answers the first call's run (200) and makes none. A paused job's event is recorded Skipped. Without any of these, an operator's call is a \`manual\` run.`,
     params: jobParams,
+    body: eventBody,
+    bodyOptional: true,
+    bodyCheckedByHandler: true,
     status: 201,
-    ok: { 201: { description: "The run", schema: runView } },
-    handler: async ({ services, params }) => services.cron.trigger(params.id),
+    ok: {
+      201: { description: "The run", schema: runView },
+      200: { description: "The run an earlier call with this Idempotency-Key made", schema: runView },
+    },
+    errors: [413],
+    handler: async ({ services, params, body, caller, reply }) => {
+      const key = headerValue(reply.request.headers["idempotency-key"]);
+      const payload = eventPayload(body === undefined || isEmpty(body) ? null : body);
+      const event =
+        caller?.job !== undefined || payload !== null || key !== undefined
+          ? { payload, key: key === undefined ? undefined : validate(idempotencyKey, key, "Idempotency-Key") }
+          : undefined;
+      if (!event) return services.cron.trigger(params.id);
+      const { run, repeated } = await services.cron.event(params.id, event);
+      if (repeated) void reply.status(200);
+      return run;
+    },
+  }),
+  route({
+    method: "POST",
+    url: "/v1/cron-jobs/:id/tokens",
+    scope: "operator",
+    tag: "cron",
+    summary: "Make a trigger token for the job",
+    description:
+      "The token can call `POST /v1/cron-jobs/:id/trigger` and `GET /v1/cron-jobs/:id/runs` of this job and nothing else. Its value is in this answer only (the daemon keeps its hash). Recorded in the job's revisions.",
+    params: jobParams,
+    body: createTokenInput,
+    bodyOptional: true,
+    status: 201,
+    ok: { 201: { description: "The token, with its value", schema: tokenCreated } },
+    errors: [409],
+    handler: async ({ services, params, body, actor }) => services.cron.tokens.create(params.id, body, actor),
+  }),
+  route({
+    method: "GET",
+    url: "/v1/cron-jobs/:id/tokens",
+    scope: "operator",
+    tag: "cron",
+    summary: "A job's trigger tokens (never their values)",
+    params: jobParams,
+    ok: { 200: { description: "`{ tokens }`", schema: tokenList } },
+    handler: async ({ services, params }) => ({ tokens: await services.cron.tokens.list(params.id) }),
+  }),
+  route({
+    method: "DELETE",
+    url: "/v1/cron-jobs/:id/tokens/:name",
+    scope: "operator",
+    tag: "cron",
+    summary: "Revoke a trigger token: calls with it are refused from now on",
+    params: tokenParams,
+    status: 204,
+    ok: { 204: "Revoked" },
+    handler: async ({ services, params, actor }) => {
+      await services.cron.tokens.remove(params.id, params.name, actor);
+    },
   }),
   route({
     method: "POST",
@@ -193,6 +273,8 @@ export const cronRoutes = [
     scope: "operator",
     tag: "cron",
     summary: "A job's runs, newest first",
+    description: "A trigger token of the job may read them too.",
+    jobToken: true,
     params: jobParams,
     query: jobRunsQuery,
     ok: { 200: { description: "`{ runs }`", schema: runList } },

@@ -8,6 +8,8 @@ import { fields, shorten, table } from "../format.ts";
 import { BACKFILL_DEFAULT_MAX, BACKFILL_HARD_MAX } from "../../cron/backfill.ts";
 import type { BackfillView } from "../../cron/backfill-service.ts";
 import { registerCronEdit } from "./cron-edit.ts";
+import { registerCronToken } from "./cron-token.ts";
+import { previewPrompt } from "../../cron/template-preview.ts";
 
 /** `missiond cron …`: cron jobs and heartbeats. */
 export function registerCron(program: Command, ctx: CliContext): void {
@@ -24,6 +26,7 @@ export function registerCron(program: Command, ctx: CliContext): void {
   remove(cron, ctx);
   preview(cron, ctx);
   registerExport(cron, ctx);
+  registerCronToken(cron, ctx);
 }
 
 function add(cron: Command, ctx: CliContext): void {
@@ -107,8 +110,11 @@ function trigger(cron: Command, ctx: CliContext): void {
   cron
     .command("trigger <id>")
     .description("run a job now, outside its schedule (a run of its own, through the plugin chain)")
-    .action(async (id: string) => {
-      const run = await ctx.client().post<RunView>(jobPath(id, "/trigger"), {});
+    .option("--payload <json>", "fire it as an event with this JSON object as its payload (trigger event)")
+    .action(async (id: string, opts: { payload?: string }) => {
+      const run = await ctx
+        .client()
+        .post<RunView>(jobPath(id, "/trigger"), jsonObject(opts.payload, "--payload") ?? {});
       ctx.print(run, () =>
         // A run over a budget is written Skipped at once: say so rather than "triggered".
         run.status === "Skipped"
@@ -201,13 +207,29 @@ function remove(cron: Command, ctx: CliContext): void {
     });
 }
 
+/** A flag's JSON object, or undefined when the flag is absent. */
+function jsonObject(text: string | undefined, flag: string): Record<string, unknown> | undefined {
+  if (text === undefined) return undefined;
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (err) {
+    throw new UsageError(`${flag}: not JSON (${(err as Error).message})`);
+  }
+  if (typeof value !== "object" || value === null || Array.isArray(value))
+    throw new UsageError(`${flag}: must be a JSON object`);
+  return value as Record<string, unknown>;
+}
+
 function preview(cron: Command, ctx: CliContext): void {
   cron
     .command("preview <schedule>")
     .description('next fire times of a cron expression or "every 30m" (computed locally, no daemon needed)')
     .option("--tz <zone>", "IANA time zone", "UTC")
     .option("-n, --count <n>", "how many", "10")
-    .action(async (expr: string, opts: { tz: string; count: string }) => {
+    .option("--prompt <template>", "also render this prompt template for the first time (an example run)")
+    .option("--payload <json>", "with --prompt: the example event's payload (a JSON object)")
+    .action(async (expr: string, opts: { tz: string; count: string; prompt?: string; payload?: string }) => {
       const count = Number(opts.count);
       if (!Number.isInteger(count) || count < 1 || count > 1000)
         throw new UsageError("--count must be an integer from 1 to 1000");
@@ -218,7 +240,11 @@ function preview(cron: Command, ctx: CliContext): void {
         assertCron(expr, opts.tz);
         schedule = { kind: "cron", expr, timezone: opts.tz };
       }
-      const times = previewSlots(schedule, now, count).map((d) => d.toISOString());
-      ctx.print(times, () => times.join("\n"));
+      const slots = previewSlots(schedule, now, count);
+      const times = slots.map((d) => d.toISOString());
+      if (opts.prompt === undefined) return ctx.print(times, () => times.join("\n"));
+      const payload = jsonObject(opts.payload, "--payload");
+      const prompt = previewPrompt(opts.prompt, { slot: slots[0] ?? now, timezone: opts.tz, payload });
+      ctx.print({ fireTimes: times, prompt }, () => `${times.join("\n")}\n\nprompt at ${times[0] ?? "-"}:\n${prompt}`);
     });
 }

@@ -41,7 +41,9 @@ export const cronJobs = pgTable(
     kind: text("kind", { enum: JOB_KINDS }).notNull().default("cron_job"),
     agentId: text("agent_id").notNull(),
     prompt: text("prompt").notNull(),
-    // Exactly one of cron_expr / every_ms is set (checked below).
+    // The prompt is a template rendered for each run (src/cron/template.ts); off, it is sent as written.
+    promptTemplate: boolean("prompt_template").notNull().default(false),
+    // At most one of cron_expr / every_ms is set (checked below); neither: the job fires on events only.
     cronExpr: text("cron_expr"),
     everyMs: bigint("every_ms", { mode: "number" }),
     // Interval schedules are anchored: slots are anchor + k·every, so a restart does not shift them.
@@ -113,7 +115,7 @@ export const cronJobs = pgTable(
     check("cron_jobs_overlap_ck", inList("overlap_policy", OVERLAP_POLICIES)),
     check("cron_jobs_catchup_ck", inList("catchup_policy", CATCHUP_POLICIES)),
     check("cron_jobs_session_mode_ck", inList("session_mode", SESSION_MODES)),
-    check("cron_jobs_schedule_ck", sql`(cron_expr is null) <> (every_ms is null)`),
+    check("cron_jobs_schedule_ck", sql`cron_expr is null or every_ms is null`),
     check("cron_jobs_every_ck", sql`every_ms is null or every_ms >= 1000`),
     check("cron_jobs_skip_remaining_ck", sql`skip_remaining >= 0`),
     // The scheduler's second source of job moments: paused jobs due to resume by themselves.
@@ -202,6 +204,8 @@ export const cronJobRuns = pgTable(
     outputTokens: integer("output_tokens"),
     costUsd: doublePrecision("cost_usd"),
     model: text("model"),
+    // The JSON body of the call that made an `event` run (its template's `payload`, cronJobFiring's).
+    payload: jsonb("payload").$type<Record<string, unknown>>(),
   },
   (t) => [
     // Exactly once across instances: whoever inserts this pair owns the slot. Migration 0010 adds
@@ -252,3 +256,54 @@ export const cronJobRuns = pgTable(
 export type CronJobRow = typeof cronJobs.$inferSelect;
 export type CronJobRunRow = typeof cronJobRuns.$inferSelect;
 export type CronJobRevisionRow = typeof cronJobRevisions.$inferSelect;
+
+/**
+ * A token that can trigger one job (and read its runs) and nothing else: what a webhook sender
+ * outside holds. Only its SHA-256 is stored; `prefix` is what `cron token ls` shows of it.
+ */
+export const cronJobTokens = pgTable(
+  "cron_job_tokens",
+  {
+    id: bigint("id", { mode: "bigint" }).primaryKey().generatedAlwaysAsIdentity(),
+    cronJobId: bigint("cron_job_id", { mode: "bigint" })
+      .notNull()
+      .references(() => cronJobs.id),
+    name: text("name").notNull(),
+    prefix: text("prefix").notNull(),
+    hash: text("hash").notNull(),
+    createdAt: tstz("created_at").notNull().defaultNow(),
+    createdBy: text("created_by").notNull(),
+    lastUsedAt: tstz("last_used_at"),
+    revokedAt: tstz("revoked_at"),
+  },
+  (t) => [
+    uniqueIndex("cron_job_tokens_hash_uq").on(t.hash),
+    uniqueIndex("cron_job_tokens_name_live_uq")
+      .on(t.cronJobId, t.name)
+      .where(sql`${t.revokedAt} is null`),
+  ],
+);
+
+/**
+ * An event trigger's `Idempotency-Key`: the run the first call with it made, so a second call with
+ * the same key answers that run instead of making another. Not a foreign key to the run: the ledger
+ * is partitioned on Postgres (no foreign key may point at it).
+ */
+export const cronJobTriggerKeys = pgTable(
+  "cron_job_trigger_keys",
+  {
+    cronJobId: bigint("cron_job_id", { mode: "bigint" })
+      .notNull()
+      .references(() => cronJobs.id),
+    key: text("key").notNull(),
+    runId: bigint("run_id", { mode: "bigint" }).notNull(),
+    scheduledFor: tstz("scheduled_for").notNull(),
+    createdAt: tstz("created_at").notNull().defaultNow(),
+  },
+  (t) => [
+    uniqueIndex("cron_job_trigger_keys_uq").on(t.cronJobId, t.key),
+    index("cron_job_trigger_keys_at_idx").on(t.createdAt),
+  ],
+);
+
+export type CronJobTokenRow = typeof cronJobTokens.$inferSelect;

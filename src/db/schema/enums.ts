@@ -37,9 +37,9 @@ export const SESSION_MODES = ["fresh", "fixed"] as const;
 /**
  * What made a run: its slot on time (`schedule`), a slot claimed late after downtime (`catchup`),
  * an operator's run now (`manual`), a deferral's re-fire (`deferred`), a past slot run on request
- * (`backfill`).
+ * (`backfill`), a call with one of the job's trigger tokens (`event`).
  */
-export const RUN_TRIGGERS = ["schedule", "catchup", "manual", "deferred", "backfill"] as const;
+export const RUN_TRIGGERS = ["schedule", "catchup", "manual", "deferred", "backfill", "event"] as const;
 export type RunTrigger = (typeof RUN_TRIGGERS)[number];
 
 /** What a revision of a job records; `daemon` is the actor of automatic changes (a pause ending). */
@@ -53,6 +53,8 @@ export const REVISION_ACTIONS = [
   "unskip",
   "apply",
   "backfill",
+  "token_create",
+  "token_revoke",
 ] as const;
 export type RevisionAction = (typeof REVISION_ACTIONS)[number];
 

@@ -20,6 +20,8 @@ const RULES: readonly [RegExp, string][] = [
   [/\b(uid|gid):\d+\b/g, "$1:<n>"],
   [/\b[a-z][\w.-]*:\d{2,7}\b/gi, "<instance>"],
   [/\bpid \d+\b/g, "pid <n>"],
+  // Trigger tokens (`cron token create`): random each run.
+  [/\bmdt_[A-Za-z0-9_-]+/g, "mdt_<token>"],
   // UUIDs and long hex digests.
   [/\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b/gi, "<uuid>"],
   [/\b[0-9a-f]{16,}\b/gi, "<hex>"],
