@@ -18,12 +18,10 @@ import {
   bufferedJobs,
   cancelRun,
   runningFor,
-  insertAtFreeInstant,
   insertRuns,
   lockJobs,
   releaseBuffered,
   transitionRun,
-  type NewRun,
 } from "./queries.ts";
 import { CANCEL_CHANNEL, SCHEDULE_CHANNEL } from "./channels.ts";
 import { continueDeferred } from "./deferred.ts";
@@ -34,7 +32,7 @@ import { promptFor } from "./template-values.ts";
 import { resumeEndedPauses } from "./job-changes.ts";
 import { announce } from "../scheduler/announce.ts";
 import { gateClaims } from "../concurrency/gate.ts";
-import { DEFAULT_APPROVAL_WINDOW_MS } from "../approvals/job-fields.ts";
+import { startWaiting } from "../approvals/wait.ts";
 import { releaseKeysOf } from "../concurrency/release.ts";
 import { handOffInClaim } from "../scheduler/hand-off.ts";
 
@@ -346,37 +344,23 @@ export class CronFiring {
     );
     const now = new Date(clock.now());
 
-    if (result.kind === "cancelled") {
+    if (result.kind === "cancelled" || result.kind === "deferred") {
+      const deferred = result.kind === "deferred";
+      const status = deferred ? "Deferred" : "Cancelled";
+      const until = deferred ? { deferredUntil: result.until } : {};
       await transitionRun(db, run.id, "Claimed", {
-        status: "Cancelled",
+        status,
         reason: result.reason,
         decidedBy: result.plugin,
+        ...until,
         finishedAt: now,
       });
-      this.deps.onRun?.("Cancelled", null);
+      if (deferred) this.deps.onDeferred?.();
+      this.deps.onRun?.(status, null);
       await this.releaseBuffered(job.id);
       await this.releaseKeys(job.id);
       await this.deps.onRunEnded?.(job.id);
-      log.info({ plugin: result.plugin, reason: result.reason }, "slot cancelled by plugin");
-      return;
-    }
-    if (result.kind === "deferred") {
-      await transitionRun(db, run.id, "Claimed", {
-        status: "Deferred",
-        reason: result.reason,
-        decidedBy: result.plugin,
-        deferredUntil: result.until,
-        finishedAt: now,
-      });
-      this.deps.onDeferred?.();
-      this.deps.onRun?.("Deferred", null);
-      await this.releaseBuffered(job.id);
-      await this.releaseKeys(job.id);
-      await this.deps.onRunEnded?.(job.id);
-      log.info(
-        { plugin: result.plugin, until: result.until.toISOString(), reason: result.reason },
-        "slot deferred by plugin",
-      );
+      log.info({ plugin: result.plugin, reason: result.reason, ...until }, `slot ${status.toLowerCase()} by plugin`);
       return;
     }
 
@@ -390,10 +374,7 @@ export class CronFiring {
     log.debug("mission handed off");
   }
 
-  /**
-   * The run waits AwaitingApproval, holding no executor place, with the prompt as the chain left it
-   * (what the mission carries once approved) and the end of its window.
-   */
+  /** The run waits AwaitingApproval (src/approvals/wait.ts); the routes are told. */
   private async awaitApproval(
     job: CronJobRow,
     run: CronJobRunRow,
@@ -401,13 +382,7 @@ export class CronFiring {
     approval: { plugin: string | null; reason: string },
     now: Date,
   ): Promise<void> {
-    const waiting = await transitionRun(this.deps.db, run.id, "Claimed", {
-      status: "AwaitingApproval",
-      reason: approval.plugin ? `approval required by ${approval.plugin}: ${approval.reason}` : approval.reason,
-      decidedBy: approval.plugin,
-      promptFired: prompt,
-      approvalUntil: new Date(now.getTime() + (job.approvalWindowMs ?? DEFAULT_APPROVAL_WINDOW_MS)),
-    });
+    const waiting = await startWaiting(this.deps.db, job, run, prompt, approval, now);
     if (!waiting) return;
     this.deps.onRun?.("AwaitingApproval", null);
     this.deps.onAwaitingApproval?.(job, waiting);

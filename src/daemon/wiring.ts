@@ -149,6 +149,41 @@ export async function startPlugins(
   return { database, boss, sessions, metrics, plugins, agents, executorFor };
 }
 
+/** The session services: todos, clears and removals, each announcing its moments to the plugins. */
+function wireSessionServices(env: DaemonEnv, base: Foundation): Pick<Services, "todos" | "clears" | "removals"> {
+  const { config, deps, clock, log } = env;
+  const { db } = base.database;
+  const { plugins } = base;
+  const { chain } = plugins;
+  const { instanceName } = config;
+  const todos = new TodoService({
+    db,
+    chain,
+    clock,
+    sessionExists: async (id) => (await base.sessions.agentOf(id)) !== null,
+  });
+  const clears = new ClearService({
+    db,
+    chain,
+    clock,
+    log,
+    instanceName,
+    leaseMs: claimLease(chain, config.plugins, "sessionClearing", "sessionClearCompleted"),
+    detach: (work) => detach(env, work),
+    faults: deps.faults?.clears,
+    onCleared: (sessionId, agentId) => void plugins.announce({ moment: "sessionCleared", sessionId, agentId }),
+  });
+  const removals = new SessionRemoval({
+    db,
+    clock,
+    log,
+    onRemoved: (removed) => void plugins.announce({ moment: "sessionRemoved", ...removed }),
+  });
+  base.sessions.onCreated = ({ id, agentId }) =>
+    void plugins.announce({ moment: "sessionCreated", sessionId: id, agentId });
+  return { todos, clears, removals };
+}
+
 /** Creates the services on the foundation and hands each what it needs; nothing starts here. */
 export function wireServices(env: DaemonEnv, base: Foundation): Services {
   const { config, deps, clock, log } = env;
@@ -203,31 +238,7 @@ export function wireServices(env: DaemonEnv, base: Foundation): Services {
     sessionAgent: (id) => base.sessions.agentOf(id),
     onScheduled: wakeSchedulersIfDueSoon({ db, clock, horizonMs: config.scheduler.horizonMs, poke }),
   });
-  const todos = new TodoService({
-    db,
-    chain,
-    clock,
-    sessionExists: async (id) => (await base.sessions.agentOf(id)) !== null,
-  });
-  const clears = new ClearService({
-    db,
-    chain,
-    clock,
-    log,
-    instanceName,
-    leaseMs: claimLease(chain, config.plugins, "sessionClearing", "sessionClearCompleted"),
-    detach: (work) => detach(env, work),
-    faults: deps.faults?.clears,
-    onCleared: (sessionId, agentId) => void plugins.announce({ moment: "sessionCleared", sessionId, agentId }),
-  });
-  const removals = new SessionRemoval({
-    db,
-    clock,
-    log,
-    onRemoved: (removed) => void plugins.announce({ moment: "sessionRemoved", ...removed }),
-  });
-  base.sessions.onCreated = ({ id, agentId }) =>
-    void plugins.announce({ moment: "sessionCreated", sessionId: id, agentId });
+  const { todos, clears, removals } = wireSessionServices(env, base);
   scheduler = new Scheduler({
     clock,
     log,
