@@ -67,6 +67,9 @@ export const doctorReport = z
           .strict(),
       )
       .describe("Alert routes whose latest notification is failing (retried) or was given up."),
+    vanishedInstances: z
+      .array(z.object({ name: z.string(), host: z.string(), lastHeartbeatAt: instant }).strict())
+      .describe("Daemon instances that stopped heart-beating without a clean stop (crashed, killed or cut off)."),
     nativeSandbox: z
       .object({ kind: z.enum(["bwrap", "uid", "none"]), warning: z.string().nullable(), nativePlugins: count })
       .strict(),

@@ -8,6 +8,7 @@ import { MISSIONS_QUEUE } from "../db/boss.ts";
 import { answerWithin, ping, type Database } from "../db/client.ts";
 import { Metrics } from "../metrics.ts";
 import { countPending, overdueTimers } from "../notify/queries.ts";
+import { vanished } from "../instances/service.ts";
 import type { JobsFilesService } from "../jobs-files/jobs-files.ts";
 import type { Plugins } from "../plugins/service.ts";
 import type { Pruner } from "../retention/pruner.ts";
@@ -73,9 +74,9 @@ export function doctor(parts: HealthParts): () => Promise<Record<string, unknown
   const claimedMs = claimLease(plugins.chain, config.plugins, "cronJobFiring");
   return async () => {
     const now = clock.now();
-    // The five reads are independent: side by side, each on a connection of its own (on Postgres;
+    // The reads are independent: side by side, each on a connection of its own (on Postgres;
     // the embedded database takes them in turn), so the report takes as long as the longest.
-    const [cronFindings, lateTimers, retentionLag, partitions, alertRoutes] = await Promise.all([
+    const [cronFindings, lateTimers, retentionLag, partitions, alertRoutes, vanishedInstances] = await Promise.all([
       diagnoseCron(database.db, now, {
         overdueMs: OVERDUE_AFTER_MS,
         claimedMs: claimedMs(),
@@ -86,6 +87,7 @@ export function doctor(parts: HealthParts): () => Promise<Record<string, unknown
       // Postgres: the ledger's day partitions; none made ahead means inserts land in the default one.
       database.kind === "postgres" ? partitionStatus(database.db, now) : null,
       alerts.failingRoutes(),
+      vanished(database.db, now),
     ]);
     const pluginProblems = plugins
       .list()
@@ -124,6 +126,7 @@ export function doctor(parts: HealthParts): () => Promise<Record<string, unknown
       (partitions ?? []).every((p) => p.aheadDays > 0) &&
       missingPluginDirs.length === 0 &&
       alertRoutes.length === 0 &&
+      vanishedInstances.length === 0 &&
       !unconfined &&
       Math.abs(skewMs) <= SKEW_TOLERANCE_MS;
     return {
@@ -136,6 +139,7 @@ export function doctor(parts: HealthParts): () => Promise<Record<string, unknown
       missingPluginDirs,
       disabledPlugins,
       alertRoutes,
+      vanishedInstances,
       nativeSandbox,
       clockSkewMs: skewMs,
       schedulerArmed,

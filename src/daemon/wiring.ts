@@ -41,6 +41,7 @@ import { claimLease } from "./leases.ts";
 import { raceTimeout } from "./race-timeout.ts";
 import type { Reloader } from "./reload.ts";
 import { configuredSandbox } from "../plugins/native-sandbox.ts";
+import { instanceList } from "../instances/service.ts";
 
 // How long handed-back missions get to stop (a killed command closes its pipes) before the stop goes on.
 const HAND_BACK_WAIT_MS = 1_000;
@@ -392,5 +393,6 @@ export function apiServices(env: DaemonEnv, s: Services): ApiServices {
     notifyMaxDelaySeconds: env.config.notify.maxDelaySeconds,
     doctor: doctor(health),
     readiness: readiness(health),
+    instances: () => instanceList(s.database.db, env.clock.now()),
   };
 }

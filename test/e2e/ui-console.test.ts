@@ -1,6 +1,8 @@
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { jobFormFields } from "../../src/api/ui-job-form.ts";
+import { instances } from "../../src/db/schema/index.ts";
+import { VERSION } from "../../src/version.ts";
 import { backendName, freshDatabase, type TestDatabase } from "../helpers/db.ts";
 import { seriousViolations } from "../helpers/axe.ts";
 import {
@@ -330,8 +332,32 @@ describe.skipIf(chromiumMissing !== null)(
       await expectAccessible();
     });
 
+    it("shows every daemon instance on the database, one that stopped heart-beating marked, as doctor reports it", async () => {
+      const at = (msAgo: number) => new Date(Date.now() - msAgo);
+      await dash.daemon.services.database.db.insert(instances).values({
+        name: "ghost:4242",
+        version: "0.0.9",
+        host: "elsewhere",
+        pid: 4242,
+        startedAt: at(3_600_000),
+        heartbeatAt: at(120_000),
+      });
+      await page.getByRole("link", { name: "Instances" }).click();
+      const table = page.getByTestId("instances");
+      const own = table.locator(`tr[data-instance="${dash.daemon.config.instanceName}"]`);
+      await own.waitFor();
+      expect(await own.getAttribute("data-state")).toBe("running");
+      expect(await own.textContent()).toContain(VERSION);
+      const ghost = table.locator('tr[data-instance="ghost:4242"]');
+      expect(await ghost.getAttribute("data-state")).toBe("vanished");
+      expect(await ghost.textContent()).toContain("elsewhere (4242)");
+      const doctor = await dash.call<{ vanishedInstances: { name: string }[] }>("GET", "/v1/doctor");
+      expect(doctor.body.vanishedInstances.map((i) => i.name)).toEqual(["ghost:4242"]);
+      await expectAccessible();
+    });
+
     it("has no serious or critical accessibility violation on any page", async () => {
-      for (const hash of ["#/now", "#/jobs", "#/job-new", "#/ledger", "#/plugins", "#/sessions"]) {
+      for (const hash of ["#/now", "#/jobs", "#/job-new", "#/ledger", "#/plugins", "#/sessions", "#/instances"]) {
         await page.goto(`${dash.base}/ui/${hash}`);
         await expect.poll(() => page.getByTestId("live").textContent(), poll).toMatch(/^live/);
         expect(await seriousViolations(page), hash).toEqual([]);

@@ -307,6 +307,11 @@ describe(`every route answers what it declares (${backendName})`, () => {
     await call("POST /v1/alerts/:id/ack", { id });
   });
 
+  it("instances", async () => {
+    const { instances } = await call<{ instances: { name: string }[] }>("GET /v1/instances");
+    expect(instances.map((i) => i.name)).toContain(daemon.config.instanceName);
+  });
+
   it("called every route", () => {
     const never = routes.map((r) => `${r.method} ${r.url}`).filter((name) => !seen.has(name));
     expect(never, "routes never called: add them to this test").toEqual([]);

@@ -473,6 +473,12 @@ export type DoctorReport = {
     attempts: Count;
     error: string | null;
   }[];
+  /** Daemon instances that stopped heart-beating without a clean stop (crashed, killed or cut off). */
+  vanishedInstances: {
+    name: string;
+    host: string;
+    lastHeartbeatAt: Instant;
+  }[];
   nativeSandbox: {
     kind: "bwrap" | "uid" | "none";
     warning: string | null;
@@ -809,6 +815,27 @@ export type PostObserveByNameAnswer = {
 
 export type GetAgentsAnswer = {
   agents: Agent[];
+};
+
+export type GetInstancesAnswer = {
+  instances: {
+    /** The instance's name (`instance_name`, else host:pid): the runs' `claimedBy`. */
+    name: string;
+    version: string;
+    host: string;
+    pid: Count | null;
+    startedAt: Instant;
+    /** Its latest heartbeat (or its stop). */
+    heartbeatAt: Instant;
+    /** When it stopped cleanly; null while it runs or if it vanished. */
+    stoppedAt: Instant | null;
+    /** `vanished`: no heartbeat for 30 s and no clean stop. */
+    state: "running" | "stopped" | "vanished";
+    /** Slots it claimed in the minute before its latest heartbeat. */
+    claimsLastMinute: Count;
+    /** Delivery attempts it started in that minute. */
+    deliveriesLastMinute: Count;
+  }[];
 };
 
 /** The job table's fields as the job form shows them (src/api/ui-job-form.ts, from src/cron/fields.ts). */

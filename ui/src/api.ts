@@ -27,6 +27,7 @@ export { DECISION_OUTCOMES, RUN_STATUSES, type DecisionOutcome, type RunStatus }
 export type { Alert, AlertList, Decision, LastRun, Plugin, Timeline, Timer, Todo, Whoami } from "./api-types.ts";
 export type {
   GetCronJobsByIdRevisionsAnswer as RevisionList,
+  GetInstancesAnswer as Instances,
   GetRunsByIdAnswer as RunDetail,
   PostCronJobsByIdBackfillAnswer as Backfill,
   Revision,

@@ -4,6 +4,7 @@ import { alertRoutes } from "./alerts.ts";
 import { applyRoutes } from "./apply.ts";
 import { cronRoutes } from "./cron.ts";
 import { healthRoutes } from "./health.ts";
+import { instanceRoutes } from "./instances.ts";
 import { notifyRoutes } from "./notify.ts";
 import { pluginRoutes } from "./plugins.ts";
 import { sessionRoutes } from "./sessions.ts";
@@ -21,5 +22,6 @@ export function apiRoutes(limits: { maxDelaySeconds: number }): ApiRoute[] {
     ...pluginRoutes,
     ...agentRoutes,
     ...alertRoutes,
+    ...instanceRoutes,
   ];
 }

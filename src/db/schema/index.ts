@@ -8,3 +8,4 @@ export * from "./notify.ts";
 export * from "./todos.ts";
 export * from "./retention.ts";
 export * from "./alerts.ts";
+export * from "./instances.ts";

@@ -1,0 +1,11 @@
+CREATE TABLE "instances" (
+	"name" text PRIMARY KEY NOT NULL,
+	"version" text NOT NULL,
+	"host" text NOT NULL,
+	"pid" integer,
+	"started_at" timestamp (3) with time zone NOT NULL,
+	"heartbeat_at" timestamp (3) with time zone NOT NULL,
+	"stopped_at" timestamp (3) with time zone,
+	"claims_last_minute" integer DEFAULT 0 NOT NULL,
+	"deliveries_last_minute" integer DEFAULT 0 NOT NULL
+);
