@@ -86,6 +86,33 @@ describe.skipIf(chromiumMissing !== null)(
       await db?.drop();
     });
 
+    it("signs in without an error in the browser's console: no 401 on the way", async () => {
+      const tab = await browser.newPage();
+      const noise: string[] = [];
+      tab.on("console", (message) => {
+        if (message.type() === "error" || message.type() === "warning") noise.push(message.text());
+      });
+      tab.on("response", (response) => {
+        if (response.status() >= 400) noise.push(`${response.status()} ${response.url()}`);
+      });
+      try {
+        await tab.goto(`${dash.base}/ui/`);
+        await tab.getByLabel("API token").fill("not-the-token");
+        await tab.getByRole("button", { name: "Sign in" }).click();
+        await tab.getByText("That token was refused.").waitFor();
+        await tab.getByLabel("API token").fill(dash.token);
+        await tab.getByRole("button", { name: "Sign in" }).click();
+        await tab.getByTestId("summary").waitFor();
+        await tab.getByRole("link", { name: "Jobs" }).click();
+        await tab.getByTestId("jobs-table").or(tab.getByText("No jobs yet")).first().waitFor();
+        await tab.reload();
+        await tab.getByTestId("live").getByText(/^live/).waitFor();
+        expect(noise).toEqual([]);
+      } finally {
+        await tab.close();
+      }
+    });
+
     it("adds a job in a form made from the job table, with the schedule in words and its next fires as typed", async () => {
       await page.getByRole("button", { name: "New job" }).click();
       const form = page.getByTestId("job-form");

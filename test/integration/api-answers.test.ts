@@ -307,6 +307,11 @@ describe(`every route answers what it declares (${backendName})`, () => {
     await call("POST /v1/alerts/:id/ack", { id });
   });
 
+  it("the caller, without a 401 when there is none", async () => {
+    const { caller } = await call<{ caller: { actor: string } | null }>("GET /v1/caller");
+    expect(caller).not.toBeNull();
+  });
+
   it("instances", async () => {
     const { instances } = await call<{ instances: { name: string }[] }>("GET /v1/instances");
     expect(instances.map((i) => i.name)).toContain(daemon.config.instanceName);

@@ -559,6 +559,10 @@ export type GetOpenapiJsonAnswer = {
   [key: string]: unknown;
 };
 
+export type GetCallerAnswer = {
+  caller: Whoami | null;
+};
+
 export type GetCronJobsByIdRevisionsAnswer = {
   revisions: Revision[];
 };

@@ -29,7 +29,7 @@ export interface Ctx {
 
 const POLL_MS = 3_000;
 
-// Each view is shown only to a caller whose scope can read everything it calls (GET /v1/whoami says
+// Each view is shown only to a caller whose scope can read everything it calls (GET /v1/caller says
 // which): an agent runtime's token sees its sessions, never the jobs, runs or plugins and their actions.
 // A view with `under` is a page of one thing, reached by links: no tab of its own, its tab's lit.
 const VIEWS: Record<string, { title: string; scope: CallerScope; make: (ctx: Ctx) => View; under?: string }> = {
@@ -135,12 +135,18 @@ function shell(): HTMLElement {
   return main;
 }
 
+/**
+ * The caller, or null when the listener wants a token this tab does not have (GET /v1/caller, a
+ * public route: asking is not a 401, so signing in leaves no errors in the browser's console).
+ */
+const whoAmI = () => api.get<{ caller: Whoami | null }>("/v1/caller").then((answer) => answer.caller);
+
 function route(): void {
   // Who the page speaks as decides which views exist; asked once per sign-in.
   if (!me) {
-    api
-      .get<Whoami>("/v1/whoami")
+    whoAmI()
       .then((who) => {
+        if (!who) return showLogin(token.get() ? "That token was refused." : null);
         me = who;
         route();
       })
@@ -195,7 +201,8 @@ function showLogin(problem: string | null): void {
   const signInWith = async () => {
     token.set(input.value.trim());
     try {
-      me = await api.get<Whoami>("/v1/whoami");
+      me = await whoAmI();
+      if (!me) throw new AuthRequired("refused");
       loggedOut = false;
       route();
     } catch (err) {

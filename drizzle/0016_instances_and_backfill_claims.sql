@@ -9,3 +9,5 @@ CREATE TABLE "instances" (
 	"claims_last_minute" integer DEFAULT 0 NOT NULL,
 	"deliveries_last_minute" integer DEFAULT 0 NOT NULL
 );
+--> statement-breakpoint
+CREATE INDEX "cron_job_runs_backfill_claimed_idx" ON "cron_job_runs" USING btree ("cron_job_id","claimed_at") WHERE "cron_job_runs"."trigger" = 'backfill';
