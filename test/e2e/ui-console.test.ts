@@ -383,8 +383,46 @@ describe.skipIf(chromiumMissing !== null)(
       await expectAccessible();
     });
 
+    it("shows each agent with its executor, secrets hidden, and its runs of the last day as the API counts them", async () => {
+      const secret = "0123456789abcdef-very-secret";
+      const put = await dash.call("PUT", "/v1/agents/hooked", {
+        executor: "webhook",
+        url: "https://example.com/hook",
+        secret,
+      });
+      expect(put.status).toBeLessThan(300);
+      const activity = (
+        await dash.call<{ agents: { agentId: string; succeeded: number; failed: number }[] }>(
+          "GET",
+          "/v1/agent-activity",
+        )
+      ).body.agents;
+      const a1 = activity.find((a) => a.agentId === "a1")!;
+      expect(a1.succeeded).toBeGreaterThan(0);
+      await page.getByRole("link", { name: "Agents" }).click();
+      const table = page.getByTestId("agents");
+      const hooked = table.locator('tr[data-agent="hooked"]');
+      await hooked.waitFor();
+      expect(await hooked.textContent()).toContain("webhook");
+      expect(await hooked.textContent()).toContain("url=https://example.com/hook");
+      expect(await hooked.textContent()).toContain("secret=[set]");
+      expect(await page.content()).not.toContain(secret);
+      const row = table.locator('tr[data-agent="a1"]');
+      await expect.poll(async () => row.locator("td").nth(2).textContent(), poll).toBe(String(a1.succeeded));
+      await expectAccessible();
+    });
+
     it("has no serious or critical accessibility violation on any page", async () => {
-      for (const hash of ["#/now", "#/jobs", "#/job-new", "#/ledger", "#/plugins", "#/sessions", "#/instances"]) {
+      for (const hash of [
+        "#/now",
+        "#/jobs",
+        "#/job-new",
+        "#/ledger",
+        "#/plugins",
+        "#/sessions",
+        "#/instances",
+        "#/agents",
+      ]) {
         await page.goto(`${dash.base}/ui/${hash}`);
         await expect.poll(() => page.getByTestId("live").textContent(), poll).toMatch(/^live/);
         expect(await seriousViolations(page), hash).toEqual([]);

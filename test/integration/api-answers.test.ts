@@ -259,6 +259,7 @@ describe(`every route answers what it declares (${backendName})`, () => {
     const webhook = { executor: "webhook", url: "https://example.com/hook", secret: "0123456789abcdef" };
     await call("PUT /v1/agents/:id", { id: "hooked" }, { body: webhook });
     await call("GET /v1/agents");
+    await call("GET /v1/agent-activity");
     await call("DELETE /v1/agents/:id", { id: "hooked" });
   });
 

@@ -821,6 +821,24 @@ export type GetAgentsAnswer = {
   agents: Agent[];
 };
 
+export type GetAgentActivityAnswer = {
+  /** The window's start (ISO 8601): runs whose slot is at or after it. */
+  since: string;
+  agents: {
+    agentId: string;
+    succeeded: number;
+    /** Failed, TimedOut or Unknown. */
+    failed: number;
+    /** Any other status: skipped, cancelled, missed, deferred, still going. */
+    other: number;
+    /** Slot → delivery started, averaged over delivered runs. */
+    averageLatenessMs: number | null;
+    maxLatenessMs: number | null;
+    /** Its sessions (not removed). */
+    sessions: number;
+  }[];
+};
+
 export type GetInstancesAnswer = {
   instances: {
     /** The instance's name (`instance_name`, else host:pid): the runs' `claimedBy`. */

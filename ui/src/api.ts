@@ -28,6 +28,8 @@ export type { Alert, AlertList, Decision, LastRun, Plugin, Timeline, Timer, Todo
 export type {
   GetCronJobsByIdRevisionsAnswer as RevisionList,
   GetInstancesAnswer as Instances,
+  GetAgentsAnswer as Agents,
+  GetAgentActivityAnswer as AgentActivity,
   GetRunsByIdAnswer as RunDetail,
   PostCronJobsByIdBackfillAnswer as Backfill,
   Revision,

@@ -11,6 +11,7 @@ import { jobFormView } from "./views/job-form/view.ts";
 import { jobView } from "./views/job/view.ts";
 import { runView } from "./views/run/view.ts";
 import { instancesView } from "./views/instances/view.ts";
+import { agentsView } from "./views/agents/view.ts";
 
 /** Every view: built once per visit, then refreshed from the API every few seconds while shown. */
 export interface View {
@@ -38,6 +39,7 @@ const VIEWS: Record<string, { title: string; scope: CallerScope; make: (ctx: Ctx
   ledger: { title: "Ledger", scope: "operator", make: ledgerView },
   plugins: { title: "Plugins", scope: "operator", make: pluginsView },
   sessions: { title: "Sessions", scope: "agent", make: sessionsView },
+  agents: { title: "Agents", scope: "operator", make: agentsView },
   instances: { title: "Instances", scope: "operator", make: instancesView },
   job: { title: "Job", scope: "operator", make: jobView, under: "jobs" },
   "job-new": { title: "New job", scope: "operator", make: jobFormView, under: "jobs" },
