@@ -412,6 +412,39 @@ describe.skipIf(chromiumMissing !== null)(
       await expectAccessible();
     });
 
+    it("opens a session from the list: its transcript, todos, notify timers and clears", async () => {
+      const id = "console-s1";
+      expect((await dash.call("POST", "/v1/sessions", { id, agentId: "a1", kind: "channel" })).status).toBe(201);
+      await dash.call("POST", `/v1/sessions/${id}/todos`, { texts: ["rotate the logs"] });
+      await dash.call("POST", "/v1/notify", { sessionId: id, message: "look again", delaySeconds: 600 });
+      await dash.call("POST", `/v1/sessions/${id}/clear`, { trailingText: "start over" });
+      await expect
+        .poll(
+          async () =>
+            (await dash.call<{ events: unknown[] }>("GET", `/v1/events?session=${id}&kind=sessionCleared`)).body.events
+              .length,
+          poll,
+        )
+        .toBe(1);
+      // After the clear, which starts the transcript anew.
+      await dash.call("POST", `/v1/sessions/${id}/messages`, {
+        messages: [
+          { role: "user", text: "please check the disk" },
+          { role: "assistant", text: "the disk is 40% full" },
+        ],
+      });
+      await page.getByRole("link", { name: "Sessions" }).click();
+      await page.getByTestId("sessions").getByRole("link", { name: id }).click();
+      const detail = page.getByTestId("session-detail");
+      await detail.waitFor();
+      const transcript = (await page.getByTestId("transcript").textContent())!;
+      expect(transcript.indexOf("please check the disk")).toBeLessThan(transcript.indexOf("the disk is 40% full"));
+      expect(await page.getByTestId("session-todos").textContent()).toContain("rotate the logs");
+      expect(await page.getByTestId("session-timers").textContent()).toContain("look again");
+      expect(await page.getByTestId("session-clears").locator("li").count()).toBe(1);
+      await expectAccessible();
+    });
+
     it("has no serious or critical accessibility violation on any page", async () => {
       for (const hash of [
         "#/now",

@@ -175,7 +175,7 @@ describe.skipIf(chromiumMissing !== null)(
       expect(window.reduce((sum, s) => sum + s.bytes, 0)).toBeLessThan(256 * 1024);
     });
 
-    it("opens each page interactive within a second: a job's, its edit form, a run's, the instances and the lists", async () => {
+    it("opens each page interactive within a second: a job's, its edit form, a run's, the instances, the agents and the lists", async () => {
       const database = dash.daemon.services.database.db;
       const [busy] = await rows<{ job: string; run: string }>(
         database,
@@ -187,6 +187,7 @@ describe.skipIf(chromiumMissing !== null)(
         [`#/job-edit?id=${busy!.job}`, () => page.getByTestId("preview-fires").locator("li").first().waitFor()],
         [`#/run?id=${busy!.run}`, () => page.getByTestId("run-story").waitFor()],
         ["#/instances", () => page.getByTestId("instances").locator("tbody tr").first().waitFor()],
+        ["#/agents", () => page.getByTestId("agents").locator("tbody tr").nth(19).waitFor()],
         ["#/jobs", () => page.locator("table.jobs tbody tr").nth(49).waitFor()],
         ["#/ledger?range=24h", () => page.locator("table.runs tbody tr").first().waitFor()],
         ["#/now", () => page.getByTestId("summary").getByText("jobs due in 10 min").waitFor()],
