@@ -67,7 +67,8 @@ function formField(spec: FieldSpec & { api: string }): JobFormField {
     addOnly: spec.addOnly === true || cli.only === "add",
     default: (spec.default as JobFormField["default"] | undefined) ?? null,
     help: cli.help,
-    editHelp: cli.editHelp ?? cli.help,
+    // The CLI's `none` is an emptied field in the form.
+    editHelp: (cli.editHelp ?? cli.help).replaceAll('"none"', "empty"),
     min: schema.minimum ?? null,
     max: schema.maximum ?? null,
     // A sample value stands for any: `implies` looks only at given or cleared.

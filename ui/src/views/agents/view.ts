@@ -39,7 +39,7 @@ function row(id: string, agent: Agents["agents"][number] | undefined, activity: 
     h(
       "td",
       null,
-      agent ? h("strong", null, agent.executor) : h("span", { class: "muted" }, "not configured"),
+      agent ? h("strong", null, agent.executor) : h("span", { class: "muted" }, "the default executor"),
       agent ? h("div", { class: "muted small", "data-testid": "agent-settings" }, settingsText(agent.settings)) : null,
     ),
     h("td", { class: "num" }, String(activity?.succeeded ?? 0)),
