@@ -12,40 +12,39 @@ export function revisionTimeline(revisions: Revision[]) {
   return h(
     "ol",
     { class: "revisions", "data-testid": "revisions" },
-    ...[...revisions]
-      .reverse()
-      .map((r) =>
+    ...[...revisions].reverse().map((r) =>
+      h(
+        "li",
+        { "data-revision": r.revision, "data-action": r.action },
         h(
-          "li",
-          { "data-revision": r.revision, "data-action": r.action },
-          h(
-            "div",
-            { class: "rev-head" },
-            h("strong", null, `#${r.revision} ${r.action}`),
-            " by ",
-            h("span", { class: "actor", "data-testid": "actor" }, r.actor),
-            h("span", { class: "muted", title: r.at }, ` · ${dateTime(r.at)} (${relative(r.at)})`),
-          ),
-          r.note ? h("div", { class: "note" }, r.note) : null,
-          r.changes.length
-            ? h(
-                "ul",
-                { class: "changes" },
-                ...r.changes.map((c) =>
-                  h(
-                    "li",
-                    null,
-                    h("code", null, c.field),
-                    ": ",
-                    h("del", null, shown(c.before)),
-                    " → ",
-                    h("ins", null, shown(c.after)),
-                  ),
-                ),
-              )
-            : null,
+          "div",
+          { class: "rev-head" },
+          h("strong", null, `#${r.revision} ${r.action}`),
+          " by ",
+          h("span", { class: "actor", "data-testid": "actor" }, r.actor),
+          h("span", { class: "muted", title: r.at }, ` · ${dateTime(r.at)} (${relative(r.at)})`),
         ),
+        r.note ? h("div", { class: "note" }, r.note) : null,
+        // A creation's changes are every field from nothing: the job's settings say them already.
+        r.changes.length && r.action !== "create"
+          ? h(
+              "ul",
+              { class: "changes" },
+              ...r.changes.map((c) =>
+                h(
+                  "li",
+                  null,
+                  h("code", null, c.field),
+                  ": ",
+                  h("del", null, shown(c.before)),
+                  " → ",
+                  h("ins", null, shown(c.after)),
+                ),
+              ),
+            )
+          : null,
       ),
+    ),
   );
 }
 
