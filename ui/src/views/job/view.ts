@@ -14,25 +14,31 @@ interface Loaded {
   job: Job;
   revisions: RevisionList["revisions"];
   runs: Run[];
-  timeline: Timeline;
 }
 
 async function load(id: string): Promise<Loaded> {
-  const to = new Date(Math.ceil(Date.now() / DAY) * DAY);
-  const from = new Date(to.getTime() - CHART_DAYS * DAY);
-  const [job, { revisions }, { runs }, timeline] = await Promise.all([
+  const [job, { revisions }, { runs }] = await Promise.all([
     api.get<Job>(`/v1/cron-jobs/${id}`),
     api.get<RevisionList>(`/v1/cron-jobs/${id}/revisions`),
     api.get<{ runs: Run[] }>(`/v1/cron-jobs/${id}/runs`, { limit: 30 }),
-    api.get<Timeline>("/v1/run-timeline", {
+  ]);
+  return { job, revisions, runs };
+}
+
+/** Two weeks of the job's runs per day: the slowest read, so the page is drawn without waiting for it. */
+function chartLater(id: string, box: HTMLElement): void {
+  const to = new Date(Math.ceil(Date.now() / DAY) * DAY);
+  const from = new Date(to.getTime() - CHART_DAYS * DAY);
+  api
+    .get<Timeline>("/v1/run-timeline", {
       jobId: id,
       from: from.toISOString(),
       to: to.toISOString(),
       buckets: CHART_DAYS,
       limit: 1,
-    }),
-  ]);
-  return { job, revisions, runs, timeline };
+    })
+    .then((timeline) => fill(box, successChart(timeline)))
+    .catch(() => fill(box, h("p", { class: "muted small" }, "the success rate could not be read")));
 }
 
 function actionBar(job: Job, run: (action: (job: Job) => Promise<boolean>) => void, edit: () => void) {
@@ -82,7 +88,9 @@ export function jobView(ctx: Ctx): View {
   let seq = 0;
   let shown = "";
 
-  function render({ job, revisions, runs, timeline }: Loaded) {
+  function render({ job, revisions, runs }: Loaded) {
+    const chart = h("div", { class: "chart-slot" });
+    chartLater(job.id, chart);
     const act = (action: (job: Job) => Promise<boolean>) =>
       void action(job)
         .then((changed) => {
@@ -116,7 +124,7 @@ export function jobView(ctx: Ctx): View {
             h("h3", null, "Prompt"),
             block(job.prompt, "prompt"),
             h("h3", null, "Runs"),
-            successChart(timeline),
+            chart,
             latenessChart(runs),
             runLinks(runs, job.timezone),
           ),
