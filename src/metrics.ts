@@ -139,11 +139,16 @@ export class Metrics {
 
   attempt(queue: string, lane: "direct" | "fetched"): void {
     this.deliveries.inc({ queue, lane });
+    this.totals.deliveries++;
   }
+
+  /** Slots claimed and delivery attempts started by this instance since it started (the heartbeat's rates). */
+  readonly totals = { claims: 0, deliveries: 0 };
 
   /** A run reached a status; `job` (a close's) feeds the job's own series too. */
   run(status: string, latenessMs?: number | null, job?: { name: string; at: Date }): void {
     this.runs.inc({ status });
+    if (status === "Claimed") this.totals.claims++;
     if (job) this.jobSeries.outcome(job.name, status, job.at);
     if (status === "Claimed" && latenessMs != null) this.lateness.observe(Math.max(0, latenessMs) / 1000);
   }

@@ -1,6 +1,6 @@
 // `npm run screenshots`: starts a daemon (embedded database in a temporary folder, the example
 // plugins, a TCP listener) with a day of demo history, opens the dashboard in headless Chromium and
-// saves docs/screenshots/{now,jobs,ledger,plugins}.png. Needs /usr/bin/chromium (Debian's package).
+// saves docs/screenshots/{now,jobs,ledger,plugins,job,job-form,run,agents,instances}.png. Needs /usr/bin/chromium (Debian's package).
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -109,6 +109,29 @@ try {
   await page.goto(`${base}/ui/#/plugins`);
   await page.getByTestId("decisions-table").waitFor();
   await shoot(page, "plugins");
+
+  const backup = jobs.find((j) => j.name === "nightly-backup-check")!;
+  await page.goto(`${base}/ui/#/job?id=${backup.id}`);
+  await page.getByTestId("revisions").waitFor();
+  await shoot(page, "job");
+
+  await page.goto(`${base}/ui/#/job-edit?id=${backup.id}`);
+  await page.getByTestId("preview-fires").locator("li").first().waitFor();
+  await shoot(page, "job-form");
+
+  const { runs } = (await call("GET", "/v1/runs?limit=50")) as { runs: { id: string; status: string }[] };
+  const told = runs.find((r) => r.status === "Succeeded") ?? runs[0]!;
+  await page.goto(`${base}/ui/#/run?id=${told.id}`);
+  await page.getByTestId("run-story").waitFor();
+  await shoot(page, "run");
+
+  await page.goto(`${base}/ui/#/agents`);
+  await page.getByTestId("agents").locator("tbody tr").first().waitFor();
+  await shoot(page, "agents");
+
+  await page.goto(`${base}/ui/#/instances`);
+  await page.getByTestId("instances").locator("tbody tr").first().waitFor();
+  await shoot(page, "instances");
 } finally {
   await browser.close();
   await daemon.stop();

@@ -21,6 +21,7 @@ import type { NotifyService } from "../notify/service.ts";
 import type { TodoService } from "../todos/service.ts";
 import type { Metrics } from "../metrics.ts";
 import type { AgentService } from "../executors/agents.ts";
+import type { InstanceView } from "../instances/answers.ts";
 
 export interface ApiServices {
   db: Db;
@@ -42,6 +43,8 @@ export interface ApiServices {
   notifyMaxDelaySeconds: number;
   /** `missiond doctor`: what is late, stuck, failing or misconfigured. */
   doctor(): Promise<Record<string, unknown> & { ok: boolean }>;
+  /** The daemon instances on the database (GET /v1/instances). */
+  instances(): Promise<InstanceView[]>;
   /** Readiness: database reachable, pg-boss started, scheduler armed. */
   readiness(): Promise<{ ready: boolean; checks: Record<string, boolean> }>;
 }

@@ -1,12 +1,13 @@
 import { writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { answerComponents } from "./openapi.ts";
+import { printJobForm } from "./ui-job-form.ts";
 import { apiRoutes } from "./routes/index.ts";
 
 /**
  * The dashboard's types of the API's answers, printed from the same schemas the OpenAPI document
  * carries (routes/*.ts → openapi.ts answerComponents), so the page cannot type an answer the daemon
- * does not send. `npm run gen:ui-types` writes them to ui/src/api-types.ts; a unit test fails when
+ * does not send; and the job form's fields, from the job table (ui-job-form.ts). `npm run gen:ui-types` writes them to ui/src/api-types.ts; a unit test fails when
  * the committed file differs from what this prints.
  */
 
@@ -130,7 +131,7 @@ export function printUiTypes(): string {
     ([name, schema]) =>
       `${docComment(schema.description, "")}export type ${name} = ${componentType(name, schema, schemas)};`,
   );
-  return `${HEADER}\n${types.join("\n\n")}\n`;
+  return `${HEADER}\n${types.join("\n\n")}\n\n${printJobForm()}`;
 }
 
 /** The file as prettier formats it (the repository's settings), as it is committed. */

@@ -108,7 +108,7 @@ export interface LastRun {
 
 const isoOfMs = (ms: number | string | null) => (ms === null ? null : new Date(Number(ms)).toISOString());
 
-/** Each job's latest run (by slot). */
+/** Each job's latest run: the one claimed last of its newest slot's and its latest backfilled one. */
 export async function lastRuns(db: Executor, jobIds: readonly bigint[]): Promise<Map<string, LastRun>> {
   const last = new Map<string, LastRun>();
   // Chunked: an unpaged list (the CLI's) may hold far more jobs than one statement's parameters.
@@ -130,13 +130,20 @@ async function lastRunsOf(db: Executor, jobIds: readonly bigint[]): Promise<[str
   }>(
     db,
     // Raw SQL: a lateral join reads one row per job from the (cron_job_id, scheduled_for) index,
-    // where DISTINCT ON would walk every run of a busy job.
+    // where DISTINCT ON would walk every run of a busy job. The run that happened last is the newest
+    // slot's, unless a backfill ran older slots since: its latest run, from the backfill index, then wins.
     sql`select j.id::text as job_id, r.id::text as id, r.status, r.scheduled_ms, r.finished_ms, r.reason, r.decided_by
         from cron_jobs j cross join lateral (
           select id, status, reason, decided_by,
                  (extract(epoch from scheduled_for) * 1000)::float8 as scheduled_ms,
                  (extract(epoch from finished_at) * 1000)::float8 as finished_ms
-          from cron_job_runs where cron_job_id = j.id order by scheduled_for desc limit 1
+          from (
+            (select id, status, reason, decided_by, scheduled_for, finished_at, claimed_at from cron_job_runs
+             where cron_job_id = j.id order by scheduled_for desc limit 1)
+            union all
+            (select id, status, reason, decided_by, scheduled_for, finished_at, claimed_at from cron_job_runs
+             where cron_job_id = j.id and trigger = 'backfill' order by claimed_at desc limit 1)
+          ) c order by claimed_at desc, id desc limit 1
         ) r
         where j.id in (${sql.join(
           jobIds.map((id) => sql`${String(id)}::bigint`),

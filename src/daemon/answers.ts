@@ -81,6 +81,9 @@ export const doctorReport = z
       .describe(
         "The filesystem of the database's files (the embedded data directory, or a server's tablespace when it is on this machine); null when this daemon cannot see it. `full` makes the report not ok.",
       ),
+    vanishedInstances: z
+      .array(z.object({ name: z.string(), host: z.string(), lastHeartbeatAt: instant }).strict())
+      .describe("Daemon instances that stopped heart-beating without a clean stop (crashed, killed or cut off)."),
     nativeSandbox: z
       .object({ kind: z.enum(["bwrap", "uid", "none"]), warning: z.string().nullable(), nativePlugins: count })
       .strict(),

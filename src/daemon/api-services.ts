@@ -1,4 +1,5 @@
 import type { ApiServices } from "../api/app.ts";
+import { instanceList } from "../instances/service.ts";
 import { doctor, readiness } from "./health.ts";
 import type { DaemonEnv, Services } from "./wiring.ts";
 
@@ -23,5 +24,6 @@ export function apiServices(env: DaemonEnv, s: Services): ApiServices {
     notifyMaxDelaySeconds: env.config.notify.maxDelaySeconds,
     doctor: doctor(health),
     readiness: readiness(health),
+    instances: () => instanceList(s.database.db, env.clock.now()),
   };
 }

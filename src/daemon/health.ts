@@ -9,6 +9,7 @@ import { answerWithin, ping, type Database } from "../db/client.ts";
 import { databaseDisk } from "../db/disk-space.ts";
 import { Metrics } from "../metrics.ts";
 import { countPending, overdueTimers } from "../notify/queries.ts";
+import { vanished } from "../instances/service.ts";
 import type { JobsFilesService } from "../jobs-files/jobs-files.ts";
 import type { Plugins } from "../plugins/service.ts";
 import type { Pruner } from "../retention/pruner.ts";
@@ -77,19 +78,21 @@ export function doctor(parts: HealthParts): () => Promise<Record<string, unknown
     const now = clock.now();
     // The reads are independent: side by side, each on a connection of its own (on Postgres; the
     // embedded database takes them in turn), so the report takes as long as the longest.
-    const [cronFindings, lateTimers, retentionLag, partitions, alertRoutes, diskSpace] = await Promise.all([
-      diagnoseCron(database.db, now, {
-        overdueMs: OVERDUE_AFTER_MS,
-        claimedMs: claimedMs(),
-        runningMs: STUCK_RUNNING_MS,
-      }),
-      overdueTimers(database.db, new Date(now - OVERDUE_AFTER_MS), 50),
-      pruner.lagging(),
-      // Postgres: the ledger's day partitions; none made ahead means inserts land in the default one.
-      database.kind === "postgres" ? partitionStatus(database.db, now) : null,
-      alerts.failingRoutes(),
-      disk(),
-    ]);
+    const [cronFindings, lateTimers, retentionLag, partitions, alertRoutes, diskSpace, vanishedInstances] =
+      await Promise.all([
+        diagnoseCron(database.db, now, {
+          overdueMs: OVERDUE_AFTER_MS,
+          claimedMs: claimedMs(),
+          runningMs: STUCK_RUNNING_MS,
+        }),
+        overdueTimers(database.db, new Date(now - OVERDUE_AFTER_MS), 50),
+        pruner.lagging(),
+        // Postgres: the ledger's day partitions; none made ahead means inserts land in the default one.
+        database.kind === "postgres" ? partitionStatus(database.db, now) : null,
+        alerts.failingRoutes(),
+        disk(),
+        vanished(database.db, now),
+      ]);
     const pluginProblems = plugins
       .list()
       .filter((p) => (p.state !== "active" && p.state !== "disabled") || p.needsApproval)
@@ -127,6 +130,7 @@ export function doctor(parts: HealthParts): () => Promise<Record<string, unknown
       (partitions ?? []).every((p) => p.aheadDays > 0) &&
       missingPluginDirs.length === 0 &&
       alertRoutes.length === 0 &&
+      vanishedInstances.length === 0 &&
       !unconfined &&
       diskSpace?.full !== true &&
       Math.abs(skewMs) <= SKEW_TOLERANCE_MS;
@@ -141,6 +145,7 @@ export function doctor(parts: HealthParts): () => Promise<Record<string, unknown
       disabledPlugins,
       alertRoutes,
       disk: diskSpace,
+      vanishedInstances,
       nativeSandbox,
       clockSkewMs: skewMs,
       schedulerArmed,

@@ -1,3 +1,4 @@
+import { hostname } from "node:os";
 import type { FastifyInstance } from "fastify";
 import type { PgBoss } from "pg-boss";
 import { apiServices } from "./api-services.ts";
@@ -12,6 +13,8 @@ import { openDatabase, type Database } from "../db/client.ts";
 import { lockDataDir } from "../db/lock.ts";
 import { migrate } from "../db/migrate.ts";
 import { ensurePartitions } from "../db/partitions.ts";
+import { startHeartbeat } from "../instances/heartbeat.ts";
+import { VERSION } from "../version.ts";
 import type { Stop, Step } from "./lifecycle.ts";
 import { listenOnSocket, listenOnTcp } from "./listeners.ts";
 import {
@@ -104,6 +107,7 @@ export function daemonSteps(env: DaemonEnv, p: Parts): Step[] {
     { name: "pruner", start: async () => startPruner(s()) },
     // Alerts read the ledger on a loop of their own, never on a claim's or a close's path.
     { name: "alerts", start: async () => startAlerts(s()) },
+    { name: "heartbeat", start: () => startInstanceHeartbeat(env, s()) },
     { name: "api", start: async () => buildSocketApi(env, p) },
     { name: "socket", start: () => listenSocket(env, p.api) },
     { name: "tcp", start: () => listenTcp(env, p) },
@@ -261,6 +265,21 @@ function startRecovery(s: Services): Stop {
 function startPruner(s: Services): Stop {
   s.pruner.start();
   return () => s.pruner.stop();
+}
+
+/** This instance's row in `instances`, written every few seconds; marked stopped on the way down. */
+async function startInstanceHeartbeat(env: DaemonEnv, s: Services): Promise<Stop> {
+  const beat = await startHeartbeat({
+    db: s.database.db,
+    clock: env.clock,
+    log: env.log,
+    name: env.config.instanceName,
+    version: VERSION,
+    host: hostname(),
+    pid: env.deps.probe.pid,
+    totals: () => s.metrics.totals,
+  });
+  return () => beat.stop();
 }
 
 function startAlerts(s: Services): Stop {

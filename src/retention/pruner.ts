@@ -11,6 +11,9 @@ import { deleteRowBatch, probesHolding, rowTable, rowsOverdueProbe, type RowKind
 import { deleteRuns, runsOverdueProbe, selectRunBatch, selectRunIds, type RunRules } from "./run-queries.ts";
 import { autovacuumOff, tryPruneLock } from "./queries.ts";
 import { Vacuums } from "./vacuum.ts";
+import { pruneInstances } from "../instances/queries.ts";
+
+const INSTANCES_KEPT_MS = 7 * 86_400_000;
 
 // Any constant works; it only has to be the same for every missiond sharing the database.
 const PRUNE_LOCK_KEY = 7_061_000_002;
@@ -138,6 +141,9 @@ export class Pruner {
       }));
       deleted.set(rowTable(rowKind), gone);
     }
+    // Instances stopped or silent for as long as runs are kept (a week when runs are kept forever).
+    if (!this.stopping)
+      await pruneInstances(this.deps.database.db, new Date(now - (retention.runsMs || INSTANCES_KEPT_MS)));
     const rules = runRules(retention, now, 1);
     const runsGone = await this.batches("runs", result, () => this.runBatch(rules, new Date(now), result.archived));
     deleted.set(RUNS_TABLE, runsGone);

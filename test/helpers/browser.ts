@@ -28,7 +28,7 @@ export interface DashboardDaemon {
   agentToken: string;
   /** The API over TCP with the bearer token: the answer's status and JSON body. */
   call<T = Record<string, unknown>>(
-    method: "GET" | "POST",
+    method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE",
     path: string,
     body?: unknown,
   ): Promise<{ status: number; body: T }>;
@@ -61,7 +61,7 @@ export async function startDashboardDaemon(
     base,
     token,
     agentToken,
-    async call<T>(method: "GET" | "POST", path: string, body?: unknown) {
+    async call<T>(method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE", path: string, body?: unknown) {
       const response = await fetch(base + path, {
         method,
         headers: {

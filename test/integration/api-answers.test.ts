@@ -287,6 +287,7 @@ describe(`every route answers what it declares (${backendName})`, () => {
     const webhook = { executor: "webhook", url: "https://example.com/hook", secret: "0123456789abcdef" };
     await call("PUT /v1/agents/:id", { id: "hooked" }, { body: webhook });
     await call("GET /v1/agents");
+    await call("GET /v1/agent-activity");
     await call("DELETE /v1/agents/:id", { id: "hooked" });
   });
 
@@ -333,6 +334,16 @@ describe(`every route answers what it declares (${backendName})`, () => {
     await call("GET /v1/alerts", {}, { query: { open: "true" } });
     await call("GET /v1/alerts/:id", { id });
     await call("POST /v1/alerts/:id/ack", { id });
+  });
+
+  it("the caller, without a 401 when there is none", async () => {
+    const { caller } = await call<{ caller: { actor: string } | null }>("GET /v1/caller");
+    expect(caller).not.toBeNull();
+  });
+
+  it("instances", async () => {
+    const { instances } = await call<{ instances: { name: string }[] }>("GET /v1/instances");
+    expect(instances.map((i) => i.name)).toContain(daemon.config.instanceName);
   });
 
   it("called every route", () => {

@@ -1,3 +1,4 @@
+import { sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import type { Daemon } from "../../src/daemon/daemon.ts";
 import { backendName } from "../helpers/db.ts";
@@ -150,6 +151,23 @@ describe(`the ledger's read API: ranges, pages, latest runs, timeline (${backend
     const all = await get<Page>(daemon, "/v1/cron-jobs");
     expect(all.body).toMatchObject({ total: 5, next: null });
     expect(all.body.jobs).toHaveLength(5);
+  });
+
+  it("gives as a job's latest run the one that happened last: a backfill of old slots after the newest slot", async () => {
+    const daemon = await t.start();
+    const job = await quietJob(daemon, "backfilled");
+    const db = daemon.services.database.db;
+    await insertRunRows(db, [{ jobId: job.id, scheduledFor: at("2030-01-01T11:00:00Z"), status: "Succeeded" }]);
+    type Page = { jobs: { lastRun: { status: string; scheduledFor: string } | null }[] };
+    const lastRun = async () => (await get<Page>(daemon, "/v1/cron-jobs?limit=10")).body.jobs[0]!.lastRun;
+    expect(await lastRun()).toMatchObject({ status: "Succeeded", scheduledFor: "2030-01-01T11:00:00.000Z" });
+    // A backfill an hour later runs the 05:00 slot: it happened last, though its slot is older.
+    await db.execute(sql`insert into cron_job_runs (cron_job_id, scheduled_for, trigger, status, claimed_by, claimed_at, finished_at)
+      values (${BigInt(job.id)}, '2030-01-01T05:00:00Z', 'backfill', 'Failed', 'seed', '2030-01-01T12:00:00Z', '2030-01-01T12:00:01Z')`);
+    expect(await lastRun()).toMatchObject({ status: "Failed", scheduledFor: "2030-01-01T05:00:00.000Z" });
+    // The next slot after the backfill is the latest again.
+    await insertRunRows(db, [{ jobId: job.id, scheduledFor: at("2030-01-01T13:00:00Z"), status: "Succeeded" }]);
+    expect(await lastRun()).toMatchObject({ status: "Succeeded", scheduledFor: "2030-01-01T13:00:00.000Z" });
   });
 
   it("finds jobs by part of their name, with LIKE's wildcards taken literally", async () => {

@@ -17,6 +17,7 @@ const STOP_ORDER = [
   "tcp",
   "socket",
   "api",
+  "heartbeat",
   "alerts",
   "pruner",
   "resume sweeper",

@@ -571,6 +571,12 @@ export type DoctorReport = {
     totalBytes: Count;
     full: boolean;
   } | null;
+  /** Daemon instances that stopped heart-beating without a clean stop (crashed, killed or cut off). */
+  vanishedInstances: {
+    name: string;
+    host: string;
+    lastHeartbeatAt: Instant;
+  }[];
   nativeSandbox: {
     kind: "bwrap" | "uid" | "none";
     warning: string | null;
@@ -650,6 +656,10 @@ export type GetHealthzAnswer = {
 export type GetOpenapiJsonAnswer = {
   openapi: "3.1.0";
   [key: string]: unknown;
+};
+
+export type GetCallerAnswer = {
+  caller: Whoami | null;
 };
 
 export type GetCronJobsByIdRevisionsAnswer = {
@@ -955,3 +965,579 @@ export type PostObserveByNameAnswer = {
 export type GetAgentsAnswer = {
   agents: Agent[];
 };
+
+export type GetAgentActivityAnswer = {
+  /** The window's start (ISO 8601): runs whose slot is at or after it. */
+  since: string;
+  agents: {
+    agentId: string;
+    succeeded: number;
+    /** Failed, TimedOut or Unknown. */
+    failed: number;
+    /** Any other status: skipped, cancelled, missed, deferred, still going. */
+    other: number;
+    /** Slot → delivery started, averaged over delivered runs. */
+    averageLatenessMs: number | null;
+    maxLatenessMs: number | null;
+    /** Its sessions (not removed). */
+    sessions: number;
+  }[];
+};
+
+export type GetInstancesAnswer = {
+  instances: {
+    /** The instance's name (`instance_name`, else host:pid): the runs' `claimedBy`. */
+    name: string;
+    version: string;
+    host: string;
+    pid: Count | null;
+    startedAt: Instant;
+    /** Its latest heartbeat (or its stop). */
+    heartbeatAt: Instant;
+    /** When it stopped cleanly; null while it runs or if it vanished. */
+    stoppedAt: Instant | null;
+    /** `vanished`: no heartbeat for 30 s and no clean stop. */
+    state: "running" | "stopped" | "vanished";
+    /** Slots it claimed in the minute before its latest heartbeat. */
+    claimsLastMinute: Count;
+    /** Delivery attempts it started in that minute. */
+    deliveriesLastMinute: Count;
+  }[];
+};
+
+/** The job table's fields as the job form shows them (src/api/ui-job-form.ts, from src/cron/fields.ts). */
+export interface JobFormField {
+  name: string;
+  label: string;
+  input: "text" | "textarea" | "integer" | "choice" | "checkbox" | "instant";
+  options: string[] | null;
+  required: boolean;
+  clearable: boolean;
+  addOnly: boolean;
+  default: string | number | boolean | null;
+  help: string;
+  editHelp: string;
+  min: number | null;
+  max: number | null;
+  implies: { given: Record<string, unknown>; cleared: Record<string, unknown> } | null;
+}
+
+export const JOB_FORM_FIELDS: readonly JobFormField[] = [
+  {
+    name: "name",
+    label: "Name",
+    input: "text",
+    options: null,
+    required: true,
+    clearable: false,
+    addOnly: false,
+    default: null,
+    help: "unique name",
+    editHelp: "rename it",
+    min: null,
+    max: null,
+    implies: null,
+  },
+  {
+    name: "description",
+    label: "Description",
+    input: "textarea",
+    options: null,
+    required: false,
+    clearable: true,
+    addOnly: false,
+    default: null,
+    help: "what the job is for (shown in cron ls and the dashboard)",
+    editHelp: "what the job is for; empty clears",
+    min: null,
+    max: null,
+    implies: null,
+  },
+  {
+    name: "agentId",
+    label: "Agent id",
+    input: "text",
+    options: null,
+    required: true,
+    clearable: false,
+    addOnly: false,
+    default: null,
+    help: "target agent",
+    editHelp: "target agent",
+    min: null,
+    max: null,
+    implies: null,
+  },
+  {
+    name: "prompt",
+    label: "Prompt",
+    input: "textarea",
+    options: null,
+    required: true,
+    clearable: false,
+    addOnly: false,
+    default: null,
+    help: "the mission's prompt",
+    editHelp: "the mission's prompt",
+    min: null,
+    max: null,
+    implies: null,
+  },
+  {
+    name: "promptTemplate",
+    label: "Prompt template",
+    input: "checkbox",
+    options: null,
+    required: false,
+    clearable: false,
+    addOnly: false,
+    default: false,
+    help: "render the prompt as a template for each run ({{slot}}, {{previous.output}}, {{payload.x}}…)",
+    editHelp: "render the prompt as a template for each run ({{slot}}, {{previous.output}}, {{payload.x}}…)",
+    min: null,
+    max: null,
+    implies: null,
+  },
+  {
+    name: "eventsOnly",
+    label: "Events only",
+    input: "checkbox",
+    options: null,
+    required: false,
+    clearable: false,
+    addOnly: false,
+    default: false,
+    help: "no schedule: fire only on events (calls with a trigger token) and manual triggers",
+    editHelp: "drop the schedule: fire only on events and manual triggers",
+    min: null,
+    max: null,
+    implies: null,
+  },
+  {
+    name: "cron",
+    label: "Cron",
+    input: "text",
+    options: null,
+    required: false,
+    clearable: false,
+    addOnly: false,
+    default: null,
+    help: 'cron expression, 5 or 6 fields (seconds first), e.g. "*/5 * * * * *"',
+    editHelp: "replace the schedule by this cron expression",
+    min: null,
+    max: null,
+    implies: null,
+  },
+  {
+    name: "every",
+    label: "Every",
+    input: "text",
+    options: null,
+    required: false,
+    clearable: false,
+    addOnly: false,
+    default: null,
+    help: "interval, e.g. 30m",
+    editHelp: "replace the schedule by this interval (anchored at the edit)",
+    min: null,
+    max: null,
+    implies: null,
+  },
+  {
+    name: "timezone",
+    label: "Timezone",
+    input: "text",
+    options: null,
+    required: false,
+    clearable: false,
+    addOnly: false,
+    default: "UTC",
+    help: "IANA time zone for --cron",
+    editHelp: "IANA time zone for --cron",
+    min: null,
+    max: null,
+    implies: null,
+  },
+  {
+    name: "kind",
+    label: "Kind",
+    input: "choice",
+    options: ["cron_job", "heartbeat"],
+    required: false,
+    clearable: false,
+    addOnly: false,
+    default: "cron_job",
+    help: "job kind",
+    editHelp: "job kind",
+    min: null,
+    max: null,
+    implies: null,
+  },
+  {
+    name: "overlapPolicy",
+    label: "Overlap policy",
+    input: "choice",
+    options: ["skip", "buffer_one", "allow", "cancel_previous"],
+    required: false,
+    clearable: false,
+    addOnly: false,
+    default: "skip",
+    help: "when the previous run is still going",
+    editHelp: "when the previous run is still going",
+    min: null,
+    max: null,
+    implies: null,
+  },
+  {
+    name: "catchupPolicy",
+    label: "Catchup policy",
+    input: "choice",
+    options: ["skip", "latest", "all"],
+    required: false,
+    clearable: false,
+    addOnly: false,
+    default: "latest",
+    help: "after downtime",
+    editHelp: "after downtime",
+    min: null,
+    max: null,
+    implies: null,
+  },
+  {
+    name: "catchupMax",
+    label: "Catchup max",
+    input: "integer",
+    options: null,
+    required: false,
+    clearable: false,
+    addOnly: false,
+    default: 10,
+    help: "most late slots run by catch-up policy all",
+    editHelp: "most late slots run by catch-up policy all",
+    min: 1,
+    max: 1000,
+    implies: null,
+  },
+  {
+    name: "sessionId",
+    label: "Session id",
+    input: "text",
+    options: null,
+    required: false,
+    clearable: true,
+    addOnly: false,
+    default: null,
+    help: "run every mission in this fixed session (default: a fresh session per run)",
+    editHelp: "run every mission in this fixed session; empty for a fresh session per run",
+    min: null,
+    max: null,
+    implies: {
+      given: {
+        sessionMode: "fixed",
+      },
+      cleared: {
+        sessionMode: "fresh",
+      },
+    },
+  },
+  {
+    name: "activeHours",
+    label: "Active hours",
+    input: "text",
+    options: null,
+    required: false,
+    clearable: true,
+    addOnly: false,
+    default: null,
+    help: 'only fire within these local hours, e.g. "09:00-18:00" (in --tz)',
+    editHelp: 'only fire within these local hours, e.g. "09:00-18:00"; empty clears',
+    min: null,
+    max: null,
+    implies: null,
+  },
+  {
+    name: "skipIfBusy",
+    label: "Skip if busy",
+    input: "checkbox",
+    options: null,
+    required: false,
+    clearable: false,
+    addOnly: false,
+    default: false,
+    help: "skip a slot while the agent's session already has a mission running",
+    editHelp: "skip a slot while the agent's session already has a mission running",
+    min: null,
+    max: null,
+    implies: null,
+  },
+  {
+    name: "jitter",
+    label: "Jitter",
+    input: "text",
+    options: null,
+    required: false,
+    clearable: true,
+    addOnly: false,
+    default: null,
+    help: "spread this job's slots by a fixed offset up to this, e.g. 30s",
+    editHelp: "spread the slots by up to this; empty clears",
+    min: null,
+    max: null,
+    implies: null,
+  },
+  {
+    name: "startsAt",
+    label: "Starts at",
+    input: "instant",
+    options: null,
+    required: false,
+    clearable: true,
+    addOnly: false,
+    default: null,
+    help: "no slot before this instant (ISO 8601 with offset)",
+    editHelp: "no slot before this instant; empty clears",
+    min: null,
+    max: null,
+    implies: null,
+  },
+  {
+    name: "endsAt",
+    label: "Ends at",
+    input: "instant",
+    options: null,
+    required: false,
+    clearable: true,
+    addOnly: false,
+    default: null,
+    help: "no slot after this instant",
+    editHelp: "no slot after this instant; empty clears",
+    min: null,
+    max: null,
+    implies: null,
+  },
+  {
+    name: "maxRuns",
+    label: "Max runs",
+    input: "integer",
+    options: null,
+    required: false,
+    clearable: true,
+    addOnly: false,
+    default: null,
+    help: "stop after this many runs",
+    editHelp: "stop after this many runs; empty clears",
+    min: 1,
+    max: 2147483647,
+    implies: null,
+  },
+  {
+    name: "paused",
+    label: "Paused",
+    input: "checkbox",
+    options: null,
+    required: false,
+    clearable: false,
+    addOnly: true,
+    default: false,
+    help: "create it paused",
+    editHelp: "create it paused",
+    min: null,
+    max: null,
+    implies: null,
+  },
+  {
+    name: "alertFailures",
+    label: "Alert failures",
+    input: "integer",
+    options: null,
+    required: false,
+    clearable: true,
+    addOnly: false,
+    default: null,
+    help: "alert after this many failed runs in a row (0: never; default: [alerts] failures)",
+    editHelp: "alert after this many failed runs in a row (0: never); empty for the [alerts] default",
+    min: 0,
+    max: 1000,
+    implies: null,
+  },
+  {
+    name: "alertRecoverAfter",
+    label: "Alert recover after",
+    input: "integer",
+    options: null,
+    required: false,
+    clearable: true,
+    addOnly: false,
+    default: null,
+    help: "resolve the failing alert after this many successes in a row",
+    editHelp: "resolve the failing alert after this many successes in a row; empty for the default",
+    min: 1,
+    max: 1000,
+    implies: null,
+  },
+  {
+    name: "alertNoSuccessWithin",
+    label: "Alert no success within",
+    input: "text",
+    options: null,
+    required: false,
+    clearable: true,
+    addOnly: false,
+    default: null,
+    help: "alert when no run succeeded within this, e.g. 26h (paused or skipped slots count as no success)",
+    editHelp: "alert when no run succeeded within this; empty for the default",
+    min: null,
+    max: null,
+    implies: null,
+  },
+  {
+    name: "alertRepeatEvery",
+    label: "Alert repeat every",
+    input: "text",
+    options: null,
+    required: false,
+    clearable: true,
+    addOnly: false,
+    default: null,
+    help: "send an alert that stays open again this often, e.g. 4h",
+    editHelp: "send an open alert again this often; empty for the default",
+    min: null,
+    max: null,
+    implies: null,
+  },
+  {
+    name: "pauseAfterFailures",
+    label: "Pause after failures",
+    input: "integer",
+    options: null,
+    required: false,
+    clearable: true,
+    addOnly: false,
+    default: null,
+    help: "pause the job after this many failed runs in a row (a revision by daemon says why)",
+    editHelp: "pause the job after this many failed runs in a row; empty for the default",
+    min: 1,
+    max: 1000,
+    implies: null,
+  },
+  {
+    name: "concurrencyKey",
+    label: "Concurrency key",
+    input: "text",
+    options: null,
+    required: false,
+    clearable: true,
+    addOnly: false,
+    default: null,
+    help: 'share a limit of open missions with every job naming this key ("agent": the job\'s agent)',
+    editHelp: 'the concurrency key ("agent": the job\'s agent); empty clears',
+    min: null,
+    max: null,
+    implies: null,
+  },
+  {
+    name: "concurrencyLimit",
+    label: "Concurrency limit",
+    input: "integer",
+    options: null,
+    required: false,
+    clearable: true,
+    addOnly: false,
+    default: null,
+    help: "most missions of the concurrency key open at once, over every instance (default 1)",
+    editHelp: "most missions of the concurrency key open at once; empty for 1",
+    min: 1,
+    max: 10000,
+    implies: null,
+  },
+  {
+    name: "concurrencyFull",
+    label: "Concurrency full",
+    input: "choice",
+    options: ["queue", "skip"],
+    required: false,
+    clearable: false,
+    addOnly: false,
+    default: "queue",
+    help: "when the key has no free place: queue (Deferred until a place frees, in slot order) or skip",
+    editHelp: "when the key has no free place: queue (Deferred until a place frees, in slot order) or skip",
+    min: null,
+    max: null,
+    implies: null,
+  },
+  {
+    name: "concurrencyMaxWait",
+    label: "Concurrency max wait",
+    input: "text",
+    options: null,
+    required: false,
+    clearable: true,
+    addOnly: false,
+    default: null,
+    help: "how long a queued slot waits for a place before it is Skipped, e.g. 15m (default 1h)",
+    editHelp: "how long a queued slot waits for a place; empty for 1h",
+    min: null,
+    max: null,
+    implies: null,
+  },
+  {
+    name: "approval",
+    label: "Approval",
+    input: "checkbox",
+    options: null,
+    required: false,
+    clearable: false,
+    addOnly: false,
+    default: false,
+    help: "each run waits for an operator's approval (runs approve/reject) before its mission goes out",
+    editHelp: "each run waits for an operator's approval (runs approve/reject) before its mission goes out",
+    min: null,
+    max: null,
+    implies: null,
+  },
+  {
+    name: "approvalWindow",
+    label: "Approval window",
+    input: "text",
+    options: null,
+    required: false,
+    clearable: true,
+    addOnly: false,
+    default: null,
+    help: "how long a run waits for a decision before it is Cancelled, e.g. 30m (default 1h)",
+    editHelp: "how long a run waits for a decision; empty for 1h",
+    min: null,
+    max: null,
+    implies: null,
+  },
+  {
+    name: "budget",
+    label: "Budget",
+    input: "text",
+    options: null,
+    required: false,
+    clearable: true,
+    addOnly: false,
+    default: null,
+    help: 'skip slots over these limits, e.g. "$5/day, 200k tokens/hour, 10 runs/hour"',
+    editHelp: 'skip slots over these limits, e.g. "$5/day, 10 runs/hour"; empty removes them',
+    min: null,
+    max: null,
+    implies: null,
+  },
+  {
+    name: "preflight",
+    label: "Preflight",
+    input: "textarea",
+    options: null,
+    required: false,
+    clearable: true,
+    addOnly: false,
+    default: null,
+    help: "a command run before each slot: exit 0 wakes the agent, exit 1 skips it (its first line the reason)",
+    editHelp: "a command run before each slot (exit 0 go, exit 1 skip); empty removes it",
+    min: null,
+    max: null,
+    implies: null,
+  },
+];

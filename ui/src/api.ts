@@ -25,6 +25,16 @@ export { DECISION_OUTCOMES, RUN_STATUSES, type DecisionOutcome, type RunStatus }
  * names are what the views read them by.
  */
 export type { Alert, AlertList, Decision, LastRun, Plugin, Timeline, Timer, Todo, Whoami } from "./api-types.ts";
+export type {
+  GetCronJobsByIdRevisionsAnswer as RevisionList,
+  GetInstancesAnswer as Instances,
+  GetAgentsAnswer as Agents,
+  GetAgentActivityAnswer as AgentActivity,
+  GetRunsByIdAnswer as RunDetail,
+  PostCronJobsByIdBackfillAnswer as Backfill,
+  Revision,
+} from "./api-types.ts";
+export { JOB_FORM_FIELDS, type JobFormField } from "./api-types.ts";
 /** A job as GET /v1/cron-jobs/:id answers it, or as a list page does (with its latest run). */
 export type Job = JobAnswer & Partial<Pick<ListedJob, "lastRun">>;
 /** GET /v1/cron-jobs, its jobs read as any job (the views show a listed job and a fetched one alike). */
@@ -69,7 +79,12 @@ export function url(path: string, query: Query = {}): string {
   return target.toString();
 }
 
-async function call<T>(method: "GET" | "POST", path: string, query: Query, body?: unknown): Promise<T> {
+async function call<T>(
+  method: "GET" | "POST" | "PATCH" | "DELETE",
+  path: string,
+  query: Query,
+  body?: unknown,
+): Promise<T> {
   const headers: Record<string, string> = { accept: "application/json" };
   const bearer = token.get();
   if (bearer) headers.authorization = `Bearer ${bearer}`;
@@ -95,4 +110,6 @@ async function call<T>(method: "GET" | "POST", path: string, query: Query, body?
 export const api = {
   get: <T>(path: string, query: Query = {}) => call<T>("GET", path, query),
   post: <T>(path: string, body: unknown = {}) => call<T>("POST", path, {}, body),
+  patch: <T>(path: string, body: unknown) => call<T>("PATCH", path, {}, body),
+  delete: (path: string, query: Query = {}) => call<undefined>("DELETE", path, query),
 };

@@ -7,6 +7,11 @@ import { ledgerView } from "./views/ledger.ts";
 import { nowView } from "./views/now.ts";
 import { pluginsView } from "./views/plugins.ts";
 import { sessionsView } from "./views/sessions.ts";
+import { jobFormView } from "./views/job-form/view.ts";
+import { jobView } from "./views/job/view.ts";
+import { runView } from "./views/run/view.ts";
+import { instancesView } from "./views/instances/view.ts";
+import { agentsView } from "./views/agents/view.ts";
 
 /** Every view: built once per visit, then refreshed from the API every few seconds while shown. */
 export interface View {
@@ -25,14 +30,21 @@ export interface Ctx {
 
 const POLL_MS = 3_000;
 
-// Each view is shown only to a caller whose scope can read everything it calls (GET /v1/whoami says
+// Each view is shown only to a caller whose scope can read everything it calls (GET /v1/caller says
 // which): an agent runtime's token sees its sessions, never the jobs, runs or plugins and their actions.
-const VIEWS: Record<string, { title: string; scope: CallerScope; make: (ctx: Ctx) => View }> = {
+// A view with `under` is a page of one thing, reached by links: no tab of its own, its tab's lit.
+const VIEWS: Record<string, { title: string; scope: CallerScope; make: (ctx: Ctx) => View; under?: string }> = {
   now: { title: "Now", scope: "operator", make: nowView },
   jobs: { title: "Jobs", scope: "operator", make: jobsView },
   ledger: { title: "Ledger", scope: "operator", make: ledgerView },
   plugins: { title: "Plugins", scope: "operator", make: pluginsView },
   sessions: { title: "Sessions", scope: "agent", make: sessionsView },
+  agents: { title: "Agents", scope: "operator", make: agentsView },
+  instances: { title: "Instances", scope: "operator", make: instancesView },
+  job: { title: "Job", scope: "operator", make: jobView, under: "jobs" },
+  "job-new": { title: "New job", scope: "operator", make: jobFormView, under: "jobs" },
+  "job-edit": { title: "Edit job", scope: "operator", make: jobFormView, under: "jobs" },
+  run: { title: "Run", scope: "operator", make: runView, under: "ledger" },
 };
 const HOME: Record<CallerScope, string> = { operator: "now", agent: "sessions" };
 
@@ -79,8 +91,14 @@ function shell(): HTMLElement {
     "nav",
     { class: "tabs" },
     ...Object.entries(VIEWS)
-      .filter(([key]) => mayView(key))
-      .map(([key, v]) => h("a", { href: `#/${key}`, class: key === name ? "active" : "", "data-view": key }, v.title)),
+      .filter(([key, v]) => mayView(key) && !v.under)
+      .map(([key, v]) =>
+        h(
+          "a",
+          { href: `#/${key}`, class: key === (VIEWS[name]?.under ?? name) ? "active" : "", "data-view": key },
+          v.title,
+        ),
+      ),
   );
   const signOut = token.get()
     ? h(
@@ -119,12 +137,18 @@ function shell(): HTMLElement {
   return main;
 }
 
+/**
+ * The caller, or null when the listener wants a token this tab does not have (GET /v1/caller, a
+ * public route: asking is not a 401, so signing in leaves no errors in the browser's console).
+ */
+const whoAmI = () => api.get<{ caller: Whoami | null }>("/v1/caller").then((answer) => answer.caller);
+
 function route(): void {
   // Who the page speaks as decides which views exist; asked once per sign-in.
   if (!me) {
-    api
-      .get<Whoami>("/v1/whoami")
+    whoAmI()
       .then((who) => {
+        if (!who) return showLogin(token.get() ? "That token was refused." : null);
         me = who;
         route();
       })
@@ -179,7 +203,8 @@ function showLogin(problem: string | null): void {
   const signInWith = async () => {
     token.set(input.value.trim());
     try {
-      me = await api.get<Whoami>("/v1/whoami");
+      me = await whoAmI();
+      if (!me) throw new AuthRequired("refused");
       loggedOut = false;
       route();
     } catch (err) {

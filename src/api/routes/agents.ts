@@ -1,7 +1,10 @@
 import { agentSchema } from "../../executors/agent-config.ts";
 import { agentParams } from "../params.ts";
 import { route } from "../route.ts";
-import { agentList, agentView } from "../../executors/answers.ts";
+import { agentActivityList, agentList, agentView } from "../../executors/answers.ts";
+import { agentActivity } from "../../executors/activity.ts";
+
+const DAY_MS = 86_400_000;
 
 /** Agents: how each one's missions are delivered. Those of the config file are read-only here. */
 export const agentRoutes = [
@@ -13,6 +16,18 @@ export const agentRoutes = [
     summary: "Agents of the config file and those set over the API (secrets shown as [set])",
     ok: { 200: { description: "`{ agents }`", schema: agentList } },
     handler: async ({ services }) => ({ agents: await services.agents.list() }),
+  }),
+  route({
+    method: "GET",
+    url: "/v1/agent-activity",
+    scope: "operator",
+    tag: "agents",
+    summary: "Each agent's runs of the last 24 hours (succeeded, failed, other), the lateness it saw, and its sessions",
+    ok: { 200: { description: "`{ since, agents }`", schema: agentActivityList } },
+    handler: async ({ services }) => {
+      const since = new Date(Date.now() - DAY_MS);
+      return { since: since.toISOString(), agents: await agentActivity(services.db, since) };
+    },
   }),
   route({
     method: "PUT",

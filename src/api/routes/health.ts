@@ -12,6 +12,8 @@ export const whoami = z
   })
   .strict();
 
+const callerAnswer = z.object({ caller: whoami.nullable() }).strict();
+
 /** The document itself: an OpenAPI 3.1 object, checked against its own meta-schema elsewhere. */
 const openApiAnswer = z.object({ openapi: z.literal("3.1.0") }).catchall(z.unknown());
 
@@ -59,6 +61,17 @@ export const healthRoutes = [
     summary: "This document",
     ok: { 200: { description: "The OpenAPI 3.1 document", schema: openApiAnswer } },
     handler: async ({ document }) => document(),
+  }),
+  route({
+    method: "GET",
+    url: "/v1/caller",
+    scope: "public",
+    tag: "health",
+    summary: "The caller, or null when the request carries no valid credentials",
+    description:
+      "`/v1/whoami` without the 401: the dashboard asks this at sign-in, so a missing or refused token is an answer (`caller: null`), not an error in the browser's console.",
+    ok: { 200: { description: "`{ caller }`: as `/v1/whoami` answers, or null", schema: callerAnswer } },
+    handler: async ({ caller }) => ({ caller }),
   }),
   route({
     method: "GET",

@@ -5,6 +5,7 @@ import { applyRoutes } from "./apply.ts";
 import { approvalRoutes } from "./approvals.ts";
 import { cronRoutes } from "./cron.ts";
 import { healthRoutes } from "./health.ts";
+import { instanceRoutes } from "./instances.ts";
 import { notifyRoutes } from "./notify.ts";
 import { pluginRoutes } from "./plugins.ts";
 import { sessionRoutes } from "./sessions.ts";
@@ -23,5 +24,6 @@ export function apiRoutes(limits: { maxDelaySeconds: number }): ApiRoute[] {
     ...pluginRoutes,
     ...agentRoutes,
     ...alertRoutes,
+    ...instanceRoutes,
   ];
 }

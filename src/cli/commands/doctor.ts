@@ -15,6 +15,8 @@ interface Diagnosis {
   disabledPlugins?: { name: string; required: boolean }[];
   /** Absent from a daemon older than alerts. */
   alertRoutes?: { route: string; status: string; attempts: number; error: string | null }[];
+  /** Absent from a daemon older than the instances' heartbeat. */
+  vanishedInstances?: { name: string; host: string; lastHeartbeatAt: string }[];
   /** How native plugins run (absent from older daemons); a warning when they run as the daemon. */
   nativeSandbox?: { kind: string; warning: string | null; nativePlugins: number };
   /** The database's disk, when the daemon can see it (absent from older daemons). */
@@ -80,6 +82,12 @@ function describe(report: Diagnosis): string {
       report.alertRoutes ?? [],
       (r: NonNullable<Diagnosis["alertRoutes"]>[number]) =>
         `${r.route}: ${r.status === "failed" ? "gave up" : "retrying"} after ${r.attempts} tr${r.attempts === 1 ? "y" : "ies"}${r.error ? ` (${r.error})` : ""}`,
+    ],
+    [
+      "instances that stopped heart-beating",
+      report.vanishedInstances ?? [],
+      (i: NonNullable<Diagnosis["vanishedInstances"]>[number]) =>
+        `${i.name} on ${i.host}: last heartbeat at ${i.lastHeartbeatAt}`,
     ],
   ];
   const lines = sections.flatMap(([title, items, line]) =>

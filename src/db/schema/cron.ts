@@ -243,6 +243,11 @@ export const cronJobRuns = pgTable(
     index("cron_job_runs_failures_idx")
       .on(t.finishedAt)
       .where(sql`${t.status} in ('Failed', 'TimedOut', 'Unknown')`),
+    // A job's latest backfilled run by when it was claimed: the jobs list's "last run" is the run that
+    // happened last, and a backfill's runs of old slots happen after the newest slot's.
+    index("cron_job_runs_backfill_claimed_idx")
+      .on(t.cronJobId, t.claimedAt)
+      .where(sql`${t.trigger} = 'backfill'`),
     // Retention's failed runs by slot: the doctor's lag check and the oldest-row gauge of `failed_runs`.
     index("cron_job_runs_failed_slot_idx")
       .on(t.scheduledFor)

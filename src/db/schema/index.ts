@@ -9,3 +9,4 @@ export * from "./todos.ts";
 export * from "./retention.ts";
 export * from "./alerts.ts";
 export * from "./secrets.ts";
+export * from "./instances.ts";

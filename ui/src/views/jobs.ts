@@ -37,6 +37,17 @@ const jobsTable = (rows: HTMLElement[]) =>
     h("tbody", null, ...rows),
   );
 
+const NO_JOBS = "No jobs yet. Add one with New job, `missiond cron add` or POST /v1/cron-jobs.";
+
+const newJobButton = (ctx: Ctx) =>
+  h("button", { type: "button", class: "primary", onclick: () => ctx.go("job-new") }, "New job");
+
+const detailLinks = (ctx: Ctx, job: Job, close: () => void) => ({
+  close,
+  openLedger: () => ctx.go("ledger", { job: job.id }),
+  openPage: () => ctx.go("job", { id: job.id }),
+});
+
 const HEADERS = ["Job", "Schedule", "Next fire (job's zone)", "Last run", "State", ""];
 
 /** Every cron job and heartbeat, a page at a time: schedule in words, next fire, last outcome; pause, resume, trigger. */
@@ -73,8 +84,15 @@ export function jobsView(ctx: Ctx): View {
   function renderDetail(job: Job | undefined, runs: Run[], slots: string[]) {
     detail.hidden = !job;
     if (!job) return fill(detail);
-    const on = { close: () => select(undefined), openLedger: () => ctx.go("ledger", { job: job.id }) };
-    fill(detail, ...jobDetail(job, runs, slots, on));
+    fill(
+      detail,
+      ...jobDetail(
+        job,
+        runs,
+        slots,
+        detailLinks(ctx, job, () => select(undefined)),
+      ),
+    );
   }
 
   async function refresh() {
@@ -93,12 +111,7 @@ export function jobsView(ctx: Ctx): View {
     page = next;
     const first = cursors.length === 1;
     count.textContent = q ? `${plural(page.total, "job")} matching “${q}”` : plural(page.total, "job");
-    fill(
-      table,
-      page.jobs.length
-        ? jobsTable(page.jobs.map(row))
-        : empty(q ? "No job matches." : "No jobs yet. Add one with `missiond cron add` or POST /v1/cron-jobs."),
-    );
+    fill(table, page.jobs.length ? jobsTable(page.jobs.map(row)) : empty(q ? "No job matches." : NO_JOBS));
     const start = (cursors.length - 1) * JOBS_PAGE;
     fill(
       pagerBox,
@@ -147,7 +160,7 @@ export function jobsView(ctx: Ctx): View {
         panel(
           "Jobs",
           count,
-          h("div", { class: "toolbar" }, search, pagerBox),
+          h("div", { class: "toolbar" }, search, newJobButton(ctx), pagerBox),
           h("div", { class: "split" }, table, detail),
         ),
       );

@@ -4,6 +4,7 @@ import type { View } from "../main.ts";
 import { relative } from "../time.ts";
 import { empty, panel } from "../widgets.ts";
 import { pendingTimersTable } from "./now.ts";
+import { sessionDetail } from "./sessions/detail.ts";
 
 const TIMERS_PAGE = 50;
 
@@ -16,9 +17,17 @@ export function sessionsView(): View {
   const timers = h("div", { "data-testid": "pending-timers" });
   const timersSub = h("span");
   let seq = 0;
+  let root: HTMLElement;
+  let opened: string | null = null;
+  let agent: string | null = null;
 
   async function refresh() {
     const mine = ++seq;
+    if (opened) {
+      const detail = await sessionDetail(opened);
+      if (mine === seq) fill(root, detail);
+      return;
+    }
     const now = Date.now();
     const [list, pending] = await Promise.all([
       api.get<{ sessions: Session[] }>("/v1/sessions"),
@@ -34,17 +43,23 @@ export function sessionsView(): View {
             h(
               "tbody",
               null,
-              ...list.sessions.map((s) =>
-                h(
-                  "tr",
-                  { "data-session-id": s.id },
-                  h("td", null, h("code", null, s.id)),
-                  h("td", null, `agent ${s.agentId}`),
-                  h("td", null, plural(s.messageCount, "message")),
-                  h("td", null, h("strong", null, plural(s.openTodos, "open todo"))),
-                  h("td", { class: "muted small" }, `active ${relative(s.updatedAt, now)}`),
+              ...list.sessions
+                .filter((s) => !agent || s.agentId === agent)
+                .map((s) =>
+                  h(
+                    "tr",
+                    { "data-session-id": s.id },
+                    h(
+                      "td",
+                      null,
+                      h("a", { href: `#/sessions?session=${encodeURIComponent(s.id)}` }, h("code", null, s.id)),
+                    ),
+                    h("td", null, `agent ${s.agentId}`),
+                    h("td", null, plural(s.messageCount, "message")),
+                    h("td", null, h("strong", null, plural(s.openTodos, "open todo"))),
+                    h("td", { class: "muted small" }, `active ${relative(s.updatedAt, now)}`),
+                  ),
                 ),
-              ),
             ),
           )
         : empty("No session yet."),
@@ -55,13 +70,21 @@ export function sessionsView(): View {
   }
 
   return {
-    mount(root) {
+    mount(element, params) {
+      root = element;
+      opened = params.get("session");
+      agent = params.get("agent");
+      if (opened) return;
       fill(
         root,
         h(
           "div",
           { class: "grid" },
-          panel("Sessions", "the 100 most recently active", sessions),
+          panel(
+            "Sessions",
+            agent ? `of agent ${agent}, of the 100 most recently active` : "the 100 most recently active",
+            sessions,
+          ),
           panel("Pending notify timers", timersSub, timers),
         ),
       );

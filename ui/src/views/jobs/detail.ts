@@ -4,13 +4,27 @@ import { dateTime, relative, scheduleInWords } from "../../time.ts";
 import { block, empty, facts, statusChip } from "../../widgets.ts";
 
 /** The selected job's panel: its settings, next fire times, prompt and latest runs. */
-export function jobDetail(job: Job, runs: Run[], slots: string[], on: { close(): void; openLedger(): void }) {
+export function jobDetail(
+  job: Job,
+  runs: Run[],
+  slots: string[],
+  on: { close(): void; openLedger(): void; openPage(): void },
+) {
   return [
     h(
       "header",
       null,
       h("h2", null, job.name),
       h("button", { type: "button", class: "link", onclick: on.close, "aria-label": "Close" }, "✕"),
+    ),
+    h(
+      "p",
+      null,
+      h(
+        "button",
+        { type: "button", class: "link", onclick: on.openPage },
+        "Open its page: edit, skip, backfill, history →",
+      ),
     ),
     facts([
       ["Description", job.description],

@@ -91,6 +91,7 @@ export function runDetail(run: Run, close: () => void) {
       h("h2", null, `Run ${run.id}`),
       h("button", { type: "button", class: "link", onclick: close, "aria-label": "Close" }, "✕"),
     ),
+    h("p", null, h("a", { href: `#/run?id=${run.id}`, "data-testid": "run-page-link" }, "The run's whole story →")),
     facts([
       ["Status", statusChip(run.status)],
       ["Job", `${run.jobName ?? ""} (${run.cronJobId})`],
@@ -105,7 +106,12 @@ export function runDetail(run: Run, close: () => void) {
       ],
       ["Started", run.startedAt ? dateTime(run.startedAt) : null],
       ["Finished", run.finishedAt ? dateTime(run.finishedAt) : null],
-      ["Session", run.sessionId],
+      [
+        "Session",
+        run.sessionId
+          ? h("a", { href: `#/sessions?session=${encodeURIComponent(run.sessionId)}` }, run.sessionId)
+          : null,
+      ],
       ["Executor", run.executor ? `${run.executor}${run.exitCode !== null ? `, exit ${run.exitCode}` : ""}` : null],
       ["Usage", usageText(run.usage)],
     ]),

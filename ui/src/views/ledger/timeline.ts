@@ -56,7 +56,7 @@ function revisionMarker(r: Lane["revisions"][number], t: Timeline) {
   const from = Date.parse(t.from);
   const left = ((Date.parse(r.at) - from) / (Date.parse(t.to) - from)) * 100;
   const title = `revision ${r.revision}: ${r.action} by ${r.actor} at ${dateTime(r.at)}${r.note ? ` (${r.note})` : ""}`;
-  return h("span", { class: "revision-mark", title, "aria-label": title, style: { left: `${left}%` } });
+  return h("span", { class: "revision-mark", title, role: "img", "aria-label": title, style: { left: `${left}%` } });
 }
 
 /** One job's row: its name, a column per bucket and its revisions, and its total in range. */

@@ -74,6 +74,13 @@ export function overdueList(doctor: Doctor, now: number, jobLink: JobLink) {
   );
 }
 
+/** The run an alert is about (a job's latest failure, a missed slot), as a link to its page. */
+function alertRun(alert: Alert): Child {
+  const id = alert.details.runId ?? alert.details.lastRunId;
+  if (typeof id !== "string" && typeof id !== "number") return null;
+  return [" ", h("a", { href: `#/run?id=${id}`, "data-testid": "alert-run" }, `run ${id} →`)];
+}
+
 /** Open alerts, newest first: severity, kind, the job (or the subject), what happened, since when, who is on it. */
 export function alertList(alerts: readonly Alert[], now: number, jobLink: JobLink) {
   return h(
@@ -88,6 +95,7 @@ export function alertList(alerts: readonly Alert[], now: number, jobLink: JobLin
         a.cronJobId !== null && a.jobName !== null ? jobLink(a.cronJobId, a.jobName) : a.subject,
         `: ${a.summary} (${relative(a.openedAt, now)}`,
         a.ackedBy ? `, acknowledged by ${a.ackedBy})` : ")",
+        alertRun(a),
       ),
     ),
   );
