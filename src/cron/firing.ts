@@ -3,7 +3,7 @@ import type { ClaimDeps } from "../delivery/claim.ts";
 import { handOffWithLane, type Places } from "../delivery/direct.ts";
 import type { CronJobRow, CronJobRunRow } from "../db/schema/index.ts";
 import type { CronMission } from "../executors/types.ts";
-import { handOffFor, writeHandOffs, type PendingHandOff } from "./hand-off.ts";
+import { enqueueHandOffs, handOffFor, runningInClaim, writeHandOffs, type PendingHandOff } from "./hand-off.ts";
 import type { Logger } from "../log.ts";
 import { MissiondError } from "../errors.ts";
 import { coalescing } from "../db/coalesce.ts";
@@ -173,37 +173,38 @@ export class CronFiring {
       );
       const reads = { now, instanceName, armed, ended, active, buffered, running };
       const { rows, advanced, cancels } = planBatch(locked, reads, jobs);
-      const inserted = await insertRuns(tx, rows);
+      // Runs handed off in the claim are inserted Running, their only write before their close.
+      const jobOf = (run: { cronJobId: bigint }) => jobs.get(String(run.cronJobId))!;
+      const soon = (run: NewRun) =>
+        run.status === "Claimed" &&
+        handOffInClaim(
+          runMoment(jobOf(run), { scheduledFor: run.scheduledFor, trigger: run.trigger ?? "schedule" }),
+          now,
+          this.handOffWithinMs,
+        );
+      const handing = new Set(direct === null ? [] : rows.filter(soon));
+      const at = new Date(now);
+      const written = await runningInClaim(tx, rows, handing, jobOf, direct ?? { started: 0, queued: 0 }, at);
+      const inserted = await insertRuns(tx, written.rows);
       settleAdvances(advanced, inserted);
-      await advanceJobs(tx, advanced, new Date(now));
+      await advanceJobs(tx, advanced, at);
       // cancel_previous: the replaced run is closed Cancelled, and whichever instance is executing
       // its mission is told to stop (delivered when this transaction commits).
       for (const { run, slot } of cancels) {
         if (
-          await cancelRun(
-            tx,
-            run,
-            `cancelled by the slot ${slot.toISOString()} (overlap policy cancel_previous)`,
-            new Date(now),
-          )
+          await cancelRun(tx, run, `cancelled by the slot ${slot.toISOString()} (overlap policy cancel_previous)`, at)
         ) {
           await announce(tx, CANCEL_CHANNEL, String(run.id));
           this.deps.onRun?.("Cancelled", null);
         }
       }
-      for (const run of inserted) this.deps.onRun?.(run.status, run.latenessMs);
-      const claimed = inserted.filter((run) => run.status === "Claimed");
-      const soon = (run: CronJobRunRow) =>
-        handOffInClaim(runMoment(jobs.get(String(run.cronJobId))!, run), now, this.handOffWithinMs);
-      const handing = direct === null ? [] : claimed.filter(soon);
-      const handedOff = new Set(handing.map((run) => run.id));
-      if (handing.length === 0) return { jobs, claimed, activated: [], handedOff };
-      const at = new Date(now);
-      const handOffs = handing.map((run) => {
-        const job = jobs.get(String(run.cronJobId))!;
-        return handOffFor(job, run, job.prompt, at);
-      });
-      const activated = await writeHandOffs(tx, this.deps.boss, handOffs, direct!);
+      const handedOff = new Set(inserted.filter((run) => run.status === "Running").map((run) => run.id));
+      // A run handed off in its claim was claimed first, as the metrics count it.
+      for (const run of inserted) this.deps.onRun?.(handedOff.has(run.id) ? "Claimed" : run.status, run.latenessMs);
+      const claimed = inserted.filter((run) => run.status === "Claimed" || handedOff.has(run.id));
+      if (handedOff.size === 0) return { jobs, claimed, activated: [], handedOff };
+      const ids = new Set([...handedOff].map(String));
+      const activated = await enqueueHandOffs(tx, this.deps.boss, written.handOffs, direct!, ids);
       return { jobs, claimed, activated, handedOff };
     });
   }
