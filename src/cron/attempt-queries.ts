@@ -46,6 +46,18 @@ const byRefs = (refs: readonly RunRef[]) => {
 };
 
 /**
+ * `n` run ids, taken from the runs' identity ahead of their insert: a run handed off in its claim is
+ * inserted Running with its session (named after its id), with no Claimed → Running update after.
+ */
+export async function reserveRunIds(tx: Executor, n: number): Promise<bigint[]> {
+  const ids = await rows<{ id: string }>(
+    tx,
+    sql`select nextval(pg_get_serial_sequence('cron_job_runs', 'id'))::text as id from generate_series(1, ${n}::int)`,
+  );
+  return ids.map((row) => BigInt(row.id));
+}
+
+/**
  * Claimed → Running for many runs in one statement, each with its prompt as fired; conditional on
  * the run still being Claimed. Raw SQL: an UPDATE joined to a recordset has no drizzle builder.
  */

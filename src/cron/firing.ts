@@ -5,7 +5,7 @@ import type { ClaimDeps } from "../delivery/claim.ts";
 import { handOffWithLane, type Places } from "../delivery/direct.ts";
 import type { CronJobRow, CronJobRunRow } from "../db/schema/index.ts";
 import type { CronMission } from "../executors/types.ts";
-import { handOffFor, writeHandOffs, type PendingHandOff } from "./hand-off.ts";
+import { enqueueHandOffs, handOffFor, runningInClaim, writeHandOffs, type PendingHandOff } from "./hand-off.ts";
 import type { Logger } from "../log.ts";
 import { MissiondError } from "../errors.ts";
 import { coalescing } from "../db/coalesce.ts";
@@ -22,6 +22,7 @@ import {
   lockJobs,
   releaseBuffered,
   transitionRun,
+  type NewRun,
 } from "./queries.ts";
 import { CANCEL_CHANNEL, SCHEDULE_CHANNEL } from "./channels.ts";
 import { continueDeferred } from "./deferred.ts";
@@ -206,47 +207,49 @@ export class CronFiring {
         rows.map((run) => ({ run, job: byId.get(String(run.cronJobId))! })),
         new Date(now),
       );
-      const inserted = await insertRuns(tx, rows);
+      // Runs handed off in the claim are inserted Running, their only write before their close. A
+      // run that needs approval waits for it after its chain, a job with a preflight waits for its
+      // command's answer, and a template is rendered with reads of its own (the previous run): none
+      // of those is handed off in the claim.
+      const jobOf = (run: { cronJobId: bigint }) => jobs.get(String(run.cronJobId))!;
+      const soon = (run: NewRun) => {
+        const job = jobOf(run);
+        return (
+          run.status === "Claimed" &&
+          !job.approval &&
+          !job.preflight &&
+          !job.promptTemplate &&
+          handOffInClaim(
+            runMoment(job, { scheduledFor: run.scheduledFor, trigger: run.trigger ?? "schedule" }),
+            now,
+            this.handOffWithinMs,
+          )
+        );
+      };
+      const handing = new Set(direct === null ? [] : rows.filter(soon));
+      const at = new Date(now);
+      const written = await runningInClaim(tx, rows, handing, jobOf, direct ?? { started: 0, queued: 0 }, at);
+      const inserted = await insertRuns(tx, written.rows);
       settleAdvances(advanced, inserted);
-      await advanceJobs(tx, advanced, new Date(now));
+      await advanceJobs(tx, advanced, at);
       // cancel_previous: the replaced run is closed Cancelled, and whichever instance is executing
       // its mission is told to stop (delivered when this transaction commits).
       for (const { run, slot } of cancels) {
         if (
-          await cancelRun(
-            tx,
-            run,
-            `cancelled by the slot ${slot.toISOString()} (overlap policy cancel_previous)`,
-            new Date(now),
-          )
+          await cancelRun(tx, run, `cancelled by the slot ${slot.toISOString()} (overlap policy cancel_previous)`, at)
         ) {
           await announce(tx, CANCEL_CHANNEL, String(run.id));
           this.deps.onRun?.("Cancelled", null);
         }
       }
-      for (const run of inserted) this.deps.onRun?.(run.status, run.latenessMs);
+      const handedOff = new Set(inserted.filter((run) => run.status === "Running").map((run) => run.id));
+      // A run handed off in its claim was claimed first, as the metrics count it.
+      for (const run of inserted) this.deps.onRun?.(handedOff.has(run.id) ? "Claimed" : run.status, run.latenessMs);
       const queued = inserted.some((run) => run.keyWaitUntil !== null);
-      const claimed = inserted.filter((run) => run.status === "Claimed");
-      const soon = (run: CronJobRunRow) =>
-        handOffInClaim(runMoment(jobs.get(String(run.cronJobId))!, run), now, this.handOffWithinMs);
-      // A run that needs approval waits for it after its chain, a job with a preflight waits for its
-      // command's answer, and a template is rendered with reads of its own (the previous run): none
-      // is handed off in the claim transaction.
-      const handing =
-        direct === null
-          ? []
-          : claimed.filter((run) => {
-              const job = jobs.get(String(run.cronJobId))!;
-              return soon(run) && !needsApproval(jobs, run) && !job.preflight && !job.promptTemplate;
-            });
-      const handedOff = new Set(handing.map((run) => run.id));
-      if (handing.length === 0) return { jobs, claimed, activated: [], handedOff, queued };
-      const at = new Date(now);
-      const handOffs = handing.map((run) => {
-        const job = jobs.get(String(run.cronJobId))!;
-        return handOffFor(job, run, job.prompt, at);
-      });
-      const activated = await writeHandOffs(tx, this.deps.boss, handOffs, direct!);
+      const claimed = inserted.filter((run) => run.status === "Claimed" || handedOff.has(run.id));
+      if (handedOff.size === 0) return { jobs, claimed, activated: [], handedOff, queued };
+      const ids = new Set([...handedOff].map(String));
+      const activated = await enqueueHandOffs(tx, this.deps.boss, written.handOffs, direct!, ids);
       return { jobs, claimed, activated, handedOff, queued };
     });
   }
@@ -393,6 +396,3 @@ export class CronFiring {
     await this.handOff(handOffFor(job, run, run.promptFired ?? job.prompt, new Date(this.deps.clock.now())));
   }
 }
-
-const needsApproval = (jobs: Map<string, CronJobRow>, run: CronJobRunRow): boolean =>
-  jobs.get(String(run.cronJobId))!.approval && run.approvedBy === null;

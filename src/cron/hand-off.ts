@@ -5,8 +5,9 @@ import { onLane, type Places } from "../delivery/direct.ts";
 import type { Tx } from "../db/client.ts";
 import type { CronJobRow, CronJobRunRow } from "../db/schema/index.ts";
 import type { CronMission } from "../executors/types.ts";
-import { startRuns } from "./attempt-queries.ts";
+import { reserveRunIds, startRuns } from "./attempt-queries.ts";
 import { runMoment } from "./claim-plan.ts";
+import type { IdentifiedRun, NewRun } from "./queries.ts";
 
 /** A run whose chain passed, on its way to its agent. */
 export interface PendingHandOff {
@@ -20,7 +21,12 @@ export interface PendingHandOff {
  * What the agent receives for a run of `job`: the prompt as the chain left it. A slot claimed ahead
  * starts at its own (jittered) moment, not before.
  */
-export function handOffFor(job: CronJobRow, run: CronJobRunRow, prompt: string, now: Date): PendingHandOff {
+export function handOffFor(
+  job: CronJobRow,
+  run: Pick<CronJobRunRow, "id" | "scheduledFor" | "trigger" | "latenessMs" | "backfilled">,
+  prompt: string,
+  now: Date,
+): PendingHandOff {
   const startsAt = new Date(Math.max(now.getTime(), runMoment(job, run)));
   const sessionId = job.sessionMode === "fixed" && job.sessionId ? job.sessionId : `cron-${job.id}-${run.id}`;
   const mission: CronMission = {
@@ -65,9 +71,64 @@ export async function writeHandOffs(
       direct: i < places.started,
     })),
   );
+  return enqueueHandOffs(tx, boss, batch, places, started);
+}
+
+/** The missions of the hand-offs whose runs went Running (`running`: their ids) into pg-boss. */
+export async function enqueueHandOffs(
+  tx: Tx,
+  boss: PgBoss,
+  batch: readonly PendingHandOff[],
+  places: Places,
+  running: ReadonlySet<string>,
+): Promise<{ id: string; data: CronMission; counted: boolean }[]> {
   const jobs = batch
     .map((h, i) => ({ id: h.missionJobId, data: h.mission, ...onLane(places, i), runId: String(h.runId) }))
-    .filter((j) => started.has(j.runId));
+    .filter((j) => running.has(j.runId));
   await enqueue(boss, tx, MISSIONS_QUEUE, jobs);
   return jobs.filter((j) => j.direct);
+}
+
+/**
+ * A claim's rows, those in `handing` written Running as writeHandOffs would leave them (the first
+ * `places.started` with their attempt counted), so the claim's insert is their only write: ids are
+ * reserved for the batch, since a run's session is named after its id.
+ */
+export async function runningInClaim(
+  tx: Tx,
+  rows: readonly NewRun[],
+  handing: ReadonlySet<NewRun>,
+  jobOf: (row: NewRun) => CronJobRow,
+  places: Places,
+  at: Date,
+): Promise<{ rows: readonly (NewRun | IdentifiedRun)[]; handOffs: PendingHandOff[] }> {
+  if (handing.size === 0) return { rows, handOffs: [] };
+  const ids = await reserveRunIds(tx, rows.length);
+  const handOffs: PendingHandOff[] = [];
+  const identified = rows.map((row, i): IdentifiedRun => {
+    const id = ids[i]!;
+    if (!handing.has(row)) return { ...row, id };
+    const job = jobOf(row);
+    const run = {
+      id,
+      scheduledFor: row.scheduledFor,
+      trigger: row.trigger ?? "schedule",
+      latenessMs: row.latenessMs ?? null,
+      backfilled: !!row.backfilled,
+    };
+    const h = handOffFor(job, run, job.prompt, at);
+    const counted = handOffs.length < places.started;
+    handOffs.push(h);
+    return {
+      ...row,
+      id,
+      status: "Running",
+      promptFired: h.mission.prompt,
+      startedAt: h.startedAt,
+      sessionId: h.mission.sessionId,
+      missionJobId: h.missionJobId,
+      attempts: counted ? 1 : 0,
+    };
+  });
+  return { rows: identified, handOffs };
 }

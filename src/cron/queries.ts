@@ -7,6 +7,8 @@ import { OPEN_RUN_STATUSES } from "../db/schema/enums.ts";
 
 export type NewCronJob = typeof cronJobs.$inferInsert;
 export type NewRun = typeof cronJobRuns.$inferInsert;
+/** A run to insert with its id reserved before (see reserveRunIds). */
+export type IdentifiedRun = NewRun & { id: bigint };
 
 const live = isNull(cronJobs.deletedAt);
 
@@ -76,14 +78,16 @@ export async function lockJobs(tx: Executor, ids: readonly bigint[]): Promise<Cr
  * means another instance (or an earlier attempt) already did:
  * INSERT … ON CONFLICT (cron_job_id, scheduled_for) DO NOTHING RETURNING.
  */
-export async function insertRuns(tx: Executor, runs: readonly NewRun[]): Promise<CronJobRunRow[]> {
+export async function insertRuns(tx: Executor, runs: readonly (NewRun | IdentifiedRun)[]): Promise<CronJobRunRow[]> {
   const inserted: CronJobRunRow[] = [];
+  const identities = runs.length > 0 && "id" in runs[0]!;
   // Chunked to stay far below the 65,535 bind parameters of one statement.
   for (let i = 0; i < runs.length; i += 1_000) {
     inserted.push(
       ...(await insertRecords(tx, cronJobRuns, runs.slice(i, i + 1_000), {
         onConflictDoNothing: [cronJobRuns.cronJobId, cronJobRuns.scheduledFor],
         returning: true,
+        identities,
       })),
     );
   }

@@ -7,18 +7,20 @@ import { rows, type Executor } from "./client.ts";
  * A multi-row insert whose text is the same for every number of rows: the rows go as one JSON
  * parameter, read by `jsonb_populate_recordset` with the table's own row type (see batch-params.ts
  * for why the text must not grow with the batch). A column a row leaves out takes its default, as
- * in drizzle's `values()`; identity columns are the database's. Resolves to the rows inserted,
+ * in drizzle's `values()`; identity columns are the database's unless `identities` says the rows
+ * carry theirs. Resolves to the rows inserted,
  * mapped as drizzle maps a select's (with `returning`), or to nothing.
  */
 export async function insertRecords<T extends PgTable>(
   db: Executor,
   table: T,
   records: readonly T["$inferInsert"][],
-  options: { onConflictDoNothing?: readonly Column[] | true; returning?: boolean } = {},
+  options: { onConflictDoNothing?: readonly Column[] | true; returning?: boolean; identities?: boolean } = {},
 ): Promise<T["$inferSelect"][]> {
   if (records.length === 0) return [];
   const all = Object.entries(getTableColumns(table));
-  const columns = all.filter(([, column]) => !column.generatedIdentity);
+  // `identities`: every row carries its identity, reserved before (`overriding system value`).
+  const columns = options.identities ? all : all.filter(([, column]) => !column.generatedIdentity);
   const json = records.map((record) => {
     const out: Record<string, unknown> = {};
     for (const [key, column] of columns) {
@@ -50,7 +52,8 @@ export async function insertRecords<T extends PgTable>(
             sql`, `,
           )}) do nothing`
         : sql``;
-  const query = sql`insert into ${table} (${names}) select ${picks}
+  const overriding = options.identities ? sql` overriding system value` : sql``;
+  const query = sql`insert into ${table} (${names})${overriding} select ${picks}
     from jsonb_populate_recordset(null::${table}, ${jsonText(json)}::jsonb) as v${conflict}${options.returning ? sql` returning *` : sql``}`;
   const raw = await rows<Record<string, unknown>>(db, query);
   if (!options.returning) return [];

@@ -112,6 +112,35 @@ describe(`statement texts under a varied load (${backendName})`, () => {
     expect(texts.filter((text) => text.startsWith('update "cron_job_runs" set "deferred_until"'))).toEqual([]);
   }, 30_000);
 
+  it("runs handed off in their claim are inserted Running, claimed and started, with no update to Running after", async () => {
+    const texts: string[] = [];
+    const daemon = await t.start({ onQuery: (text) => texts.push(text) });
+    await daemon.services.cron.add({ name: "a", agentId: "a1", cron: "* * * * * *", prompt: "p" });
+    await waitFor(
+      async () => {
+        const [found] = await rows<{ n: number }>(
+          daemon.services.database.db,
+          sql`select count(*)::int as n from cron_job_runs where status = 'Succeeded'`,
+        );
+        return found!.n >= 3;
+      },
+      "three runs closed",
+      20_000,
+    );
+    const done = await rows<{ attempts: number; claimed: boolean; started: boolean; session: string | null }>(
+      daemon.services.database.db,
+      sql`select attempts, claimed_by is not null and claimed_at is not null as claimed,
+            started_at is not null as started, session_id as session
+          from cron_job_runs where status = 'Succeeded'`,
+    );
+    for (const run of done) expect(run).toMatchObject({ attempts: 1, claimed: true, started: true });
+    expect(done.every((run) => run.session?.startsWith("cron-"))).toBe(true);
+    expect(
+      texts.some((text) => text.includes('insert into "cron_job_runs"') && text.includes("overriding system value")),
+    ).toBe(true);
+    expect(texts.filter((text) => text.includes("set status = 'Running'"))).toEqual([]);
+  }, 30_000);
+
   it("a claim's insert fills each column's default, and answers rows typed as drizzle's select", async () => {
     const daemon = await t.start();
     const job = await daemon.services.cron.add({ name: "d", agentId: "a1", cron: "0 0 1 1 *", prompt: "p" });
