@@ -106,7 +106,16 @@ export function benchBoss(db: TestDatabase, options: { schema: string; cron?: bo
 export async function addPerSecondJobs(
   daemon: Daemon,
   jobs: number,
-  job: { prefix: string; agentId: string; prompt: string; jitter?: string; leadMs: number; marginMs: number },
+  job: {
+    prefix: string;
+    agentId: string;
+    prompt: string;
+    jitter?: string;
+    leadMs: number;
+    marginMs: number;
+    /** More job fields, as the API takes them (a concurrency key, a template). */
+    fields?: Record<string, unknown>;
+  },
 ): Promise<number> {
   const from = Math.ceil((Date.now() + job.leadMs + jobs * 15) / 1000) * 1000;
   const startsAt = new Date(from).toISOString();
@@ -118,6 +127,7 @@ export async function addPerSecondJobs(
       prompt: job.prompt,
       overlapPolicy: "allow",
       ...(job.jitter ? { jitter: job.jitter } : {}),
+      ...job.fields,
       startsAt,
     });
   if (Date.now() > from - job.marginMs) throw new Error(`adding ${jobs} jobs took past their start (${startsAt})`);

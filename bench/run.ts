@@ -59,6 +59,8 @@ if (only.has("wake")) {
       if (jobs > 128) rows.push(await missiondWake(backend, jobs, seconds, true, 256));
       // The same agent under a budget it never reaches: each claim reads what it spent and locks it.
       rows.push(await missiondWake(backend, jobs, seconds, true, undefined, "$1000/day, 1000000 runs/hour"));
+      // All three on the claim path at once: the budget, a concurrency key and a prompt template.
+      rows.push(await missiondWake(backend, jobs, seconds, true, undefined, "$1000/day, 1000000 runs/hour", true));
       rows.push(await missiondWake(backend, jobs, seconds, false));
       rows.push(await pgBossWake(backend, jobs, seconds));
       if (backend === "postgres") rows.push(await graphileWake(jobs, seconds));

@@ -95,7 +95,9 @@ const bySecond = (samples: { key: string; lateMs: number }[], from?: number): Sa
 /**
  * missiond: per-second cron jobs, no jitter, the webhook executor; `direct = false` sends every
  * mission through pg-boss's fetch; `places` sets `[missions] concurrency` (default 128); `budget`
- * gives the agent a budget no slot reaches, so every claim reads and locks it.
+ * gives the agent a budget no slot reaches, so every claim reads and locks it; `means` adds to it a
+ * concurrency key no slot fills (locked and counted in every claim) and a prompt template (rendered
+ * with the previous run's reads, so the run goes through its chain rather than the claim's hand-off).
  */
 export async function missiondWake(
   backend: "pglite" | "postgres",
@@ -104,6 +106,7 @@ export async function missiondWake(
   direct = true,
   places?: number,
   budget?: string,
+  means = false,
 ): Promise<WakeRow> {
   const receiver = await startReceiver();
   const db = await freshBenchDatabase(backend);
@@ -116,14 +119,15 @@ export async function missiondWake(
     const from = await addPerSecondJobs(daemon, jobs, {
       prefix: "wake",
       agentId: "hook",
-      prompt: "wake",
+      prompt: means ? "wake at {{slot}}, after {{previous.status}}" : "wake",
       leadMs: 3_000,
       marginMs: 500,
+      ...(means ? { fields: { concurrencyKey: "agent", concurrencyLimit: 100_000, promptTemplate: true } } : {}),
     });
     await sleepUntil(from + seconds * 1000 + 3_000);
     const inWindow = bySecond(await receiver.take(), from);
     return row(
-      `missiond (webhook executor${direct ? "" : ", through pg-boss's fetch"}${places === undefined ? "" : `, ${places} places`}${budget === undefined ? "" : ", agent budget"})`,
+      `missiond (webhook executor${direct ? "" : ", through pg-boss's fetch"}${places === undefined ? "" : `, ${places} places`}${budget === undefined ? "" : ", agent budget"}${means ? ", concurrency key, template" : ""})`,
       backend,
       jobs,
       seconds,
