@@ -1,3 +1,4 @@
+import { FAILED_RUN_STATUSES } from "../db/schema/enums.ts";
 import { ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Tracer } from "@opentelemetry/api";
 import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http";
 import { resourceFromAttributes } from "@opentelemetry/resources";
@@ -18,7 +19,7 @@ import { runTraceIds, type RunTraceIds } from "./trace-context.ts";
 
 // Spans wait this long in the batch before they are sent (the SDK's default is 5 s).
 const EXPORT_DELAY_MS = 1_000;
-const FAILED = new Set(["Failed", "TimedOut", "Unknown"]);
+const FAILED = new Set<string>(FAILED_RUN_STATUSES);
 
 /**
  * The run span takes the ids its traceparent announced (trace-context.ts); every other span gets

@@ -20,6 +20,7 @@ const STOP_ORDER = [
   "heartbeat",
   "alerts",
   "pruner",
+  "gate sweeper",
   "resume sweeper",
   "claim recovery",
   "scheduler",

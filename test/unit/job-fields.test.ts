@@ -91,11 +91,17 @@ approval = true
 approval_window = "30m"
 budget = "$5/d, 10 runs/hour"
 preflight = "check-inbox --dir '/var/mail/a b'"
+template = true
 
 [jobs.other]
 agent = "a1"
 prompt = "p"
 cron = "0 3 * * *"
+
+[jobs.event]
+agent = "a1"
+prompt = "p"
+events_only = true
 `;
     const jobs = parseJobsFiles([{ path: "/all.toml", text }])[0]!.jobs;
     const exported = toToml(jobs.map(({ name, definition }) => ({ name, definition })));

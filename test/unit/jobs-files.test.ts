@@ -120,6 +120,8 @@ describe("apply plan", () => {
       paused: false,
       concurrencyFull: "queue",
       approval: false,
+      promptTemplate: false,
+      eventsOnly: false,
       ...over,
     }) as unknown as LiveJob["view"];
 

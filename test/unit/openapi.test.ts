@@ -253,7 +253,9 @@ describe("the document's schemas accept and refuse what the daemon does", () => 
         check(value, "ok", `valid ${JSON.stringify(value)}`);
         for (const m of mutations(value, false)) check(m.value, "any", `${JSON.stringify(value)} ${m.label}`);
       }
-      expect(refused, "the mutations include refused bodies").toBeGreaterThan(examples.valid.length);
+      // A free-form body (an event's JSON payload: any object) has no field a mutation could break.
+      if (!(zodSchema instanceof z.ZodRecord))
+        expect(refused, "the mutations include refused bodies").toBeGreaterThan(examples.valid.length);
       for (const value of examples.invalid ?? []) check(value, "structural", `invalid ${JSON.stringify(value)}`);
       for (const value of examples.refinementOnly ?? [])
         check(value, "refinement", `refinement ${JSON.stringify(value)}`);

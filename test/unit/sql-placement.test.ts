@@ -20,6 +20,7 @@ const INFRASTRUCTURE = new Set([
   "src/db/close-deliveries.ts",
   "src/db/prepared.ts",
   "src/db/boss-tables.ts",
+  "src/db/disk-space.ts",
 ]);
 const isInfrastructure = (file: string) => INFRASTRUCTURE.has(file) || file.startsWith("src/db/schema/");
 

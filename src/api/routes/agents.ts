@@ -2,7 +2,7 @@ import { agentSchema } from "../../executors/agent-config.ts";
 import { agentParams } from "../params.ts";
 import { route } from "../route.ts";
 import { agentActivityList, agentList, agentView } from "../../executors/answers.ts";
-import { agentActivity } from "../../executors/activity.ts";
+import { agentActivity } from "../../executors/activity-queries.ts";
 
 const DAY_MS = 86_400_000;
 

@@ -27,6 +27,9 @@ export const CLOSED_RUN_STATUSES: readonly RunStatus[] = RUN_STATUSES.filter(
   (s) => !(OPEN_RUN_STATUSES as readonly RunStatus[]).includes(s),
 );
 
+/** The final statuses of a run that did not do its work: what `doctor`, agents' activity and traces count as failed. */
+export const FAILED_RUN_STATUSES = ["Failed", "TimedOut", "Unknown"] as const satisfies readonly RunStatus[];
+
 export const JOB_KINDS = ["cron_job", "heartbeat"] as const;
 export type JobKind = (typeof JOB_KINDS)[number];
 export const OVERLAP_POLICIES = ["skip", "buffer_one", "allow", "cancel_previous"] as const;

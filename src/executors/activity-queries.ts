@@ -1,5 +1,6 @@
 import { sql } from "drizzle-orm";
 import { rows, type Executor } from "../db/client.ts";
+import { FAILED_RUN_STATUSES } from "../db/schema/enums.ts";
 
 /** Each agent's runs over a window: outcomes, the lateness it saw, and its sessions. */
 export interface AgentActivity {
@@ -14,7 +15,7 @@ export interface AgentActivity {
 }
 
 // The statuses counted as failures, as `missiond doctor` counts an agent's.
-const FAILED = sql.raw(`('Failed', 'TimedOut', 'Unknown')`);
+const FAILED = sql.raw(`(${FAILED_RUN_STATUSES.map((s) => `'${s}'`).join(", ")})`);
 
 /**
  * Raw SQL: one pass over the window's runs (by the slot index) grouped by their job's agent, beside
