@@ -13,7 +13,9 @@ describe("statuses typed in any case", () => {
   it("pass a schema built with anyCaseEnum as the canonical value; others fail listing the values", () => {
     const status = anyCaseEnum(RUN_STATUSES);
     expect(validate(status, "succeeded")).toBe("Succeeded");
-    expect(() => validate(status, "done", "status")).toThrow(/^status: must be one of "Claimed", "AwaitingApproval", "Running", /);
+    expect(() => validate(status, "done", "status")).toThrow(
+      /^status: must be one of "Claimed", "AwaitingApproval", "Running", /,
+    );
     expect(() => validate(status, 3, "status")).toThrow(/^status: /);
   });
 });
