@@ -61,6 +61,8 @@ export async function continueDeferred(
       scheduledFor: d.deferredUntil!,
       trigger: "deferred",
       deferredFrom: d.id,
+      // An event's deferred run still carries its call's body to the prompt and the plugins.
+      payload: d.payload,
       // The job as it is now: a deferral re-fires under the latest revision.
       revisionId: job?.revisionId ?? d.revisionId,
       claimedBy: instanceName,
