@@ -123,7 +123,7 @@ describe.skipIf(chromiumMissing !== null)(
       ).toEqual(expected);
       await form.getByLabel("Name").fill("reports");
       await form.getByLabel("Agent id").fill("a1");
-      await form.getByLabel("Prompt").fill("write the weekly report");
+      await form.getByRole("textbox", { name: "Prompt" }).fill("write the weekly report");
       await form.getByLabel("Cron", { exact: true }).fill("61 * * * *");
       // A schedule the API refuses shows the API's own message.
       const refused = await dash.call<{ error: { message: string } }>(
@@ -193,8 +193,8 @@ describe.skipIf(chromiumMissing !== null)(
       await page.goto(`${dash.base}/ui/#/job?id=${target.id}`);
       await page.getByRole("button", { name: "Edit" }).click();
       const form = page.getByTestId("job-form");
-      expect(await form.getByLabel("Prompt").inputValue()).toBe("old prompt");
-      await form.getByLabel("Prompt").fill("new prompt");
+      expect(await form.getByRole("textbox", { name: "Prompt" }).inputValue()).toBe("old prompt");
+      await form.getByRole("textbox", { name: "Prompt" }).fill("new prompt");
       await form.getByLabel("Description").fill("");
       await expectAccessible();
       await form.getByRole("button", { name: "Save changes" }).click();
@@ -222,7 +222,7 @@ describe.skipIf(chromiumMissing !== null)(
       const notice = page.getByTestId("managed-by");
       await notice.waitFor();
       expect(await notice.textContent()).toContain(path);
-      await page.getByLabel("Prompt").fill("changed here");
+      await page.getByRole("textbox", { name: "Prompt" }).fill("changed here");
       await page.getByRole("button", { name: "Save changes" }).click();
       const refused = await dash.call<{ error: { message: string } }>("PATCH", `/v1/cron-jobs/${managed.id}`, {
         prompt: "changed here",
