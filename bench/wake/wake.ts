@@ -122,7 +122,7 @@ export async function missiondWake(
       prompt: means ? "wake at {{slot}}, after {{previous.status}}" : "wake",
       leadMs: 3_000,
       marginMs: 500,
-      ...(means ? { fields: { concurrencyKey: "agent", concurrencyLimit: 100_000, promptTemplate: true } } : {}),
+      ...(means ? { fields: { concurrencyKey: "agent", concurrencyLimit: 10_000, promptTemplate: true } } : {}),
     });
     await sleepUntil(from + seconds * 1000 + 3_000);
     const inWindow = bySecond(await receiver.take(), from);
