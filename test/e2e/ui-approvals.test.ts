@@ -99,7 +99,16 @@ describe.skipIf(chromiumMissing !== null)(
       const dialog = page.getByTestId("reject-dialog");
       await dialog.getByLabel("Reason (optional)").fill("release freeze");
       expect(await seriousViolations(page)).toEqual([]);
-      await dialog.getByRole("button", { name: "Reject" }).click();
+      const confirm = dialog.getByRole("button", { name: "Reject" });
+      // The label of the red confirm button stays readable (not red on red).
+      const paint = await confirm.evaluate((b) => {
+        const style = (
+          globalThis as unknown as { getComputedStyle(e: unknown): Record<string, string> }
+        ).getComputedStyle(b);
+        return [style.color, style.backgroundColor];
+      });
+      expect(paint[0]).not.toBe(paint[1]);
+      await confirm.click();
       await dialog.waitFor({ state: "detached" });
 
       const decided = await run(waiting.id);
