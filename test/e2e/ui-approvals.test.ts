@@ -84,12 +84,15 @@ describe.skipIf(chromiumMissing !== null)(
       // The confirm button has the focus: Enter decides.
       await page.keyboard.press("Enter");
       await dialog.waitFor({ state: "detached" });
+      // The page reloads the run once the API has answered: then it is decided.
+      await page.getByTestId("approved-by").waitFor();
 
       const decided = await run(waiting.id);
       expect(decided.status).not.toBe("AwaitingApproval");
       expect(decided.approvedBy).toMatch(/^token:/);
       await expect(page.getByTestId("approved-by").textContent()).resolves.toBe(decided.approvedBy);
       await actions.waitFor({ state: "detached" });
+      await expect(page.locator('[data-status="AwaitingApproval"]').count()).resolves.toBe(0);
     });
 
     it("rejects a waiting run with a reason typed in the dialog, and shows it Cancelled with who and why", async () => {
@@ -110,14 +113,16 @@ describe.skipIf(chromiumMissing !== null)(
       expect(paint[0]).not.toBe(paint[1]);
       await confirm.click();
       await dialog.waitFor({ state: "detached" });
+      const story = page.getByTestId("run-story");
+      await story.getByText(/rejected by .+: release freeze/).waitFor();
 
       const decided = await run(waiting.id);
       expect(decided.status).toBe("Cancelled");
       expect(decided.approvedBy).toBeNull();
       expect(decided.reason).toMatch(/^rejected by .+: release freeze$/);
-      const story = page.getByTestId("run-story");
       await story.getByText(decided.reason!).waitFor();
-      await page.locator("header, main").getByText("Cancelled").first().waitFor();
+      // The page's heading and the story's result both name the new status.
+      await expect(page.locator('[data-status="Cancelled"]').count()).resolves.toBe(2);
       expect(await seriousViolations(page)).toEqual([]);
     });
 
