@@ -1,8 +1,9 @@
-import { api, type RunDetail } from "../../api.ts";
+import { api, AuthRequired, type RunDetail } from "../../api.ts";
 import { fill, h, type Child } from "../../dom.ts";
 import type { Ctx, View } from "../../main.ts";
 import { dateTime, span } from "../../time.ts";
-import { badge, block, empty, panel, statusChip } from "../../widgets.ts";
+import { badge, block, empty, panel, statusChip, toast } from "../../widgets.ts";
+import { approvedBy, awaiting, type Decide } from "./approval.ts";
 
 const ms = (n: number | null) => (n === null ? "—" : span(n));
 
@@ -73,8 +74,22 @@ function finished(run: RunDetail) {
   );
 }
 
-/** A run's whole story, in order: slot, claim, each plugin's decision, the prompt as fired, delivery, result. */
-function story(run: RunDetail) {
+/** The approval gate, when the run met one: the decision it waits for, or who let it go out. */
+function gate(run: RunDetail, decide: Decide) {
+  if (run.status === "AwaitingApproval") return step(null, "Awaiting approval", ...awaiting(run, decide));
+  return run.approvedBy ? step(run.approvedAt, "Approved", approvedBy(run)) : null;
+}
+
+function outcome(run: RunDetail) {
+  if (run.status === "AwaitingApproval") return null;
+  return run.finishedAt || run.status !== "Running" ? finished(run) : step(null, "Running…");
+}
+
+/**
+ * A run's whole story, in order: slot, claim, each plugin's decision, the approval gate, the prompt
+ * as fired, delivery, result.
+ */
+function story(run: RunDetail, decide: Decide) {
   return h(
     "ol",
     { class: "story", "data-testid": "run-story" },
@@ -91,29 +106,38 @@ function story(run: RunDetail) {
     ),
     claimed(run),
     decisions(run),
+    gate(run, decide),
     run.promptFired !== null ? step(null, "Prompt as fired", block(run.promptFired, "prompt")) : null,
     delivered(run),
-    run.finishedAt || run.status !== "Running" ? finished(run) : step(null, "Running…"),
+    outcome(run),
   );
 }
 
 /** GET /v1/runs/:id as a page (linked from the ledger, a job's page and the alerts). */
-export function runView(_ctx: Ctx): View {
+export function runView(ctx: Ctx): View {
   let root: HTMLElement;
   let id = "";
   let shown = "";
+  // A decision is followed by a reload, so the page shows the run's new status and its approver.
+  const decide: Decide = (decision) =>
+    void decision()
+      .then((changed) => (changed ? refresh() : undefined))
+      .catch((err: unknown) => (err instanceof AuthRequired ? ctx.fail(err) : toast((err as Error).message, "error")));
+
+  async function refresh() {
+    if (!id) return fill(root, empty("No run given."));
+    const run = await api.get<RunDetail>(`/v1/runs/${id}`);
+    const text = JSON.stringify(run);
+    if (text === shown) return;
+    shown = text;
+    fill(root, panel(`Run ${run.id}`, h("span", null, statusChip(run.status), ` ${run.jobName}`), story(run, decide)));
+  }
+
   return {
     mount(element, params) {
       root = element;
       id = params.get("id") ?? "";
     },
-    async refresh() {
-      if (!id) return fill(root, empty("No run given."));
-      const run = await api.get<RunDetail>(`/v1/runs/${id}`);
-      const text = JSON.stringify(run);
-      if (text === shown) return;
-      shown = text;
-      fill(root, panel(`Run ${run.id}`, h("span", null, statusChip(run.status), ` ${run.jobName}`), story(run)));
-    },
+    refresh,
   };
 }
