@@ -65,6 +65,8 @@ export interface JobFilter {
   q?: string | undefined;
   /** Unpaused jobs whose next slot is at or before this, earliest first. */
   dueBefore?: Date | undefined;
+  /** Carrying all these labels. */
+  labels?: Readonly<Record<string, string>> | undefined;
 }
 
 /** `%`, `_` and `\` match themselves in a LIKE pattern. */
@@ -79,6 +81,7 @@ export async function pageJobs(
     live,
     filter.q ? ilike(cronJobs.name, `%${likeLiteral(filter.q)}%`) : undefined,
     filter.dueBefore ? and(eq(cronJobs.paused, false), lte(cronJobs.nextFireAt, filter.dueBefore)) : undefined,
+    filter.labels ? sql`${cronJobs.labels} @> ${JSON.stringify(filter.labels)}::jsonb` : undefined,
   ];
   const query = db
     .select()
