@@ -63,12 +63,11 @@ export const labelQuery = z
   .string()
   .min(1)
   .max(2000)
-  .transform((text, ctx): Labels => {
+  .superRefine((text, ctx) => {
     try {
-      return parseLabelList(text);
+      parseLabelList(text);
     } catch (err) {
       ctx.addIssue({ code: "custom", message: (err as Error).message });
-      return z.NEVER;
     }
   })
   .describe("Only jobs carrying all these labels: `key=value`, several joined by commas (`team=ops,env=prod`).");

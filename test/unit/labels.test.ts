@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { addJobFlags, jobBody } from "../../src/cli/commands/job-flags.ts";
 import { addJobInput } from "../../src/cron/input.ts";
 import { jobsQuery } from "../../src/cron/input.ts";
-import { hasLabels, labelsInput, normalizeLabels, parseLabel } from "../../src/labels/labels.ts";
+import { hasLabels, labelsInput, normalizeLabels, parseLabel, parseLabelList } from "../../src/labels/labels.ts";
 import { diffDefinitions } from "../../src/jobs-files/spec.ts";
 
 const issues = (value: unknown) => {
@@ -67,7 +67,8 @@ describe("job labels", () => {
   });
 
   it("reads a list query's label filter and names a bad one", () => {
-    expect(jobsQuery.parse({ label: "team=ops,env=prod" }).label).toEqual({ team: "ops", env: "prod" });
+    expect(jobsQuery.parse({ label: "team=ops,env=prod" }).label).toBe("team=ops,env=prod");
+    expect(parseLabelList("team=ops,env=prod")).toEqual({ team: "ops", env: "prod" });
     const bad = jobsQuery.safeParse({ label: "team" });
     expect(bad.error?.issues[0]?.message).toMatch(/key=value/);
   });
