@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { ALERT_KINDS, ALERT_SEVERITIES, type AlertKind, type AlertSeverity } from "../db/schema/enums.ts";
 import { parseDuration } from "../duration.ts";
+import { labelsInput, normalizeLabels, type Labels } from "../labels/labels.ts";
 
 /** A duration as text ("30s", "26h") or milliseconds, at least `minMs`; `what` names it in the error. */
 const duration = (what: string, minMs: number): z.ZodType<number, number | string> =>
@@ -25,6 +26,7 @@ const filters = {
   agents: names.optional(),
   kinds: z.array(z.enum(ALERT_KINDS)).optional(),
   severities: z.array(z.enum(ALERT_SEVERITIES)).optional(),
+  labels: labelsInput.optional(),
   timeout: duration("a route timeout", 100).default(10_000),
 };
 
@@ -144,6 +146,8 @@ export interface RouteFilter {
   readonly agents: readonly string[] | null;
   readonly kinds: readonly AlertKind[] | null;
   readonly severities: readonly AlertSeverity[] | null;
+  /** Labels the alert's job must all carry. */
+  readonly labels: Labels | null;
 }
 
 export type AlertRoute = RouteFilter & { readonly name: string; readonly timeoutMs: number } & (
@@ -207,6 +211,7 @@ function compileRoute(r: RouteFile, base: (path: string) => string): AlertRoute 
     agents: r.agents?.length ? r.agents : null,
     kinds: r.kinds?.length ? r.kinds : null,
     severities: r.severities?.length ? r.severities : null,
+    labels: normalizeLabels(r.labels),
   };
   switch (r.type) {
     case "webhook":

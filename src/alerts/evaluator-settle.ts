@@ -4,7 +4,7 @@ import type { AlertEvent } from "../db/schema/enums.ts";
 import type { AlertsConfig } from "./config.ts";
 import type { PassReport } from "./evaluator.ts";
 import { payloadOf } from "./payload.ts";
-import { markRepeated, openAlert, queueNotifications, resolveAlert, type NewAlert } from "./queries.ts";
+import { jobLabels, markRepeated, openAlert, queueNotifications, resolveAlert, type NewAlert } from "./queries.ts";
 import type { Wanted } from "./rules.ts";
 import { routeTakes } from "./senders.ts";
 
@@ -57,6 +57,9 @@ export async function settle<W extends Wanted>(
 
 async function notify(pass: PassContext, alert: AlertRow, event: AlertEvent): Promise<void> {
   const payload = payloadOf(alert, event, "", pass.now);
-  const routes = pass.config.routes.filter((r) => routeTakes(r, payload.alert)).map((r) => r.name);
+  // A job's labels are read only when a route is narrowed by them.
+  const labelled = alert.cronJobId !== null && pass.config.routes.some((r) => r.labels);
+  const labels = labelled ? await jobLabels(pass.tx, alert.cronJobId!) : null;
+  const routes = pass.config.routes.filter((r) => routeTakes(r, payload.alert, labels)).map((r) => r.name);
   await queueNotifications(pass.tx, alert.id, event, routes, pass.now);
 }

@@ -65,6 +65,12 @@ export async function jobsByIds(db: Executor, ids: readonly bigint[]): Promise<C
     .where(anyOf(cronJobs.id, ids, "bigint"));
 }
 
+/** A job's labels (a removed job's too: its alerts still route by them); null when it has none. */
+export async function jobLabels(db: Executor, jobId: bigint): Promise<Record<string, string> | null> {
+  const [found] = await db.select({ labels: cronJobs.labels }).from(cronJobs).where(eq(cronJobs.id, jobId));
+  return found?.labels ?? null;
+}
+
 /** A job's latest closed runs that streaks read, newest slot first (by the slot index). */
 export async function latestRuns(db: Executor, jobId: bigint, limit: number): Promise<RunFact[]> {
   const found = await db

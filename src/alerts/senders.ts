@@ -4,6 +4,7 @@ import { runCommand } from "../executors/command.ts";
 import { httpPoster } from "../executors/http-post.ts";
 import { SIGNATURE_HEADER, TIMESTAMP_HEADER, signBody } from "../executors/webhook.ts";
 import type { AlertRoute } from "./config.ts";
+import { hasLabels, type Labels } from "../labels/labels.ts";
 import { noticeHeadline, noticeText, type ApprovalNotice } from "../approvals/notice.ts";
 import { headline, plainText, type AlertPayload } from "./payload.ts";
 
@@ -100,19 +101,24 @@ function answered({ status, text }: { status: number; text: string }): string {
 
 /**
  * Whether a route takes a run's approval request: its job and agent lists (when set) name the run's,
- * and it lists no alert kinds or severities (a route narrowed to some alerts gets only those).
+ * the job carries its labels, and it lists no alert kinds or severities (a route narrowed to some
+ * alerts gets only those).
  */
-export function routeTakesNotice(route: AlertRoute, n: ApprovalNotice["approval"]): boolean {
+export function routeTakesNotice(route: AlertRoute, n: ApprovalNotice["approval"], jobLabels: Labels | null): boolean {
   return (
     (!route.jobs || route.jobs.includes(n.jobName) || route.jobs.includes(n.cronJobId)) &&
     (!route.agents || route.agents.includes(n.agentId)) &&
+    hasLabels(jobLabels, route.labels) &&
     !route.kinds &&
     !route.severities
   );
 }
 
-/** Whether a route takes an alert: each list it sets must name the alert's job, agent, kind and severity. */
-export function routeTakes(route: AlertRoute, alert: AlertPayload["alert"]): boolean {
+/**
+ * Whether a route takes an alert: each list it sets must name the alert's job, agent, kind and
+ * severity, and the alert's job must carry the route's labels (`jobLabels`: null without a job).
+ */
+export function routeTakes(route: AlertRoute, alert: AlertPayload["alert"], jobLabels: Labels | null): boolean {
   return (
     // A route narrowed to jobs or agents takes only the alerts of those (none about a plugin, say).
     (!route.jobs ||
@@ -120,6 +126,7 @@ export function routeTakes(route: AlertRoute, alert: AlertPayload["alert"]): boo
       (alert.cronJobId !== null && route.jobs.includes(alert.cronJobId))) &&
     (!route.agents || (alert.agentId !== null && route.agents.includes(alert.agentId))) &&
     (!route.kinds || route.kinds.includes(alert.kind)) &&
-    (!route.severities || route.severities.includes(alert.severity))
+    (!route.severities || route.severities.includes(alert.severity)) &&
+    (!route.labels || (alert.cronJobId !== null && hasLabels(jobLabels, route.labels)))
   );
 }

@@ -116,7 +116,7 @@ export class ApprovalService {
     const { log, routes, instanceName, clock } = this.deps;
     const send = async () => {
       const notice = approvalNotice(job, run, await this.links(run), instanceName, new Date(clock.now()));
-      const takers = routes.filter((r) => routeTakesNotice(r.route, notice.approval));
+      const takers = routes.filter((r) => routeTakesNotice(r.route, notice.approval, job.labels));
       await Promise.all(
         takers.map(({ route, send: sendTo }) =>
           sendTo(notice, AbortSignal.timeout(NOTICE_TIMEOUT_MS)).catch((err: unknown) =>

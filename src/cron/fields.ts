@@ -7,6 +7,7 @@ import { ALERT_RULE_FIELDS } from "../alerts/job-fields.ts";
 import { APPROVAL_FIELDS } from "../approvals/job-fields.ts";
 import { CONCURRENCY_FIELDS } from "../concurrency/job-fields.ts";
 import { BUDGET_FIELDS } from "../budgets/job-fields.ts";
+import { LABEL_FIELDS } from "../labels/job-fields.ts";
 import { EVENT_FIELDS } from "./event-fields.ts";
 import { parseActiveHours } from "./active-hours.ts";
 import type { NewCronJob } from "./queries.ts";
@@ -37,6 +38,10 @@ export interface FlagSpec {
   off?: string;
   /** A flag without an argument that sends this value (`--fresh-session` sends sessionMode "fresh"). */
   sends?: unknown;
+  /** The jobs-file key when it is not the long flag in snake_case (`--label` → `labels`). */
+  fileKey?: string;
+  /** A repeatable flag: folds each given text into the value so far (`--label a=1 --label b=2`), throwing on bad text. */
+  collect?: (text: string, previous: unknown) => unknown;
 }
 
 export interface FieldSpec<I extends z.ZodType = z.ZodType, V extends z.ZodType = z.ZodType> {
@@ -337,6 +342,7 @@ export const JOB_FIELDS = {
   ...CONCURRENCY_FIELDS,
   ...APPROVAL_FIELDS,
   ...BUDGET_FIELDS,
+  ...LABEL_FIELDS,
 } as const;
 
 export type JobFields = typeof JOB_FIELDS;
@@ -355,7 +361,7 @@ export const longFlag = (flags: string): string => /--([a-z][a-z0-9-]*)/.exec(fl
 /** A field's key in jobs files: its long flag in snake_case (`--catchup-max` → `catchup_max`); null when files leave it out. */
 export function fileKeyOf(spec: FieldSpec): string | null {
   if (spec.noFile || !spec.cli) return null;
-  return longFlag(spec.cli.flags).replace(/-/g, "_");
+  return spec.cli.fileKey ?? longFlag(spec.cli.flags).replace(/-/g, "_");
 }
 
 /** The fields' view values of a stored job, in the table's order. */

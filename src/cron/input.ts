@@ -3,6 +3,7 @@ import { RUN_STATUSES } from "../db/schema/enums.ts";
 import { JOB_FIELDS, jobFieldList } from "./fields.ts";
 import { anyCaseEnum, idString } from "../validation.ts";
 import { templateProblem } from "./template.ts";
+import { labelQuery } from "../labels/labels.ts";
 
 /** A mission's prompt, as given and as a cronJobFiring handler may rewrite it. */
 export const promptText = JOB_FIELDS.prompt.input;
@@ -113,7 +114,7 @@ export const jobRunsQuery = runsFilter.omit({ jobId: true }).refine(orderedRange
 
 /**
  * GET /v1/cron-jobs: all jobs by id, or a page of them (`limit`, `after` the last id seen), those
- * whose name contains `q`, or those due by `dueBefore` (unpaused, earliest first, one page).
+ * whose name contains `q`, those carrying the labels `label` names, or those due by `dueBefore` (unpaused, earliest first, one page).
  */
 export const jobsQuery = z
   .object({
@@ -121,6 +122,7 @@ export const jobsQuery = z
     after: jobIdString.optional(),
     q: z.string().min(1).max(200).optional(),
     dueBefore: instant.optional(),
+    label: labelQuery.optional(),
   })
   .strict()
   .refine((v) => v.after === undefined || v.dueBefore === undefined, {

@@ -1,5 +1,6 @@
 import { and, asc, count, desc, eq, gt, gte, ilike, isNull, lt, lte, sql } from "drizzle-orm";
 import { rows, type Executor } from "../db/client.ts";
+import { parseLabelList } from "../labels/labels.ts";
 import {
   cronJobRevisions,
   cronJobRuns,
@@ -65,6 +66,8 @@ export interface JobFilter {
   q?: string | undefined;
   /** Unpaused jobs whose next slot is at or before this, earliest first. */
   dueBefore?: Date | undefined;
+  /** Carrying all these labels: `key=value` joined by commas, as the list query checked it. */
+  labels?: string | undefined;
 }
 
 /** `%`, `_` and `\` match themselves in a LIKE pattern. */
@@ -79,6 +82,7 @@ export async function pageJobs(
     live,
     filter.q ? ilike(cronJobs.name, `%${likeLiteral(filter.q)}%`) : undefined,
     filter.dueBefore ? and(eq(cronJobs.paused, false), lte(cronJobs.nextFireAt, filter.dueBefore)) : undefined,
+    filter.labels ? sql`${cronJobs.labels} @> ${JSON.stringify(parseLabelList(filter.labels))}::jsonb` : undefined,
   ];
   const query = db
     .select()

@@ -140,8 +140,9 @@ export class CronService {
   }
 
   /**
-   * GET /v1/cron-jobs: all jobs, or a page (`limit`, `after`), filtered by name (`q`) or to those
-   * due by `dueBefore`; each with its latest run. `next` is the cursor of the following page.
+   * GET /v1/cron-jobs: all jobs, or a page (`limit`, `after`), filtered by name (`q`), labels
+   * (`label`) or to those due by `dueBefore`; each with its latest run. `next` is the cursor of
+   * the following page.
    */
   async page(
     rawQuery: unknown = {},
@@ -152,11 +153,10 @@ export class CronService {
       afterId: query.after !== undefined ? BigInt(query.after) : undefined,
       q: query.q,
       dueBefore: query.dueBefore ? new Date(query.dueBefore) : undefined,
+      labels: query.label,
     });
-    const last = await lastRuns(
-      this.deps.db,
-      jobs.map((j) => j.id),
-    );
+    const ids = jobs.map((j) => j.id);
+    const last = await lastRuns(this.deps.db, ids);
     return {
       jobs: jobs.map((j) => ({ ...jobView(j), lastRun: last.get(String(j.id)) ?? null })),
       total,

@@ -38,8 +38,13 @@ function tableOf(name: string, definition: Definition): string {
 
 const key = (name: string) => (/^[A-Za-z0-9_-]+$/.test(name) ? name : JSON.stringify(name));
 
-function literal(field: FileKey, value: string | number | boolean): string {
+function literal(field: FileKey, value: NonNullable<Definition[string]>): string {
   if (INSTANTS.has(field)) return String(value);
+  // A map (labels) as an inline table; its keys are bare (label keys are [a-z0-9_.-]) or quoted.
+  if (typeof value === "object")
+    return `{ ${Object.entries(value)
+      .map(([k, v]) => `${key(k)} = ${JSON.stringify(v)}`)
+      .join(", ")} }`;
   // JSON's string escapes (\n, \", \uXXXX) are all valid in a TOML basic string.
   return typeof value === "string" ? JSON.stringify(value) : String(value);
 }

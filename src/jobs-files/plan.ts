@@ -108,7 +108,11 @@ function driftOf(job: LiveJob, path: string, changes: readonly FieldChange[]): {
 }
 
 const shown = (value: unknown): string =>
-  value === null || value === undefined ? "(none)" : typeof value === "string" ? JSON.stringify(value) : String(value);
+  value === null || value === undefined
+    ? "(none)"
+    : typeof value === "string" || typeof value === "object"
+      ? JSON.stringify(value)
+      : String(value);
 
 /** The plan as people read it, `terraform plan` style; the same text the CLI prints and the daemon logs. */
 export function renderPlan(plan: Plan, dryRun: boolean): string {

@@ -37,7 +37,12 @@ export const jobSpec = z
 
 export type JobSpec = { name: string } & Record<string, unknown>;
 
-type Value = string | number | boolean | null;
+/** A key's value; a map (labels) has its keys sorted, so that equal maps spell alike. */
+type Value = string | number | boolean | Readonly<Record<string, string>> | null;
+
+/** Whether two values of a key are the same (maps compared by content). */
+const sameValue = (a: Value | undefined, b: Value | undefined): boolean =>
+  a === b || (typeof a === "object" && typeof b === "object" && JSON.stringify(a) === JSON.stringify(b));
 
 /**
  * What a file decides about a job, normalized so that two spellings of one schedule compare equal
@@ -155,7 +160,8 @@ export function diffDefinitions(current: Definition, desired: Definition): Field
   const changes: FieldChange[] = [];
   for (const field of DEFINITION_FIELDS) {
     if (field === "paused" && desired.paused === undefined) continue;
-    if (current[field] !== desired[field]) changes.push({ field, before: current[field], after: desired[field] });
+    if (!sameValue(current[field], desired[field]))
+      changes.push({ field, before: current[field], after: desired[field] });
   }
   return changes;
 }

@@ -38,6 +38,7 @@ export const jobRow = (t0: number, patch: Partial<CronJobRow> = {}): CronJobRow 
   alertNoSuccessWithinMs: null,
   alertRepeatEveryMs: null,
   pauseAfterFailures: null,
+  labels: null,
   concurrencyKey: null,
   concurrencyLimit: null,
   concurrencyFull: "queue",

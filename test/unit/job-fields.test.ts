@@ -92,6 +92,7 @@ approval_window = "30m"
 budget = "$5/d, 10 runs/hour"
 preflight = "check-inbox --dir '/var/mail/a b'"
 template = true
+labels = { team = "ops", "env.tier" = "prod" }
 
 [jobs.other]
 agent = "a1"
@@ -108,6 +109,7 @@ events_only = true
     for (const key of Object.keys(FILE_KEYS)) expect(exported, key).toMatch(new RegExp(`^${key} = `, "m"));
     expect(exported).toContain('every = "1h30m"');
     expect(exported).toContain('budget = "$5/day, 10 runs/hour"');
+    expect(exported).toContain('labels = { "env.tier" = "prod", team = "ops" }');
     const again = parseJobsFiles([{ path: "/again.toml", text: exported }])[0]!.jobs;
     expect(again.map((job) => job.definition)).toEqual(jobs.map((job) => job.definition));
   });

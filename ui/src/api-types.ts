@@ -77,6 +77,8 @@ export type Job = {
   budget: string | null;
   /** A command run before each slot: exit 0 wakes the agent, exit 1 skips the slot; null: none. */
   preflight: string | null;
+  /** The job's labels (`team: ops`), keys sorted; null: none. */
+  labels: Record<string, string> | null;
   /** When a timed pause ends by itself. */
   pausedUntil: Instant | null;
   runCount: Count;
@@ -244,6 +246,8 @@ export type JobDefinition = {
   budget: string | null;
   /** A command run before each slot: exit 0 wakes the agent, exit 1 skips the slot; null: none. */
   preflight: string | null;
+  /** The job's labels (`team: ops`), keys sorted; null: none. */
+  labels: Record<string, string> | null;
 };
 
 export type JobFileKey =
@@ -279,7 +283,8 @@ export type JobFileKey =
   | "approval"
   | "approval_window"
   | "budget"
-  | "preflight";
+  | "preflight"
+  | "labels";
 
 export type Timeline = {
   from: Instant;
@@ -1536,6 +1541,21 @@ export const JOB_FORM_FIELDS: readonly JobFormField[] = [
     default: null,
     help: "a command run before each slot: exit 0 wakes the agent, exit 1 skips it (its first line the reason)",
     editHelp: "a command run before each slot (exit 0 go, exit 1 skip); empty removes it",
+    min: null,
+    max: null,
+    implies: null,
+  },
+  {
+    name: "labels",
+    label: "Labels",
+    input: "text",
+    options: null,
+    required: false,
+    clearable: true,
+    addOnly: false,
+    default: null,
+    help: "label the job, e.g. team=ops (repeat for more)",
+    editHelp: "replace the job's labels by these, e.g. team=ops (repeat for more); empty removes them",
     min: null,
     max: null,
     implies: null,

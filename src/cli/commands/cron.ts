@@ -1,4 +1,4 @@
-import type { Command } from "commander";
+import { InvalidArgumentError, type Command } from "commander";
 import { previewSlots, assertCron, parseEvery, type Schedule } from "../../cron/schedule.ts";
 import type { JobView, RunView } from "../../cron/views.ts";
 import { registerExport } from "./apply.ts";
@@ -10,6 +10,7 @@ import type { BackfillView } from "../../cron/backfill-service.ts";
 import { registerCronEdit } from "./cron-edit.ts";
 import { registerCronToken } from "./cron-token.ts";
 import { previewPrompt } from "../../cron/template-preview.ts";
+import { parseLabel } from "../../labels/labels.ts";
 
 /** `missiond cron …`: cron jobs and heartbeats. */
 export function registerCron(program: Command, ctx: CliContext): void {
@@ -38,12 +39,24 @@ function add(cron: Command, ctx: CliContext): void {
   );
 }
 
+/** Collects `--label key=value` flags, each checked as the daemon would. */
+function labelFlag(text: string, previous: string[] | undefined): string[] {
+  try {
+    const [key, value] = parseLabel(text);
+    return [...(previous ?? []), `${key}=${value}`];
+  } catch (err) {
+    throw new InvalidArgumentError((err as Error).message);
+  }
+}
+
 function list(cron: Command, ctx: CliContext): void {
   cron
     .command("ls")
     .description("list cron jobs")
-    .action(async () => {
-      const { jobs } = await ctx.client().get<{ jobs: JobView[] }>("/v1/cron-jobs");
+    .option("--label <key=value>", "only jobs carrying this label (repeat: all of them)", labelFlag)
+    .action(async (opts: { label?: string[] }) => {
+      const query = opts.label ? `?label=${encodeURIComponent(opts.label.join(","))}` : "";
+      const { jobs } = await ctx.client().get<{ jobs: JobView[] }>(`/v1/cron-jobs${query}`);
       ctx.print(jobs, () =>
         table(
           ["ID", "NAME", "KIND", "AGENT", "SCHEDULE", "TZ", "NEXT FIRE", "STATE", "DESCRIPTION"],

@@ -24,6 +24,16 @@ const choicesOf = (schema: z.ZodType): readonly string[] | null =>
 /** Parses a number flag against the field's own schema; `none` clears a clearable one on `cron edit`. */
 function parserOf(field: FieldSpec, mode: Mode): ((value: string) => unknown) | null {
   const clears = mode === "edit" && field.clearable === true;
+  const collect = field.cli?.collect;
+  if (collect)
+    return ((value: string, previous: unknown) => {
+      if (clears && value === NONE) return CLEAR;
+      try {
+        return collect(value, previous === CLEAR ? undefined : previous);
+      } catch (err) {
+        throw new InvalidArgumentError((err as Error).message);
+      }
+    }) as (value: string) => unknown;
   const numeric = field.input instanceof z.ZodNumber;
   if (!clears && !numeric) return null;
   return (value: string) => {

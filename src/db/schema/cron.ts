@@ -84,6 +84,8 @@ export const cronJobs = pgTable(
     alertNoSuccessWithinMs: bigint("alert_no_success_within_ms", { mode: "number" }),
     alertRepeatEveryMs: bigint("alert_repeat_every_ms", { mode: "number" }),
     pauseAfterFailures: integer("pause_after_failures"),
+    // Labels (src/labels/): key → value, keys sorted; null when the job has none.
+    labels: jsonb("labels").$type<Record<string, string>>(),
     // Concurrency keys (src/concurrency/): at most `concurrency_limit` missions of the key open at
     // once across every instance; `agent` stands for the job's agent id.
     concurrencyKey: text("concurrency_key"),
