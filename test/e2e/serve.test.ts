@@ -111,9 +111,10 @@ describe(`missiond serve as a process, driven by the CLI over its socket (${back
     );
     // Any case: the CLI sends the canonical status.
     const table = await cli("runs", "ls", "--job", job.id, "--status", "cancelled");
-    // A cancelled slot was never delivered: no LATE MS; AHEAD MS is how far ahead it was claimed.
+    // A cancelled slot was never delivered: no LATE MS, no TOKENS or COST; AHEAD MS is how far ahead
+    // it was claimed.
     expect(table.stdout).toMatch(
-      /Cancelled\s+-\s+\d+\s+cron-sentinel\s+\[cron-sentinel\] refused: prompt carries HOLD/,
+      /Cancelled\s+-\s+\d+\s+-\s+-\s+cron-sentinel\s+\[cron-sentinel\] refused: prompt carries HOLD/,
     );
     await cli("cron", "rm", job.id);
   });

@@ -93,13 +93,15 @@ afterAll(async () => {
 });
 
 describe("the route table", () => {
-  it("gives every route a scope, and only health, readiness, the document and approval links are public", () => {
+  it("gives every route a scope, and only health, readiness, the document, the caller and approval links are public", () => {
     expect(ROUTES.filter((r) => !["public", "agent", "operator"].includes(r.scope))).toEqual([]);
-    // An approval link's authority is its signature, checked by its handler (approval-gates.test.ts).
+    // An approval link's authority is its signature, checked by its handler (approval-gates.test.ts);
+    // `/v1/caller` tells a token's own caller, or null without one (the dashboard's sign-in).
     expect(byScope("public").map((r) => `${r.method} ${r.url}`)).toEqual([
       "GET /healthz",
       "GET /readyz",
       "GET /v1/openapi.json",
+      "GET /v1/caller",
       "GET /v1/approvals/:token",
       "POST /v1/approvals/:token",
     ]);
