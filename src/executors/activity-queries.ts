@@ -1,18 +1,11 @@
 import { sql } from "drizzle-orm";
+import type { z } from "zod";
 import { rows, type Executor } from "../db/client.ts";
 import { FAILED_RUN_STATUSES } from "../db/schema/enums.ts";
+import type { agentActivityList } from "./answers.ts";
 
-/** Each agent's runs over a window: outcomes, the lateness it saw, and its sessions. */
-export interface AgentActivity {
-  agentId: string;
-  succeeded: number;
-  failed: number;
-  other: number;
-  /** Slot → delivery started, over the runs delivered in the window (null when none was). */
-  averageLatenessMs: number | null;
-  maxLatenessMs: number | null;
-  sessions: number;
-}
+/** Each agent's runs over a window: outcomes, the lateness it saw, and its sessions (the answer's row). */
+export type AgentActivity = z.infer<typeof agentActivityList>["agents"][number];
 
 // The statuses counted as failures, as `missiond doctor` counts an agent's.
 const FAILED = sql.raw(`(${FAILED_RUN_STATUSES.map((s) => `'${s}'`).join(", ")})`);
