@@ -12,6 +12,7 @@ import type { Daemon } from "../../src/daemon/daemon.ts";
 import { backendName } from "../helpers/db.ts";
 import { daemonPerTest } from "../helpers/daemon.ts";
 import { examplePlugin } from "../helpers/plugins.ts";
+import { waitSucceeded } from "../helpers/succeeded-runs.ts";
 import { waitFor } from "../helpers/wait.ts";
 
 const t = daemonPerTest();
@@ -31,17 +32,7 @@ const shape = (text: string) =>
 /** A job that fires every second, and its first three runs closed. */
 async function threeRunsOfAJobEverySecond(daemon: Daemon): Promise<void> {
   await daemon.services.cron.add({ name: "a", agentId: "a1", cron: "* * * * * *", prompt: "p" });
-  await waitFor(
-    async () => {
-      const [found] = await rows<{ n: number }>(
-        daemon.services.database.db,
-        sql`select count(*)::int as n from cron_job_runs where status = 'Succeeded'`,
-      );
-      return found!.n >= 3;
-    },
-    "three runs closed",
-    20_000,
-  );
+  await waitSucceeded(daemon.services.database.db, 3);
 }
 
 describe(`statement texts under a varied load (${backendName})`, () => {
