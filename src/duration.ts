@@ -1,3 +1,5 @@
+import { z } from "zod";
+
 const UNIT_MS: Record<string, number> = {
   ms: 1,
   s: 1_000,
@@ -35,4 +37,18 @@ export function formatDuration(ms: number): string {
   }
   if (rest > 0) parts.push(`${rest}ms`);
   return parts.join("");
+}
+
+/**
+ * A duration text from `minMs` up to `maxMs`, refused with the bounds and an example: the schema of
+ * a job's bounded waits and windows (an approval window, a concurrency wait, an alert window).
+ */
+export function boundedDuration(minMs: number, maxMs: number, example: string) {
+  return z.string().refine(
+    (v) => {
+      const ms = parseDuration(v);
+      return ms !== null && ms >= minMs && ms <= maxMs;
+    },
+    `a duration from ${formatDuration(minMs)} up to ${formatDuration(maxMs)}, e.g. ${example}`,
+  );
 }

@@ -1,3 +1,4 @@
+import type { Clock } from "../clock.ts";
 import type { HealthFacts } from "./subjects.ts";
 
 /**
@@ -6,6 +7,19 @@ import type { HealthFacts } from "./subjects.ts";
  * alert routes' own failures are not alerted through the routes.
  */
 const FINDINGS = ["overdueJobs", "stuckRuns", "failingAgents", "overdueTimers", "retentionLag"] as const;
+
+// The database findings are read at most this often: each read is several scans of the ledger, and
+// a finding must persist for `doctor_after` (minutes) before it alerts, so a pass every few seconds
+// gains nothing by reading them each time.
+export const FINDINGS_EVERY_MS = 60_000;
+
+/** Where the alerts read this instance's health, in the doctor's own words (src/daemon/health.ts). */
+export interface HealthSources {
+  /** This instance's own state, in memory and cheap: read each pass. */
+  local: () => { schedulerArmed: boolean; plugins: readonly { name: string; state: string; error: string | null }[] };
+  /** The findings read from the shared database, keyed as the doctor's report names them. */
+  findings: (now: number) => Promise<Record<string, unknown>>;
+}
 
 /**
  * Reads a doctor report into the facts the alerts judge, remembering since when each finding has
@@ -36,4 +50,39 @@ export function healthFacts(
     plugins: plugins.map((p) => ({ name: p.name, state: p.state, error: p.error })),
     findings: [...present].map(([name, count]) => ({ name, count, since: seen.get(name)! })),
   };
+}
+
+/**
+ * This instance's health as the alerts read it each pass: the in-memory state fresh, the database
+ * findings from a read at most `everyMs` old (a failed read is tried again on the next pass, and
+ * throws meanwhile: nothing resolves on findings not read). A finding's first sight is the read
+ * that first found it.
+ */
+export class HealthWatch {
+  private findings: Record<string, unknown> | null = null;
+  private readAt = -Infinity;
+  // Since when each doctor finding has been in this instance's reads (`doctor_after` counts from it).
+  private readonly seen = new Map<string, Date>();
+
+  private readonly sources: HealthSources;
+  private readonly clock: Clock;
+  private readonly instance: string;
+  private readonly everyMs: number;
+
+  constructor(sources: HealthSources, clock: Clock, instance: string, everyMs = FINDINGS_EVERY_MS) {
+    this.sources = sources;
+    this.clock = clock;
+    this.instance = instance;
+    this.everyMs = everyMs;
+  }
+
+  async read(): Promise<HealthFacts> {
+    const now = this.clock.now();
+    if (this.findings === null || now - this.readAt >= this.everyMs) {
+      this.findings = null;
+      this.findings = await this.sources.findings(now);
+      this.readAt = now;
+    }
+    return healthFacts({ ...this.findings, ...this.sources.local() }, this.instance, new Date(now), this.seen);
+  }
 }

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { count } from "../answer-fields.ts";
 import type { FieldSpec } from "../cron/fields.ts";
-import { formatDuration, parseDuration } from "../duration.ts";
+import { boundedDuration, formatDuration, parseDuration } from "../duration.ts";
 
 /**
  * A job's alert rules, as entries of the job table (`src/cron/fields.ts` spreads them into
@@ -19,14 +19,7 @@ const field = <I extends z.ZodType, V extends z.ZodType, const M extends Marks>(
 const nullableString = z.string().nullable();
 
 /** A duration from a second up to `maxMs` (an alert window or repeat interval). */
-const windowUpTo = (maxMs: number, example: string) =>
-  z.string().refine(
-    (v) => {
-      const ms = parseDuration(v);
-      return ms !== null && ms >= 1_000 && ms <= maxMs;
-    },
-    `a duration from 1s up to ${formatDuration(maxMs)}, e.g. ${example}`,
-  );
+const windowUpTo = (maxMs: number, example: string) => boundedDuration(1_000, maxMs, example);
 
 export const ALERT_RULE_FIELDS = {
   alertFailures: field({

@@ -12,7 +12,7 @@ import type { AlertsConfig } from "./config.ts";
 import { Dispatcher } from "./dispatch.ts";
 import { evaluatePass, type EvaluatorDeps, type PassReport } from "./evaluator.ts";
 import { ackAlert, findAlert, latestPerRoute, listAlerts, notificationsOf } from "./queries.ts";
-import { healthFacts } from "./health-facts.ts";
+import { HealthWatch, type HealthSources } from "./health-facts.ts";
 import { subjectOf } from "./payload.ts";
 import type { SenderDeps } from "./senders.ts";
 import type { HealthFacts } from "./subjects.ts";
@@ -70,9 +70,7 @@ export class AlertService {
   private readonly log: Logger;
   private readonly dispatcher: Dispatcher;
   private loop: Sweeper | null = null;
-  private readHealth: (() => Promise<Record<string, unknown>>) | null = null;
-  // Since when each doctor finding has been in this instance's reports (`doctor_after` counts from it).
-  private readonly findingsSeen = new Map<string, Date>();
+  private healthWatch: HealthWatch | null = null;
   private readonly abort = new AbortController();
 
   constructor(deps: AlertServiceDeps) {
@@ -108,17 +106,17 @@ export class AlertService {
   }
 
   /**
-   * The doctor report the alerts beyond one job read (plugins, the scheduler, the findings): set
-   * once the daemon's parts exist, since the report reads the alerts' own routes too.
+   * Where the alerts beyond one job read this instance's health (plugins, the scheduler, the
+   * doctor's database findings): set once the daemon's parts exist.
    */
-  watchHealth(read: () => Promise<Record<string, unknown>>): void {
-    this.readHealth = read;
+  watchHealth(sources: HealthSources): void {
+    this.healthWatch = new HealthWatch(sources, this.deps.clock, this.deps.instanceName);
   }
 
   /**
    * One evaluation, then the notifications due (a few batches at most, the rest next pass). This
-   * instance's doctor report is read first, outside the pass's transaction (the embedded database
-   * has one connection), on every instance: each keeps its findings' first sight current.
+   * instance's health is read first, outside the pass's transaction (the embedded database has one
+   * connection), on every instance: each keeps its findings' first sight current.
    */
   async pass(): Promise<PassReport> {
     const report = await evaluatePass({ ...this.deps, log: this.log }, await this.health());
@@ -127,12 +125,11 @@ export class AlertService {
   }
 
   private async health(): Promise<HealthFacts | null> {
-    if (!this.readHealth) return null;
+    if (!this.healthWatch) return null;
     try {
-      const now = new Date(this.deps.clock.now());
-      return healthFacts(await this.readHealth(), this.deps.instanceName, now, this.findingsSeen);
+      return await this.healthWatch.read();
     } catch (err) {
-      this.log.warn({ err }, "doctor report not read: alerts beyond the jobs wait for the next pass");
+      this.log.warn({ err }, "doctor findings not read: alerts beyond the jobs wait for the next pass");
       return null;
     }
   }

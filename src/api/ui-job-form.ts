@@ -7,26 +7,28 @@ import { jobFieldList, type FieldSpec } from "../cron/fields.ts";
  * and kind of input, without code in the page.
  */
 
-/** What a form control needs to know of one field. */
-export interface JobFormField {
-  name: string;
-  label: string;
-  /** The control: a line of text, a long text, a whole number, a choice, a checkbox, an instant. */
-  input: "text" | "textarea" | "integer" | "choice" | "checkbox" | "instant";
-  options: string[] | null;
-  required: boolean;
-  /** Empty on an edit sends null (the CLI's `none`). */
-  clearable: boolean;
-  /** Only on a new job (a pause has its own action). */
-  addOnly: boolean;
-  default: string | number | boolean | null;
-  help: string;
-  editHelp: string;
-  min: number | null;
-  max: number | null;
-  /** The other fields a given value also sets, and those a cleared one sets (`sessionId` → `sessionMode`). */
-  implies: { given: Record<string, unknown>; cleared: Record<string, unknown> } | null;
-}
+/** What a form control needs to know of one field: the type here and the one printed for the page. */
+export const jobFormField = z.object({
+  name: z.string(),
+  label: z.string(),
+  input: z
+    .enum(["text", "textarea", "integer", "choice", "checkbox", "instant"])
+    .describe("The control: a line of text, a long text, a whole number, a choice, a checkbox, an instant."),
+  options: z.array(z.string()).nullable(),
+  required: z.boolean(),
+  clearable: z.boolean().describe("Empty on an edit sends null (the CLI's `none`)."),
+  addOnly: z.boolean().describe("Only on a new job (a pause has its own action)."),
+  default: z.union([z.string(), z.number(), z.boolean(), z.null()]),
+  help: z.string(),
+  editHelp: z.string(),
+  min: z.number().nullable(),
+  max: z.number().nullable(),
+  implies: z
+    .object({ given: z.record(z.string(), z.unknown()), cleared: z.record(z.string(), z.unknown()) })
+    .nullable()
+    .describe("The other fields a given value also sets, and those a cleared one sets (`sessionId` → `sessionMode`)."),
+});
+export type JobFormField = z.output<typeof jobFormField>;
 
 // Longer than a line: the prompt and the description.
 const LONG_TEXT = 1000;
@@ -83,24 +85,13 @@ function formField(spec: FieldSpec & { api: string }): JobFormField {
 export const jobFormFields = (): JobFormField[] =>
   jobFieldList.filter((f) => f.cli && f.cli.sends === undefined && f.cli.only !== "edit").map(formField);
 
-/** The constant as ui/src/api-types.ts carries it, with its type (the interface above, spelled for the page). */
-export function printJobForm(): string {
+/**
+ * The constant as ui/src/api-types.ts carries it, with its type printed from `jobFormField` by the
+ * printer of the answers' types (ui-types.ts passes its own, which imports this file).
+ */
+export function printJobForm(typeOf: (schema: Record<string, unknown>) => string): string {
   return `/** The job table's fields as the job form shows them (src/api/ui-job-form.ts, from src/cron/fields.ts). */
-export interface JobFormField {
-  name: string;
-  label: string;
-  input: "text" | "textarea" | "integer" | "choice" | "checkbox" | "instant";
-  options: string[] | null;
-  required: boolean;
-  clearable: boolean;
-  addOnly: boolean;
-  default: string | number | boolean | null;
-  help: string;
-  editHelp: string;
-  min: number | null;
-  max: number | null;
-  implies: { given: Record<string, unknown>; cleared: Record<string, unknown> } | null;
-}
+export type JobFormField = ${typeOf(z.toJSONSchema(jobFormField, { io: "output" }))};
 
 export const JOB_FORM_FIELDS: readonly JobFormField[] = ${JSON.stringify(jobFormFields(), null, 2)};
 `;

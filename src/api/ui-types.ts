@@ -131,7 +131,7 @@ export function printUiTypes(): string {
     ([name, schema]) =>
       `${docComment(schema.description, "")}export type ${name} = ${componentType(name, schema, schemas)};`,
   );
-  return `${HEADER}\n${types.join("\n\n")}\n\n${printJobForm()}`;
+  return `${HEADER}\n${types.join("\n\n")}\n\n${printJobForm(typeOf)}`;
 }
 
 /** The file as prettier formats it (the repository's settings), as it is committed. */

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import type { FieldSpec } from "../cron/fields.ts";
-import { formatDuration, parseDuration } from "../duration.ts";
+import { boundedDuration, formatDuration, parseDuration } from "../duration.ts";
 
 /**
  * A job's approval gate, as entries of the job table (`src/cron/fields.ts` spreads them into
@@ -33,13 +33,7 @@ export const APPROVAL_FIELDS = {
     columns: (v) => ({ approval: v! }),
   }),
   approvalWindow: field({
-    input: z.string().refine(
-      (v) => {
-        const ms = parseDuration(v);
-        return ms !== null && ms >= 1_000 && ms <= WINDOW_BOUND_MS;
-      },
-      `a duration from 1s up to ${formatDuration(WINDOW_BOUND_MS)}, e.g. 30m`,
-    ),
+    input: boundedDuration(1_000, WINDOW_BOUND_MS, "30m"),
     view: z
       .string()
       .nullable()

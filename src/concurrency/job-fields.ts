@@ -2,7 +2,7 @@ import { z } from "zod";
 import { count } from "../answer-fields.ts";
 import type { FieldSpec } from "../cron/fields.ts";
 import { CONCURRENCY_FULL_POLICIES } from "../db/schema/enums.ts";
-import { formatDuration, parseDuration } from "../duration.ts";
+import { boundedDuration, formatDuration, parseDuration } from "../duration.ts";
 
 /**
  * A job's concurrency key, as entries of the job table (`src/cron/fields.ts` spreads them into
@@ -69,13 +69,7 @@ export const CONCURRENCY_FIELDS = {
     columns: (v) => ({ concurrencyFull: v! }),
   }),
   concurrencyMaxWait: field({
-    input: z.string().refine(
-      (v) => {
-        const ms = parseDuration(v);
-        return ms !== null && ms >= 1_000 && ms <= MAX_WAIT_BOUND_MS;
-      },
-      `a duration from 1s up to ${formatDuration(MAX_WAIT_BOUND_MS)}, e.g. 15m`,
-    ),
+    input: boundedDuration(1_000, MAX_WAIT_BOUND_MS, "15m"),
     view: z.string().nullable().describe("How long a queued slot waits for a place before it is Skipped; null: 1h."),
     clearable: true,
     cli: {

@@ -1,6 +1,8 @@
 import { sql } from "drizzle-orm";
 import { rows, type Executor } from "../db/client.ts";
 import { anyOf } from "../db/batch-params.ts";
+import { OPEN_RUN_STATUSES } from "../db/schema/enums.ts";
+import { statusLiterals } from "../db/schema/status-sql.ts";
 
 /**
  * Takes each key's lock until the transaction ends, in one order (so two claims of overlapping
@@ -22,12 +24,12 @@ export async function keyCounts(
     tx,
     // Raw SQL: the two counts of the key's partial index in one pass, with the deferral anti-join.
     sql`select r.concurrency_key as key,
-          count(*) filter (where r.status in ('Claimed', 'AwaitingApproval', 'Running'))::int as open,
+          count(*) filter (where r.status in (${statusLiterals(OPEN_RUN_STATUSES)}))::int as open,
           count(*) filter (where r.status = 'Deferred' and r.key_wait_until is not null
             and not exists (select 1 from cron_job_runs c where c.deferred_from = r.id))::int as waiting
         from cron_job_runs r
         where ${anyOf(sql`r.concurrency_key`, keys, "text")}
-          and r.status in ('Claimed', 'AwaitingApproval', 'Running', 'Deferred')
+          and r.status in (${statusLiterals([...OPEN_RUN_STATUSES, "Deferred"])})
         group by r.concurrency_key`,
   );
   return new Map(found.map((r) => [r.key, { open: r.open, waiting: r.waiting }]));
@@ -73,7 +75,7 @@ export async function releaseWaiting(tx: Executor, key: string, at: Date): Promi
             and not exists (select 1 from cron_job_runs c where c.deferred_from = r.id)
         ), taken as (
           select (select count(*) from cron_job_runs o where o.concurrency_key = ${key}
-                    and o.status in ('Claimed', 'AwaitingApproval', 'Running'))
+                    and o.status in (${statusLiterals(OPEN_RUN_STATUSES)}))
                + (select count(*) from waiting where deferred_until <= ${at.toISOString()}::timestamptz) as n
         ), next as (
           select w.id, w.lim, row_number() over (order by w.scheduled_for, w.id) as pos

@@ -68,43 +68,64 @@ export interface HealthParts {
   alerts: AlertService;
 }
 
-/** `missiond doctor`: what is late, stuck, failing or misconfigured; `ok` when nothing is. */
-export function doctor(parts: HealthParts): () => Promise<Record<string, unknown> & { ok: boolean }> {
-  const { config, clock, database, plugins, scheduler, jobsFiles, pruner, alerts } = parts;
+/**
+ * The findings read from the shared database, keyed as the doctor's report names them: what is
+ * late, stuck or failing in the ledger, the late timers, the retention lag and (on Postgres) the
+ * day partitions. The doctor reads them for each report; the alerts at a slower cadence of their own.
+ */
+export function databaseFindings(parts: Pick<HealthParts, "config" | "database" | "plugins" | "pruner">) {
+  const { config, database, plugins, pruner } = parts;
   // Past the longest cronJobFiring chain plus a margin, a Claimed row has lost its chain.
   const claimedMs = claimLease(plugins.chain, config.plugins, "cronJobFiring");
+  return async (now: number) => {
+    // Side by side, each on a connection of its own (on Postgres; the embedded database takes them
+    // in turn), so the findings take as long as the longest read.
+    const [cronFindings, overdueTimersFound, retentionLag, partitions] = await Promise.all([
+      diagnoseCron(database.db, now, {
+        overdueMs: OVERDUE_AFTER_MS,
+        claimedMs: claimedMs(),
+        runningMs: STUCK_RUNNING_MS,
+      }),
+      overdueTimers(database.db, new Date(now - OVERDUE_AFTER_MS), 50),
+      pruner.lagging(),
+      // Postgres: the ledger's day partitions; none made ahead means inserts land in the default one.
+      database.kind === "postgres" ? partitionStatus(database.db, now) : null,
+    ]);
+    return { ...cronFindings, overdueTimers: overdueTimersFound, retentionLag, partitions };
+  };
+}
+
+/** The plugins that are not running as configured: failed, suspended, missing, or held for approval. */
+export function pluginProblems(plugins: Plugins) {
+  return plugins
+    .list()
+    .filter((p) => (p.state !== "active" && p.state !== "disabled") || p.needsApproval)
+    .map((p) => ({
+      name: p.name,
+      state: p.state,
+      // Asks for more than was approved (runs with less), or held under approve_changes.
+      needsApproval: p.needsApproval,
+      error: p.needsApproval
+        ? `needs approval: ${p.requested?.added.length ? `asks for ${p.requested.added.join(", ")}` : "changed since approved"}; review with \`missiond plugins approve ${p.name}\``
+        : p.error,
+    }));
+}
+
+/** `missiond doctor`: what is late, stuck, failing or misconfigured; `ok` when nothing is. */
+export function doctor(parts: HealthParts): () => Promise<Record<string, unknown> & { ok: boolean }> {
+  const { config, clock, database, plugins, scheduler, jobsFiles, alerts } = parts;
+  const findings = databaseFindings(parts);
   const disk = databaseDisk(database, config.databaseUrl ? null : config.dataDir);
   return async () => {
     const now = clock.now();
-    // The reads are independent: side by side, each on a connection of its own (on Postgres; the
-    // embedded database takes them in turn), so the report takes as long as the longest.
-    const [cronFindings, lateTimers, retentionLag, partitions, alertRoutes, diskSpace, vanishedInstances] =
-      await Promise.all([
-        diagnoseCron(database.db, now, {
-          overdueMs: OVERDUE_AFTER_MS,
-          claimedMs: claimedMs(),
-          runningMs: STUCK_RUNNING_MS,
-        }),
-        overdueTimers(database.db, new Date(now - OVERDUE_AFTER_MS), 50),
-        pruner.lagging(),
-        // Postgres: the ledger's day partitions; none made ahead means inserts land in the default one.
-        database.kind === "postgres" ? partitionStatus(database.db, now) : null,
-        alerts.failingRoutes(),
-        disk(),
-        vanished(database.db, now),
-      ]);
-    const pluginProblems = plugins
-      .list()
-      .filter((p) => (p.state !== "active" && p.state !== "disabled") || p.needsApproval)
-      .map((p) => ({
-        name: p.name,
-        state: p.state,
-        // Asks for more than was approved (runs with less), or held under approve_changes.
-        needsApproval: p.needsApproval,
-        error: p.needsApproval
-          ? `needs approval: ${p.requested?.added.length ? `asks for ${p.requested.added.join(", ")}` : "changed since approved"}; review with \`missiond plugins approve ${p.name}\``
-          : p.error,
-      }));
+    // The reads are independent: side by side, so the report takes as long as the longest.
+    const [found, alertRoutes, diskSpace, vanishedInstances] = await Promise.all([
+      findings(now),
+      alerts.failingRoutes(),
+      disk(),
+      vanished(database.db, now),
+    ]);
+    const problems = pluginProblems(plugins);
     // Disabling is the operator's own decision: noted, never what makes the report not ok.
     const disabledPlugins = plugins
       .list()
@@ -121,13 +142,13 @@ export function doctor(parts: HealthParts): () => Promise<Record<string, unknown
     const ok =
       schedulerArmed &&
       jobsFilesState.error === null &&
-      cronFindings.overdueJobs.length === 0 &&
-      cronFindings.stuckRuns.length === 0 &&
-      cronFindings.failingAgents.length === 0 &&
-      lateTimers.length === 0 &&
-      pluginProblems.length === 0 &&
-      retentionLag.length === 0 &&
-      (partitions ?? []).every((p) => p.aheadDays > 0) &&
+      found.overdueJobs.length === 0 &&
+      found.stuckRuns.length === 0 &&
+      found.failingAgents.length === 0 &&
+      found.overdueTimers.length === 0 &&
+      problems.length === 0 &&
+      found.retentionLag.length === 0 &&
+      (found.partitions ?? []).every((p) => p.aheadDays > 0) &&
       missingPluginDirs.length === 0 &&
       alertRoutes.length === 0 &&
       vanishedInstances.length === 0 &&
@@ -136,11 +157,13 @@ export function doctor(parts: HealthParts): () => Promise<Record<string, unknown
       Math.abs(skewMs) <= SKEW_TOLERANCE_MS;
     return {
       ok,
-      ...cronFindings,
-      overdueTimers: lateTimers,
-      plugins: pluginProblems,
-      retentionLag,
-      partitions,
+      overdueJobs: found.overdueJobs,
+      stuckRuns: found.stuckRuns,
+      failingAgents: found.failingAgents,
+      overdueTimers: found.overdueTimers,
+      plugins: problems,
+      retentionLag: found.retentionLag,
+      partitions: found.partitions,
       missingPluginDirs,
       disabledPlugins,
       alertRoutes,

@@ -37,7 +37,7 @@ import { SessionRemoval } from "../sessions/removal.ts";
 import { SessionService } from "../sessions/service.ts";
 import { TodoService } from "../todos/service.ts";
 import type { DaemonDeps } from "./daemon.ts";
-import { daemonMetrics, doctor } from "./health.ts";
+import { daemonMetrics, databaseFindings, pluginProblems } from "./health.ts";
 import { claimLease } from "./leases.ts";
 import { raceTimeout } from "./race-timeout.ts";
 import type { Reloader } from "./reload.ts";
@@ -280,8 +280,12 @@ export function wireServices(env: DaemonEnv, base: Foundation): Services {
     approvals,
     lanes,
   };
-  // Plugins down, the scheduler unarmed and lasting findings are read from the doctor's own report.
-  alerts.watchHealth(doctor({ config: env.config, clock: env.clock, ...services }));
+  // Plugins down and the scheduler unarmed are read from memory each pass; lasting findings through
+  // the doctor's own database reads, at the alerts' slower cadence.
+  alerts.watchHealth({
+    local: () => ({ schedulerArmed: scheduler.isArmed, plugins: pluginProblems(services.plugins) }),
+    findings: databaseFindings({ config: env.config, ...services }),
+  });
   return services;
 }
 

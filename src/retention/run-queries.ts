@@ -2,7 +2,8 @@ import { eq, sql, type SQL } from "drizzle-orm";
 import { runView, type RunView } from "../cron/views.ts";
 import { rows, type Executor } from "../db/client.ts";
 import { ADD_ROLLED, USAGE_SUMS } from "./queries.ts";
-import { cronJobRuns, cronJobs, RUN_STATUSES, type RunStatus } from "../db/schema/index.ts";
+import { cronJobRuns, cronJobs, OPEN_RUN_STATUSES, RUN_STATUSES, type RunStatus } from "../db/schema/index.ts";
+import { statusLiterals } from "../db/schema/status-sql.ts";
 
 /** Kept for `runs`. Deferred rows only once continued: until then they hold a slot still to fire. */
 export const ORDINARY_STATUSES = ["Succeeded", "Skipped", "Missed", "Deferred"] as const satisfies RunStatus[];
@@ -111,7 +112,7 @@ export async function deleteRuns(tx: Executor, ids: readonly string[]): Promise<
   const [row] = await rows<{ ordinary: number; failed: number }>(
     tx,
     sql`with gone as (
-      delete from cron_job_runs r where r.id in (${idList}) and r.status not in ('Claimed', 'AwaitingApproval', 'Running')
+      delete from cron_job_runs r where r.id in (${idList}) and r.status not in (${statusLiterals(OPEN_RUN_STATUSES)})
       returning r.cron_job_id, r.scheduled_for, r.status, r.input_tokens, r.output_tokens, r.cost_usd
     ), rolled as (
       insert into cron_run_rollups (job_id, day, status, count, input_tokens, output_tokens, cost_usd)

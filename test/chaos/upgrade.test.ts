@@ -17,11 +17,14 @@
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { knownMigrations } from "../../src/db/migrate.ts";
-import { coverage, countBy, sleep } from "../helpers/chaos.ts";
+import { countBy, sleep } from "../helpers/chaos.ts";
 import { SERVER_URL } from "../helpers/db.ts";
 import { prerequisite } from "../helpers/prerequisite.ts";
 import { previousReleaseUnavailable } from "../helpers/previous-release.ts";
-import { openDrill, type Drill, type LedgerRun } from "../helpers/upgrade-drill.ts";
+import { countDrill, countLine, expectExactlyOnce, type RunRow } from "../helpers/drill-ledger.ts";
+import { openDrill, type Drill } from "../helpers/upgrade-drill.ts";
+
+type Window = Parameters<typeof countDrill>[0]["windows"][number];
 
 const KNOWN = knownMigrations();
 // The install step: how long no daemon runs between the old one's stop and the new one's start.
@@ -37,23 +40,13 @@ const skipReason = !SERVER_URL ? "runs in the Postgres pass of the suite (DATABA
 const migrationsApplied = async (drill: Drill) =>
   (await drill.sql<{ n: number }[]>`select count(*)::int as n from drizzle.__drizzle_migrations`)[0]!.n;
 
-/** Nothing twice, nothing lost: the checks both drills end with. */
-async function expectExactlyOnce(drill: Drill, runs: LedgerRun[], timersSet: string[]) {
-  const { receiver } = drill;
-  expect([...receiver.cron].filter(([, n]) => n > 1)).toEqual([]);
-  expect([...receiver.notes].filter(([, n]) => n > 1)).toEqual([]);
-  expect(runs.filter((r) => !["Succeeded", "Missed"].includes(r.status))).toEqual([]);
-  // Each slot run was delivered: the receiver saw as many missions as the ledger has successes.
-  expect([...receiver.cron.values()].reduce((a, b) => a + b, 0)).toBe(
-    runs.filter((r) => r.status === "Succeeded").length,
-  );
-  // Every timer set was delivered once: none lost across the stop, the migrations or the two releases.
-  const timers = await drill.timers();
-  for (const id of timersSet) {
-    expect(timers.get(id), `timer ${id}`).toEqual({ status: "Delivered", attempts: 1 });
-    expect(receiver.notes.get(id), `deliveries of timer ${id}`).toBe(1);
-  }
-  expect(timers.size).toBe(timersSet.length);
+/** Nothing twice, nothing lost, every timer set delivered once: the count both drills end with. */
+async function countExactlyOnce(drill: Drill, runs: RunRow[], windows: Window[], timersSet: string[]) {
+  const count = countDrill({ runs, receiver: drill.receiver, windows, timers: await drill.timers() });
+  expectExactlyOnce(count);
+  // Every timer of the ledger is one the drill set through one of the releases.
+  expect(count.timers).toBe(timersSet.length);
+  return count;
 }
 
 describe.skipIf(skipReason !== null)(
@@ -119,13 +112,17 @@ describe.skipIf(skipReason !== null)(
 
       const runs = await d.runs();
       // Every slot of the window has exactly one row, through the stop, the gap, the new start and
-      // both releases together; every delivery reached the agent once.
-      const steady = coverage(runs, ["latest", "all-3"], from, to);
-      const addedCover = coverage(runs, ["described", "plain"], addedFrom, to);
-      expect(steady.gaps, `slots without a row (of ${steady.expected})`).toEqual([]);
-      expect(addedCover.gaps, `slots of the jobs added while both ran without a row`).toEqual([]);
-      expect([...steady.duplicates, ...addedCover.duplicates]).toEqual([]);
-      await expectExactlyOnce(d, runs, timersSet);
+      // both releases together (the jobs added while both ran from their first slot); every delivery
+      // reached the agent once.
+      const count = await countExactlyOnce(
+        d,
+        runs,
+        [
+          { jobs: ["latest", "all-3"], from, to },
+          { jobs: ["described", "plain"], from: addedFrom, to },
+        ],
+        timersSet,
+      );
       const [edited] = await d.sql<{ description: string | null; prompt: string }[]>`
         select description, prompt from cron_jobs where name = 'described'`;
       expect(edited).toEqual({
@@ -140,7 +137,7 @@ describe.skipIf(skipReason !== null)(
         const due = runs.filter((r) => r.job === name && r.slot > stoppedAt + 250 && r.slot < startAt);
         expect(due.length, `${name}: slots of the gap`).toBeGreaterThanOrEqual(Math.floor(DOWN_MS / 1000) - 1);
         const firstClaim = Math.min(
-          ...runs.filter((r) => r.job === name && r.claimed_by === "new1").map((r) => r.claimedAt),
+          ...runs.filter((r) => r.job === name && r.claimedBy === "new1").map((r) => r.claimedAt),
         );
         const batch = runs.filter((r) => r.job === name && r.claimedAt === firstClaim);
         expect(
@@ -148,22 +145,22 @@ describe.skipIf(skipReason !== null)(
           `${name}: the first batch covers the gap`,
         ).toEqual(expect.arrayContaining(due.map((r) => r.slot)));
         // A slot within the grace is on time and runs whatever the policy; the policy decides the late ones.
-        const late = batch.filter((r) => r.lateness_ms > GRACE_MS);
+        const late = batch.filter((r) => r.latenessMs > GRACE_MS);
         const ranLate = late.filter((r) => r.status === "Succeeded").map((r) => r.slot);
-        expect(batch.filter((r) => r.lateness_ms <= GRACE_MS && r.status === "Missed")).toEqual([]);
+        expect(batch.filter((r) => r.latenessMs <= GRACE_MS && r.status === "Missed")).toEqual([]);
         // latest: the newest late slot runs when no slot is on time; all-3: the newest three; skip: none.
         if (name === "latest") expect(ranLate).toEqual(late.length === batch.length ? [late.at(-1)!.slot] : []);
         else if (name === "all-3") expect(ranLate).toEqual(late.slice(-3).map((r) => r.slot));
         else expect(ranLate).toEqual([]);
         gap[name] = countBy(due, (r) => r.status);
       }
-      const firstClaim = Math.min(...runs.filter((r) => r.claimed_by === "new1").map((r) => r.claimedAt));
+      const firstClaim = Math.min(...runs.filter((r) => r.claimedBy === "new1").map((r) => r.claimedAt));
 
       // The previous release kept firing on the schema the new one migrated (which of two live
       // instances claims a slot is a race; the split is reported, not asserted).
       const together = countBy(
         runs.filter((r) => r.slot >= togetherFrom && r.slot <= togetherTo),
-        (r) => r.claimed_by,
+        (r) => r.claimedBy,
       );
       expect(together.old2, "slots the previous release claimed while both ran").toBeGreaterThan(0);
 
@@ -171,7 +168,7 @@ describe.skipIf(skipReason !== null)(
         `[upgrade stop-start] previous release: ${oldMigrations} migrations, stop ${stoppedAt - stopAt} ms; down ${startAt - stoppedAt} ms; ` +
           `this release: ${KNOWN.length - oldMigrations} migrations applied, ready ${readyAt - startAt} ms after its start, first claim ${firstClaim - startAt} ms after it; ` +
           `gap slots per policy ${JSON.stringify(gap)}; both for ${togetherTo - togetherFrom} ms, slots claimed ${JSON.stringify(together)}; ` +
-          `${steady.expected + addedCover.expected} slots in the window, 0 gaps, 0 duplicates; ${timersSet.length} timers delivered once each; settled in ${settleMs} ms`,
+          `${countLine(count)}; settled in ${settleMs} ms`,
       );
     }, 120_000);
 
@@ -201,25 +198,22 @@ describe.skipIf(skipReason !== null)(
       const settleMs = await d.settle(new1.api, [...jobs.values()]);
 
       const runs = await d.runs();
-      const cover = coverage(runs, [...jobs.keys()], from, to);
-      expect(cover.gaps, `slots without a row (of ${cover.expected})`).toEqual([]);
-      expect(cover.duplicates).toEqual([]);
+      const count = await countExactlyOnce(d, runs, [{ jobs: [...jobs.keys()], from, to }], timersSet);
       // Nothing waited for the migration: every slot while the new release started ran, on time.
       const duringStart = runs.filter((r) => r.slot >= startAt && r.slot <= readyAt);
-      expect(duringStart.filter((r) => r.status !== "Succeeded" || r.lateness_ms > GRACE_MS)).toEqual([]);
-      await expectExactlyOnce(d, runs, timersSet);
+      expect(duringStart.filter((r) => r.status !== "Succeeded" || r.latenessMs > GRACE_MS)).toEqual([]);
       const together = countBy(
         runs.filter((r) => r.slot > readyAt && r.slot <= togetherTo),
-        (r) => r.claimed_by,
+        (r) => r.claimedBy,
       );
       // The previous release kept firing after the migrations ran under it.
       expect(together.old1, "slots the previous release claimed while both ran").toBeGreaterThan(0);
-      const lateness = runs.filter((r) => r.slot >= startAt && r.slot <= readyAt).map((r) => r.lateness_ms);
+      const lateness = runs.filter((r) => r.slot >= startAt && r.slot <= readyAt).map((r) => r.latenessMs);
 
       console.log(
         `[upgrade rolling] this release started beside the previous one: ready (its migrations applied) in ${readyAt - startAt} ms, ` +
           `${duringStart.length} slots meanwhile, all run on time (lateness max ${Math.max(0, ...lateness)} ms); both for ${togetherTo - readyAt} ms, slots claimed ${JSON.stringify(together)}; ` +
-          `${cover.expected} slots in the window, 0 gaps, 0 duplicates; ${timersSet.length} timers delivered once each; settled in ${settleMs} ms`,
+          `${countLine(count)}; settled in ${settleMs} ms`,
       );
     }, 90_000);
   },

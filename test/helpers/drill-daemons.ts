@@ -5,8 +5,8 @@
  */
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import postgres from "postgres";
 import { ApiError, apiClient, type ApiClient } from "../../src/cli/client.ts";
+import { readRuns, waitClosed, withLedger, type RunRow } from "./drill-ledger.ts";
 import { spawnServe } from "./process.ts";
 import { tempDir } from "./tmp.ts";
 import { waitFor } from "./wait.ts";
@@ -126,70 +126,11 @@ export async function perSecondJobs(api: ApiClient): Promise<Map<string, string>
   return jobs;
 }
 
-export interface RunRow {
-  job: string;
-  jobId: string;
-  /** epoch ms */
-  slot: number;
-  status: string;
-  claimedAt: number;
-  latenessMs: number;
-  backfilled: boolean;
-  reason: string | null;
-}
+export { deliveryKey, type RunRow } from "./drill-ledger.ts";
 
 /** Every run of the ledger at `url`, by slot. */
-export async function ledgerRuns(url: string): Promise<RunRow[]> {
-  const sql = postgres(url, { max: 1, onnotice: () => {} });
-  try {
-    const rows = await sql<
-      {
-        job: string;
-        job_id: string;
-        slot: Date;
-        status: string;
-        claimed_at: Date;
-        lateness_ms: number;
-        backfilled: boolean;
-        reason: string | null;
-      }[]
-    >`select j.name as job, j.id::text as job_id, r.scheduled_for as slot, r.status, r.claimed_at, r.lateness_ms,
-             r.backfilled, r.reason
-      from cron_job_runs r join cron_jobs j on j.id = r.cron_job_id order by r.scheduled_for`;
-    return rows.map((r) => ({
-      job: r.job,
-      jobId: r.job_id,
-      slot: r.slot.getTime(),
-      status: r.status,
-      claimedAt: r.claimed_at.getTime(),
-      latenessMs: r.lateness_ms,
-      backfilled: r.backfilled,
-      reason: r.reason,
-    }));
-  } finally {
-    await sql.end();
-  }
-}
+export const ledgerRuns = (url: string): Promise<RunRow[]> => withLedger(url, readRuns);
 
 /** Waits until no run or timer of the ledger at `url` is open. */
-export async function settled(url: string, timeoutMs = 60_000): Promise<void> {
-  const sql = postgres(url, { max: 1, onnotice: () => {} });
-  try {
-    await waitFor(
-      async () => {
-        const [open] = await sql<{ runs: number; timers: number }[]>`
-          select (select count(*)::int from cron_job_runs where status in ('Claimed', 'Running')) as runs,
-                 (select count(*)::int from notify_timers where status in ('Pending', 'Claimed', 'Delivering')) as timers`;
-        return open!.runs === 0 && open!.timers === 0;
-      },
-      "every run and timer to be closed",
-      timeoutMs,
-      250,
-    );
-  } finally {
-    await sql.end();
-  }
-}
-
-/** The receiver's key of a run's delivery (countingReceiver's `cron` map). */
-export const deliveryKey = (r: Pick<RunRow, "jobId" | "slot">) => `${r.jobId}@${new Date(r.slot).toISOString()}`;
+export const settled = (url: string, timeoutMs = 60_000): Promise<void> =>
+  withLedger(url, (sql) => waitClosed(sql, timeoutMs));

@@ -10,6 +10,7 @@ import postgres from "postgres";
 import { apiClient, type ApiClient } from "../../src/cli/client.ts";
 import { countingReceiver, sleep } from "./chaos.ts";
 import { emptyDatabase } from "./db.ts";
+import { readRuns, readTimers, waitClosed, type RunRow, type TimerRow } from "./drill-ledger.ts";
 import { serveRelease, type Serve } from "./previous-release.ts";
 import { tempDir } from "./tmp.ts";
 import { waitFor } from "./wait.ts";
@@ -19,16 +20,6 @@ const TIMERS_PER_SECOND = 2;
 export interface DrillDaemon {
   serve: Serve;
   api: ApiClient;
-}
-
-export interface LedgerRun {
-  job: string;
-  /** epoch ms */
-  slot: number;
-  claimedAt: number;
-  status: string;
-  lateness_ms: number;
-  claimed_by: string;
 }
 
 export interface Drill {
@@ -46,8 +37,8 @@ export interface Drill {
   stopTimers(): Promise<string[]>;
   /** Pauses the jobs through `api`, waits for every run and timer to close; resolves to how long that took. */
   settle(api: ApiClient, jobIds: readonly string[]): Promise<number>;
-  runs(): Promise<LedgerRun[]>;
-  timers(): Promise<Map<string, { status: string; attempts: number }>>;
+  runs(): Promise<RunRow[]>;
+  timers(): Promise<Map<string, TimerRow>>;
   /** Kills what is left, writes the logs to CHAOS_DEBUG when set, drops the database. */
   close(): Promise<void>;
 }
@@ -144,37 +135,13 @@ export async function openDrill(label: string): Promise<Drill> {
     async settle(api, jobIds) {
       for (const id of jobIds) await api.post(`/v1/cron-jobs/${id}/pause`, {});
       const started = Date.now();
-      await waitFor(
-        async () => {
-          const [open] = await sql<{ runs: number; timers: number }[]>`
-            select (select count(*)::int from cron_job_runs where status in ('Claimed', 'Running')) as runs,
-                   (select count(*)::int from notify_timers where status in ('Pending', 'Claimed', 'Delivering')) as timers`;
-          return open!.runs === 0 && open!.timers === 0;
-        },
-        "every run and timer to be closed",
-        60_000,
-        250,
-      );
+      await waitClosed(sql);
       const settleMs = Date.now() - started;
       await sleep(1_000); // a late duplicate delivery, if any, would arrive now
       return settleMs;
     },
-    async runs() {
-      const rows = await sql<
-        { job: string; slot: Date; status: string; claimed_at: Date; lateness_ms: number; claimed_by: string }[]
-      >`select j.name as job, r.scheduled_for as slot, r.status, r.claimed_at, r.lateness_ms, r.claimed_by
-        from cron_job_runs r join cron_jobs j on j.id = r.cron_job_id order by r.scheduled_for`;
-      return rows.map(({ slot, claimed_at, ...r }) => ({
-        ...r,
-        slot: slot.getTime(),
-        claimedAt: claimed_at.getTime(),
-      }));
-    },
-    async timers() {
-      const rows = await sql<{ id: string; status: string; attempts: number }[]>`
-        select id::text as id, status, attempts from notify_timers`;
-      return new Map(rows.map(({ id, ...t }) => [id, t]));
-    },
+    runs: () => readRuns(sql),
+    timers: () => readTimers(sql),
     async close() {
       setting = false;
       await setter?.catch(() => {});

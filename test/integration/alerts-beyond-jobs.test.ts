@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { sql } from "drizzle-orm";
 import { afterEach, describe, expect, it } from "vitest";
 import { httpReceiver } from "../helpers/alert-receivers.ts";
+import { doctor } from "../../src/daemon/health.ts";
 import { backendName } from "../helpers/db.ts";
 import { daemonPerTest } from "../helpers/daemon.ts";
 import { fixturePlugin, pluginCopy } from "../helpers/plugins.ts";
@@ -229,6 +230,36 @@ describe(`alerts beyond one job (${backendName})`, () => {
     await clock.advance(3 * MINUTE);
     expect(r.hook.got).toHaveLength(2);
     expect(r.jobsOnly.got).toEqual([]);
+  });
+
+  it("runs the doctor's database reads at most once a minute, however often the alerts pass", async () => {
+    const texts: string[] = [];
+    const toml = `[scheduler]\npoll_interval = "5m"\n[alerts]\ninterval = "1h"\n`;
+    const { daemon, clock } = await startOnVirtualClock(t, { toml, onQuery: (text) => texts.push(text) });
+    // The statements one doctor report sends: those a pass must not send each time.
+    texts.length = 0;
+    await doctor({ config: daemon.config, clock, ...daemon.services })();
+    const doctorTexts = new Set(texts);
+    const stuckRunsText = [...doctorTexts].find(
+      (text) => text.includes("'Running'") && text.includes('"started_at" <'),
+    );
+    expect(stuckRunsText).toBeDefined();
+    const doctorStatements = () => texts.filter((text) => doctorTexts.has(text));
+
+    texts.length = 0;
+    for (let i = 0; i < 6; i++) {
+      await daemon.services.alerts.pass();
+      await clock.advance(5_000);
+    }
+    // The first pass read the findings; the five after it, within the minute, none of them.
+    expect(texts.filter((text) => text === stuckRunsText)).toHaveLength(1);
+    expect(doctorStatements().length).toBeLessThanOrEqual(doctorTexts.size);
+
+    await clock.advance(MINUTE);
+    texts.length = 0;
+    await daemon.services.alerts.pass();
+    await daemon.services.alerts.pass();
+    expect(texts.filter((text) => text === stuckRunsText)).toHaveLength(1);
   });
 
   it("reads and resolves a job alert the release before wrote without a subject, and opens no second one beside it", async () => {

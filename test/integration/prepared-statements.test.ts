@@ -7,7 +7,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { openDatabase, rows, type Database, type Executor } from "../../src/db/client.ts";
 import { backendName, freshDatabase, type TestDatabase } from "../helpers/db.ts";
 import { daemonPerTest } from "../helpers/daemon.ts";
-import { waitFor } from "../helpers/wait.ts";
+import { waitSucceeded } from "../helpers/succeeded-runs.ts";
 
 const onPostgres = backendName === "postgres";
 
@@ -68,18 +68,6 @@ describe.skipIf(!onPostgres)("a daemon on a URL with ?prepare=false (postgres)",
     url.searchParams.set("prepare", "false");
     const daemon = await t.start({ env: { DATABASE_URL: url.toString() } });
     await daemon.services.cron.add({ name: "each-second", agentId: "a1", cron: "* * * * * *", prompt: "p" });
-    await expect(
-      waitFor(
-        async () => {
-          const [found] = await rows<{ n: number }>(
-            daemon.services.database.db,
-            sql`select count(*)::int as n from cron_job_runs where status = 'Succeeded'`,
-          );
-          return found!.n >= 2;
-        },
-        "two slots Succeeded",
-        15_000,
-      ),
-    ).resolves.toBe(true);
+    expect(await waitSucceeded(daemon.services.database.db, 2, 15_000)).toBeGreaterThanOrEqual(2);
   });
 });

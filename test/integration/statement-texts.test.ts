@@ -8,9 +8,11 @@ import { sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { insertRuns } from "../../src/cron/queries.ts";
 import { rows } from "../../src/db/client.ts";
+import type { Daemon } from "../../src/daemon/daemon.ts";
 import { backendName } from "../helpers/db.ts";
 import { daemonPerTest } from "../helpers/daemon.ts";
 import { examplePlugin } from "../helpers/plugins.ts";
+import { waitSucceeded } from "../helpers/succeeded-runs.ts";
 import { waitFor } from "../helpers/wait.ts";
 
 const t = daemonPerTest();
@@ -26,6 +28,12 @@ const shape = (text: string) =>
     .replace(/\$\d+/g, "$")
     .replace(new RegExp(`${ROW}(?:, ${ROW})+`, "g"), "(row)")
     .replace(/\$(?:\s*,\s*\$)+/g, "$");
+
+/** A job that fires every second, and its first three runs closed. */
+async function threeRunsOfAJobEverySecond(daemon: Daemon): Promise<void> {
+  await daemon.services.cron.add({ name: "a", agentId: "a1", cron: "* * * * * *", prompt: "p" });
+  await waitSucceeded(daemon.services.database.db, 3);
+}
 
 describe(`statement texts under a varied load (${backendName})`, () => {
   it("jobs firing in batches of every size, a plugin's decisions and notes in waves prepare one text per statement", async () => {
@@ -95,18 +103,7 @@ describe(`statement texts under a varied load (${backendName})`, () => {
   it("runs of jobs that buffer no slot end without a search for one, which has no slot to bound it", async () => {
     const texts: string[] = [];
     const daemon = await t.start({ onQuery: (text) => texts.push(text) });
-    await daemon.services.cron.add({ name: "a", agentId: "a1", cron: "* * * * * *", prompt: "p" });
-    await waitFor(
-      async () => {
-        const [found] = await rows<{ n: number }>(
-          daemon.services.database.db,
-          sql`select count(*)::int as n from cron_job_runs where status = 'Succeeded'`,
-        );
-        return found!.n >= 3;
-      },
-      "three runs closed",
-      20_000,
-    );
+    await threeRunsOfAJobEverySecond(daemon);
     // Each run's end asked (the job's policy read); none looked for a buffered slot.
     expect(texts.filter((text) => text.includes('"overlap_policy" = $')).length).toBeGreaterThan(0);
     expect(texts.filter((text) => text.startsWith('update "cron_job_runs" set "deferred_until"'))).toEqual([]);
@@ -115,18 +112,7 @@ describe(`statement texts under a varied load (${backendName})`, () => {
   it("runs handed off in their claim are inserted Running, claimed and started, with no update to Running after", async () => {
     const texts: string[] = [];
     const daemon = await t.start({ onQuery: (text) => texts.push(text) });
-    await daemon.services.cron.add({ name: "a", agentId: "a1", cron: "* * * * * *", prompt: "p" });
-    await waitFor(
-      async () => {
-        const [found] = await rows<{ n: number }>(
-          daemon.services.database.db,
-          sql`select count(*)::int as n from cron_job_runs where status = 'Succeeded'`,
-        );
-        return found!.n >= 3;
-      },
-      "three runs closed",
-      20_000,
-    );
+    await threeRunsOfAJobEverySecond(daemon);
     const done = await rows<{ attempts: number; claimed: boolean; started: boolean; session: string | null }>(
       daemon.services.database.db,
       sql`select attempts, claimed_by is not null and claimed_at is not null as claimed,

@@ -1,9 +1,10 @@
 import { describe, expect, it } from "vitest";
 import { configRefusal, runFacts } from "../helpers/alert-fixtures.ts";
 import { compileAlerts, alertsSchema } from "../../src/alerts/config.ts";
-import { healthFacts } from "../../src/alerts/health-facts.ts";
+import { FINDINGS_EVERY_MS, HealthWatch, healthFacts } from "../../src/alerts/health-facts.ts";
 import { streakOf } from "../../src/alerts/rules.ts";
 import { judgeAgent, judgeHealth, reportCovers } from "../../src/alerts/subjects.ts";
+import { VirtualClock } from "../helpers/virtual-clock.ts";
 
 const config = (file: Record<string, unknown> = {}) => compileAlerts(alertsSchema.parse(file), (p) => p);
 
@@ -65,6 +66,57 @@ describe("the alerts a doctor report opens", () => {
     expect(reportCovers(facts, "plugin_down", "plugin:gate@host-b")).toBe(false);
     expect(reportCovers(facts, "scheduler_unarmed", "scheduler@host-a")).toBe(true);
     expect(reportCovers(facts, "doctor_finding", "doctor:stuckRuns")).toBe(true);
+  });
+});
+
+describe("the health the alerts read each pass", () => {
+  /** A watch over findings that say `stuck` while it holds, each read counted; `fail` makes the next read throw. */
+  function watched() {
+    const clock = new VirtualClock(1_000_000);
+    const state = { reads: 0, stuck: [{ id: "1" }] as unknown[], armed: true, fail: false };
+    const watch = new HealthWatch(
+      {
+        local: () => ({ schedulerArmed: state.armed, plugins: [] }),
+        findings: () => {
+          state.reads++;
+          if (state.fail) return Promise.reject(new Error("the database is away"));
+          return Promise.resolve({ stuckRuns: state.stuck });
+        },
+      },
+      clock,
+      "host-a",
+    );
+    return { clock, state, watch };
+  }
+
+  it("reads the database findings once per minute however many passes, and the in-memory state each pass", async () => {
+    const { clock, state, watch } = watched();
+    const first = await watch.read();
+    expect(first.findings).toEqual([{ name: "stuckRuns", count: 1, since: new Date(1_000_000) }]);
+    for (let i = 0; i < 11; i++) {
+      await clock.advance(5_000);
+      state.armed = i % 2 === 0;
+      expect((await watch.read()).schedulerArmed).toBe(state.armed);
+    }
+    expect(state.reads).toBe(1);
+
+    // Gone from the database: the cached read still says it until the next read, then it is forgotten.
+    state.stuck = [];
+    await clock.advance(FINDINGS_EVERY_MS - 55_000);
+    expect((await watch.read()).findings).toEqual([]);
+    expect(state.reads).toBe(2);
+  });
+
+  it("throws while the findings cannot be read, and reads again on the next pass, not a minute later", async () => {
+    const { clock, state, watch } = watched();
+    await watch.read();
+    await clock.advance(FINDINGS_EVERY_MS);
+    state.fail = true;
+    await expect(watch.read()).rejects.toThrow("the database is away");
+    state.fail = false;
+    await clock.advance(1_000);
+    expect((await watch.read()).findings).toEqual([{ name: "stuckRuns", count: 1, since: new Date(1_000_000) }]);
+    expect(state.reads).toBe(3);
   });
 });
 

@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
+import { jobFormField, jobFormFields, printJobForm } from "../../src/api/ui-job-form.ts";
 import { typeOf, UI_TYPES_COMMAND, UI_TYPES_PATH, uiTypesFile } from "../../src/api/ui-types.ts";
 
 const schemaOf = (schema: z.ZodType) => z.toJSONSchema(schema, { io: "output" }) as Record<string, unknown>;
@@ -9,6 +10,17 @@ describe("the dashboard's API types", () => {
   it("ui/src/api-types.ts is what the generator prints from the answer schemas", async () => {
     const committed = readFileSync(UI_TYPES_PATH, "utf8");
     expect(committed === (await uiTypesFile()), `ui/src/api-types.ts is stale: run \`${UI_TYPES_COMMAND}\``).toBe(true);
+  });
+
+  it("prints the job form's field type from the one schema its fields are made to", () => {
+    for (const field of jobFormFields()) expect(jobFormField.strict().parse(field)).toEqual(field);
+    const printed = printJobForm(typeOf);
+    expect(printed).toContain(`export type JobFormField = ${typeOf(schemaOf(jobFormField))};`);
+    // Each key of the schema, with its description, is in the page's type.
+    for (const [key, schema] of Object.entries(jobFormField.shape)) {
+      expect(printed).toMatch(new RegExp(`\\n  ${key}: `));
+      if (schema.description) expect(printed).toContain(`/** ${schema.description} */`);
+    }
   });
 
   it("prints required and optional fields, nulls, enums, tuples, records and references", () => {

@@ -1011,21 +1011,28 @@ export type GetInstancesAnswer = {
 };
 
 /** The job table's fields as the job form shows them (src/api/ui-job-form.ts, from src/cron/fields.ts). */
-export interface JobFormField {
+export type JobFormField = {
   name: string;
   label: string;
+  /** The control: a line of text, a long text, a whole number, a choice, a checkbox, an instant. */
   input: "text" | "textarea" | "integer" | "choice" | "checkbox" | "instant";
   options: string[] | null;
   required: boolean;
+  /** Empty on an edit sends null (the CLI's `none`). */
   clearable: boolean;
+  /** Only on a new job (a pause has its own action). */
   addOnly: boolean;
   default: string | number | boolean | null;
   help: string;
   editHelp: string;
   min: number | null;
   max: number | null;
-  implies: { given: Record<string, unknown>; cleared: Record<string, unknown> } | null;
-}
+  /** The other fields a given value also sets, and those a cleared one sets (`sessionId` → `sessionMode`). */
+  implies: {
+    given: Record<string, unknown>;
+    cleared: Record<string, unknown>;
+  } | null;
+};
 
 export const JOB_FORM_FIELDS: readonly JobFormField[] = [
   {
