@@ -1,8 +1,11 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { fileURLToPath } from "node:url";
+import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { apiClient } from "../../src/cli/client.ts";
+import { closeRuns, countAttempts, countFailedAttempts } from "../../src/cron/attempt-queries.ts";
+import { rows } from "../../src/db/client.ts";
 import type { Daemon } from "../../src/daemon/daemon.ts";
 import { backendName } from "../helpers/db.ts";
 import { daemonPerTest } from "../helpers/daemon.ts";
@@ -128,5 +131,55 @@ describe(`a run's attempts (${backendName})`, () => {
     ]);
     expect(succeeded.attempts[0]!.excerpt).toMatch(/^did: hello/);
     timed(succeeded.attempts[0]!);
+  });
+
+  it("keeps the latest 20 attempts of a run retried more often (19 failed ones on the row, then its last), numbered as they were", async () => {
+    const daemon = await t.start();
+    const { db } = daemon.services.database;
+    const job = await daemon.services.cron.add({ name: "stubborn", agentId: "a1", cron: "0 0 1 1 *", prompt: "p" });
+    const slot = new Date(Date.now() - 60_000);
+    const [run] = await rows<{ id: string }>(
+      db,
+      sql`insert into cron_job_runs (cron_job_id, scheduled_for, status, claimed_by, started_at, session_id)
+          values (${BigInt(job.id)}, ${slot.toISOString()}::timestamptz, 'Running', 'test', ${slot.toISOString()}::timestamptz, 's')
+          returning id::text as id`,
+    );
+    const ref = { id: BigInt(run!.id), scheduledFor: slot };
+    for (let n = 1; n <= 25; n++) {
+      await countAttempts(db, [ref]);
+      const ended = { startedAt: new Date(), ms: n, status: "Failed" as const, httpStatus: 503, excerpt: `try ${n}` };
+      expect(await countFailedAttempts(db, [{ ...ref, ended }])).toEqual(new Set([run!.id]));
+    }
+    // Waiting for its next try: the 19 latest failures are kept on the row.
+    const waiting = await daemon.services.cron.run(run!.id);
+    expect(waiting.attempts.map((a) => a.number)).toEqual(Array.from({ length: 19 }, (_, i) => i + 7));
+    expect(waiting.attempts.at(-1)).toMatchObject({
+      status: "Failed",
+      httpStatus: 503,
+      durationMs: 25,
+      excerpt: "try 25",
+    });
+    // Its 26th attempt succeeds: with it, the latest 20.
+    await countAttempts(db, [ref]);
+    await closeRuns(db, [
+      {
+        ...ref,
+        status: "Succeeded",
+        reason: null,
+        finishedAt: new Date(),
+        executor: "webhook",
+        output: "at last",
+        exitCode: null,
+        attempt: { httpStatus: 200, ms: 30 },
+      },
+    ]);
+    const done = await daemon.services.cron.run(run!.id);
+    expect(done.attempts.map((a) => a.number)).toEqual(Array.from({ length: 20 }, (_, i) => i + 7));
+    expect(done.attempts.at(-1)).toMatchObject({
+      status: "Succeeded",
+      httpStatus: 200,
+      durationMs: 30,
+      excerpt: "at last",
+    });
   });
 });
