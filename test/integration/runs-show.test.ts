@@ -140,6 +140,7 @@ describe(`runs show and runs ls (${backendName})`, () => {
     ]);
     const human = (await cli(daemon, "runs", "show", id)).stdout;
     expect(human).toMatch(/^attempts {4}2$/m);
+    expect(human).toMatch(/^result {6}HTTP 200$/m);
     const lines = human.slice(human.indexOf("\nattempts:\n")).split("\n").slice(3, 6);
     expect(lines[0]).toMatch(/^#1 +failed +HTTP 503 +\d+ ms +webhook answered 503: busy, come back later$/);
     expect(lines[1]).toMatch(/^#2 +succeeded +HTTP 200 +\d+ ms$/);

@@ -141,7 +141,13 @@ function show(runs: Command, ctx: CliContext): void {
 }
 
 function runText(run: RunDetail): string {
-  const result = run.exitCode !== null ? `exit ${run.exitCode}` : (/^HTTP \d{3}\b/.exec(run.output ?? "")?.[0] ?? null);
+  const answered = run.attempts.at(-1)?.httpStatus ?? null;
+  const result =
+    run.exitCode !== null
+      ? `exit ${run.exitCode}`
+      : answered !== null
+        ? `HTTP ${answered}`
+        : (/^HTTP \d{3}\b/.exec(run.output ?? "")?.[0] ?? null);
   const head = fields(
     {
       run: run.id,
