@@ -88,11 +88,31 @@ export const runDecision = z
   })
   .strict();
 
+/** One attempt at delivering a run (cron/attempts.ts attemptsOf). */
+export const runAttempt = z
+  .object({
+    number: count.describe("1 for the first delivery, 2 for its first retry, …"),
+    status: status.describe(
+      "How it ended: Failed or TimedOut for a retried one; the last one's is the run's (Running while it executes, Unknown when it was lost with the instance that ran it).",
+    ),
+    startedAt: instant.nullable().describe("Null when not known (a lost attempt, one still running)."),
+    finishedAt: instant.nullable(),
+    durationMs: count.nullable(),
+    httpStatus: count.nullable().describe("What the agent's endpoint or model provider answered (webhook, llm)."),
+    exitCode: count.nullable().describe("The command's exit code (command executor)."),
+    excerpt: z
+      .string()
+      .nullable()
+      .describe("The error, or the output's end, at most 500 characters (the run's `output` has more)."),
+  })
+  .strict();
+
 /** `GET /v1/runs/:id`: a run with its attempts and the decisions of the chain that fired it. */
 export const runDetail = listedRun
   .extend({
-    attempts: count.describe("Deliveries started."),
-    failedAttempts: count.describe("Deliveries that ended in a recorded failure (and were retried or gave up)."),
+    attempts: z
+      .array(runAttempt)
+      .describe("Its delivery attempts, oldest first (the latest 20 of a run retried more often)."),
     decisions: z.array(runDecision),
   })
   .strict();

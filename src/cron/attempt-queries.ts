@@ -3,6 +3,8 @@ import { anyOf, recordset } from "../db/batch-params.ts";
 import { rows, type Executor } from "../db/client.ts";
 import { closeDeliveries, stillIn, type DeliveryOutcome } from "../db/close-deliveries.ts";
 import { cronJobRuns, type CronJobRunRow } from "../db/schema/index.ts";
+import type { AttemptEnd } from "../delivery/kind.ts";
+import { LOGGED_ATTEMPTS } from "./attempts.ts";
 
 /** A run and its slot: on Postgres the slot (`scheduled_for`) is the ledger's partition key. */
 export interface RunRef {
@@ -104,23 +106,53 @@ export async function findRuns(db: Executor, refs: readonly RunRef[]): Promise<C
   return db.select().from(cronJobRuns).where(byRefs(refs));
 }
 
-/** Counts started (or recorded failed) attempts on Running runs; resolves to the ids counted. */
-export async function countAttempts(
-  db: Executor,
-  refs: readonly RunRef[],
-  which: "started" | "failed",
-): Promise<Set<string>> {
+/** Counts started attempts on Running runs; resolves to the ids counted. */
+export async function countAttempts(db: Executor, refs: readonly RunRef[]): Promise<Set<string>> {
   if (refs.length === 0) return new Set();
   const updated = await db
     .update(cronJobRuns)
-    .set(
-      which === "started"
-        ? { attempts: sql`${cronJobRuns.attempts} + 1` }
-        : { failedAttempts: sql`${cronJobRuns.failedAttempts} + 1` },
-    )
+    .set({ attempts: sql`${cronJobRuns.attempts} + 1` })
     .where(and(byRefs(refs), stillIn(sql`${cronJobRuns.status}`, "Running")))
     .returning({ id: cronJobRuns.id });
   return new Set(updated.map((r) => String(r.id)));
+}
+
+/**
+ * Counts failed attempts on Running runs, each appended to its run's `attempt_log` in the same
+ * statement (the latest LOGGED_ATTEMPTS kept; its number is the run's count of started attempts);
+ * resolves to the ids counted. Raw SQL: an UPDATE joined to a recordset has no drizzle builder.
+ */
+export async function countFailedAttempts(
+  db: Executor,
+  failed: readonly (RunRef & { ended: AttemptEnd })[],
+): Promise<Set<string>> {
+  const counted = new Set<string>();
+  for (let i = 0; i < failed.length; i += 500) {
+    const chunk = failed.slice(i, i + 500);
+    const values = chunk.map((f) => ({
+      id: f.id,
+      at: f.ended.startedAt.toISOString(),
+      ms: f.ended.ms,
+      status: f.ended.status,
+      http: f.ended.httpStatus,
+      excerpt: f.ended.excerpt,
+    }));
+    const log = sql`coalesce(r.attempt_log, '[]'::jsonb)`;
+    const moved = await rows<{ id: string }>(
+      db,
+      sql`update cron_job_runs as r set failed_attempts = r.failed_attempts + 1,
+            attempt_log = (case when jsonb_array_length(${log}) >= ${LOGGED_ATTEMPTS}::int then ${log} - 0 else ${log} end)
+              || jsonb_build_array(jsonb_build_object('n', r.attempts, 'at', v.at, 'ms', v.ms, 'status', v.status, 'http', v.http, 'excerpt', v.excerpt))
+          from ${recordset(values, "id bigint, at text, ms int, status text, http int, excerpt text")}
+          where r.id = v.id and ${anyOf(
+            sql`r.id`,
+            chunk.map((f) => f.id),
+            "bigint",
+          )} and ${stillIn(sql`r.status`, "Running")} and ${inSlots(sql`r.scheduled_for`, chunk)} returning r.id::text as id`,
+    );
+    for (const row of moved) counted.add(row.id);
+  }
+  return counted;
 }
 
 export type RunClose = DeliveryOutcome<"Succeeded" | "Failed" | "TimedOut" | "Unknown"> & { scheduledFor: Date };

@@ -7,7 +7,14 @@ import { boundOutput, type CronMission } from "../executors/types.ts";
 import type { Logger } from "../log.ts";
 import type { Usage } from "../usage/usage.ts";
 import type { PluginChain } from "../plugins/chain.ts";
-import { closeRuns, countAttempts, findRuns, type RunClose, type RunRef } from "./attempt-queries.ts";
+import {
+  closeRuns,
+  countAttempts,
+  countFailedAttempts,
+  findRuns,
+  type RunClose,
+  type RunRef,
+} from "./attempt-queries.ts";
 
 export interface MissionWorkerDeps extends DeliveryDeps {
   db: Db;
@@ -70,7 +77,13 @@ function missionKind(deps: MissionWorkerDeps): DeliveryKind<CronMission> {
     log,
     key: (mission) => mission.runId,
     read: async (missions) => attemptStates(await findRuns(deps.db, refs(missions)), "Running"),
-    count: (missions, which) => countAttempts(deps.db, refs(missions), which),
+    count: (missions, which, ended) =>
+      which === "started"
+        ? countAttempts(deps.db, refs(missions))
+        : countFailedAttempts(
+            deps.db,
+            refs(missions).map((ref, i) => ({ ...ref, ended: ended![i]! })),
+          ),
     async closeVanished(mission, attempts) {
       const closed = await closeRun({
         id: BigInt(mission.runId),
@@ -91,7 +104,7 @@ async function closeMission(
   log: Logger,
   closeRun: (item: RunClose) => Promise<string | null>,
   mission: CronMission,
-  { result, executor, finishedAt }: Outcome,
+  { result, executor, finishedAt, attemptMs }: Outcome,
 ): Promise<void> {
   // A heartbeat whose agent answers HEARTBEAT_OK had nothing to do: Succeeded, quietly.
   const acknowledged =
@@ -106,6 +119,7 @@ async function closeMission(
     output: boundOutput(result.output),
     exitCode: result.exitCode ?? null,
     usage: result.usage ?? null,
+    attempt: { httpStatus: result.httpStatus ?? null, ms: attemptMs },
   });
   await deps.onRunEnded?.(BigInt(mission.cronJobId));
   if (!status) return;

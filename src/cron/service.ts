@@ -29,6 +29,7 @@ import {
 import { listRevisions } from "./revision-queries.ts";
 import { lastRuns, listRuns, pageJobs, type LastRun } from "./ledger-queries.ts";
 import { findRun, runDecisions } from "./run-queries.ts";
+import { attemptsOf } from "./attempts.ts";
 import { runTimeline, type TimelineLane } from "./timeline.ts";
 import { assertCron, nextSlot, parseEvery, previewSlots, type Schedule } from "./schedule.ts";
 import { jobView, runView, type JobView, type RunView } from "./views.ts";
@@ -300,8 +301,7 @@ export class CronService {
       ...runView(run),
       jobName,
       revision,
-      attempts: run.attempts,
-      failedAttempts: run.failedAttempts,
+      attempts: attemptsOf(run),
       decisions: decisions.map((d) => ({
         plugin: d.plugin,
         hook: d.hook,

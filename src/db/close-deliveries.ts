@@ -14,6 +14,8 @@ export interface DeliveryOutcome<S extends string> {
   exitCode: number | null;
   /** What a cron run consumed (the runs' ledger keeps it; notes have no such columns). */
   usage?: Usage | null;
+  /** A cron run's last attempt: its HTTP status and duration (cron/attempts.ts). */
+  attempt?: { httpStatus: number | null; ms: number | null };
 }
 
 /**
@@ -60,14 +62,17 @@ export async function closeDeliveries<S extends string>(
             output_tokens: c.usage?.outputTokens ?? null,
             cost_usd: c.usage?.costUsd ?? null,
             model: c.usage?.model ?? null,
+            http_status: c.attempt?.httpStatus ?? null,
+            attempt_ms: c.attempt?.ms ?? null,
           }
         : {}),
     }));
     const shape = `id bigint, status text, reason text, finished_at timestamptz, executor text, output text, exit_code int${
-      runs ? ", input_tokens int, output_tokens int, cost_usd float8, model text" : ""
+      runs ? ", input_tokens int, output_tokens int, cost_usd float8, model text, http_status int, attempt_ms int" : ""
     }`;
     const usage = runs
-      ? sql`, input_tokens = v.input_tokens, output_tokens = v.output_tokens, cost_usd = v.cost_usd, model = v.model`
+      ? sql`, input_tokens = v.input_tokens, output_tokens = v.output_tokens, cost_usd = v.cost_usd, model = v.model,
+            http_status = v.http_status, attempt_ms = v.attempt_ms`
       : sql``;
     closed.push(
       ...(await rows<{ id: string; status: S }>(

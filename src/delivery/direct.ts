@@ -257,11 +257,15 @@ export class DirectLane<M extends Mission> {
   private readonly settle = coalescing<{ attempt: Attempt<M>; result: AttemptResult }>(async (items) => {
     const { boss, kind } = this.deps;
     // A queued delivery handed back before its turn never started: nothing to count as failed.
+    const failed = items.flatMap(({ attempt, result }) =>
+      result.status === "failed" && result.retry && !this.uncounted.has(attempt.id)
+        ? [{ attempt, ended: result.ended }]
+        : [],
+    );
     await kind.count(
-      items.flatMap(({ attempt, result }) =>
-        result.status === "failed" && result.retry && !this.uncounted.has(attempt.id) ? [attempt.data] : [],
-      ),
+      failed.map((f) => f.attempt.data),
       "failed",
+      failed.map((f) => f.ended),
     );
     const completed = items.filter(({ result }) => result.status === "completed");
     if (completed.length > 0)

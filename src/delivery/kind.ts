@@ -1,4 +1,4 @@
-import type { ExecutionResult, Mission, MissionExecutor } from "../executors/types.ts";
+import { DeliveryError, type ExecutionResult, type Mission, type MissionExecutor } from "../executors/types.ts";
 import type { Logger } from "../log.ts";
 
 /** One attempt at a delivery: a pg-boss job as fetched, or one the hand-off activated for this instance. */
@@ -32,8 +32,40 @@ export type Turn = "started" | "closed" | "handed back";
 
 export type AttemptResult =
   | { status: "completed" }
-  /** retry: a failed attempt to count and retry; otherwise the last try, bound for the dead letter. */
-  | { status: "failed"; message: string; retry: boolean };
+  /**
+   * retry: a failed attempt to count and retry (`ended` is its record); otherwise the last try,
+   * bound for the dead letter (its record is the run's close).
+   */
+  | { status: "failed"; message: string; retry: true; ended: AttemptEnd }
+  | { status: "failed"; message: string; retry: false };
+
+/** The longest error or output excerpt an attempt's record keeps (the run's output keeps more). */
+export const ATTEMPT_EXCERPT_CHARS = 500;
+
+/**
+ * How a failed attempt ended, recorded on its row before pg-boss retries it (the ledger keeps the
+ * attempts before the last; the last is the row's own close).
+ */
+export interface AttemptEnd {
+  readonly startedAt: Date;
+  readonly ms: number;
+  /** TimedOut when the agent's endpoint did not answer in time; Failed otherwise. */
+  readonly status: "Failed" | "TimedOut";
+  readonly httpStatus: number | null;
+  readonly excerpt: string;
+}
+
+/** An error as an attempt's record keeps it: its status, HTTP status and a bounded excerpt. */
+export function attemptEnd(err: unknown, startedAt: Date, endedAt: number): AttemptEnd {
+  const message = err instanceof Error ? err.message : String(err);
+  return {
+    startedAt,
+    ms: Math.max(0, endedAt - startedAt.getTime()),
+    status: err instanceof Error && err.name === "TimeoutError" ? "TimedOut" : "Failed",
+    httpStatus: err instanceof DeliveryError ? err.httpStatus : null,
+    excerpt: message.slice(0, ATTEMPT_EXCERPT_CHARS),
+  };
+}
 
 /** A ledger row's delivery state, as the triage of a fetched attempt reads it. */
 export interface AttemptState {
@@ -72,6 +104,8 @@ export interface Outcome {
   readonly result: ExecutionResult;
   readonly executor: string;
   readonly finishedAt: Date;
+  /** How long the last attempt took, in ms (the run's record of its final attempt). */
+  readonly attemptMs: number;
 }
 
 /**
@@ -88,8 +122,11 @@ export interface DeliveryKind<M extends Mission> {
   key(mission: M): string;
   /** The rows of these deliveries, by key. */
   read(missions: readonly M[]): Promise<Map<string, AttemptState>>;
-  /** Counts a started or a failed attempt on open rows; resolves to the keys counted. */
-  count(missions: readonly M[], which: "started" | "failed"): Promise<Set<string>>;
+  /**
+   * Counts a started or a failed attempt on open rows; resolves to the keys counted. For failed
+   * attempts, `ended` holds each one's record, in the order of `missions` (a kind may keep them).
+   */
+  count(missions: readonly M[], which: "started" | "failed", ended?: readonly AttemptEnd[]): Promise<Set<string>>;
   /** Crash truth: attempt `attempts` started on an instance that stopped before recording its outcome. */
   closeVanished(mission: M, attempts: number): Promise<void>;
   /** Closes the row with the executor's answer (or the last try's failure) and tells whoever listens. */

@@ -1,10 +1,10 @@
 import type { PgBoss } from "pg-boss";
 import { atMoment, type Clock } from "../clock.ts";
-import type { ExecutionResult, Mission, MissionExecutor } from "../executors/types.ts";
+import { DeliveryError, type ExecutionResult, type Mission, type MissionExecutor } from "../executors/types.ts";
 import type { Logger } from "../log.ts";
 import { untilRecorded } from "./close-retry.ts";
 import { DirectLane } from "./direct.ts";
-import { Interrupted, type Attempt, type AttemptResult, type DeliveryKind } from "./kind.ts";
+import { attemptEnd, Interrupted, type Attempt, type AttemptResult, type DeliveryKind } from "./kind.ts";
 
 /** What every kind's worker is given by the daemon (each kind's deps extend it). */
 export interface DeliveryDeps {
@@ -68,13 +68,13 @@ export async function startDeliveryWorker<M extends Mission>(
         await kind.cancelled?.(a.data);
         return { status: "completed" };
       }
-      if (ready === "handed back") return handedBack(kind, a);
+      if (ready === "handed back") return handedBack(deps.clock, kind, a);
       const turn = (await ready.takeTurn?.()) ?? "started";
       if (turn === "closed") {
         kind.log.info({ key: kind.key(a.data) }, `${kind.noun} skipped: no longer open`);
         return { status: "completed" };
       }
-      if (turn === "handed back") return handedBack(kind, a);
+      if (turn === "handed back") return handedBack(deps.clock, kind, a);
       deps.onAttempt?.(lane);
       return executeAttempt(deps, kind, ready, { executing, stopping: stopping.signal });
     };
@@ -132,9 +132,11 @@ export async function startDeliveryWorker<M extends Mission>(
  * Shutdown before its moment (or its turn on the lane): nothing reached the agent; a failed attempt
  * for pg-boss, so a live instance (or the next start) delivers it through pg-boss's retry.
  */
-function handedBack<M extends Mission>(kind: DeliveryKind<M>, a: Attempt<M>): AttemptResult {
+function handedBack<M extends Mission>(clock: Clock, kind: DeliveryKind<M>, a: Attempt<M>): AttemptResult {
   kind.log.warn({ key: kind.key(a.data) }, `${kind.noun} handed back to pg-boss before its moment`);
-  return { status: "failed", message: "the daemon stopped before its moment; handed back to pg-boss", retry: true };
+  const message = "the daemon stopped before its moment; handed back to pg-boss";
+  const now = clock.now();
+  return { status: "failed", message, retry: true, ended: attemptEnd(new Error(message), new Date(now), now) };
 }
 
 /**
@@ -172,9 +174,11 @@ async function fetchedBatch<M extends Mission>(
       }),
   );
   await Promise.all(settling);
+  const failed = results.flatMap((r, i) => (r.status === "failed" && r.retry ? [{ job: jobs[i]!, r }] : []));
   await kind.count(
-    results.flatMap((r, i) => (r.status === "failed" && r.retry ? [jobs[i]!.data] : [])),
+    failed.map((f) => f.job.data),
     "failed",
+    failed.map((f) => f.r.ended),
   );
   return results;
 }
@@ -225,6 +229,7 @@ async function executeAttempt<M extends Mission>(
   executing.set(key, stop);
   let result: ExecutionResult;
   let lastTry: Error | null = null;
+  const startedAt = deps.clock.now();
   try {
     result = await executor.execute(
       mission,
@@ -244,15 +249,25 @@ async function executeAttempt<M extends Mission>(
     if (attempt.retryCount < deps.retryLimit) {
       if (interrupted) kind.log.warn({ key }, `${kind.noun} interrupted by shutdown; handed back to pg-boss`);
       else kind.log.warn({ err, key, attempt: attempt.retryCount + 1 }, `${kind.noun} failed; pg-boss will retry`);
-      return { status: "failed", message, retry: true };
+      return { status: "failed", message, retry: true, ended: attemptEnd(err, new Date(startedAt), deps.clock.now()) };
     }
-    result = { status: "Failed", output: `delivery failed after ${attempt.retryCount + 1} attempts: ${message}` };
+    result = {
+      status: "Failed",
+      output: `delivery failed after ${attempt.retryCount + 1} attempts: ${message}`,
+      httpStatus: err instanceof DeliveryError ? err.httpStatus : null,
+    };
     lastTry = err as Error;
   } finally {
     executing.delete(key);
     attempt.executed?.();
   }
-  const outcome = { result, executor: executor.name, finishedAt: new Date(deps.clock.now()) };
+  const finishedAt = deps.clock.now();
+  const outcome = {
+    result,
+    executor: executor.name,
+    finishedAt: new Date(finishedAt),
+    attemptMs: finishedAt - startedAt,
+  };
   await attempt.quiet?.();
   await untilRecorded(() => kind.close(mission, outcome), {
     clock: deps.clock,

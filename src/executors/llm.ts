@@ -3,7 +3,7 @@ import { pickProvider, type LlmConfig, type LlmProvider } from "../llm/config.ts
 import type { Logger } from "../log.ts";
 import type { AgentConfig } from "./agent-config.ts";
 import { MAX_RUN_COST_USD, MAX_RUN_TOKENS } from "../usage/usage.ts";
-import { boundOutput, type MissionExecutor } from "./types.ts";
+import { boundOutput, DeliveryError, type MissionExecutor } from "./types.ts";
 
 /**
  * Answers a mission with one model call: the prompt as fired (after the plugin chain) is the user
@@ -67,8 +67,10 @@ export function llmExecutor(
           },
         };
       } catch (err) {
-        if (signal.aborted || !(err instanceof LlmError) || err.retryable) throw err;
-        return { status: "Failed", output: boundOutput(err.message), exitCode: null };
+        if (signal.aborted || !(err instanceof LlmError)) throw err;
+        // The provider's HTTP status, when it answered one, goes with the attempt's record.
+        if (err.retryable) throw new DeliveryError(err.message, err.status, { cause: err });
+        return { status: "Failed", output: boundOutput(err.message), exitCode: null, httpStatus: err.status };
       }
     },
   };

@@ -44,6 +44,8 @@ export interface ExecutionResult {
   readonly status: ExecutionStatus;
   readonly output?: string | null;
   readonly exitCode?: number | null;
+  /** The HTTP status the agent's endpoint or provider answered (webhook, llm); null for a command. */
+  readonly httpStatus?: number | null;
   /** What the run consumed, as the agent or its provider reported it (none when not reported). */
   readonly usage?: Usage | null;
   /** Why a usage report that came with the answer was ignored (malformed); logged with the run. */
@@ -57,6 +59,19 @@ export interface ExecutionResult {
 export interface MissionExecutor {
   readonly name: string;
   execute(mission: Mission, signal: AbortSignal): Promise<ExecutionResult>;
+}
+
+/**
+ * A delivery that failed in a way worth retrying, with the HTTP status that said so (a 503, a 429):
+ * the attempt's record keeps the status, which a plain Error's message only spells out.
+ */
+export class DeliveryError extends Error {
+  readonly httpStatus: number | null;
+  constructor(message: string, httpStatus: number | null, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = "DeliveryError";
+    this.httpStatus = httpStatus;
+  }
 }
 
 /** Output kept on a run is bounded; the tail is what matters most for a failure. */

@@ -2,7 +2,7 @@ import { createHmac } from "node:crypto";
 import { httpPoster } from "./http-post.ts";
 import { usageInBody } from "../usage/usage.ts";
 import { RUN_ID_HEADER, TRACEPARENT_HEADER, traceparentOf } from "../tracing/trace-context.ts";
-import { boundOutput, type MissionExecutor } from "./types.ts";
+import { boundOutput, DeliveryError, type MissionExecutor } from "./types.ts";
 
 export interface WebhookExecutorOptions {
   url: string;
@@ -51,14 +51,15 @@ export function webhookExecutor(name: string, options: WebhookExecutorOptions): 
           status: "Succeeded",
           output: boundOutput(text),
           exitCode: null,
+          httpStatus: status,
           ...(usage ? { usage } : {}),
           ...(warning ? { usageWarning: warning } : {}),
         };
       }
       if (status >= 500 || status === 408 || status === 429) {
-        throw new Error(`webhook answered ${status}: ${text.slice(0, 200)}`);
+        throw new DeliveryError(`webhook answered ${status}: ${text.slice(0, 200)}`, status);
       }
-      return { status: "Failed", output: boundOutput(`HTTP ${status}: ${text}`), exitCode: null };
+      return { status: "Failed", output: boundOutput(`HTTP ${status}: ${text}`), exitCode: null, httpStatus: status };
     },
   };
 }

@@ -1,4 +1,5 @@
 import { and, asc, eq, gt, gte, lt, sql } from "drizzle-orm";
+import { attemptsOf } from "../cron/attempts.ts";
 import { runView } from "../cron/views.ts";
 import { rows, type Executor } from "../db/client.ts";
 import { ADD_ROLLED, USAGE_SUMS } from "./queries.ts";
@@ -78,7 +79,7 @@ export async function partitionRunsPage(
     )
     .orderBy(asc(cronJobRuns.id))
     .limit(limit);
-  return found.map(({ run, jobName }) => ({ ...runView(run), jobName }));
+  return found.map(({ run, jobName }) => ({ ...runView(run), jobName, attempts: attemptsOf(run) }));
 }
 
 /** Locks `table` (a partitioned parent) for a drop, waiting at most `timeout` (55P03 past it). */

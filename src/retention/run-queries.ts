@@ -1,4 +1,5 @@
 import { eq, sql, type SQL } from "drizzle-orm";
+import { attemptsOf, type RunAttempt } from "../cron/attempts.ts";
 import { runView, type RunView } from "../cron/views.ts";
 import { rows, type Executor } from "../db/client.ts";
 import { ADD_ROLLED, USAGE_SUMS } from "./queries.ts";
@@ -74,8 +75,8 @@ function candidates(rules: RunRules, limit: number, alias: string): SQL | null {
 }
 
 export interface RunBatch {
-  /** The rows as the API shows them (what the archive receives), read before the delete. */
-  rows: (RunView & { jobName: string })[];
+  /** The rows as the API shows them (what the archive receives, with their attempts), read before the delete. */
+  rows: (RunView & { jobName: string; attempts: RunAttempt[] })[];
   deleted: number;
 }
 
@@ -88,7 +89,7 @@ export async function selectRunBatch(tx: Executor, rules: RunRules, limit: numbe
     .from(cronJobRuns)
     .innerJoin(cronJobs, eq(cronJobs.id, cronJobRuns.cronJobId))
     .where(sql`${cronJobRuns.id} in (${ids})`);
-  return found.map(({ run, jobName }) => ({ ...runView(run), jobName }));
+  return found.map(({ run, jobName }) => ({ ...runView(run), jobName, attempts: attemptsOf(run) }));
 }
 
 /** The ids of the next batch of runs to remove: all a batch needs when nothing is archived. */

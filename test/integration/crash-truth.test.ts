@@ -49,6 +49,19 @@ describe(`crash truth (${backendName})`, () => {
       "attempt 1 started on an instance that stopped before recording its outcome; not replayed",
     );
     expect(closed.output).toBeNull(); // the executor was not called again
+    // The run's story keeps the vanished attempt, as lost: no duration, no answer.
+    expect((await daemon.services.cron.run(run!.id)).attempts).toEqual([
+      {
+        number: 1,
+        status: "Unknown",
+        startedAt: null,
+        finishedAt: closed.finishedAt,
+        durationMs: null,
+        httpStatus: null,
+        exitCode: null,
+        excerpt: closed.reason,
+      },
+    ]);
   });
 });
 

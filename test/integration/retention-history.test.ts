@@ -29,6 +29,7 @@ interface ArchivedRun {
   jobName: string;
   scheduledFor: string;
   status: string;
+  attempts: { number: number; status: string; httpStatus: number | null; excerpt: string | null }[];
 }
 
 function readArchive(dir: string): ArchivedRun[] {
@@ -74,9 +75,20 @@ describe(`retention: nothing important is lost (${backendName})`, () => {
       status: i % 7 === 0 ? "Failed" : "Succeeded",
     }));
     await insertRunRows(daemon.services.database.db, seeded);
+    // One of them was retried: its failed first attempt is kept with it in the archive.
+    const retried = seeded[1]!.scheduledFor;
+    await daemon.services.database.db.execute(
+      sql`update cron_job_runs set attempts = 2, failed_attempts = 1, http_status = 200, attempt_ms = 80,
+            attempt_log = ${JSON.stringify([{ n: 1, at: retried.toISOString(), ms: 120, status: "Failed", http: 503, excerpt: "busy" }])}::jsonb
+          where scheduled_for = ${retried.toISOString()}::timestamptz`,
+    );
     const result = await daemon.services.pruner.runPass();
     expect(result.archived).toHaveLength(2);
     const archived = readArchive(archive);
+    expect(archived.find((r) => r.scheduledFor === retried.toISOString())?.attempts).toMatchObject([
+      { number: 1, status: "Failed", httpStatus: 503, excerpt: "busy" },
+      { number: 2, status: "Succeeded", httpStatus: 200 },
+    ]);
     expect(archived.map((r) => r.scheduledFor).sort()).toEqual(seeded.map((r) => r.scheduledFor.toISOString()).sort());
     expect(archived[0]).toMatchObject({ cronJobId: job.id, jobName: "archived" });
     expect(await liveSlots(daemon, job.id)).toEqual([]);

@@ -1,3 +1,5 @@
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Daemon } from "../../src/daemon/daemon.ts";
 import { cli } from "../helpers/cli.ts";
@@ -19,8 +21,7 @@ interface ShownRun {
   exitCode: number | null;
   output: string | null;
   reason: string | null;
-  attempts: number;
-  failedAttempts: number;
+  attempts: { number: number; status: string; httpStatus: number | null; exitCode: number | null }[];
   decisions: { plugin: string; hook: string; outcome: string; fields: string[] | null; durationMs: number }[];
 }
 
@@ -30,6 +31,14 @@ executor = "log"
 [agents.broken]
 executor = "command"
 argv = ["/bin/sh", "-c", "echo went wrong; exit 3"]
+`;
+
+// An agent whose first answer is a 503 and every later one a 200.
+const webhookAgent = (url: string) => `
+[agents.busy]
+executor = "webhook"
+url = "${url}"
+timeout = "2s"
 `;
 
 describe(`runs show and runs ls (${backendName})`, () => {
@@ -49,13 +58,23 @@ describe(`runs show and runs ls (${backendName})`, () => {
       return shown.status === status ? shown : null;
     }, `run ${run} ${status}`);
 
+  let agent: Server;
+  let calls = 0;
+
   beforeAll(async () => {
+    agent = createServer((req, res) => {
+      req.resume();
+      req.on("end", () => (++calls === 1 ? res.writeHead(503).end("busy, come back later") : res.end("done")));
+    });
+    await new Promise<void>((resolve) => agent.listen(0, "127.0.0.1", resolve));
+    const url = `http://127.0.0.1:${(agent.address() as AddressInfo).port}/missions`;
     db = await freshDatabase();
-    daemon = await startTestDaemon(db, { toml: TOML, pluginDirs: [fixturePlugin("appends")] });
+    daemon = await startTestDaemon(db, { toml: TOML + webhookAgent(url), pluginDirs: [fixturePlugin("appends")] });
   });
   afterAll(async () => {
     await daemon.stop();
     await db.drop();
+    await new Promise<void>((resolve) => agent.close(() => resolve()));
   });
 
   it("shows a run's slot, trigger, revision, lateness, attempts, output and the chain's decisions", async () => {
@@ -68,7 +87,12 @@ describe(`runs show and runs ls (${backendName})`, () => {
       const shown = await show(id);
       return shown.decisions.length > 0 ? shown : null;
     }, "the chain's decisions");
-    expect(run).toMatchObject({ trigger: "manual", revision: 2, attempts: 1, failedAttempts: 0, exitCode: null });
+    expect(run).toMatchObject({
+      trigger: "manual",
+      revision: 2,
+      attempts: [{ number: 1, status: "Succeeded", httpStatus: null, exitCode: null }],
+      exitCode: null,
+    });
     expect(run.deliveryLatenessMs).toBeGreaterThanOrEqual(0);
     expect(run.deliveryLatenessMs).toBe(Math.max(0, Date.parse(run.startedAt!) - Date.parse(run.scheduledFor)));
     expect(run.decisions).toEqual([
@@ -82,7 +106,8 @@ describe(`runs show and runs ls (${backendName})`, () => {
     expect(human.stdout).toMatch(/^trigger {5}manual$/m);
     expect(human.stdout).toMatch(/^revision {4}2$/m);
     expect(human.stdout).toMatch(/^late {8}\d+ ms \(slot → delivery started\)$/m);
-    expect(human.stdout).toMatch(/^attempts {4}1 started, 0 failed$/m);
+    expect(human.stdout).toMatch(/^attempts {4}1$/m);
+    expect(human.stdout).toMatch(/\nattempts:\n# +STATUS +ANSWER +TOOK +ERROR OR OUTPUT\n#1 +succeeded +- +\d+ ms\n/);
     expect(human.stdout).toMatch(/^PLUGIN +DECISION +REASON +MS +AT\nappends +changed prompt +- +\d+ +\S+$/m);
     expect(human.stdout).toContain("prompt fired:\nedited [appended]\n");
     expect(human.stdout).toMatch(/output:\n.*logged mission for agent a1/);
@@ -93,15 +118,33 @@ describe(`runs show and runs ls (${backendName})`, () => {
     const id = await trigger(job);
     const run = await settled(id, "Failed");
     expect(run).toMatchObject({ exitCode: 3, output: expect.stringContaining("went wrong") });
-    expect(run.attempts).toBeGreaterThanOrEqual(1);
+    expect(run.attempts).toMatchObject([{ number: 1, status: "Failed", exitCode: 3, httpStatus: null }]);
     const human = await cli(daemon, "runs", "show", id);
     expect(human.stdout).toMatch(/^result {6}exit 3$/m);
     expect(human.stdout).toMatch(/^status {6}Failed$/m);
+    expect(human.stdout).toMatch(/^#1 +failed +exit 3 +\d+ ms +went wrong$/m);
 
     const ls = await cli(daemon, "runs", "ls", "--job", job);
     const [header, row] = ls.stdout.split("\n");
     expect(header).toMatch(/LATE MS +AHEAD MS +TOKENS +COST +BY +REASON$/);
     expect(row).toMatch(new RegExp(`^${id} .* Failed .*(exit 3: went wrong|${escape(run.reason ?? "-")})$`));
+  });
+
+  it("prints each attempt of a retried delivery on its own line, with its HTTP status and why it failed", async () => {
+    const job = await added("--name", "retried", "--agent", "busy", "--every", "1h");
+    const id = await trigger(job);
+    const run = await settled(id, "Succeeded");
+    expect(run.attempts).toMatchObject([
+      { number: 1, status: "Failed", httpStatus: 503 },
+      { number: 2, status: "Succeeded", httpStatus: 200 },
+    ]);
+    const human = (await cli(daemon, "runs", "show", id)).stdout;
+    expect(human).toMatch(/^attempts {4}2$/m);
+    expect(human).toMatch(/^result {6}HTTP 200$/m);
+    const lines = human.slice(human.indexOf("\nattempts:\n")).split("\n").slice(3, 6);
+    expect(lines[0]).toMatch(/^#1 +failed +HTTP 503 +\d+ ms +webhook answered 503: busy, come back later$/);
+    expect(lines[1]).toMatch(/^#2 +succeeded +HTTP 200 +\d+ ms$/);
+    expect(lines[2]).toBe("");
   });
 
   it("names an unknown or malformed run id", async () => {

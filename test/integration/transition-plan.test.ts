@@ -1,6 +1,12 @@
 import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { closeRuns, countAttempts, startRuns, type RunRef } from "../../src/cron/attempt-queries.ts";
+import {
+  closeRuns,
+  countAttempts,
+  countFailedAttempts,
+  startRuns,
+  type RunRef,
+} from "../../src/cron/attempt-queries.ts";
 import { rows } from "../../src/db/client.ts";
 import { backendName } from "../helpers/db.ts";
 import { planLedger, type PlanLedger } from "../helpers/plans.ts";
@@ -66,6 +72,15 @@ describe.skipIf(backendName !== "postgres")("the run transitions' plans (Postgre
         ),
       ),
     );
-    byKeyOnly(await lab.plans((db) => countAttempts(db, running, "failed")));
+    byKeyOnly(await lab.plans((db) => countAttempts(db, running)));
+    const ended = { startedAt: new Date(), ms: 5, status: "Failed" as const, httpStatus: 503, excerpt: "busy" };
+    byKeyOnly(
+      await lab.plans((db) =>
+        countFailedAttempts(
+          db,
+          running.map((r) => ({ ...r, ended })),
+        ),
+      ),
+    );
   });
 });

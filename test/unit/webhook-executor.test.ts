@@ -37,7 +37,12 @@ describe("the webhook executor's requests", () => {
     const hook = executor();
     for (let i = 0; i < 5; i++) {
       const result = await hook.execute(mission, new AbortController().signal);
-      expect(result).toEqual({ status: "Succeeded", output: `got ${JSON.stringify(mission).length}`, exitCode: null });
+      expect(result).toEqual({
+        status: "Succeeded",
+        output: `got ${JSON.stringify(mission).length}`,
+        exitCode: null,
+        httpStatus: 200,
+      });
     }
     expect(bodies.map((b) => JSON.parse(b) as unknown)).toEqual(Array(5).fill(mission));
     expect(connections).toHaveLength(1);
@@ -47,15 +52,18 @@ describe("the webhook executor's requests", () => {
     const hook = executor();
     for (const status of [500, 503, 408, 429]) {
       reply = (_b, res) => res.writeHead(status).end("busy");
-      await expect(hook.execute(mission, new AbortController().signal)).rejects.toThrow(
-        `webhook answered ${status}: busy`,
-      );
+      // The status goes with the error, for the attempt's record.
+      await expect(hook.execute(mission, new AbortController().signal)).rejects.toMatchObject({
+        message: `webhook answered ${status}: busy`,
+        httpStatus: status,
+      });
     }
     reply = (_b, res) => res.writeHead(404).end("no such agent");
     expect(await hook.execute(mission, new AbortController().signal)).toEqual({
       status: "Failed",
       output: "HTTP 404: no such agent",
       exitCode: null,
+      httpStatus: 404,
     });
   });
 

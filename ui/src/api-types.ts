@@ -156,6 +156,23 @@ export type Run = LastRun & {
   payload: Record<string, unknown> | null;
 };
 
+export type RunAttempt = {
+  /** 1 for the first delivery, 2 for its first retry, … */
+  number: Count;
+  /** How it ended: Failed or TimedOut for a retried one; the last one's is the run's (Running while it executes, Unknown when it was lost with the instance that ran it). */
+  status: RunStatus;
+  /** Null when not known (a lost attempt, one still running). */
+  startedAt: Instant | null;
+  finishedAt: Instant | null;
+  durationMs: Count | null;
+  /** What the agent's endpoint or model provider answered (webhook, llm). */
+  httpStatus: Count | null;
+  /** The command's exit code (command executor). */
+  exitCode: Count | null;
+  /** The error, or the output's end, at most 500 characters (the run's `output` has more). */
+  excerpt: string | null;
+};
+
 export type ListedRun = Run & {
   jobName: string;
   /** The number of the revision it fired under. */
@@ -707,10 +724,8 @@ export type PostCronJobsByIdBackfillAnswer = {
 };
 
 export type GetRunsByIdAnswer = ListedRun & {
-  /** Deliveries started. */
-  attempts: Count;
-  /** Deliveries that ended in a recorded failure (and were retried or gave up). */
-  failedAttempts: Count;
+  /** Its delivery attempts, oldest first (the latest 20 of a run retried more often). */
+  attempts: RunAttempt[];
   decisions: {
     plugin: string;
     hook: string;

@@ -24,7 +24,18 @@ export { DECISION_OUTCOMES, RUN_STATUSES, type DecisionOutcome, type RunStatus }
  * The answers' types are generated from the daemon's declarations (ui/src/api-types.ts); these
  * names are what the views read them by.
  */
-export type { Alert, AlertList, Decision, LastRun, Plugin, Timeline, Timer, Todo, Whoami } from "./api-types.ts";
+export type {
+  Alert,
+  AlertList,
+  Decision,
+  LastRun,
+  Plugin,
+  RunAttempt,
+  Timeline,
+  Timer,
+  Todo,
+  Whoami,
+} from "./api-types.ts";
 export type {
   GetCronJobsByIdRevisionsAnswer as RevisionList,
   GetInstancesAnswer as Instances,

@@ -1,4 +1,5 @@
 import type { Command } from "commander";
+import type { RunAttempt } from "../../cron/attempts.ts";
 import type { RunView } from "../../cron/views.ts";
 import { RUN_STATUSES } from "../../db/schema/enums.ts";
 import type { SummaryRow } from "../../retention/summary.ts";
@@ -114,8 +115,7 @@ function whyOf(run: RunView): string | null {
 type RunDetail = RunView & {
   jobName: string;
   revision: number | null;
-  attempts: number;
-  failedAttempts: number;
+  attempts: RunAttempt[];
   decisions: {
     plugin: string;
     outcome: string;
@@ -141,7 +141,13 @@ function show(runs: Command, ctx: CliContext): void {
 }
 
 function runText(run: RunDetail): string {
-  const result = run.exitCode !== null ? `exit ${run.exitCode}` : (/^HTTP \d{3}\b/.exec(run.output ?? "")?.[0] ?? null);
+  const answered = run.attempts.at(-1)?.httpStatus ?? null;
+  const result =
+    run.exitCode !== null
+      ? `exit ${run.exitCode}`
+      : answered !== null
+        ? `HTTP ${answered}`
+        : (/^HTTP \d{3}\b/.exec(run.output ?? "")?.[0] ?? null);
   const head = fields(
     {
       run: run.id,
@@ -161,7 +167,7 @@ function runText(run: RunDetail): string {
       finished: run.finishedAt,
       session: run.sessionId,
       executor: run.executor,
-      attempts: `${run.attempts} started, ${run.failedAttempts} failed`,
+      attempts: run.attempts.at(-1)?.number ?? 0,
       result,
       usage: usageText(run.usage),
     },
@@ -180,8 +186,39 @@ function runText(run: RunDetail): string {
       )
     : "no plugin decided on it";
   const output = run.output === null ? "(none)" : (shorten(run.output, EXCERPT) ?? "");
-  return [head, "", "chain:", decisions, "", "prompt fired:", run.promptFired ?? "(none)", "", "output:", output].join(
-    "\n",
+  return [
+    head,
+    "",
+    "chain:",
+    decisions,
+    "",
+    "prompt fired:",
+    run.promptFired ?? "(none)",
+    "",
+    "attempts:",
+    attemptsText(run.attempts),
+    "",
+    "output:",
+    output,
+  ].join("\n");
+}
+
+/** How `runs show` words an attempt's status: a vanished attempt is a lost one. */
+const ATTEMPT_WORDS: Partial<Record<RunAttempt["status"], string>> = { TimedOut: "timed out", Unknown: "lost" };
+
+/** One line per attempt: `#1  failed  HTTP 503  120 ms  webhook answered 503: busy`. */
+function attemptsText(attempts: readonly RunAttempt[]): string {
+  if (attempts.length === 0) return "none started";
+  return table(
+    ["#", "STATUS", "ANSWER", "TOOK", "ERROR OR OUTPUT"],
+    attempts.map((a) => [
+      `#${a.number}`,
+      ATTEMPT_WORDS[a.status] ?? a.status.toLowerCase(),
+      a.httpStatus !== null ? `HTTP ${a.httpStatus}` : a.exitCode !== null ? `exit ${a.exitCode}` : null,
+      a.durationMs !== null ? `${a.durationMs} ms` : null,
+      // The output of a success is the run's own, below; a failure's excerpt says why.
+      a.status === "Succeeded" ? "" : shorten(a.excerpt?.trim().split("\n")[0] ?? null, 100),
+    ]),
   );
 }
 

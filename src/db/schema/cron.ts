@@ -14,6 +14,7 @@ import {
 } from "drizzle-orm/pg-core";
 
 import type { BudgetLimit } from "../../budgets/limits.ts";
+import type { LoggedAttempt } from "../../cron/attempts.ts";
 
 const tstz = (name: string) => timestamp(name, { withTimezone: true, mode: "date", precision: 3 });
 
@@ -193,6 +194,12 @@ export const cronJobRuns = pgTable(
     // retried mission with more started than failed attempts lost one mid-run: Unknown, not replayed.
     attempts: integer("attempts").notNull().default(0),
     failedAttempts: integer("failed_attempts").notNull().default(0),
+    // Each attempt's record (cron/attempts.ts): the failed attempts before the last, appended by the
+    // update that counts them (null on a run delivered at its first try, most runs), and the last
+    // attempt's HTTP status and duration, written by the run's close.
+    attemptLog: jsonb("attempt_log").$type<LoggedAttempt[]>(),
+    httpStatus: integer("http_status"),
+    attemptMs: integer("attempt_ms"),
     // The concurrency key (resolved: `agent` is the agent's id) whose place the run holds while
     // open, or waits for while Deferred with `key_wait_until` set (the end of its wait).
     concurrencyKey: text("concurrency_key"),

@@ -4,6 +4,7 @@ import type { Ctx, View } from "../../main.ts";
 import { dateTime, span } from "../../time.ts";
 import { badge, block, empty, panel, statusChip, toast } from "../../widgets.ts";
 import { approvedBy, awaiting, type Decide } from "./approval.ts";
+import { attemptsTable } from "./attempts.ts";
 
 const ms = (n: number | null) => (n === null ? "—" : span(n));
 
@@ -53,11 +54,7 @@ function delivered(run: RunDetail) {
       ? [" in session ", h("a", { href: `#/sessions?session=${encodeURIComponent(run.sessionId)}` }, run.sessionId)]
       : null,
     `, ${ms(run.deliveryLatenessMs)} after the slot`,
-    h(
-      "div",
-      { class: "muted small", "data-testid": "attempts" },
-      `${run.attempts} attempt(s), ${run.failedAttempts} failed`,
-    ),
+    attemptsTable(run),
   );
 }
 
@@ -87,7 +84,7 @@ function outcome(run: RunDetail) {
 
 /**
  * A run's whole story, in order: slot, claim, each plugin's decision, the approval gate, the prompt
- * as fired, delivery, result.
+ * as fired, delivery with each attempt, result.
  */
 function story(run: RunDetail, decide: Decide) {
   return h(
