@@ -110,7 +110,9 @@ export const runAttempt = z
 /** `GET /v1/runs/:id`: a run with its attempts and the decisions of the chain that fired it. */
 export const runDetail = listedRun
   .extend({
-    attempts: z
+    attempts: count.describe("Deliveries started."),
+    failedAttempts: count.describe("Deliveries that ended in a recorded failure (and were retried or gave up)."),
+    attemptHistory: z
       .array(runAttempt)
       .describe("Its delivery attempts, oldest first (the latest 20 of a run retried more often)."),
     decisions: z.array(runDecision),

@@ -301,7 +301,9 @@ export class CronService {
       ...runView(run),
       jobName,
       revision,
-      attempts: attemptsOf(run),
+      attempts: run.attempts,
+      failedAttempts: run.failedAttempts,
+      attemptHistory: attemptsOf(run),
       decisions: decisions.map((d) => ({
         plugin: d.plugin,
         hook: d.hook,

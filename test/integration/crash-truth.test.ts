@@ -50,7 +50,7 @@ describe(`crash truth (${backendName})`, () => {
     );
     expect(closed.output).toBeNull(); // the executor was not called again
     // The run's story keeps the vanished attempt, as lost: no duration, no answer.
-    expect((await daemon.services.cron.run(run!.id)).attempts).toEqual([
+    expect((await daemon.services.cron.run(run!.id)).attemptHistory).toEqual([
       {
         number: 1,
         status: "Unknown",

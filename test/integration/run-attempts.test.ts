@@ -35,7 +35,7 @@ async function closedRun(daemon: Daemon, jobId: string) {
     "the run to close",
     20_000,
   );
-  return api.get<{ status: string; attempts: Attempt[] }>(`/v1/runs/${listed.id}`);
+  return api.get<{ status: string; attemptHistory: Attempt[] }>(`/v1/runs/${listed.id}`);
 }
 
 /** An attempt's times agree with each other: it ended its duration after it started. */
@@ -72,7 +72,7 @@ describe(`a run's attempts (${backendName})`, () => {
     await daemon.services.cron.trigger(job.id);
     const run = await closedRun(daemon, job.id);
     expect(run.status).toBe("Succeeded");
-    expect(run.attempts).toEqual([
+    expect(run.attemptHistory).toEqual([
       expect.objectContaining({
         number: 1,
         status: "Failed",
@@ -82,9 +82,11 @@ describe(`a run's attempts (${backendName})`, () => {
       }),
       expect.objectContaining({ number: 2, status: "Succeeded", httpStatus: 200, excerpt: "second time lucky" }),
     ]);
-    run.attempts.forEach(timed);
+    run.attemptHistory.forEach(timed);
     // The retry came after the first attempt ended.
-    expect(Date.parse(run.attempts[1]!.startedAt!)).toBeGreaterThanOrEqual(Date.parse(run.attempts[0]!.finishedAt!));
+    expect(Date.parse(run.attemptHistory[1]!.startedAt!)).toBeGreaterThanOrEqual(
+      Date.parse(run.attemptHistory[0]!.finishedAt!),
+    );
   });
 
   it("keeps the last attempt of a delivery that gave up, after its retries, with its HTTP status", async () => {
@@ -97,11 +99,11 @@ describe(`a run's attempts (${backendName})`, () => {
     await daemon.services.cron.trigger(job.id);
     const run = await closedRun(daemon, job.id);
     expect(run.status).toBe("Failed");
-    expect(run.attempts.map((a) => [a.number, a.status, a.httpStatus])).toEqual([
+    expect(run.attemptHistory.map((a) => [a.number, a.status, a.httpStatus])).toEqual([
       [1, "Failed", 503],
       [2, "Failed", 503],
     ]);
-    expect(run.attempts[1]!.excerpt).toBe("delivery failed after 2 attempts: webhook answered 503: still down");
+    expect(run.attemptHistory[1]!.excerpt).toBe("delivery failed after 2 attempts: webhook answered 503: still down");
   });
 
   it("keeps a command's exit code: 3 on a failing run, 0 on a succeeding one", async () => {
@@ -112,7 +114,7 @@ describe(`a run's attempts (${backendName})`, () => {
     await daemon.services.cron.trigger(failing.id);
     const failed = await closedRun(daemon, failing.id);
     expect(failed.status).toBe("Failed");
-    expect(failed.attempts).toEqual([
+    expect(failed.attemptHistory).toEqual([
       expect.objectContaining({
         number: 1,
         status: "Failed",
@@ -121,16 +123,16 @@ describe(`a run's attempts (${backendName})`, () => {
         excerpt: "cannot do: FAIL\n",
       }),
     ]);
-    timed(failed.attempts[0]!);
+    timed(failed.attemptHistory[0]!);
 
     const fine = await daemon.services.cron.add({ name: "works", agentId: "worker", every: "1h", prompt: "hello" });
     await daemon.services.cron.trigger(fine.id);
     const succeeded = await closedRun(daemon, fine.id);
-    expect(succeeded.attempts).toEqual([
+    expect(succeeded.attemptHistory).toEqual([
       expect.objectContaining({ number: 1, status: "Succeeded", exitCode: 0, httpStatus: null }),
     ]);
-    expect(succeeded.attempts[0]!.excerpt).toMatch(/^did: hello/);
-    timed(succeeded.attempts[0]!);
+    expect(succeeded.attemptHistory[0]!.excerpt).toMatch(/^did: hello/);
+    timed(succeeded.attemptHistory[0]!);
   });
 
   it("keeps the latest 20 attempts of a run retried more often (19 failed ones on the row, then its last), numbered as they were", async () => {
@@ -152,8 +154,8 @@ describe(`a run's attempts (${backendName})`, () => {
     }
     // Waiting for its next try: the 19 latest failures are kept on the row.
     const waiting = await daemon.services.cron.run(run!.id);
-    expect(waiting.attempts.map((a) => a.number)).toEqual(Array.from({ length: 19 }, (_, i) => i + 7));
-    expect(waiting.attempts.at(-1)).toMatchObject({
+    expect(waiting.attemptHistory.map((a) => a.number)).toEqual(Array.from({ length: 19 }, (_, i) => i + 7));
+    expect(waiting.attemptHistory.at(-1)).toMatchObject({
       status: "Failed",
       httpStatus: 503,
       durationMs: 25,
@@ -174,8 +176,8 @@ describe(`a run's attempts (${backendName})`, () => {
       },
     ]);
     const done = await daemon.services.cron.run(run!.id);
-    expect(done.attempts.map((a) => a.number)).toEqual(Array.from({ length: 20 }, (_, i) => i + 7));
-    expect(done.attempts.at(-1)).toMatchObject({
+    expect(done.attemptHistory.map((a) => a.number)).toEqual(Array.from({ length: 20 }, (_, i) => i + 7));
+    expect(done.attemptHistory.at(-1)).toMatchObject({
       status: "Succeeded",
       httpStatus: 200,
       durationMs: 30,

@@ -21,7 +21,9 @@ interface ShownRun {
   exitCode: number | null;
   output: string | null;
   reason: string | null;
-  attempts: { number: number; status: string; httpStatus: number | null; exitCode: number | null }[];
+  attempts: number;
+  failedAttempts: number;
+  attemptHistory: { number: number; status: string; httpStatus: number | null; exitCode: number | null }[];
   decisions: { plugin: string; hook: string; outcome: string; fields: string[] | null; durationMs: number }[];
 }
 
@@ -90,7 +92,9 @@ describe(`runs show and runs ls (${backendName})`, () => {
     expect(run).toMatchObject({
       trigger: "manual",
       revision: 2,
-      attempts: [{ number: 1, status: "Succeeded", httpStatus: null, exitCode: null }],
+      attempts: 1,
+      failedAttempts: 0,
+      attemptHistory: [{ number: 1, status: "Succeeded", httpStatus: null, exitCode: null }],
       exitCode: null,
     });
     expect(run.deliveryLatenessMs).toBeGreaterThanOrEqual(0);
@@ -118,7 +122,7 @@ describe(`runs show and runs ls (${backendName})`, () => {
     const id = await trigger(job);
     const run = await settled(id, "Failed");
     expect(run).toMatchObject({ exitCode: 3, output: expect.stringContaining("went wrong") });
-    expect(run.attempts).toMatchObject([{ number: 1, status: "Failed", exitCode: 3, httpStatus: null }]);
+    expect(run.attemptHistory).toMatchObject([{ number: 1, status: "Failed", exitCode: 3, httpStatus: null }]);
     const human = await cli(daemon, "runs", "show", id);
     expect(human.stdout).toMatch(/^result {6}exit 3$/m);
     expect(human.stdout).toMatch(/^status {6}Failed$/m);
@@ -134,7 +138,7 @@ describe(`runs show and runs ls (${backendName})`, () => {
     const job = await added("--name", "retried", "--agent", "busy", "--every", "1h");
     const id = await trigger(job);
     const run = await settled(id, "Succeeded");
-    expect(run.attempts).toMatchObject([
+    expect(run.attemptHistory).toMatchObject([
       { number: 1, status: "Failed", httpStatus: 503 },
       { number: 2, status: "Succeeded", httpStatus: 200 },
     ]);

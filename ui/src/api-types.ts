@@ -724,8 +724,12 @@ export type PostCronJobsByIdBackfillAnswer = {
 };
 
 export type GetRunsByIdAnswer = ListedRun & {
+  /** Deliveries started. */
+  attempts: Count;
+  /** Deliveries that ended in a recorded failure (and were retried or gave up). */
+  failedAttempts: Count;
   /** Its delivery attempts, oldest first (the latest 20 of a run retried more often). */
-  attempts: RunAttempt[];
+  attemptHistory: RunAttempt[];
   decisions: {
     plugin: string;
     hook: string;

@@ -115,7 +115,9 @@ function whyOf(run: RunView): string | null {
 type RunDetail = RunView & {
   jobName: string;
   revision: number | null;
-  attempts: RunAttempt[];
+  attempts: number;
+  failedAttempts: number;
+  attemptHistory: RunAttempt[];
   decisions: {
     plugin: string;
     outcome: string;
@@ -141,7 +143,7 @@ function show(runs: Command, ctx: CliContext): void {
 }
 
 function runText(run: RunDetail): string {
-  const answered = run.attempts.at(-1)?.httpStatus ?? null;
+  const answered = run.attemptHistory.at(-1)?.httpStatus ?? null;
   const result =
     run.exitCode !== null
       ? `exit ${run.exitCode}`
@@ -167,7 +169,7 @@ function runText(run: RunDetail): string {
       finished: run.finishedAt,
       session: run.sessionId,
       executor: run.executor,
-      attempts: run.attempts.at(-1)?.number ?? 0,
+      attempts: run.attempts,
       result,
       usage: usageText(run.usage),
     },
@@ -196,7 +198,7 @@ function runText(run: RunDetail): string {
     run.promptFired ?? "(none)",
     "",
     "attempts:",
-    attemptsText(run.attempts),
+    attemptsText(run.attemptHistory),
     "",
     "output:",
     output,

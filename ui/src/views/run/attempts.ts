@@ -25,14 +25,14 @@ const row = (a: RunAttempt) =>
 
 /** Each attempt at delivering the run, oldest first: a retried run's earlier failures stay visible. */
 export function attemptsTable(run: RunDetail) {
-  if (!run.attempts.length) return null;
+  if (!run.attemptHistory.length) return null;
   return [
     h("h4", { id: `run-${run.id}-attempts` }, "Attempts"),
     h(
       "table",
       { class: "attempts", "data-testid": "attempts", "aria-labelledby": `run-${run.id}-attempts` },
       h("thead", null, h("tr", null, ...HEADERS.map((t) => h("th", { scope: "col" }, t)))),
-      h("tbody", null, ...run.attempts.map(row)),
+      h("tbody", null, ...run.attemptHistory.map(row)),
     ),
   ];
 }
