@@ -79,7 +79,7 @@ export async function partitionRunsPage(
     )
     .orderBy(asc(cronJobRuns.id))
     .limit(limit);
-  return found.map(({ run, jobName }) => ({ ...runView(run), jobName, attempts: attemptsOf(run) }));
+  return found.map(({ run, jobName }) => ({ ...runView(run), jobName, attemptHistory: attemptsOf(run) }));
 }
 
 /** Locks `table` (a partitioned parent) for a drop, waiting at most `timeout` (55P03 past it). */

@@ -76,7 +76,7 @@ function candidates(rules: RunRules, limit: number, alias: string): SQL | null {
 
 export interface RunBatch {
   /** The rows as the API shows them (what the archive receives, with their attempts), read before the delete. */
-  rows: (RunView & { jobName: string; attempts: RunAttempt[] })[];
+  rows: (RunView & { jobName: string; attemptHistory: RunAttempt[] })[];
   deleted: number;
 }
 
@@ -89,7 +89,7 @@ export async function selectRunBatch(tx: Executor, rules: RunRules, limit: numbe
     .from(cronJobRuns)
     .innerJoin(cronJobs, eq(cronJobs.id, cronJobRuns.cronJobId))
     .where(sql`${cronJobRuns.id} in (${ids})`);
-  return found.map(({ run, jobName }) => ({ ...runView(run), jobName, attempts: attemptsOf(run) }));
+  return found.map(({ run, jobName }) => ({ ...runView(run), jobName, attemptHistory: attemptsOf(run) }));
 }
 
 /** The ids of the next batch of runs to remove: all a batch needs when nothing is archived. */

@@ -29,7 +29,7 @@ interface ArchivedRun {
   jobName: string;
   scheduledFor: string;
   status: string;
-  attempts: { number: number; status: string; httpStatus: number | null; excerpt: string | null }[];
+  attemptHistory: { number: number; status: string; httpStatus: number | null; excerpt: string | null }[];
 }
 
 function readArchive(dir: string): ArchivedRun[] {
@@ -85,7 +85,7 @@ describe(`retention: nothing important is lost (${backendName})`, () => {
     const result = await daemon.services.pruner.runPass();
     expect(result.archived).toHaveLength(2);
     const archived = readArchive(archive);
-    expect(archived.find((r) => r.scheduledFor === retried.toISOString())?.attempts).toMatchObject([
+    expect(archived.find((r) => r.scheduledFor === retried.toISOString())?.attemptHistory).toMatchObject([
       { number: 1, status: "Failed", httpStatus: 503, excerpt: "busy" },
       { number: 2, status: "Succeeded", httpStatus: 200 },
     ]);
