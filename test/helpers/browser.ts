@@ -1,9 +1,10 @@
 import { join } from "node:path";
 import { chromium, type Browser, type Page } from "playwright-core";
+import { afterAll, beforeAll } from "vitest";
 import type { Daemon } from "../../src/daemon/daemon.ts";
 import { buildUi } from "../../ui/build.ts";
 import { startTestDaemon, type TestDaemonOptions } from "./daemon.ts";
-import type { TestDatabase } from "./db.ts";
+import { freshDatabase, type TestDatabase } from "./db.ts";
 import { freePort } from "./net.ts";
 import { tempDir } from "./tmp.ts";
 import { missingProgram, prerequisite } from "./prerequisite.ts";
@@ -81,4 +82,36 @@ export async function signIn(page: Page, dashboard: DashboardDaemon, hash = "#/n
   await page.getByLabel("API token").fill(dashboard.token);
   await page.getByRole("button", { name: "Sign in" }).click();
   await page.locator("header.top nav.tabs").waitFor();
+}
+
+/** What a dashboard test file works with: its database, daemon, browser and signed-in page. */
+export interface DashboardSession {
+  db: TestDatabase;
+  dash: DashboardDaemon;
+  browser: Browser;
+  page: Page;
+}
+
+/**
+ * Registers the hooks of a browser test file: before its tests, a fresh database, a daemon serving
+ * the dashboard, Chromium and a page (UTC, 1440×1000) signed in at `hash`; after them, all closed.
+ * The returned object is filled in by the time the first test runs.
+ */
+export function useDashboard(options: TestDaemonOptions & { hash?: string } = {}): DashboardSession {
+  const { hash = "#/now", ...daemonOptions } = options;
+  const session = {} as DashboardSession;
+  beforeAll(async () => {
+    session.db = await freshDatabase();
+    session.dash = await startDashboardDaemon(session.db, daemonOptions);
+    session.browser = await launchBrowser();
+    session.page = await session.browser.newPage({ viewport: { width: 1440, height: 1000 }, timezoneId: "UTC" });
+    session.page.setDefaultTimeout(10_000);
+    await signIn(session.page, session.dash, hash);
+  }, 300_000);
+  afterAll(async () => {
+    await session.browser?.close();
+    await session.dash?.daemon.stop();
+    await session.db?.drop();
+  });
+  return session;
 }
