@@ -174,6 +174,8 @@ describe(`every route answers what it declares (${backendName})`, () => {
     const { runs } = await call<{ runs: { id: string }[] }>("GET /v1/runs", {}, { query: { limit: "50" } });
     await call("GET /v1/runs/:id", { id: runs[0]!.id });
     await call("GET /v1/run-summary");
+    await call("GET /v1/jobs-file");
+    await call("GET /v1/jobs-file", {}, { query: { jobId: id.id } });
     const now = Date.now();
     await call(
       "GET /v1/run-timeline",

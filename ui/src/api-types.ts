@@ -820,6 +820,13 @@ export type PostApplyAnswer = {
   text: string;
 };
 
+export type GetJobsFileAnswer = {
+  /** The jobs file (TOML): `missiond apply` reads it back as no changes. */
+  toml: string;
+  /** How many jobs it declares. */
+  jobs: Count;
+};
+
 export type GetSessionsAnswer = {
   sessions: ListedSession[];
 };
