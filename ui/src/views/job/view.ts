@@ -1,4 +1,5 @@
-import { api, AuthRequired, type Job, type RevisionList, type Run, type Timeline } from "../../api.ts";
+import { api, AuthRequired, type Job, type RevisionList, type Run } from "../../api.ts";
+import type { GetRunSummaryAnswer } from "../../api-types.ts";
 import { fill, h } from "../../dom.ts";
 import type { Ctx, View } from "../../main.ts";
 import { dateTime, scheduleInWords } from "../../time.ts";
@@ -6,6 +7,8 @@ import { badge, block, facts, panel, toast } from "../../widgets.ts";
 import { backfillJob, deleteJob, pauseJob, resumeJob, skipJob, triggerJob } from "./actions.ts";
 import { latenessChart, successChart } from "./chart.ts";
 import { revisionTimeline, runLinks } from "./history.ts";
+import { exportJobs } from "../jobs/export.ts";
+import { readTokens, tokenSection, type TriggerToken } from "./tokens.ts";
 
 const DAY = 86_400_000;
 const CHART_DAYS = 14;
@@ -14,30 +17,39 @@ interface Loaded {
   job: Job;
   revisions: RevisionList["revisions"];
   runs: Run[];
+  tokens: TriggerToken[];
 }
 
 async function load(id: string): Promise<Loaded> {
-  const [job, { revisions }, { runs }] = await Promise.all([
+  const [job, { revisions }, { runs }, tokens] = await Promise.all([
     api.get<Job>(`/v1/cron-jobs/${id}`),
     api.get<RevisionList>(`/v1/cron-jobs/${id}/revisions`),
     api.get<{ runs: Run[] }>(`/v1/cron-jobs/${id}/runs`, { limit: 30 }),
+    readTokens(id),
   ]);
-  return { job, revisions, runs };
+  return { job, revisions, runs, tokens };
 }
 
-/** Two weeks of the job's runs per day: the slowest read, so the page is drawn without waiting for it. */
+/**
+ * Two weeks of the job's runs per UTC day, from the run summary: it counts the ledger's rows and the
+ * rollups retention leaves for the runs it pruned (per UTC day), so a pruned day keeps its bar. The
+ * slowest read, so the page is drawn without waiting for it.
+ */
 function chartLater(id: string, box: HTMLElement): void {
-  const to = new Date(Math.ceil(Date.now() / DAY) * DAY);
-  const from = new Date(to.getTime() - CHART_DAYS * DAY);
-  api
-    .get<Timeline>("/v1/run-timeline", {
-      jobId: id,
-      from: from.toISOString(),
-      to: to.toISOString(),
-      buckets: CHART_DAYS,
-      limit: 1,
-    })
-    .then((timeline) => fill(box, successChart(timeline)))
+  const end = Math.ceil(Date.now() / DAY) * DAY;
+  const days = Array.from({ length: CHART_DAYS }, (_, i) => end - (CHART_DAYS - i) * DAY);
+  Promise.all(
+    days.map((from) =>
+      api
+        .get<GetRunSummaryAnswer>("/v1/run-summary", {
+          jobId: id,
+          from: new Date(from).toISOString(),
+          to: new Date(from + DAY).toISOString(),
+        })
+        .then((answer) => answer.summary),
+    ),
+  )
+    .then((perDay) => fill(box, successChart(perDay)))
     .catch(() => fill(box, h("p", { class: "muted small" }, "the success rate could not be read")));
 }
 
@@ -56,6 +68,7 @@ function actionBar(job: Job, run: (action: (job: Job) => Promise<boolean>) => vo
     button("Trigger", triggerJob),
     button("Skip", skipJob),
     button("Backfill", backfillJob),
+    button("Export", (j) => exportJobs(j).then(() => false)),
     button("Delete", deleteJob, "danger"),
   );
 }
@@ -88,7 +101,7 @@ export function jobView(ctx: Ctx): View {
   let seq = 0;
   let shown = "";
 
-  function render({ job, revisions, runs }: Loaded) {
+  function render({ job, revisions, runs, tokens }: Loaded) {
     const chart = h("div", { class: "chart-slot" });
     chartLater(job.id, chart);
     const act = (action: (job: Job) => Promise<boolean>) =>
@@ -127,6 +140,7 @@ export function jobView(ctx: Ctx): View {
             chart,
             latenessChart(runs),
             runLinks(runs, job.timezone),
+            tokenSection(job, tokens, (action) => act(action)),
           ),
           h("aside", { class: "detail" }, h("h3", null, "Revisions"), revisionTimeline(revisions)),
         ),
