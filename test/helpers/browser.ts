@@ -25,7 +25,7 @@ export interface DashboardDaemon {
   /** http://127.0.0.1:PORT, the TCP listener. */
   base: string;
   token: string;
-  /** A token of the agent scope, named "runtime". */
+  /** A token of the agent scope, named "runtime", speaking for agent a1. */
   agentToken: string;
   /** The API over TCP with the bearer token: the answer's status and JSON body. */
   call<T = Record<string, unknown>>(
@@ -48,7 +48,7 @@ export async function startDashboardDaemon(
   const daemon = await startTestDaemon(db, {
     ...options,
     uiDir,
-    toml: `${options.toml ?? ""}\n[[api.tokens]]\nname = "runtime"\nscope = "agent"\ntoken_env = "MISSIOND_TOKEN_RUNTIME"\n`,
+    toml: `${options.toml ?? ""}\n[[api.tokens]]\nname = "runtime"\nscope = "agent"\nagents = ["a1"]\ntoken_env = "MISSIOND_TOKEN_RUNTIME"\n`,
     env: {
       ...options.env,
       MISSIOND_LISTEN: `127.0.0.1:${port}`,
