@@ -175,6 +175,11 @@ describe(`every route answers what it declares (${backendName})`, () => {
     await call("GET /v1/runs/:id", { id: runs[0]!.id });
     await call("GET /v1/run-summary");
     await call("GET /v1/jobs-file");
+    await call(
+      "POST /v1/prompt-preview",
+      {},
+      { body: { prompt: "PR {{payload.pr}} at {{slot_local}}", slot: "2030-01-01T09:00:00Z", payload: { pr: 7 } } },
+    );
     await call("GET /v1/jobs-file", {}, { query: { jobId: id.id } });
     const now = Date.now();
     await call(

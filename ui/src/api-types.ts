@@ -827,6 +827,11 @@ export type GetJobsFileAnswer = {
   jobs: Count;
 };
 
+export type PostPromptPreviewAnswer = {
+  /** The prompt as the example run would fire it. */
+  prompt: string;
+};
+
 export type GetSessionsAnswer = {
   sessions: ListedSession[];
 };
