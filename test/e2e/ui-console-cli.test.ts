@@ -153,6 +153,50 @@ describe.skipIf(chromiumMissing !== null)(
         .toMatchObject({ until: until.toISOString(), reason: "office closed" });
     });
 
+    it("renders a prompt template for the next slot with an example payload, as cron preview --prompt does", async () => {
+      await page.goto(`${dash.base}/ui/#/job-new`);
+      const form = page.getByTestId("job-form");
+      const template = "Review {{payload.pr.title}} at {{slot_local}} ({{trigger}})";
+      await form.getByRole("textbox", { name: "Prompt" }).fill(template);
+      await form.getByLabel("Cron", { exact: true }).fill("0 9 * * *");
+      await form.getByLabel("Timezone").fill("Europe/Berlin");
+      const shown = page.getByTestId("prompt-preview");
+      expect(await shown.isVisible()).toBe(false); // a prompt sent as written has nothing to render
+      await form.getByLabel("Prompt template").check();
+      await form.getByLabel("Example payload (optional, a JSON object)").fill('{"pr": {"title": "fix the build"}}');
+
+      const [slot] = (
+        await dash.call<{ fireTimes: string[] }>(
+          "GET",
+          "/v1/cron-preview?cron=0%209%20*%20*%20*&timezone=Europe/Berlin&count=1",
+        )
+      ).body.fireTimes;
+      const rendered = await dash.call<{ prompt: string }>("POST", "/v1/prompt-preview", {
+        prompt: template,
+        slot,
+        timezone: "Europe/Berlin",
+        payload: { pr: { title: "fix the build" } },
+      });
+      expect(rendered.body.prompt).toMatch(/^Review fix the build at .+T09:00:00(\.000)?\+0[12]:00 \(event\)$/);
+      await expect.poll(() => shown.textContent(), poll).toBe(rendered.body.prompt);
+      await expectAccessible();
+
+      await form.getByLabel("Example payload (optional, a JSON object)").fill("[1]");
+      await expect
+        .poll(() => page.getByTestId("prompt-preview-problem").textContent(), poll)
+        .toBe('The example payload must be a JSON object, like {"pr": 12}.');
+      await form.getByLabel("Example payload (optional, a JSON object)").fill("");
+      await form.getByRole("textbox", { name: "Prompt" }).fill("{{#previous}}unclosed");
+      const refused = await dash.call<{ error: { message: string } }>("POST", "/v1/prompt-preview", {
+        prompt: "{{#previous}}unclosed",
+        slot,
+      });
+      expect(refused.status).toBe(400);
+      await expect
+        .poll(() => page.getByTestId("prompt-preview-problem").textContent(), poll)
+        .toBe(refused.body.error.message);
+    });
+
     it("downloads a job, and every job, as the jobs file the API exports", async () => {
       await add({ name: "exported", cron: "0 7 * * *", prompt: "send the digest", timezone: "Europe/Berlin" });
       const exported = (await dash.call<{ jobs: Job[] }>("GET", "/v1/cron-jobs?q=exported")).body.jobs[0]!;
