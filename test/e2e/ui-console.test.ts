@@ -263,6 +263,20 @@ describe.skipIf(chromiumMissing !== null)(
       const to = Math.floor(Date.now() / DAY) * DAY;
       await range.getByLabel("From").fill(localInput(to - 4 * DAY));
       await range.getByLabel("To (not in the future)").fill(localInput(to));
+      // A limit below the range's slots: refused with the API's message, nothing written.
+      await range.getByLabel("Most slots (optional)").fill("3");
+      await range.getByRole("button", { name: "List the slots" }).click();
+      const tooMany = await dash.call<{ error: { message: string } }>("POST", `/v1/cron-jobs/${target.id}/backfill`, {
+        from: new Date(to - 4 * DAY).toISOString(),
+        to: new Date(to).toISOString(),
+        max: 3,
+        dryRun: true,
+      });
+      expect(tooMany.status).toBe(400);
+      await page.getByText(tooMany.body.error.message).waitFor();
+      await page.getByRole("button", { name: "Backfill" }).click();
+      await range.getByLabel("From").fill(localInput(to - 4 * DAY));
+      await range.getByLabel("To (not in the future)").fill(localInput(to));
       await range.getByRole("button", { name: "List the slots" }).click();
       const plan = page.getByTestId("backfill-plan");
       await plan.waitFor();

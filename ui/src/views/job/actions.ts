@@ -122,12 +122,18 @@ export async function backfillJob(job: Job): Promise<boolean> {
         value: toLocalInput(new Date().toISOString()),
         required: true,
       },
+      // Empty: the API's own default limit (`cron backfill --max`).
+      { name: "max", label: "Most slots (optional)", type: "number", placeholder: "the daemon's default" },
     ],
     confirm: "List the slots",
     testid: "backfill-dialog",
   });
   if (!range) return false;
-  const body = { from: fromLocalInput(range.from ?? ""), to: fromLocalInput(range.to ?? "") };
+  const body = {
+    from: fromLocalInput(range.from ?? ""),
+    to: fromLocalInput(range.to ?? ""),
+    ...(range.max ? { max: Number(range.max) } : {}),
+  };
   const plan = await api.post<Backfill>(`/v1/cron-jobs/${job.id}/backfill`, { ...body, dryRun: true });
   const fresh = plan.slots.filter((s) => s.outcome !== "exists").length;
   const ok = await dialogForm({
