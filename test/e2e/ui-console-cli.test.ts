@@ -280,6 +280,8 @@ describe.skipIf(chromiumMissing !== null)(
       const from = new Date(Math.floor(Date.now() / DAY) * DAY - 13 * DAY).toISOString();
       const to = new Date(Math.ceil(Date.now() / DAY) * DAY + DAY).toISOString();
       await page.goto(`${dash.base}/ui/#/ledger?job=${target.id}&range=custom&from=${from}&to=${to}`);
+      await page.getByTestId("timeline").waitFor();
+      expect(await page.getByLabel("Time range").inputValue()).toBe("custom"); // the address's range, shown
       await page.getByRole("button", { name: "Summary" }).click();
       const table = page.getByTestId("run-summary");
       await table.waitFor();

@@ -178,6 +178,7 @@ export function ledgerView(ctx: Ctx): View {
         },
         fail: reportWith(ctx.fail),
       });
+      controls.sync();
       if (filter.job) {
         controls.showJob(`job ${filter.job}`);
         void api

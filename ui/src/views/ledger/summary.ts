@@ -115,5 +115,6 @@ export function ledgerActions(
     { type: "button", onclick: () => void exportRuns(filter).catch(on.fail) },
     "Export runs",
   );
-  return h("div", { class: "toolbar", "data-testid": "ledger-actions" }, toggle, exportButton);
+  // One group: the toolbar spreads its children apart.
+  return h("div", { class: "toolbar", "data-testid": "ledger-actions" }, h("span", null, toggle, " ", exportButton));
 }
