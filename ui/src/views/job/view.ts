@@ -5,7 +5,7 @@ import type { Ctx, View } from "../../main.ts";
 import { dateTime, scheduleInWords } from "../../time.ts";
 import { badge, block, facts, panel, toast } from "../../widgets.ts";
 import { backfillJob, deleteJob, pauseJob, resumeJob, skipJob, triggerJob } from "./actions.ts";
-import { latenessChart, successChart } from "./chart.ts";
+import { latenessChart, successChart, type DayCounts } from "./chart.ts";
 import { revisionTimeline, runLinks } from "./history.ts";
 import { exportJobs } from "../jobs/export.ts";
 import { readTokens, tokenSection, type TriggerToken } from "./tokens.ts";
@@ -30,27 +30,39 @@ async function load(id: string): Promise<Loaded> {
   return { job, revisions, runs, tokens };
 }
 
+/** One UTC day's counts of the job, from the run summary (the ledger's rows and retention's rollups). */
+const dayCounts = (id: string, from: number) =>
+  api
+    .get<GetRunSummaryAnswer>("/v1/run-summary", {
+      jobId: id,
+      from: new Date(from).toISOString(),
+      to: new Date(from + DAY).toISOString(),
+    })
+    .then((answer) => answer.summary);
+
+// The days before today change only by a backfill or a late close: read again at most once a minute,
+// so a job whose runs redraw its page every few seconds asks for today alone.
+const PAST_DAYS_MS = 60_000;
+let pastDays: { key: string; at: number; counts: Promise<DayCounts[]> } | null = null;
+
 /**
- * Two weeks of the job's runs per UTC day, from the run summary: it counts the ledger's rows and the
- * rollups retention leaves for the runs it pruned (per UTC day), so a pruned day keeps its bar. The
- * slowest read, so the page is drawn without waiting for it.
+ * Two weeks of the job's runs per UTC day, from the run summary, so a day retention pruned keeps its
+ * bar. The slowest read, so the page is drawn without waiting for it.
  */
 function chartLater(id: string, box: HTMLElement): void {
-  const end = Math.ceil(Date.now() / DAY) * DAY;
-  const days = Array.from({ length: CHART_DAYS }, (_, i) => end - (CHART_DAYS - i) * DAY);
-  Promise.all(
-    days.map((from) =>
-      api
-        .get<GetRunSummaryAnswer>("/v1/run-summary", {
-          jobId: id,
-          from: new Date(from).toISOString(),
-          to: new Date(from + DAY).toISOString(),
-        })
-        .then((answer) => answer.summary),
-    ),
-  )
-    .then((perDay) => fill(box, successChart(perDay)))
-    .catch(() => fill(box, h("p", { class: "muted small" }, "the success rate could not be read")));
+  const today = Math.floor(Date.now() / DAY) * DAY;
+  const key = `${id}@${today}`;
+  if (pastDays?.key !== key || Date.now() - pastDays.at > PAST_DAYS_MS) {
+    const days = Array.from({ length: CHART_DAYS - 1 }, (_, i) => today - (CHART_DAYS - 1 - i) * DAY);
+    pastDays = { key, at: Date.now(), counts: Promise.all(days.map((from) => dayCounts(id, from))) };
+  }
+  const past = pastDays;
+  Promise.all([past.counts, dayCounts(id, today)])
+    .then(([before, now]) => fill(box, successChart([...before, now])))
+    .catch(() => {
+      if (pastDays === past) pastDays = null; // a failed read is not kept
+      fill(box, h("p", { class: "muted small" }, "the success rate could not be read"));
+    });
 }
 
 function actionBar(job: Job, run: (action: (job: Job) => Promise<boolean>) => void, edit: () => void) {
