@@ -232,3 +232,8 @@ export const timelineView = z
   .strict();
 
 export const previewAnswer = z.object({ fireTimes: z.array(instant) }).strict();
+
+/** POST /v1/prompt-preview: a template rendered for an example run. */
+export const promptPreviewAnswer = z
+  .object({ prompt: z.string().describe("The prompt as the example run would fire it.") })
+  .strict();

@@ -45,3 +45,11 @@ export const applyAnswer = z
     text: z.string().describe("The plan as the CLI prints it."),
   })
   .strict();
+
+/** What GET /v1/jobs-file answers: the jobs as a jobs file, as `cron export` prints it. */
+export const jobsFileAnswer = z
+  .object({
+    toml: z.string().describe("The jobs file (TOML): `missiond apply` reads it back as no changes."),
+    jobs: count.describe("How many jobs it declares."),
+  })
+  .strict();

@@ -1,14 +1,8 @@
-import type { Browser, Page } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Page } from "playwright-core";
+import { beforeAll, describe, expect, it } from "vitest";
 import { seriousViolations } from "../helpers/axe.ts";
-import {
-  chromiumMissing,
-  launchBrowser,
-  signIn,
-  startDashboardDaemon,
-  type DashboardDaemon,
-} from "../helpers/browser.ts";
-import { backendName, freshDatabase, type TestDatabase } from "../helpers/db.ts";
+import { chromiumMissing, useDashboard, type DashboardDaemon } from "../helpers/browser.ts";
+import { backendName } from "../helpers/db.ts";
 import { waitFor } from "../helpers/wait.ts";
 
 interface Run {
@@ -22,10 +16,10 @@ interface Run {
 describe.skipIf(chromiumMissing !== null)(
   `approving and rejecting a run from its page (${backendName})${chromiumMissing ? ` (skipped: ${chromiumMissing})` : ""}`,
   () => {
-    let db: TestDatabase;
+    const ui = useDashboard();
     let dash: DashboardDaemon;
-    let browser: Browser;
     let page: Page;
+    beforeAll(() => void ({ dash, page } = ui));
 
     const run = async (id: string) => (await dash.call<Run>("GET", `/v1/runs/${id}`)).body;
 
@@ -51,21 +45,6 @@ describe.skipIf(chromiumMissing !== null)(
         20_000,
       );
     }
-
-    beforeAll(async () => {
-      db = await freshDatabase();
-      dash = await startDashboardDaemon(db);
-      browser = await launchBrowser();
-      page = await browser.newPage({ viewport: { width: 1440, height: 1000 }, timezoneId: "UTC" });
-      page.setDefaultTimeout(10_000);
-      await signIn(page, dash, "#/now");
-    });
-
-    afterAll(async () => {
-      await browser?.close();
-      await dash?.daemon.stop();
-      await db?.drop();
-    });
 
     it("shows a waiting run's time-out and approves it from the keyboard, then names the approver", async () => {
       const waiting = await waitingRun("gated-approve");

@@ -1,17 +1,11 @@
 import type { Browser, Page } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { jobFormFields } from "../../src/api/ui-job-form.ts";
 import { instances } from "../../src/db/schema/index.ts";
 import { VERSION } from "../../src/version.ts";
-import { backendName, freshDatabase, type TestDatabase } from "../helpers/db.ts";
+import { backendName } from "../helpers/db.ts";
 import { seriousViolations } from "../helpers/axe.ts";
-import {
-  chromiumMissing,
-  launchBrowser,
-  signIn,
-  startDashboardDaemon,
-  type DashboardDaemon,
-} from "../helpers/browser.ts";
+import { chromiumMissing, useDashboard, type DashboardDaemon } from "../helpers/browser.ts";
 import { examplePlugin } from "../helpers/plugins.ts";
 
 interface Job {
@@ -56,10 +50,11 @@ const localInput = (ms: number) => {
 describe.skipIf(chromiumMissing !== null)(
   `the dashboard as the operator's console (${backendName})${chromiumMissing ? ` (skipped: ${chromiumMissing})` : ""}`,
   () => {
-    let db: TestDatabase;
+    const ui = useDashboard({ pluginDirs: [examplePlugin("cron-sentinel")], hash: "#/jobs" });
     let dash: DashboardDaemon;
     let browser: Browser;
     let page: Page;
+    beforeAll(() => void ({ dash, browser, page } = ui));
 
     const job = async (id: string) => (await dash.call<Job>("GET", `/v1/cron-jobs/${id}`)).body;
     const byName = async (name: string) =>
@@ -70,21 +65,6 @@ describe.skipIf(chromiumMissing !== null)(
     const revisions = async (id: string) =>
       (await dash.call<{ revisions: Revision[] }>("GET", `/v1/cron-jobs/${id}/revisions`)).body.revisions;
     const expectAccessible = async () => expect(await seriousViolations(page)).toEqual([]);
-
-    beforeAll(async () => {
-      db = await freshDatabase();
-      dash = await startDashboardDaemon(db, { pluginDirs: [examplePlugin("cron-sentinel")] });
-      browser = await launchBrowser();
-      page = await browser.newPage({ viewport: { width: 1440, height: 1000 }, timezoneId: "UTC" });
-      page.setDefaultTimeout(10_000);
-      await signIn(page, dash, "#/jobs");
-    });
-
-    afterAll(async () => {
-      await browser?.close();
-      await dash?.daemon.stop();
-      await db?.drop();
-    });
 
     it("signs in without an error in the browser's console: no 401 on the way", async () => {
       const tab = await browser.newPage();
@@ -281,6 +261,20 @@ describe.skipIf(chromiumMissing !== null)(
       await page.getByRole("button", { name: "Backfill" }).click();
       const range = page.getByTestId("backfill-dialog");
       const to = Math.floor(Date.now() / DAY) * DAY;
+      await range.getByLabel("From").fill(localInput(to - 4 * DAY));
+      await range.getByLabel("To (not in the future)").fill(localInput(to));
+      // A limit below the range's slots: refused with the API's message, nothing written.
+      await range.getByLabel("Most slots (optional)").fill("3");
+      await range.getByRole("button", { name: "List the slots" }).click();
+      const tooMany = await dash.call<{ error: { message: string } }>("POST", `/v1/cron-jobs/${target.id}/backfill`, {
+        from: new Date(to - 4 * DAY).toISOString(),
+        to: new Date(to).toISOString(),
+        max: 3,
+        dryRun: true,
+      });
+      expect(tooMany.status).toBe(400);
+      await page.getByText(tooMany.body.error.message).waitFor();
+      await page.getByRole("button", { name: "Backfill" }).click();
       await range.getByLabel("From").fill(localInput(to - 4 * DAY));
       await range.getByLabel("To (not in the future)").fill(localInput(to));
       await range.getByRole("button", { name: "List the slots" }).click();

@@ -1,9 +1,10 @@
 import { join } from "node:path";
 import { chromium, type Browser, type Page } from "playwright-core";
+import { afterAll, beforeAll } from "vitest";
 import type { Daemon } from "../../src/daemon/daemon.ts";
 import { buildUi } from "../../ui/build.ts";
 import { startTestDaemon, type TestDaemonOptions } from "./daemon.ts";
-import type { TestDatabase } from "./db.ts";
+import { freshDatabase, type TestDatabase } from "./db.ts";
 import { freePort } from "./net.ts";
 import { tempDir } from "./tmp.ts";
 import { missingProgram, prerequisite } from "./prerequisite.ts";
@@ -24,7 +25,7 @@ export interface DashboardDaemon {
   /** http://127.0.0.1:PORT, the TCP listener. */
   base: string;
   token: string;
-  /** A token of the agent scope, named "runtime". */
+  /** A token of the agent scope, named "runtime", speaking for agent a1. */
   agentToken: string;
   /** The API over TCP with the bearer token: the answer's status and JSON body. */
   call<T = Record<string, unknown>>(
@@ -47,7 +48,7 @@ export async function startDashboardDaemon(
   const daemon = await startTestDaemon(db, {
     ...options,
     uiDir,
-    toml: `${options.toml ?? ""}\n[[api.tokens]]\nname = "runtime"\nscope = "agent"\ntoken_env = "MISSIOND_TOKEN_RUNTIME"\n`,
+    toml: `${options.toml ?? ""}\n[[api.tokens]]\nname = "runtime"\nscope = "agent"\nagents = ["a1"]\ntoken_env = "MISSIOND_TOKEN_RUNTIME"\n`,
     env: {
       ...options.env,
       MISSIOND_LISTEN: `127.0.0.1:${port}`,
@@ -81,4 +82,36 @@ export async function signIn(page: Page, dashboard: DashboardDaemon, hash = "#/n
   await page.getByLabel("API token").fill(dashboard.token);
   await page.getByRole("button", { name: "Sign in" }).click();
   await page.locator("header.top nav.tabs").waitFor();
+}
+
+/** What a dashboard test file works with: its database, daemon, browser and signed-in page. */
+export interface DashboardSession {
+  db: TestDatabase;
+  dash: DashboardDaemon;
+  browser: Browser;
+  page: Page;
+}
+
+/**
+ * Registers the hooks of a browser test file: before its tests, a fresh database, a daemon serving
+ * the dashboard, Chromium and a page (UTC, 1440×1000) signed in at `hash`; after them, all closed.
+ * The returned object is filled in by the time the first test runs.
+ */
+export function useDashboard(options: TestDaemonOptions & { hash?: string } = {}): DashboardSession {
+  const { hash = "#/now", ...daemonOptions } = options;
+  const session = {} as DashboardSession;
+  beforeAll(async () => {
+    session.db = await freshDatabase();
+    session.dash = await startDashboardDaemon(session.db, daemonOptions);
+    session.browser = await launchBrowser();
+    session.page = await session.browser.newPage({ viewport: { width: 1440, height: 1000 }, timezoneId: "UTC" });
+    session.page.setDefaultTimeout(10_000);
+    await signIn(session.page, session.dash, hash);
+  }, 300_000);
+  afterAll(async () => {
+    await session.browser?.close();
+    await session.dash?.daemon.stop();
+    await session.db?.drop();
+  });
+  return session;
 }

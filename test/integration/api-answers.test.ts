@@ -174,6 +174,13 @@ describe(`every route answers what it declares (${backendName})`, () => {
     const { runs } = await call<{ runs: { id: string }[] }>("GET /v1/runs", {}, { query: { limit: "50" } });
     await call("GET /v1/runs/:id", { id: runs[0]!.id });
     await call("GET /v1/run-summary");
+    await call("GET /v1/jobs-file");
+    await call(
+      "POST /v1/prompt-preview",
+      {},
+      { body: { prompt: "PR {{payload.pr}} at {{slot_local}}", slot: "2030-01-01T09:00:00Z", payload: { pr: 7 } } },
+    );
+    await call("GET /v1/jobs-file", {}, { query: { jobId: id.id } });
     const now = Date.now();
     await call(
       "GET /v1/run-timeline",

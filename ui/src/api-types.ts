@@ -839,6 +839,18 @@ export type PostApplyAnswer = {
   text: string;
 };
 
+export type GetJobsFileAnswer = {
+  /** The jobs file (TOML): `missiond apply` reads it back as no changes. */
+  toml: string;
+  /** How many jobs it declares. */
+  jobs: Count;
+};
+
+export type PostPromptPreviewAnswer = {
+  /** The prompt as the example run would fire it. */
+  prompt: string;
+};
+
 export type GetSessionsAnswer = {
   sessions: ListedSession[];
 };

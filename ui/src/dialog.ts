@@ -53,6 +53,14 @@ export function dialogForm(options: {
         ),
       ),
     );
+    // Enter in a field confirms: the form's own implicit submission would press its first button, Cancel.
+    const confirm = dialog.querySelector<HTMLButtonElement>("button.primary")!;
+    for (const input of inputs)
+      input.addEventListener("keydown", (event) => {
+        if (event.key !== "Enter" || event.isComposing) return;
+        event.preventDefault();
+        dialog.querySelector("form")!.requestSubmit(confirm);
+      });
     dialog.addEventListener("close", () => {
       const values = Object.fromEntries(inputs.map((input) => [input.name, input.value.trim()]));
       resolve(dialog.returnValue === "ok" ? values : null);
@@ -60,6 +68,6 @@ export function dialogForm(options: {
     });
     document.body.append(dialog);
     dialog.showModal();
-    (inputs[0] ?? dialog.querySelector<HTMLButtonElement>("button.primary"))?.focus();
+    (inputs[0] ?? confirm).focus();
   });
 }

@@ -1,4 +1,5 @@
 import type { RunStatus } from "../../src/db/schema/enums.ts";
+import { AuthRequired } from "./api.ts";
 import { h, type Child } from "./dom.ts";
 
 /** A run status as a coloured chip (the colours are in style.css, one per status). */
@@ -112,3 +113,9 @@ export const facts = (rows: [string, Child][]) =>
 /** Preformatted text that may be long (a prompt, an output). */
 export const block = (text: string | null, what: string) =>
   text ? h("pre", { class: "block" }, text) : h("p", { class: "empty" }, `no ${what}`);
+
+/** How an action's error is reported: a 401 asks for the token again (`fail`), anything else is a toast. */
+export const reportWith =
+  (fail: (err: unknown) => void) =>
+  (err: unknown): void =>
+    err instanceof AuthRequired ? fail(err) : toast((err as Error).message, "error");

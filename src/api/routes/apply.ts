@@ -1,6 +1,12 @@
 import { applyInput } from "../../jobs-files/jobs-files.ts";
 import { route } from "../route.ts";
-import { applyAnswer } from "../../jobs-files/answers.ts";
+import { z } from "zod";
+import { applyAnswer, jobsFileAnswer } from "../../jobs-files/answers.ts";
+import { toToml } from "../../jobs-files/export.ts";
+import { definitionOf } from "../../jobs-files/spec.ts";
+import { idString } from "../../validation.ts";
+
+const exportQuery = z.object({ jobId: idString("job").optional() }).strict();
 
 /** Schedules as code: jobs files applied as one change. */
 export const applyRoutes = [
@@ -22,5 +28,24 @@ export const applyRoutes = [
     },
     errors: [409],
     handler: async ({ services, body }) => services.jobsFiles.apply(body),
+  }),
+  route({
+    method: "GET",
+    url: "/v1/jobs-file",
+    tag: "cron",
+    scope: "operator",
+    summary: "The jobs as a jobs file (TOML), as `missiond cron export` prints them",
+    description:
+      "Every job, or with `jobId` that one. Keys at their default are left out; applying the file to this daemon changes nothing.",
+    query: exportQuery,
+    ok: { 200: { description: "`{ toml, jobs }`", schema: jobsFileAnswer } },
+    handler: async ({ services, query }) => {
+      const jobs =
+        query.jobId !== undefined ? [await services.cron.get(query.jobId)] : (await services.cron.page()).jobs;
+      return {
+        toml: toToml(jobs.map((job) => ({ name: job.name, definition: definitionOf(job) }))),
+        jobs: jobs.length,
+      };
+    },
   }),
 ];

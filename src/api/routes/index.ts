@@ -8,6 +8,7 @@ import { healthRoutes } from "./health.ts";
 import { instanceRoutes } from "./instances.ts";
 import { notifyRoutes } from "./notify.ts";
 import { pluginRoutes } from "./plugins.ts";
+import { previewRoutes } from "./preview.ts";
 import { sessionRoutes } from "./sessions.ts";
 import { todoRoutes } from "./todos.ts";
 
@@ -18,6 +19,7 @@ export function apiRoutes(limits: { maxDelaySeconds: number }): ApiRoute[] {
     ...cronRoutes,
     ...approvalRoutes,
     ...applyRoutes,
+    ...previewRoutes,
     ...sessionRoutes,
     ...notifyRoutes(limits.maxDelaySeconds),
     ...todoRoutes,

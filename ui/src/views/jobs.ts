@@ -1,4 +1,4 @@
-import { api, AuthRequired, type Job, type JobPage, type Run } from "../api.ts";
+import { api, ApiError, AuthRequired, type Job, type JobPage, type Query, type Run } from "../api.ts";
 import { debounce, fill, h, plural } from "../dom.ts";
 import type { Ctx, View } from "../main.ts";
 import { nextIntervalSlots } from "../time.ts";
@@ -6,6 +6,7 @@ import { empty, pager, panel, toast } from "../widgets.ts";
 import { jobAction, type JobAction } from "./jobs/actions.ts";
 import { jobDetail } from "./jobs/detail.ts";
 import { jobRow } from "./jobs/row.ts";
+import { exportAllButton } from "./jobs/export.ts";
 
 export { lastRunCell } from "./jobs/last-run.ts";
 
@@ -48,11 +49,52 @@ const detailLinks = (ctx: Ctx, job: Job, close: () => void) => ({
   openPage: () => ctx.go("job", { id: job.id }),
 });
 
+/**
+ * A page of jobs; null when the API refused the labels typed, which `problem` then says beside the
+ * box (the operator's typing, not a failure of the page: the list shown stays).
+ */
+async function readJobs(query: Query, problem: HTMLElement): Promise<JobPage | null> {
+  try {
+    const page = await api.get<JobPage>("/v1/cron-jobs", query);
+    problem.textContent = "";
+    return page;
+  } catch (err) {
+    if (!(err instanceof ApiError) || !query.label) throw err;
+    problem.textContent = `Label: ${err.message}`;
+    return null;
+  }
+}
+
+/** Previous and next over the pages seen (`cursors`, the last the page shown). */
+function jobsPager(page: JobPage, cursors: (string | undefined)[], go: (cursors: (string | undefined)[]) => void) {
+  const start = (cursors.length - 1) * JOBS_PAGE;
+  return pager({
+    testid: "jobs-pager",
+    label: page.jobs.length ? `${start + 1}–${start + page.jobs.length} of ${page.total.toLocaleString("en-US")}` : "",
+    hasPrevious: cursors.length > 1,
+    hasNext: page.next !== null,
+    onPrevious: () => go(cursors.slice(0, -1)),
+    onNext: () => go([...cursors, page.next!]),
+  });
+}
+
+/** A search box that calls `changed` with its trimmed text once typing pauses. */
+const searchBox = (label: string, placeholder: string, value: string, changed: (text: string) => void) =>
+  h("input", {
+    type: "search",
+    value,
+    placeholder,
+    "aria-label": label,
+    oninput: debounce((event: Event) => changed((event.target as HTMLInputElement).value.trim()), 250),
+  });
+
 const HEADERS = ["Job", "Schedule", "Next fire (job's zone)", "Last run", "State", ""];
 
 /** Every cron job and heartbeat, a page at a time: schedule in words, next fire, last outcome; pause, resume, trigger. */
 export function jobsView(ctx: Ctx): View {
   let q = "";
+  /** `cron ls --label`: key=value pairs joined by commas, every one carried. */
+  let label = "";
   let cursors: (string | undefined)[] = [undefined];
   let selected: string | undefined;
   let page: JobPage | null = null;
@@ -62,7 +104,9 @@ export function jobsView(ctx: Ctx): View {
   const count = h("span", { class: "count", "data-testid": "job-count" });
   const pagerBox = h("div");
 
-  const remember = () => ctx.remember({ q: q || undefined, after: cursors.at(-1), job: selected });
+  const remember = () =>
+    ctx.remember({ q: q || undefined, label: label || undefined, after: cursors.at(-1), job: selected });
+  const labelProblem = h("span", { class: "problem", role: "alert", "data-testid": "label-problem" });
 
   async function act(job: Job, action: JobAction) {
     try {
@@ -98,7 +142,11 @@ export function jobsView(ctx: Ctx): View {
   async function refresh() {
     const mine = ++seq;
     const after = cursors.at(-1);
-    const next = await api.get<JobPage>("/v1/cron-jobs", { limit: JOBS_PAGE, after, q: q || undefined });
+    const next = await readJobs(
+      { limit: JOBS_PAGE, after, q: q || undefined, label: label || undefined },
+      labelProblem,
+    );
+    if (!next) return;
     let job = selected ? next.jobs.find((j) => j.id === selected) : undefined;
     if (selected && !job) job = await api.get<Job>(`/v1/cron-jobs/${selected}`).catch(() => undefined);
     const [runs, slots] = job
@@ -109,29 +157,15 @@ export function jobsView(ctx: Ctx): View {
       : [[], []];
     if (mine !== seq) return;
     page = next;
-    const first = cursors.length === 1;
-    count.textContent = q ? `${plural(page.total, "job")} matching “${q}”` : plural(page.total, "job");
-    fill(table, page.jobs.length ? jobsTable(page.jobs.map(row)) : empty(q ? "No job matches." : NO_JOBS));
-    const start = (cursors.length - 1) * JOBS_PAGE;
+    const matching = [q ? `“${q}”` : "", label ? `labels ${label}` : ""].filter(Boolean).join(" and ");
+    count.textContent = matching ? `${plural(page.total, "job")} matching ${matching}` : plural(page.total, "job");
+    fill(table, page.jobs.length ? jobsTable(page.jobs.map(row)) : empty(q || label ? "No job matches." : NO_JOBS));
     fill(
       pagerBox,
-      pager({
-        testid: "jobs-pager",
-        label: page.jobs.length
-          ? `${start + 1}–${start + page.jobs.length} of ${page.total.toLocaleString("en-US")}`
-          : "",
-        hasPrevious: !first,
-        hasNext: page.next !== null,
-        onPrevious: () => {
-          cursors = cursors.slice(0, -1);
-          remember();
-          void refresh();
-        },
-        onNext: () => {
-          cursors = [...cursors, page!.next!];
-          remember();
-          void refresh();
-        },
+      jobsPager(page, cursors, (moved) => {
+        cursors = moved;
+        remember();
+        void refresh();
       }),
     );
     renderDetail(job, runs, slots);
@@ -140,27 +174,35 @@ export function jobsView(ctx: Ctx): View {
   return {
     mount(root, params) {
       q = params.get("q") ?? "";
+      label = params.get("label") ?? "";
       const after = params.get("after");
       cursors = after ? [undefined, after] : [undefined];
       selected = params.get("job") ?? undefined;
-      const search = h("input", {
-        type: "search",
-        value: q,
-        placeholder: "Find a job by name",
-        "aria-label": "Find a job by name",
-        oninput: debounce((event: Event) => {
-          q = (event.target as HTMLInputElement).value.trim();
-          cursors = [undefined];
-          remember();
-          void refresh().catch(ctx.fail);
-        }, 250),
-      });
+      const typed = (apply: (text: string) => void) => (text: string) => {
+        apply(text);
+        cursors = [undefined];
+        remember();
+        void refresh().catch(ctx.fail);
+      };
+      const search = searchBox(
+        "Find a job by name",
+        "Find a job by name",
+        q,
+        typed((text) => (q = text)),
+      );
+      const labels = searchBox(
+        "Only jobs with these labels",
+        "Labels, e.g. team=ops",
+        label,
+        typed((text) => (label = text)),
+      );
       fill(
         root,
         panel(
           "Jobs",
           count,
-          h("div", { class: "toolbar" }, search, newJobButton(ctx), pagerBox),
+          h("div", { class: "toolbar" }, search, labels, newJobButton(ctx), exportAllButton(ctx.fail), pagerBox),
+          labelProblem,
           h("div", { class: "split" }, table, detail),
         ),
       );

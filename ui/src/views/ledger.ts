@@ -3,11 +3,12 @@ import { fill, h } from "../dom.ts";
 import type { Ctx, View } from "../main.ts";
 import { dateTime } from "../time.ts";
 import { PageTrail } from "../pages.ts";
-import { pager, panel } from "../widgets.ts";
+import { pager, panel, reportWith } from "../widgets.ts";
 import { ledgerControls } from "./ledger/controls.ts";
 import { BUCKETS, filterParams, rangeOf, readFilter, type Filter } from "./ledger/filter.ts";
 import { runDetail, runsTable } from "./ledger/runs.ts";
 import { timelineBody, type TimelineActions } from "./ledger/timeline.ts";
+import { ledgerActions, readSummary, summaryTable } from "./ledger/summary.ts";
 
 export const RUNS_PAGE = 50;
 export const LANES_PAGE = 20;
@@ -95,7 +96,16 @@ export function ledgerView(ctx: Ctx): View {
   const runsPagerBox = h("div");
   const detail = h("aside", { class: "detail", hidden: true, "data-testid": "run-detail" });
   const rangeNote = h("span", { class: "sub" });
-  const remember = () => ctx.remember(filterParams(filter));
+  /** The per-job and status counts are read only while shown: over every job they are more than a page. */
+  let withSummary = false;
+  const summaryTableBox = h("div", { class: "table-wrap" });
+  const summaryBox = panel(
+    "Summary",
+    "runs per job and status in the range, every status, pruned runs included",
+    summaryTableBox,
+  );
+  summaryBox.hidden = true;
+  const remember = () => ctx.remember({ ...filterParams(filter), summary: withSummary ? "1" : undefined });
   const again = () => void refresh().catch(ctx.fail);
   /** The filter changed: back to the first page of both. */
   const changed = () => {
@@ -140,8 +150,13 @@ export function ledgerView(ctx: Ctx): View {
   async function refresh() {
     const mine = ++seq;
     const onNewest = runPages.onFirst;
-    const { range, timeline, page } = await readLedger(filter, lanePages.cursor, runPages.cursor);
+    const [{ range, timeline, page }, summary] = await Promise.all([
+      readLedger(filter, lanePages.cursor, runPages.cursor),
+      withSummary ? readSummary(filter) : null,
+    ]);
     if (mine !== seq) return;
+    summaryBox.hidden = !summary;
+    if (summary) fill(summaryTableBox, summaryTable(summary));
     rangeNote.textContent = `${dateTime(range.from)} → ${range.sliding ? "now" : dateTime(range.to)}${onNewest && range.sliding ? " · live" : ""}`;
     renderTimeline(timeline);
     runs = page.runs;
@@ -154,6 +169,15 @@ export function ledgerView(ctx: Ctx): View {
   return {
     mount(root, params) {
       readFilter(filter, params);
+      withSummary = params.get("summary") === "1";
+      const actions = ledgerActions(filter, withSummary, {
+        toggleSummary(on) {
+          withSummary = on;
+          remember();
+          again();
+        },
+        fail: reportWith(ctx.fail),
+      });
       controls.sync();
       if (filter.job) {
         controls.showJob(`job ${filter.job}`);
@@ -165,6 +189,8 @@ export function ledgerView(ctx: Ctx): View {
       fill(
         root,
         controls.bar,
+        actions,
+        summaryBox,
         panel("Timeline", rangeNote, timelineBox, timelinePager),
         h("div", { class: "split" }, panel("Runs", null, runsBox, runsPagerBox), detail),
       );

@@ -7,9 +7,13 @@ const PREVIEW_COUNT = 5;
 
 /**
  * The schedule in words and its next fire times, recomputed by the API's preview as the schedule
- * fields change; a schedule the API refuses shows the API's own message.
+ * fields change (each new list handed to `onTimes`); a schedule the API refuses shows the API's own message.
  */
-export function schedulePreview(all: Control[], fail: (err: unknown) => void): HTMLElement {
+export function schedulePreview(
+  all: Control[],
+  fail: (err: unknown) => void,
+  onTimes: (fireTimes: string[]) => void = () => {},
+): HTMLElement {
   const value = (name: string) => {
     const v = all.find((c) => c.field.name === name)?.read();
     return typeof v === "string" ? v : null;
@@ -24,6 +28,7 @@ export function schedulePreview(all: Control[], fail: (err: unknown) => void): H
     const [cron, every, timezone] = [value("cron"), value("every"), value("timezone") ?? "UTC"];
     if (!cron && !every) {
       words.textContent = "Give a cron expression or an interval.";
+      onTimes([]);
       return fill(times);
     }
     words.textContent = scheduleInWords({ cron, every, activeHours: value("activeHours") });
@@ -32,6 +37,7 @@ export function schedulePreview(all: Control[], fail: (err: unknown) => void): H
       const { fireTimes } = await api.get<{ fireTimes: string[] }>("/v1/cron-preview", query);
       if (mine !== seq) return;
       problem.textContent = "";
+      onTimes(fireTimes);
       fill(
         times,
         ...fireTimes.map((t) => h("li", null, dateTime(t, timezone), h("span", { class: "muted" }, ` ${relative(t)}`))),
@@ -40,6 +46,7 @@ export function schedulePreview(all: Control[], fail: (err: unknown) => void): H
       if (mine !== seq) return;
       if (!(err instanceof ApiError)) return fail(err);
       problem.textContent = err.message;
+      onTimes([]);
       fill(times);
     }
   }

@@ -4,6 +4,7 @@ import type { Ctx, View } from "../../main.ts";
 import { panel, toast } from "../../widgets.ts";
 import { addBody, controls, editBody } from "./controls.ts";
 import { schedulePreview } from "./preview.ts";
+import { promptPreview } from "./prompt-preview.ts";
 
 /** A job a jobs file manages says so; saving needs "edit anyway" (the API's force). */
 function managedNotice(job: Job): { element: HTMLElement; forced: () => boolean } | null {
@@ -34,6 +35,13 @@ export function jobFormView(ctx: Ctx): View {
     const all = controls(job);
     const managed = job ? managedNotice(job) : null;
     const problem = h("p", { class: "problem", role: "alert", "data-testid": "form-problem" });
+    // A template is rendered for the schedule's next slot (now, for a job without a schedule).
+    let nextSlot: string | undefined;
+    const prompt = promptPreview(all, () => nextSlot ?? new Date().toISOString(), ctx.fail);
+    const schedule = schedulePreview(all, ctx.fail, (fireTimes) => {
+      nextSlot = fireTimes[0];
+      prompt.update();
+    });
     const save = async () => {
       problem.textContent = "";
       try {
@@ -63,7 +71,8 @@ export function jobFormView(ctx: Ctx): View {
       },
       managed?.element,
       h("div", { class: "fields" }, ...all.map((c) => c.element)),
-      schedulePreview(all, ctx.fail),
+      schedule,
+      prompt.element,
       problem,
       h(
         "menu",

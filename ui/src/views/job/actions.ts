@@ -33,36 +33,62 @@ export async function resumeJob(job: Job): Promise<boolean> {
   return true;
 }
 
+/** The payload typed in the trigger dialog: nothing, or a JSON object (anything else is refused here, by name). */
+function payloadOf(text: string): Record<string, unknown> | null {
+  if (!text) return null;
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (err) {
+    throw new Error(`the payload is not JSON (${(err as Error).message}): nothing triggered`);
+  }
+  if (typeof value !== "object" || value === null || Array.isArray(value))
+    throw new Error('the payload must be a JSON object, like {"pr": 12}: nothing triggered');
+  return value as Record<string, unknown>;
+}
+
 export async function triggerJob(job: Job): Promise<boolean> {
-  const ok = await dialogForm({
+  const values = await dialogForm({
     title: `Trigger “${job.name}” now?`,
-    text: "A manual run starts now, outside the schedule, through the plugin chain like any slot.",
+    text: "A manual run starts now, outside the schedule, through the plugin chain like any slot. With a payload it is an event's run (trigger event), and the prompt template sees {{payload.…}}.",
+    fields: [{ name: "payload", label: "Payload (optional, a JSON object)", placeholder: '{"pr": 12}' }],
     confirm: "Trigger now",
     danger: true,
+    testid: "trigger-dialog",
   });
-  if (!ok) return false;
-  const run = await api.post<Run>(`/v1/cron-jobs/${job.id}/trigger`);
-  toast(`Triggered “${job.name}”: run ${run.id}`);
+  if (!values) return false;
+  const payload = payloadOf(values.payload ?? "");
+  const run = await api.post<Run>(`/v1/cron-jobs/${job.id}/trigger`, payload ?? undefined);
+  toast(`Triggered “${job.name}”${payload ? " with a payload" : ""}: run ${run.id}`);
   return true;
 }
 
 export async function skipJob(job: Job): Promise<boolean> {
   const values = await dialogForm({
     title: `Skip the next slots of “${job.name}”`,
-    text: "Each skipped slot is recorded Skipped, with the reason, when it comes. 0 cancels the skips still pending.",
+    text: "Each skipped slot is recorded Skipped, with the reason, when it comes. Give a count or an end (every slot before it); a count of 0 cancels the skips still pending.",
     fields: [
-      { name: "count", label: "How many slots", type: "number", value: "1", required: true },
+      { name: "count", label: "How many slots", type: "number", value: "1" },
+      { name: "until", label: "Or every slot until (your time)", type: "datetime-local" },
       { name: "reason", label: "Reason (optional)", placeholder: "why" },
     ],
     confirm: "Skip",
     testid: "skip-dialog",
   });
   if (!values) return false;
+  // An end replaces the count: the API takes exactly one of them and says so when given neither.
+  const until = values.until ? fromLocalInput(values.until) : null;
   await api.post<Job>(`/v1/cron-jobs/${job.id}/skip`, {
-    count: Number(values.count),
+    ...(until ? { until } : values.count ? { count: Number(values.count) } : {}),
     ...(values.reason ? { reason: values.reason } : {}),
   });
-  toast(values.count === "0" ? `No slot of “${job.name}” will be skipped` : `Skipping ${values.count} slot(s)`);
+  toast(
+    until
+      ? `Skipping every slot until ${dateTime(until)}`
+      : values.count === "0"
+        ? `No slot of “${job.name}” will be skipped`
+        : `Skipping ${values.count} slot(s)`,
+  );
   return true;
 }
 
@@ -96,12 +122,18 @@ export async function backfillJob(job: Job): Promise<boolean> {
         value: toLocalInput(new Date().toISOString()),
         required: true,
       },
+      // Empty: the API's own default limit (`cron backfill --max`).
+      { name: "max", label: "Most slots (optional)", type: "number", placeholder: "the daemon's default" },
     ],
     confirm: "List the slots",
     testid: "backfill-dialog",
   });
   if (!range) return false;
-  const body = { from: fromLocalInput(range.from ?? ""), to: fromLocalInput(range.to ?? "") };
+  const body = {
+    from: fromLocalInput(range.from ?? ""),
+    to: fromLocalInput(range.to ?? ""),
+    ...(range.max ? { max: Number(range.max) } : {}),
+  };
   const plan = await api.post<Backfill>(`/v1/cron-jobs/${job.id}/backfill`, { ...body, dryRun: true });
   const fresh = plan.slots.filter((s) => s.outcome !== "exists").length;
   const ok = await dialogForm({

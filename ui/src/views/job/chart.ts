@@ -1,4 +1,6 @@
-import type { Run, Timeline } from "../../api.ts";
+import { CLOSED_RUN_STATUSES } from "../../../../src/db/schema/enums.ts";
+import type { Run } from "../../api.ts";
+import type { GetRunSummaryAnswer } from "../../api-types.ts";
 import { h } from "../../dom.ts";
 
 const SVG = "http://www.w3.org/2000/svg";
@@ -12,20 +14,26 @@ function svg(tag: string, attrs: Record<string, string | number>, text?: string)
   return el;
 }
 
-/** Per bucket: runs that ended and the share that succeeded (null when none ended). */
-export function successRates(timeline: Timeline): { total: number; rate: number | null }[] {
-  const per = Array.from({ length: timeline.buckets }, () => ({ ok: 0, total: 0 }));
-  for (const [bucket, status, n] of timeline.lanes[0]?.cells ?? []) {
-    if (status === "Claimed" || status === "Running") continue;
-    per[bucket]!.total += n;
-    if (status === "Succeeded") per[bucket]!.ok += n;
-  }
-  return per.map((b) => ({ total: b.total, rate: b.total ? b.ok / b.total : null }));
+/** One day's counts per status, as GET /v1/run-summary answers them (ledger rows and pruned runs' rollups). */
+export type DayCounts = Pick<GetRunSummaryAnswer["summary"][number], "status" | "count">[];
+
+/** Per day: runs that ended and the share that succeeded (null when none ended). */
+export function successRates(days: DayCounts[]): { total: number; rate: number | null }[] {
+  return days.map((rows) => {
+    let ok = 0;
+    let total = 0;
+    for (const { status, count } of rows) {
+      if (!CLOSED_RUN_STATUSES.includes(status)) continue;
+      total += count;
+      if (status === "Succeeded") ok += count;
+    }
+    return { total, rate: total ? ok / total : null };
+  });
 }
 
-/** Success rate per bucket as bars (a gap where nothing ended), drawn inline: no chart library, no CDN. */
-export function successChart(timeline: Timeline) {
-  const rates = successRates(timeline);
+/** Success rate per day as bars (a gap where nothing ended), drawn inline: no chart library, no CDN. */
+export function successChart(days: DayCounts[]) {
+  const rates = successRates(days);
   const width = W / rates.length;
   const root = svg("svg", { viewBox: `0 0 ${W} ${H}`, class: "chart", role: "img", "data-testid": "success-chart" });
   const ended = rates.reduce((s, r) => s + r.total, 0);
@@ -51,7 +59,7 @@ export function successChart(timeline: Timeline) {
     "figure",
     { class: "chart-box" },
     root as unknown as HTMLElement,
-    h("figcaption", { class: "muted small" }, "Success rate per day, last 14 days"),
+    h("figcaption", { class: "muted small" }, "Success rate per day (UTC), last 14 days, pruned runs included"),
   );
 }
 

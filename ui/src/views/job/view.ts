@@ -1,11 +1,14 @@
-import { api, AuthRequired, type Job, type RevisionList, type Run, type Timeline } from "../../api.ts";
+import { api, AuthRequired, type Job, type RevisionList, type Run } from "../../api.ts";
+import type { GetRunSummaryAnswer } from "../../api-types.ts";
 import { fill, h } from "../../dom.ts";
 import type { Ctx, View } from "../../main.ts";
 import { dateTime, scheduleInWords } from "../../time.ts";
 import { badge, block, facts, panel, toast } from "../../widgets.ts";
 import { backfillJob, deleteJob, pauseJob, resumeJob, skipJob, triggerJob } from "./actions.ts";
-import { latenessChart, successChart } from "./chart.ts";
+import { latenessChart, successChart, type DayCounts } from "./chart.ts";
 import { revisionTimeline, runLinks } from "./history.ts";
+import { exportJobs } from "../jobs/export.ts";
+import { readTokens, tokenSection, type TriggerToken } from "./tokens.ts";
 
 const DAY = 86_400_000;
 const CHART_DAYS = 14;
@@ -14,31 +17,52 @@ interface Loaded {
   job: Job;
   revisions: RevisionList["revisions"];
   runs: Run[];
+  tokens: TriggerToken[];
 }
 
 async function load(id: string): Promise<Loaded> {
-  const [job, { revisions }, { runs }] = await Promise.all([
+  const [job, { revisions }, { runs }, tokens] = await Promise.all([
     api.get<Job>(`/v1/cron-jobs/${id}`),
     api.get<RevisionList>(`/v1/cron-jobs/${id}/revisions`),
     api.get<{ runs: Run[] }>(`/v1/cron-jobs/${id}/runs`, { limit: 30 }),
+    readTokens(id),
   ]);
-  return { job, revisions, runs };
+  return { job, revisions, runs, tokens };
 }
 
-/** Two weeks of the job's runs per day: the slowest read, so the page is drawn without waiting for it. */
-function chartLater(id: string, box: HTMLElement): void {
-  const to = new Date(Math.ceil(Date.now() / DAY) * DAY);
-  const from = new Date(to.getTime() - CHART_DAYS * DAY);
+/** One UTC day's counts of the job, from the run summary (the ledger's rows and retention's rollups). */
+const dayCounts = (id: string, from: number) =>
   api
-    .get<Timeline>("/v1/run-timeline", {
+    .get<GetRunSummaryAnswer>("/v1/run-summary", {
       jobId: id,
-      from: from.toISOString(),
-      to: to.toISOString(),
-      buckets: CHART_DAYS,
-      limit: 1,
+      from: new Date(from).toISOString(),
+      to: new Date(from + DAY).toISOString(),
     })
-    .then((timeline) => fill(box, successChart(timeline)))
-    .catch(() => fill(box, h("p", { class: "muted small" }, "the success rate could not be read")));
+    .then((answer) => answer.summary);
+
+// The days before today change only by a backfill or a late close: read again at most once a minute,
+// so a job whose runs redraw its page every few seconds asks for today alone.
+const PAST_DAYS_MS = 60_000;
+let pastDays: { key: string; at: number; counts: Promise<DayCounts[]> } | null = null;
+
+/**
+ * Two weeks of the job's runs per UTC day, from the run summary, so a day retention pruned keeps its
+ * bar. The slowest read, so the page is drawn without waiting for it.
+ */
+function chartLater(id: string, box: HTMLElement): void {
+  const today = Math.floor(Date.now() / DAY) * DAY;
+  const key = `${id}@${today}`;
+  if (pastDays?.key !== key || Date.now() - pastDays.at > PAST_DAYS_MS) {
+    const days = Array.from({ length: CHART_DAYS - 1 }, (_, i) => today - (CHART_DAYS - 1 - i) * DAY);
+    pastDays = { key, at: Date.now(), counts: Promise.all(days.map((from) => dayCounts(id, from))) };
+  }
+  const past = pastDays;
+  Promise.all([past.counts, dayCounts(id, today)])
+    .then(([before, now]) => fill(box, successChart([...before, now])))
+    .catch(() => {
+      if (pastDays === past) pastDays = null; // a failed read is not kept
+      fill(box, h("p", { class: "muted small" }, "the success rate could not be read"));
+    });
 }
 
 function actionBar(job: Job, run: (action: (job: Job) => Promise<boolean>) => void, edit: () => void) {
@@ -56,6 +80,7 @@ function actionBar(job: Job, run: (action: (job: Job) => Promise<boolean>) => vo
     button("Trigger", triggerJob),
     button("Skip", skipJob),
     button("Backfill", backfillJob),
+    button("Export", (j) => exportJobs(j).then(() => false)),
     button("Delete", deleteJob, "danger"),
   );
 }
@@ -88,7 +113,7 @@ export function jobView(ctx: Ctx): View {
   let seq = 0;
   let shown = "";
 
-  function render({ job, revisions, runs }: Loaded) {
+  function render({ job, revisions, runs, tokens }: Loaded) {
     const chart = h("div", { class: "chart-slot" });
     chartLater(job.id, chart);
     const act = (action: (job: Job) => Promise<boolean>) =>
@@ -127,6 +152,7 @@ export function jobView(ctx: Ctx): View {
             chart,
             latenessChart(runs),
             runLinks(runs, job.timezone),
+            tokenSection(job, tokens, (action) => act(action)),
           ),
           h("aside", { class: "detail" }, h("h3", null, "Revisions"), revisionTimeline(revisions)),
         ),
