@@ -32,7 +32,16 @@ export async function findRun(
 export function runDecisions(db: Executor, run: CronJobRunRow) {
   const until = run.startedAt ?? run.finishedAt ?? new Date(run.claimedAt.getTime() + OPEN_CHAIN_MS);
   return db
-    .select()
+    .select({
+      plugin: hookDecisions.plugin,
+      hook: hookDecisions.hook,
+      outcome: hookDecisions.outcome,
+      reason: hookDecisions.reason,
+      fields: hookDecisions.fields,
+      durationMs: hookDecisions.durationMs,
+      at: hookDecisions.at,
+      shadow: hookDecisions.shadow,
+    })
     .from(hookDecisions)
     .where(
       and(

@@ -304,16 +304,7 @@ export class CronService {
       attempts: run.attempts,
       failedAttempts: run.failedAttempts,
       attemptHistory: attemptsOf(run),
-      decisions: decisions.map((d) => ({
-        plugin: d.plugin,
-        hook: d.hook,
-        outcome: d.outcome,
-        reason: d.reason,
-        fields: d.fields,
-        durationMs: d.durationMs,
-        at: d.at.toISOString(),
-        shadow: d.shadow,
-      })),
+      decisions: decisions.map((d) => ({ ...d, at: d.at.toISOString() })),
     };
   }
 
