@@ -1,8 +1,14 @@
 import { defineConfig } from "vitest/config";
+import { backendName } from "./test/helpers/backend.ts";
 
 // Each test gets its own database, a copy of one migrated before the files start.
 export default defineConfig({
   test: {
+    // Named for its backend: vitest runs the files that took longest last time first, remembered by
+    // project name and path, and a file skipped on one backend (the docs' transcripts run on PGlite
+    // only) must not count as quick for the other, or it starts last and holds the suite's end.
+    // The name also marks each line of the report, which tells the two suites' logs apart.
+    name: backendName,
     include: ["test/**/*.test.ts", "plugins/**/*.test.ts"],
     pool: "forks",
     // Kills the children and removes the directories a file left behind.

@@ -63,8 +63,8 @@ describe(`SIGTERM during a burst of fires and running command missions (${backen
   let env: Record<string, string>;
   const socket = () => join(cwd, ".missiond", "missiond.sock");
 
-  async function start(): Promise<{ serve: ReturnType<typeof spawnServe>; api: ApiClient }> {
-    const serve = spawnServe({ cwd, env });
+  async function start(config?: string): Promise<{ serve: ReturnType<typeof spawnServe>; api: ApiClient }> {
+    const serve = spawnServe({ cwd, env: config ? { ...env, MISSIOND_CONFIG: config } : env });
     const api = apiClient({ socketPath: socket() });
     // A bound for a stuck start only: an embedded database's first start runs initdb, which a
     // loaded machine takes tens of seconds over.
@@ -193,8 +193,14 @@ describe(`SIGTERM during a burst of fires and running command missions (${backen
 
     // A restart on the same database (every job paused, as an operator would, so only the handed-back
     // work moves) closes every one of those runs: the retried and the queued missions run to the end.
+    // The agent answers every prompt at once there: a LONG mission's 25 s again would only be waited out.
     await query(cwd, db, "update cron_jobs set paused = true");
-    const again = await start();
+    const quick = join(cwd, "quick.toml");
+    writeFileSync(
+      quick,
+      `[missions]\nconcurrency = 256\n\n[agents.worker]\nexecutor = "command"\nargv = ["sh", "-c", "cat >/dev/null; echo done"]\ntimeout = "60s"\n`,
+    );
+    const again = await start(quick);
     try {
       // Through the API: the embedded database is the running daemon's now.
       const running = new Set(byStatus("Running").map((r) => r.id));

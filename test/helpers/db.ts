@@ -3,10 +3,9 @@ import { readFileSync } from "node:fs";
 import { PGlite } from "@electric-sql/pglite";
 import postgres from "postgres";
 import { inject } from "vitest";
+import { SERVER_URL } from "./backend.ts";
 
-/** The server Postgres when DATABASE_URL is set; otherwise tests run on embedded PGlite. */
-export const SERVER_URL = process.env.DATABASE_URL || null;
-export const backendName = SERVER_URL ? "postgres" : "pglite";
+export { SERVER_URL, backendName } from "./backend.ts";
 
 export interface TestDatabase {
   /** Connection string of a fresh database (server backend). */

@@ -18,9 +18,9 @@ async function ranSlots(daemon: Daemon, jobId: string): Promise<string[]> {
 
 /** A fixed-time job and an interval job in Berlin, on a daemon whose clock starts at `start`. */
 async function berlinJobs(start: string) {
-  // The scheduler refills every 30 s instead of 10 (slots still come at their moment): an hour of
-  // virtual time fires fewer timers.
-  const toml = `[scheduler]\npoll_interval = "30s"\n`;
+  // The scheduler refills and the alerts are evaluated every 30 s instead of 10 (slots still come at
+  // their moment): an hour of virtual time fires fewer timers, each settled before the next.
+  const toml = `[scheduler]\npoll_interval = "30s"\n\n[alerts]\ninterval = "30s"\n`;
   const { daemon, clock } = await startOnVirtualClock(t, { start: at(start), toml });
   const add = (name: string, cron: string) =>
     daemon.services.cron.add({ name, agentId: "a1", cron, timezone: "Europe/Berlin", prompt: "p" });
