@@ -50,6 +50,8 @@ export interface FiringDeps extends ClaimDeps<CronMission> {
   agentBudgets?: AgentBudgets;
   /** Kills a preflight command's process group at its timeout. */
   killGroup?: (pgid: number, signal: NodeJS.Signals) => void;
+  /** How long an event's Idempotency-Key answers its first run (`[retention] idempotency_keys`; 0: forever). */
+  idempotencyWindowMs?: number;
 }
 
 /**
@@ -258,8 +260,9 @@ export class CronFiring {
    * A manual run now ("trigger"): its own row, trigger `manual`, scheduled for this instant, through
    * the chain like any slot. Operator action, so the overlap policy does not apply (as with
    * `kubectl create job --from=cronjob`). With `event` (a call with one of the job's tokens), the run
-   * has trigger `event` and carries the call's payload; a key already used answers its first run
-   * (the job's row lock orders two calls with one key), and a paused job's event is recorded Skipped.
+   * has trigger `event` and carries the call's payload; a key used within its window answers its
+   * first run (the job's row lock orders two calls with one key), a paused job's event is recorded
+   * Skipped, and the overlap policy applies as to a slot (an event is not an operator's act).
    */
   async fireNow(jobId: bigint): Promise<CronJobRunRow> {
     return (await this.fireEvent(jobId)).run;
@@ -268,19 +271,34 @@ export class CronFiring {
   /** fireNow with an event; `repeated` when the run is an earlier call's with the same key. */
   async fireEvent(jobId: bigint, event?: TriggerEvent): Promise<{ run: CronJobRunRow; repeated: boolean }> {
     const { db, clock, instanceName } = this.deps;
-    const { job, run, repeated } = await db.transaction(async (tx) => {
+    const { job, run, repeated, cancelled } = await db.transaction(async (tx) => {
       const [locked] = await lockJobs(tx, [jobId]);
       if (!locked) throw new MissiondError("NOT_FOUND", `no cron job with id "${jobId}"`);
-      const earlier = event?.key === undefined ? null : await runOfKey(tx, jobId, event.key);
-      if (earlier) return { job: null, run: (await runAt(tx, earlier.runId, earlier.scheduledFor))!, repeated: true };
       const now = new Date(clock.now());
-      const run = await insertTriggered(tx, locked, event, now, instanceName, this.deps.agentBudgets);
+      const window = this.deps.idempotencyWindowMs ?? 0;
+      const since = window > 0 ? new Date(now.getTime() - window) : null;
+      const earlier = event?.key === undefined ? null : await runOfKey(tx, jobId, event.key, since);
+      if (earlier)
+        return {
+          job: null,
+          run: (await runAt(tx, earlier.runId, earlier.scheduledFor))!,
+          repeated: true,
+          cancelled: false,
+        };
+      const { run, cancelled } = await insertTriggered(tx, locked, event, now, instanceName, this.deps.agentBudgets);
       if (event?.key !== undefined)
-        await recordKey(tx, { cronJobId: jobId, key: event.key, runId: run.id, scheduledFor: run.scheduledFor });
-      return { job: locked, run, repeated: false };
+        await recordKey(tx, {
+          cronJobId: jobId,
+          key: event.key,
+          runId: run.id,
+          scheduledFor: run.scheduledFor,
+          createdAt: now,
+        });
+      return { job: locked, run, repeated: false, cancelled };
     });
     // A repeated call answers the earlier run, whose chain is already under way or done.
     if (repeated) return { run, repeated };
+    if (cancelled) this.deps.onRun?.("Cancelled", null);
     if (run.status === "Claimed") this.startChain(job!, run);
     else if (run.status === "Deferred") this.deps.onDeferred?.();
     else this.deps.onRun?.(run.status, null);

@@ -207,6 +207,7 @@ export function wireServices(env: DaemonEnv, base: Foundation): Services {
     direct: () => unlessBacklogged(scheduler, lanes.missions),
     agentBudgets: (tx, ids) => base.agents.budgets(tx, ids),
     killGroup: deps.probe.killGroup,
+    idempotencyWindowMs: config.retention.idempotencyKeysMs,
   });
   backfill = new BackfillRunner({
     db,
