@@ -197,7 +197,12 @@ export function wireServices(env: DaemonEnv, base: Foundation): Services {
   const lanes: Services["lanes"] = {};
   // What the cron slots' and the notify timers' claims share.
   const claiming = { db, boss, chain, clock, log, instanceName, claimAheadMs: config.scheduler.claimAheadMs };
-  const approvals = daemonApprovals(env, base, () => firing);
+  const approvals = daemonApprovals(
+    env,
+    base,
+    () => firing,
+    () => alerts,
+  );
   const firing: CronFiring = new CronFiring({
     ...claiming,
     onAwaitingApproval: (job, run) => void approvals.requested(job, run),
