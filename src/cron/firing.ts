@@ -50,6 +50,11 @@ export interface FiringDeps extends ClaimDeps<CronMission> {
   agentBudgets?: AgentBudgets;
   /** Kills a preflight command's process group at its timeout. */
   killGroup?: (pgid: number, signal: NodeJS.Signals) => void;
+  /**
+   * A run ended without a mission: Skipped at its claim, or Cancelled or Deferred by a plugin (its
+   * row as it now is). Tracing exports it; runs that reach their agent are traced at their close.
+   */
+  onEndedUnsent?: (job: CronJobRow, run: CronJobRunRow) => void;
   /** How long an event's Idempotency-Key answers its first run (`[retention] idempotency_keys`; 0: forever). */
   idempotencyWindowMs?: number;
 }
@@ -246,7 +251,10 @@ export class CronFiring {
       }
       const handedOff = new Set(inserted.filter((run) => run.status === "Running").map((run) => run.id));
       // A run handed off in its claim was claimed first, as the metrics count it.
-      for (const run of inserted) this.deps.onRun?.(handedOff.has(run.id) ? "Claimed" : run.status, run.latenessMs);
+      for (const run of inserted) {
+        this.deps.onRun?.(handedOff.has(run.id) ? "Claimed" : run.status, run.latenessMs);
+        if (run.status === "Skipped") this.deps.onEndedUnsent?.(jobOf(run), run);
+      }
       const queued = inserted.some((run) => run.keyWaitUntil !== null);
       const claimed = inserted.filter((run) => run.status === "Claimed" || handedOff.has(run.id));
       if (handedOff.size === 0) return { jobs, claimed, activated: [], handedOff, queued };
@@ -299,6 +307,7 @@ export class CronFiring {
     // A repeated call answers the earlier run, whose chain is already under way or done.
     if (repeated) return { run, repeated };
     if (cancelled) this.deps.onRun?.("Cancelled", null);
+    if (run.status === "Skipped") this.deps.onEndedUnsent?.(job!, run);
     if (run.status === "Claimed") this.startChain(job!, run);
     else if (run.status === "Deferred") this.deps.onDeferred?.();
     else this.deps.onRun?.(run.status, null);
@@ -369,13 +378,9 @@ export class CronFiring {
       const deferred = result.kind === "deferred";
       const status = deferred ? "Deferred" : "Cancelled";
       const until = deferred ? { deferredUntil: result.until } : {};
-      await transitionRun(db, run.id, "Claimed", {
-        status,
-        reason: result.reason,
-        decidedBy: result.plugin,
-        ...until,
-        finishedAt: now,
-      });
+      const closing = { status, reason: result.reason, decidedBy: result.plugin, ...until, finishedAt: now } as const;
+      const closed = await transitionRun(db, run.id, "Claimed", closing);
+      if (closed) this.deps.onEndedUnsent?.(job, closed);
       if (deferred) this.deps.onDeferred?.();
       this.deps.onRun?.(status, null);
       await this.releaseBuffered(job.id);

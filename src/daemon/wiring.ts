@@ -88,6 +88,8 @@ export interface Services extends Foundation {
   approvals: ReturnType<typeof daemonApprovals>;
   /** The workers' direct lanes, set once they start: hand-offs execute on them at once. */
   lanes: { missions?: DirectLane<CronMission>; notes?: DirectLane<NotifyMission> };
+  /** The run tracer, set with the workers when `[tracing]` asks for one: runs ended unsent are traced too. */
+  tracing: { tracer?: RunTracer };
 }
 
 export async function startPlugins(
@@ -197,6 +199,7 @@ export function wireServices(env: DaemonEnv, base: Foundation): Services {
   const lanes: Services["lanes"] = {};
   // What the cron slots' and the notify timers' claims share.
   const claiming = { db, boss, chain, clock, log, instanceName, claimAheadMs: config.scheduler.claimAheadMs };
+  const tracing: Services["tracing"] = {};
   const approvals = daemonApprovals(
     env,
     base,
@@ -213,6 +216,7 @@ export function wireServices(env: DaemonEnv, base: Foundation): Services {
     agentBudgets: (tx, ids) => base.agents.budgets(tx, ids),
     killGroup: deps.probe.killGroup,
     idempotencyWindowMs: config.retention.idempotencyKeysMs,
+    onEndedUnsent: (job, run) => tracing.tracer?.unsent(job, run),
   });
   backfill = new BackfillRunner({
     db,
@@ -285,6 +289,7 @@ export function wireServices(env: DaemonEnv, base: Foundation): Services {
     alerts,
     approvals,
     lanes,
+    tracing,
   };
   // Plugins down, the scheduler unarmed and lasting findings are read from the doctor's own report.
   alerts.watchHealth(doctor({ config: env.config, clock: env.clock, ...services }));
@@ -320,6 +325,7 @@ export async function startWorkers(env: DaemonEnv, s: Services, tracer: RunTrace
   const { boss } = s;
   const { executorFor } = s;
   const { concurrency, retryLimit } = config.missions;
+  if (tracer) s.tracing.tracer = tracer;
   const missions = await startMissionWorker({
     db,
     boss,
