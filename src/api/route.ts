@@ -182,9 +182,10 @@ async function ownJobOnly(request: FastifyRequest): Promise<void> {
 function ownRunOnly(services: ApiServices) {
   return async (request: FastifyRequest): Promise<void> => {
     const job = request.caller?.job;
+    if (job === undefined) return;
+    // An unknown (or malformed) id is refused here as it is for anyone.
     const id = String((request.params as { id?: unknown }).id);
-    if (job !== undefined && !(await services.cron.tokens.ownsRun(job, id)))
-      throw new MissiondError("NOT_FOUND", `no run with id "${id}"`);
+    if ((await services.cron.run(id)).cronJobId !== job) throw new MissiondError("NOT_FOUND", `no run with id "${id}"`);
   };
 }
 

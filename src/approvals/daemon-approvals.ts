@@ -9,9 +9,9 @@ import { ApprovalService } from "./service.ts";
 export function daemonApprovals(
   env: DaemonEnv,
   base: Foundation,
-  firing: () => CronFiring,
-  alerts: () => AlertService,
+  late: () => { firing: CronFiring; alerts: AlertService },
 ): ApprovalService {
+  const firing = () => late().firing;
   const { config, clock, log } = env;
   return new ApprovalService({
     db: base.database.db,
@@ -19,7 +19,7 @@ export function daemonApprovals(
     log: log.child({ component: "approvals" }),
     instanceName: config.instanceName,
     routes: config.alerts.routes,
-    dispatch: () => alerts().dispatchNow(),
+    dispatch: () => late().alerts.dispatchNow(),
     linkBase: config.alerts.linkBase,
     handOff: (job, run) => firing().handOffApproved(job, run),
     onEnded: async (jobId) => {

@@ -128,16 +128,6 @@ export async function recordKey(db: Executor, row: Required<typeof cronJobTrigge
     });
 }
 
-/** The job of a run (by id alone: a trigger token's read names no slot), or null when there is none. */
-export async function jobOfRun(db: Executor, runId: bigint): Promise<bigint | null> {
-  const [row] = await db
-    .select({ jobId: cronJobRuns.cronJobId })
-    .from(cronJobRuns)
-    .where(eq(cronJobRuns.id, runId))
-    .limit(1);
-  return row?.jobId ?? null;
-}
-
 /** One run by id (its slot known: Postgres prunes day partitions). */
 export async function runAt(db: Executor, id: bigint, scheduledFor: Date): Promise<CronJobRunRow | null> {
   const [row] = await db

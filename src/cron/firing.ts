@@ -26,9 +26,8 @@ import {
 } from "./queries.ts";
 import { CANCEL_CHANNEL, SCHEDULE_CHANNEL } from "./channels.ts";
 import { continueDeferred } from "./deferred.ts";
-import { insertTriggered, type TriggerEvent } from "./triggered.ts";
+import { insertTriggered, keepKey, keyedRun, type TriggerEvent } from "./triggered.ts";
 import { promptText } from "./input.ts";
-import { recordKey, runAt, runOfKey } from "./event-queries.ts";
 import { promptFor } from "./template-values.ts";
 import { resumeEndedPauses } from "./job-changes.ts";
 import { announce } from "../scheduler/announce.ts";
@@ -50,10 +49,7 @@ export interface FiringDeps extends ClaimDeps<CronMission> {
   agentBudgets?: AgentBudgets;
   /** Kills a preflight command's process group at its timeout. */
   killGroup?: (pgid: number, signal: NodeJS.Signals) => void;
-  /**
-   * A run ended without a mission: Skipped at its claim, or Cancelled or Deferred by a plugin (its
-   * row as it now is). Tracing exports it; runs that reach their agent are traced at their close.
-   */
+  /** A run ended without a mission (Skipped at its claim, Cancelled or Deferred by a plugin): tracing. */
   onEndedUnsent?: (job: CronJobRow, run: CronJobRunRow) => void;
   /** How long an event's Idempotency-Key answers its first run (`[retention] idempotency_keys`; 0: forever). */
   idempotencyWindowMs?: number;
@@ -251,10 +247,8 @@ export class CronFiring {
       }
       const handedOff = new Set(inserted.filter((run) => run.status === "Running").map((run) => run.id));
       // A run handed off in its claim was claimed first, as the metrics count it.
-      for (const run of inserted) {
-        this.deps.onRun?.(handedOff.has(run.id) ? "Claimed" : run.status, run.latenessMs);
-        if (run.status === "Skipped") this.deps.onEndedUnsent?.(jobOf(run), run);
-      }
+      for (const run of inserted) this.deps.onRun?.(handedOff.has(run.id) ? "Claimed" : run.status, run.latenessMs);
+      for (const run of inserted) if (run.status === "Skipped") this.deps.onEndedUnsent?.(jobOf(run), run);
       const queued = inserted.some((run) => run.keyWaitUntil !== null);
       const claimed = inserted.filter((run) => run.status === "Claimed" || handedOff.has(run.id));
       if (handedOff.size === 0) return { jobs, claimed, activated: [], handedOff, queued };
@@ -268,9 +262,8 @@ export class CronFiring {
    * A manual run now ("trigger"): its own row, trigger `manual`, scheduled for this instant, through
    * the chain like any slot. Operator action, so the overlap policy does not apply (as with
    * `kubectl create job --from=cronjob`). With `event` (a call with one of the job's tokens), the run
-   * has trigger `event` and carries the call's payload; a key used within its window answers its
-   * first run (the job's row lock orders two calls with one key), a paused job's event is recorded
-   * Skipped, and the overlap policy applies as to a slot (an event is not an operator's act).
+   * has trigger `event` and carries the call's payload; a key used within its window answers its first
+   * run, a paused job's event is Skipped, and the overlap policy applies to it as to a slot (triggered.ts).
    */
   async fireNow(jobId: bigint): Promise<CronJobRunRow> {
     return (await this.fireEvent(jobId)).run;
@@ -283,25 +276,10 @@ export class CronFiring {
       const [locked] = await lockJobs(tx, [jobId]);
       if (!locked) throw new MissiondError("NOT_FOUND", `no cron job with id "${jobId}"`);
       const now = new Date(clock.now());
-      const window = this.deps.idempotencyWindowMs ?? 0;
-      const since = window > 0 ? new Date(now.getTime() - window) : null;
-      const earlier = event?.key === undefined ? null : await runOfKey(tx, jobId, event.key, since);
-      if (earlier)
-        return {
-          job: null,
-          run: (await runAt(tx, earlier.runId, earlier.scheduledFor))!,
-          repeated: true,
-          cancelled: false,
-        };
+      const earlier = await keyedRun(tx, jobId, event, now, this.deps.idempotencyWindowMs ?? 0);
+      if (earlier) return { job: null, run: earlier, repeated: true, cancelled: false };
       const { run, cancelled } = await insertTriggered(tx, locked, event, now, instanceName, this.deps.agentBudgets);
-      if (event?.key !== undefined)
-        await recordKey(tx, {
-          cronJobId: jobId,
-          key: event.key,
-          runId: run.id,
-          scheduledFor: run.scheduledFor,
-          createdAt: now,
-        });
+      await keepKey(tx, jobId, event, run, now);
       return { job: locked, run, repeated: false, cancelled };
     });
     // A repeated call answers the earlier run, whose chain is already under way or done.

@@ -36,7 +36,7 @@ import { columnsOf } from "./fields.ts";
 import { requestBackfill, requestSkip, type BackfillView } from "./backfill-service.ts";
 import { dropBackfill } from "./backfill-queries.ts";
 import type { TriggerEvent } from "./triggered.ts";
-import { createToken, listTokens, removeToken, runOfJob, tokenJob } from "./trigger-tokens.ts";
+import { createToken, listTokens, removeToken, tokenJob } from "./trigger-tokens.ts";
 
 // CPU a preview may take on the daemon's thread; past it the preview returns the slots found so far.
 const PREVIEW_BUDGET_MS = 100;
@@ -249,8 +249,6 @@ export class CronService {
       removeToken(this.deps, (await this.require(id)).id, name, actor),
     /** The job a presented trigger token may fire, or null. */
     job: (token: string) => tokenJob(this.deps, token),
-    /** Whether run `id` is one of job `jobId`'s (what a trigger token may read). */
-    ownsRun: (jobId: string, id: string) => runOfJob(this.deps, id, jobId),
   };
 
   /** Runs the job's slots of a past range through the chain (trigger `backfill`), each once. */

@@ -4,8 +4,8 @@ import type { Clock } from "../clock.ts";
 import type { Db, Executor } from "../db/client.ts";
 import type { CronJobRow, CronJobTokenRow } from "../db/schema/index.ts";
 import { MissiondError } from "../errors.ts";
-import { parseId, validate } from "../validation.ts";
-import { insertToken, jobOfRun, liveTokens, revokeToken, tokenByHash, touchToken } from "./event-queries.ts";
+import { validate } from "../validation.ts";
+import { insertToken, liveTokens, revokeToken, tokenByHash, touchToken } from "./event-queries.ts";
 import { lockJobs } from "./queries.ts";
 import { recordRevision, type Actor } from "./revisions.ts";
 
@@ -128,15 +128,6 @@ export async function tokenJob(deps: TokenDeps, token: string): Promise<{ jobId:
   if (!row) return null;
   await touchToken(deps.db, row.id, new Date(deps.clock.now()));
   return { jobId: String(row.cronJobId), name: row.name };
-}
-
-/**
- * Whether the run `id` belongs to job `jobId` (a trigger token's read of one run). A malformed id
- * is refused as it is for any caller; a run of another job is as unknown as an id never used.
- */
-export async function runOfJob(deps: TokenDeps, id: string, jobId: string): Promise<boolean> {
-  const owner = await jobOfRun(deps.db, parseId(id, "run"));
-  return owner !== null && String(owner) === jobId;
 }
 
 /** An event's payload: a JSON object within MAX_PAYLOAD_BYTES (null when the call sent none). */

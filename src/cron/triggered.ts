@@ -6,6 +6,7 @@ import { announce } from "../scheduler/announce.ts";
 import { CANCEL_CHANNEL } from "./channels.ts";
 import { overlapVerdict } from "./claim-plan.ts";
 import { activeRuns, bufferedJobs, cancelRun, insertAtFreeInstant, type NewRun } from "./queries.ts";
+import { recordKey, runAt, runOfKey } from "./event-queries.ts";
 
 /** What a call with one of a job's trigger tokens brings to its run. */
 export interface TriggerEvent {
@@ -13,6 +14,41 @@ export interface TriggerEvent {
   payload: Record<string, unknown> | null;
   /** `Idempotency-Key`: a second call with it answers the first call's run. */
   key?: string | undefined;
+}
+
+/**
+ * The run an earlier call with this event's Idempotency-Key made within `windowMs` (0: ever), or
+ * null. Under the job's row lock, which orders two calls with one key.
+ */
+export async function keyedRun(
+  tx: Tx,
+  jobId: bigint,
+  event: TriggerEvent | undefined,
+  now: Date,
+  windowMs: number,
+): Promise<CronJobRunRow | null> {
+  if (event?.key === undefined) return null;
+  const since = windowMs > 0 ? new Date(now.getTime() - windowMs) : null;
+  const earlier = await runOfKey(tx, jobId, event.key, since);
+  return earlier && runAt(tx, earlier.runId, earlier.scheduledFor);
+}
+
+/** Records the event's Idempotency-Key (if it has one) as `run`'s, from `now`. */
+export async function keepKey(
+  tx: Tx,
+  jobId: bigint,
+  event: TriggerEvent | undefined,
+  run: CronJobRunRow,
+  now: Date,
+): Promise<void> {
+  if (event?.key === undefined) return;
+  await recordKey(tx, {
+    cronJobId: jobId,
+    key: event.key,
+    runId: run.id,
+    scheduledFor: run.scheduledFor,
+    createdAt: now,
+  });
 }
 
 /** What the job's overlap policy makes of an event's run (null: it runs, nothing cancelled). */

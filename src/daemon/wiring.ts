@@ -199,13 +199,7 @@ export function wireServices(env: DaemonEnv, base: Foundation): Services {
   const lanes: Services["lanes"] = {};
   // What the cron slots' and the notify timers' claims share.
   const claiming = { db, boss, chain, clock, log, instanceName, claimAheadMs: config.scheduler.claimAheadMs };
-  const tracing: Services["tracing"] = {};
-  const approvals = daemonApprovals(
-    env,
-    base,
-    () => firing,
-    () => alerts,
-  );
+  const approvals = daemonApprovals(env, base, () => ({ firing, alerts }));
   const firing: CronFiring = new CronFiring({
     ...claiming,
     onAwaitingApproval: (job, run) => void approvals.requested(job, run),
@@ -216,7 +210,7 @@ export function wireServices(env: DaemonEnv, base: Foundation): Services {
     agentBudgets: (tx, ids) => base.agents.budgets(tx, ids),
     killGroup: deps.probe.killGroup,
     idempotencyWindowMs: config.retention.idempotencyKeysMs,
-    onEndedUnsent: (job, run) => tracing.tracer?.unsent(job, run),
+    onEndedUnsent: (job, run) => services.tracing.tracer?.unsent(job, run),
   });
   backfill = new BackfillRunner({
     db,
@@ -289,7 +283,7 @@ export function wireServices(env: DaemonEnv, base: Foundation): Services {
     alerts,
     approvals,
     lanes,
-    tracing,
+    tracing: {} as Services["tracing"],
   };
   // Plugins down, the scheduler unarmed and lasting findings are read from the doctor's own report.
   alerts.watchHealth(doctor({ config: env.config, clock: env.clock, ...services }));
@@ -322,10 +316,8 @@ export interface Workers {
 export async function startWorkers(env: DaemonEnv, s: Services, tracer: RunTracer | null): Promise<Workers> {
   const { config, clock, log } = env;
   const { db } = s.database;
-  const { boss } = s;
-  const { executorFor } = s;
+  const { boss, executorFor } = s;
   const { concurrency, retryLimit } = config.missions;
-  if (tracer) s.tracing.tracer = tracer;
   const missions = await startMissionWorker({
     db,
     boss,
