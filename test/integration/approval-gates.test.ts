@@ -160,7 +160,8 @@ describe(`approval gates (${backendName})`, () => {
         sql`select status, attempts, error, alert_id::text from alert_notifications where event = 'approval_requested'`,
       );
     const refused = await waitFor(
-      async () => (await notification()).find((n) => n.attempts >= 1 && n.status === "pending"),
+      // A try counts when it is claimed; its error is written when it ends.
+      async () => (await notification()).find((n) => n.status === "pending" && n.error !== null),
       "a refused try, to be retried",
     );
     expect(refused.error).toMatch(/503/);
