@@ -4,7 +4,9 @@ import type { Logger } from "../log.ts";
 import type { AlertRoute, AlertsConfig } from "./config.ts";
 import { payloadOf } from "./payload.ts";
 import { claimDue, settleNotification, type ClaimedNotification } from "./queries.ts";
-import { senderFor, type Send, type SenderDeps } from "./senders.ts";
+import { senderFor, type RouteMessage, type Send, type SenderDeps } from "./senders.ts";
+import type { ApprovalNotice } from "../approvals/notice.ts";
+import type { AlertEvent } from "../db/schema/enums.ts";
 
 // Notifications sent per pass at most, side by side.
 const BATCH = 20;
@@ -45,18 +47,28 @@ export class Dispatcher {
     return due.length;
   }
 
-  private async send({ notification, alert }: ClaimedNotification, signal: AbortSignal): Promise<void> {
+  /** What a notification tells its route, or why it is no longer worth sending. */
+  private messageOf({ notification, alert }: ClaimedNotification, now: Date): RouteMessage | { stale: string } {
+    if (alert) return payloadOf(alert, notification.event as AlertEvent, this.deps.instanceName, now);
+    const notice = notification.notice as unknown as ApprovalNotice;
+    // Its links decide nothing once the window has ended (the run was cancelled as timed out).
+    if (Date.parse(notice.approval.until) <= now.getTime())
+      return { stale: `the approval window of run ${notice.approval.runId} ended before the route took its notice` };
+    return { ...notice, sentAt: now.toISOString() };
+  }
+
+  private async send(claimed: ClaimedNotification, signal: AbortSignal): Promise<void> {
     const { clock, config, log } = this.deps;
+    const { notification, alert } = claimed;
     const target = this.routes.get(notification.route);
     let answer: string | null = null;
     let error: string | null = null;
+    const message = this.messageOf(claimed, new Date(clock.now()));
     if (!target) error = `no route named "${notification.route}" in [alerts] any more`;
+    else if ("stale" in message) error = message.stale;
     else {
       try {
-        answer = await target.send(
-          payloadOf(alert, notification.event, this.deps.instanceName, new Date(clock.now())),
-          signal,
-        );
+        answer = await target.send(message, signal);
       } catch (err) {
         error = (err as Error).message.slice(0, 500) || String(err);
       }
@@ -65,12 +77,15 @@ export class Dispatcher {
     const sent = error === null;
     const tries = notification.attempts;
     const retryAt =
-      sent || !target || tries >= config.retryLimit
+      sent || !target || "stale" in message || tries >= config.retryLimit
         ? null
         : new Date(at.getTime() + Math.min(MAX_RETRY_WAIT_MS, config.retryBaseMs * 2 ** (tries - 1)));
     await settleNotification(this.deps.db, notification.id, { sent, answer, error, at, retryAt });
     this.deps.onTry?.(notification.route, sent);
-    const line = { alertId: String(alert.id), route: notification.route, event: notification.event, attempt: tries };
+    const about = alert
+      ? { alertId: String(alert.id) }
+      : { runId: (notification.notice as unknown as ApprovalNotice).approval.runId };
+    const line = { ...about, route: notification.route, event: notification.event, attempt: tries };
     if (sent) log.info(line, "alert sent");
     else if (retryAt) log.warn({ ...line, error, retryAt }, "alert route failed; retrying");
     else log.error({ ...line, error }, "alert route failed; giving up");

@@ -199,9 +199,23 @@ export async function queueNotifications(
     await tx.insert(alertNotifications).values({ alertId, route, event, nextAttemptAt: at, createdAt: at });
 }
 
+/** A run's approval notice, one notification per route that takes it (sent and retried as an alert's). */
+export async function queueNotice(
+  db: Executor,
+  notice: Record<string, unknown>,
+  routes: readonly string[],
+  at: Date,
+): Promise<void> {
+  for (const route of routes)
+    await db
+      .insert(alertNotifications)
+      .values({ alertId: null, route, event: "approval_requested", notice, nextAttemptAt: at, createdAt: at });
+}
+
 export interface ClaimedNotification {
   notification: AlertNotificationRow;
-  alert: AlertRow;
+  /** The alert it tells of; null for an approval notice. */
+  alert: AlertRow | null;
 }
 
 /**
@@ -224,7 +238,7 @@ export async function claimDue(db: Db, now: Date, leaseMs: number, limit: number
   const found = await db
     .select({ notification: alertNotifications, alert: alerts })
     .from(alertNotifications)
-    .innerJoin(alerts, eq(alerts.id, alertNotifications.alertId))
+    .leftJoin(alerts, eq(alerts.id, alertNotifications.alertId))
     .where(anyOf(alertNotifications.id, ids, "bigint"));
   return found;
 }

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import type { Clock } from "../clock.ts";
 import type { Database } from "../db/client.ts";
-import { ALERT_KINDS } from "../db/schema/enums.ts";
+import { ALERT_KINDS, type AlertEvent } from "../db/schema/enums.ts";
 import type { AlertNotificationRow, AlertRow } from "../db/schema/index.ts";
 import { MissiondError } from "../errors.ts";
 import type { Logger } from "../log.ts";
@@ -124,6 +124,16 @@ export class AlertService {
     return report;
   }
 
+  /**
+   * Sends the notifications due now, outside the loop's pass (an approval notice just queued):
+   * detached, failures logged; what fails is retried by the passes as any notification.
+   */
+  dispatchNow(): void {
+    void this.dispatcher
+      .pass(this.abort.signal)
+      .catch((err: unknown) => this.log.warn({ err }, "notifications not sent; the next pass tries again"));
+  }
+
   private async health(): Promise<HealthFacts | null> {
     if (!this.healthWatch) return null;
     try {
@@ -203,7 +213,8 @@ export class AlertService {
 const notificationView = (n: AlertNotificationRow): NotificationView => ({
   id: String(n.id),
   route: n.route,
-  event: n.event,
+  // An alert's notifications: never an approval notice, which has no alert.
+  event: n.event as AlertEvent,
   status: n.status,
   attempts: n.attempts,
   answer: n.answer,

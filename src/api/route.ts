@@ -69,10 +69,11 @@ export interface ApiRoute<P extends Schema = Schema, Q extends Schema = Schema, 
    */
   bodyCheckedByHandler?: boolean;
   /**
-   * A trigger token may call it too, for the job its `:id` names (another job's id answers 404);
-   * only for operator routes of one job (its trigger and its runs).
+   * A trigger token may call it too: `true` for the job its `:id` names, `"run"` for the run its
+   * `:id` names when that run is of the token's job (another job's, or its run, answers 404 like an
+   * unknown id); only for operator routes of one job (its trigger and its runs).
    */
-  jobToken?: true;
+  jobToken?: true | "run";
   /** Takes the X-Missiond-Hop header (loop protection for work a plugin's reaction caused). */
   hop?: boolean;
   /** The status of a success unless the handler sets another (default 200). */
@@ -177,6 +178,17 @@ async function ownJobOnly(request: FastifyRequest): Promise<void> {
     throw new MissiondError("NOT_FOUND", `no cron job with id "${String(id)}"`);
 }
 
+/** A trigger token reads runs of its own job only: another job's run answers as an unknown one would. */
+function ownRunOnly(services: ApiServices) {
+  return async (request: FastifyRequest): Promise<void> => {
+    const job = request.caller?.job;
+    if (job === undefined) return;
+    // An unknown (or malformed) id is refused here as it is for anyone.
+    const id = String((request.params as { id?: unknown }).id);
+    if ((await services.cron.run(id)).cronJobId !== job) throw new MissiondError("NOT_FOUND", `no run with id "${id}"`);
+  };
+}
+
 /** Registers each route with fastify: its schemas validate, its handler answers. */
 export function registerRoutes(
   app: FastifyInstance,
@@ -197,7 +209,7 @@ export function registerRoutes(
       method: declared.method,
       url: declared.url,
       schema: schemaOf(declared),
-      config: { scope: declared.scope, jobToken: declared.jobToken === true },
+      config: { scope: declared.scope, jobToken: declared.jobToken !== undefined },
       // No body at all is an empty object (its fields are then named as missing); a JSON null is
       // refused as what it is, unless the body is optional.
       ...(declared.body
@@ -208,7 +220,13 @@ export function registerRoutes(
           }
         : {}),
       // After validation (the ids are parsed) and before the handler (a refusal changes nothing).
-      ...(confine ? { preHandler: confine } : declared.jobToken ? { preHandler: ownJobOnly } : {}),
+      ...(confine
+        ? { preHandler: confine }
+        : declared.jobToken === "run"
+          ? { preHandler: ownRunOnly(services) }
+          : declared.jobToken
+            ? { preHandler: ownJobOnly }
+            : {}),
       handler: async (request, reply) => {
         void reply.status(status);
         const hop = declared.hop ? (request.headers as { "x-missiond-hop"?: number })["x-missiond-hop"] : undefined;

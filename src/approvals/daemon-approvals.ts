@@ -2,19 +2,24 @@ import type { DaemonEnv, Foundation, Services } from "../daemon/wiring.ts";
 import { releaseAllWaiting } from "../concurrency/release.ts";
 import { startSweeper } from "../scheduler/sweeper.ts";
 import type { CronFiring } from "../cron/firing.ts";
-import { senderFor } from "../alerts/senders.ts";
+import type { AlertService } from "../alerts/service.ts";
 import { ApprovalService } from "./service.ts";
 
-/** The daemon's approval gates, wired to its firing (hand-offs, releases), alert routes and metrics. */
-export function daemonApprovals(env: DaemonEnv, base: Foundation, firing: () => CronFiring): ApprovalService {
-  const { config, clock, log, deps } = env;
-  const senders = { now: () => clock.now(), killGroup: deps.probe.killGroup };
+/** The daemon's approval gates, wired to its firing (hand-offs, releases), alert routes and their dispatch, and metrics. */
+export function daemonApprovals(
+  env: DaemonEnv,
+  base: Foundation,
+  late: () => { firing: CronFiring; alerts: AlertService },
+): ApprovalService {
+  const firing = () => late().firing;
+  const { config, clock, log } = env;
   return new ApprovalService({
     db: base.database.db,
     clock,
     log: log.child({ component: "approvals" }),
     instanceName: config.instanceName,
-    routes: config.alerts.routes.map((route) => ({ route, send: senderFor(route, senders) })),
+    routes: config.alerts.routes,
+    dispatch: () => late().alerts.dispatchNow(),
     linkBase: config.alerts.linkBase,
     handOff: (job, run) => firing().handOffApproved(job, run),
     onEnded: async (jobId) => {

@@ -5,7 +5,8 @@ import { MissiondError } from "../errors.ts";
 import { parseId } from "../validation.ts";
 import type { Logger } from "../log.ts";
 import type { AlertRoute } from "../alerts/config.ts";
-import { routeTakesNotice, type Send } from "../alerts/senders.ts";
+import { queueNotice } from "../alerts/queries.ts";
+import { routeTakesNotice } from "../alerts/senders.ts";
 import { findJob, findRun, transitionRun } from "../cron/queries.ts";
 import { approveRun, cancelWaiting, expiredWaits, sharedSecret } from "./queries.ts";
 import { readLink, signLink, type LinkAction } from "./links.ts";
@@ -16,8 +17,10 @@ export interface ApprovalDeps {
   clock: Clock;
   log: Logger;
   instanceName: string;
-  /** The alert routes and their senders: each that takes a run's notice is sent it. */
-  routes: readonly { route: AlertRoute; send: Send }[];
+  /** The alert routes: each that takes a run's notice is sent it, through the alerts' notifications. */
+  routes: readonly AlertRoute[];
+  /** Sends the notifications due now (the notice just queued) instead of at the alerts' next pass. */
+  dispatch?: () => void;
   /** `[alerts] link_base`, or null: links are then the API's paths. */
   linkBase: string | null;
   /** Hands an approved (Claimed again) run to its agent. */
@@ -30,8 +33,6 @@ export interface ApprovalDeps {
 const SECRET_NAME = "approval-links";
 /** Runs timed out per sweep pass. */
 const SWEEP_BATCH = 100;
-/** How long the routes get to take a notice before it is given up (logged). */
-const NOTICE_TIMEOUT_MS = 30_000;
 
 /**
  * Approval gates: the decisions on runs waiting AwaitingApproval (the CLI, the API and the signed
@@ -111,21 +112,27 @@ export class ApprovalService {
     return { approveUrl: url("approve"), rejectUrl: url("reject") };
   }
 
-  /** A run started waiting: every route that takes the notice is sent it (detached; failures logged). */
+  /**
+   * A run started waiting: a notification for every route that takes the notice, sent at once and,
+   * by a route that is down, retried as an alert's are (with doubling waits, until the window ends).
+   * Detached: a failure is logged.
+   */
   requested(job: CronJobRow, run: CronJobRunRow): Promise<void> {
-    const { log, routes, instanceName, clock } = this.deps;
-    const send = async () => {
-      const notice = approvalNotice(job, run, await this.links(run), instanceName, new Date(clock.now()));
-      const takers = routes.filter((r) => routeTakesNotice(r.route, notice.approval, job.labels));
-      await Promise.all(
-        takers.map(({ route, send: sendTo }) =>
-          sendTo(notice, AbortSignal.timeout(NOTICE_TIMEOUT_MS)).catch((err: unknown) =>
-            log.warn({ err, route: route.name, runId: String(run.id) }, "approval notice not sent"),
-          ),
-        ),
+    const { db, log, routes, instanceName, clock } = this.deps;
+    const queue = async () => {
+      const now = new Date(clock.now());
+      const notice = approvalNotice(job, run, await this.links(run), instanceName, now);
+      const takers = routes.filter((route) => routeTakesNotice(route, notice.approval, job.labels));
+      if (takers.length === 0) return;
+      await queueNotice(
+        db,
+        { ...notice },
+        takers.map((route) => route.name),
+        now,
       );
+      this.deps.dispatch?.();
     };
-    return send().catch((err: unknown) => log.error({ err, runId: String(run.id) }, "approval notice failed"));
+    return queue().catch((err: unknown) => log.error({ err, runId: String(run.id) }, "approval notice not queued"));
   }
 
   private linkSecret(): Promise<Buffer> {

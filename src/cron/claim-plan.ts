@@ -120,7 +120,6 @@ export function planSlotClaim(
       trigger: latenessMs > MISFIRE_GRACE_MS ? ("catchup" as const) : ("schedule" as const),
       revisionId: job.revisionId,
     };
-    const still = busy ? `run ${busy.id} (slot ${busy.scheduledFor.toISOString()}) is still ${busy.status}` : "";
     const skip = skippedBeforeChain(job, scheduledFor, skipRemaining, context);
     if (skip) {
       if (skip.counted) skipRemaining--;
@@ -129,27 +128,16 @@ export function planSlotClaim(
     }
     // Overlap. The contract: cronJobFiring fires only for a slot that has passed the overlap check,
     // so a Skipped or buffered slot reaches no plugin (a buffered one does when it is released).
-    if (busy && (job.overlapPolicy === "skip" || (job.overlapPolicy === "buffer_one" && buffered))) {
-      const why =
-        job.overlapPolicy === "skip"
-          ? `overlap: ${still}`
-          : `overlap: ${still} and a slot is already buffered behind it`;
-      rows.push({ ...base, status: "Skipped", reason: why, finishedAt: claimedAt });
-    } else if (busy && job.overlapPolicy === "buffer_one") {
-      // Deferred with no time yet: released (deferred_until set) when the busy run closes.
-      rows.push({
-        ...base,
-        status: "Deferred",
-        reason: `buffer_one: waits for run ${busy.id} to end`,
-        deferredUntil: null,
-      });
+    const overlap = overlapVerdict(job, busy, buffered);
+    if (overlap?.row) {
+      rows.push({ ...base, ...overlap.row, ...(overlap.row.status === "Skipped" ? { finishedAt: claimedAt } : {}) });
     } else {
       const over = context.budget?.() ?? null;
       if (over) {
         rows.push({ ...base, status: "Skipped", reason: over, finishedAt: claimedAt });
         continue;
       }
-      if (busy && job.overlapPolicy === "cancel_previous") cancel = busy;
+      if (overlap?.cancel) cancel = overlap.cancel;
       rows.push({ ...base, status: "Claimed" });
       started++;
     }
@@ -161,6 +149,36 @@ export function planSlotClaim(
   let next = exhausted ? null : truncated ? nextSlot(schedule, nowDate) : scan.beyond!;
   if (next && job.endsAt && next > job.endsAt) next = null;
   return { rows, nextFireAt: next, runCount, cancel, skipRemaining };
+}
+
+/**
+ * What a job's overlap policy makes of a run due while `busy` (its oldest open run) is open: a
+ * row that does not run (Skipped, or Deferred with no time yet: buffer_one, released when the busy
+ * run closes), the run to cancel (cancel_previous), or null (nothing open, or `allow`). A slot and
+ * an event's run are held to it alike.
+ */
+export function overlapVerdict(
+  job: Pick<CronJobRow, "overlapPolicy">,
+  busy: CronJobRunRow | null,
+  buffered: boolean,
+): {
+  row?: Pick<NewRun, "status" | "reason" | "deferredUntil">;
+  cancel?: CronJobRunRow;
+} | null {
+  if (!busy) return null;
+  const still = `run ${busy.id} (slot ${busy.scheduledFor.toISOString()}) is still ${busy.status}`;
+  switch (job.overlapPolicy) {
+    case "skip":
+      return { row: { status: "Skipped", reason: `overlap: ${still}` } };
+    case "buffer_one":
+      return buffered
+        ? { row: { status: "Skipped", reason: `overlap: ${still} and a slot is already buffered behind it` } }
+        : { row: { status: "Deferred", reason: `buffer_one: waits for run ${busy.id} to end`, deferredUntil: null } };
+    case "cancel_previous":
+      return { cancel: busy };
+    default:
+      return null;
+  }
 }
 
 /** The slots a catch-up did not run, as Missed rows saying why. */

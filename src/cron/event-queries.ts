@@ -1,4 +1,4 @@
-import { and, desc, eq, inArray, isNull, lt } from "drizzle-orm";
+import { and, desc, eq, gte, inArray, isNull, lt } from "drizzle-orm";
 import type { Executor } from "../db/client.ts";
 import { CLOSED_RUN_STATUSES } from "../db/schema/enums.ts";
 import {
@@ -93,24 +93,39 @@ export async function touchToken(db: Executor, id: bigint, at: Date): Promise<vo
   await db.update(cronJobTokens).set({ lastUsedAt: at }).where(eq(cronJobTokens.id, id));
 }
 
-/** The run an earlier call with this idempotency key made, or null. */
+/** The run an earlier call with this idempotency key made since `since` (null: ever), or null. */
 export async function runOfKey(
   db: Executor,
   jobId: bigint,
   key: string,
+  since: Date | null,
 ): Promise<{ runId: bigint; scheduledFor: Date } | null> {
   const [row] = await db
     .select({ runId: cronJobTriggerKeys.runId, scheduledFor: cronJobTriggerKeys.scheduledFor })
     .from(cronJobTriggerKeys)
-    .where(and(eq(cronJobTriggerKeys.cronJobId, jobId), eq(cronJobTriggerKeys.key, key)))
+    .where(
+      and(
+        eq(cronJobTriggerKeys.cronJobId, jobId),
+        eq(cronJobTriggerKeys.key, key),
+        since === null ? undefined : gte(cronJobTriggerKeys.createdAt, since),
+      ),
+    )
     .limit(1);
   return row ?? null;
 }
 
-/** Records a key's run; false when the key was taken meanwhile (the caller's transaction then rolls back). */
-export async function recordKey(db: Executor, row: typeof cronJobTriggerKeys.$inferInsert): Promise<boolean> {
-  const inserted = await db.insert(cronJobTriggerKeys).values(row).onConflictDoNothing().returning();
-  return inserted.length > 0;
+/**
+ * Records a key's run. Called under the job's row lock after `runOfKey` found no live use of the
+ * key, so a row already there is an expired one the pruner has not removed yet: it is replaced.
+ */
+export async function recordKey(db: Executor, row: Required<typeof cronJobTriggerKeys.$inferInsert>): Promise<void> {
+  await db
+    .insert(cronJobTriggerKeys)
+    .values(row)
+    .onConflictDoUpdate({
+      target: [cronJobTriggerKeys.cronJobId, cronJobTriggerKeys.key],
+      set: { runId: row.runId, scheduledFor: row.scheduledFor, createdAt: row.createdAt },
+    });
 }
 
 /** One run by id (its slot known: Postgres prunes day partitions). */

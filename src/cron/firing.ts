@@ -26,9 +26,8 @@ import {
 } from "./queries.ts";
 import { CANCEL_CHANNEL, SCHEDULE_CHANNEL } from "./channels.ts";
 import { continueDeferred } from "./deferred.ts";
-import { insertTriggered, type TriggerEvent } from "./triggered.ts";
+import { insertTriggered, keepKey, keyedRun, type TriggerEvent } from "./triggered.ts";
 import { promptText } from "./input.ts";
-import { recordKey, runAt, runOfKey } from "./event-queries.ts";
 import { promptFor } from "./template-values.ts";
 import { resumeEndedPauses } from "./job-changes.ts";
 import { announce } from "../scheduler/announce.ts";
@@ -50,6 +49,10 @@ export interface FiringDeps extends ClaimDeps<CronMission> {
   agentBudgets?: AgentBudgets;
   /** Kills a preflight command's process group at its timeout. */
   killGroup?: (pgid: number, signal: NodeJS.Signals) => void;
+  /** A run ended without a mission (Skipped at its claim, Cancelled or Deferred by a plugin): tracing. */
+  onEndedUnsent?: (job: CronJobRow, run: CronJobRunRow) => void;
+  /** How long an event's Idempotency-Key answers its first run (`[retention] idempotency_keys`; 0: forever). */
+  idempotencyWindowMs?: number;
 }
 
 /**
@@ -245,6 +248,7 @@ export class CronFiring {
       const handedOff = new Set(inserted.filter((run) => run.status === "Running").map((run) => run.id));
       // A run handed off in its claim was claimed first, as the metrics count it.
       for (const run of inserted) this.deps.onRun?.(handedOff.has(run.id) ? "Claimed" : run.status, run.latenessMs);
+      for (const run of inserted) if (run.status === "Skipped") this.deps.onEndedUnsent?.(jobOf(run), run);
       const queued = inserted.some((run) => run.keyWaitUntil !== null);
       const claimed = inserted.filter((run) => run.status === "Claimed" || handedOff.has(run.id));
       if (handedOff.size === 0) return { jobs, claimed, activated: [], handedOff, queued };
@@ -258,8 +262,8 @@ export class CronFiring {
    * A manual run now ("trigger"): its own row, trigger `manual`, scheduled for this instant, through
    * the chain like any slot. Operator action, so the overlap policy does not apply (as with
    * `kubectl create job --from=cronjob`). With `event` (a call with one of the job's tokens), the run
-   * has trigger `event` and carries the call's payload; a key already used answers its first run
-   * (the job's row lock orders two calls with one key), and a paused job's event is recorded Skipped.
+   * has trigger `event` and carries the call's payload; a key used within its window answers its first
+   * run, a paused job's event is Skipped, and the overlap policy applies to it as to a slot (triggered.ts).
    */
   async fireNow(jobId: bigint): Promise<CronJobRunRow> {
     return (await this.fireEvent(jobId)).run;
@@ -268,19 +272,20 @@ export class CronFiring {
   /** fireNow with an event; `repeated` when the run is an earlier call's with the same key. */
   async fireEvent(jobId: bigint, event?: TriggerEvent): Promise<{ run: CronJobRunRow; repeated: boolean }> {
     const { db, clock, instanceName } = this.deps;
-    const { job, run, repeated } = await db.transaction(async (tx) => {
+    const { job, run, repeated, cancelled } = await db.transaction(async (tx) => {
       const [locked] = await lockJobs(tx, [jobId]);
       if (!locked) throw new MissiondError("NOT_FOUND", `no cron job with id "${jobId}"`);
-      const earlier = event?.key === undefined ? null : await runOfKey(tx, jobId, event.key);
-      if (earlier) return { job: null, run: (await runAt(tx, earlier.runId, earlier.scheduledFor))!, repeated: true };
       const now = new Date(clock.now());
-      const run = await insertTriggered(tx, locked, event, now, instanceName, this.deps.agentBudgets);
-      if (event?.key !== undefined)
-        await recordKey(tx, { cronJobId: jobId, key: event.key, runId: run.id, scheduledFor: run.scheduledFor });
-      return { job: locked, run, repeated: false };
+      const earlier = await keyedRun(tx, jobId, event, now, this.deps.idempotencyWindowMs ?? 0);
+      if (earlier) return { job: null, run: earlier, repeated: true, cancelled: false };
+      const { run, cancelled } = await insertTriggered(tx, locked, event, now, instanceName, this.deps.agentBudgets);
+      await keepKey(tx, jobId, event, run, now);
+      return { job: locked, run, repeated: false, cancelled };
     });
     // A repeated call answers the earlier run, whose chain is already under way or done.
     if (repeated) return { run, repeated };
+    if (cancelled) this.deps.onRun?.("Cancelled", null);
+    if (run.status === "Skipped") this.deps.onEndedUnsent?.(job!, run);
     if (run.status === "Claimed") this.startChain(job!, run);
     else if (run.status === "Deferred") this.deps.onDeferred?.();
     else this.deps.onRun?.(run.status, null);
@@ -351,13 +356,9 @@ export class CronFiring {
       const deferred = result.kind === "deferred";
       const status = deferred ? "Deferred" : "Cancelled";
       const until = deferred ? { deferredUntil: result.until } : {};
-      await transitionRun(db, run.id, "Claimed", {
-        status,
-        reason: result.reason,
-        decidedBy: result.plugin,
-        ...until,
-        finishedAt: now,
-      });
+      const closing = { status, reason: result.reason, decidedBy: result.plugin, ...until, finishedAt: now } as const;
+      const closed = await transitionRun(db, run.id, "Claimed", closing);
+      if (closed) this.deps.onEndedUnsent?.(job, closed);
       if (deferred) this.deps.onDeferred?.();
       this.deps.onRun?.(status, null);
       await this.releaseBuffered(job.id);

@@ -10,8 +10,8 @@ import { lockJobs } from "./queries.ts";
 import { recordRevision, type Actor } from "./revisions.ts";
 
 /**
- * Trigger tokens: each can fire one job (a run with trigger `event`) and read that job's runs,
- * nothing else. What a webhook sender outside the host holds (a CI system, a mail hook), so that
+ * Trigger tokens: each can fire one job (a run with trigger `event`) and read that job's runs (its
+ * list and each one), nothing else. What a webhook sender outside the host holds (a CI system, a mail hook), so that
  * giving it a token does not give it the operator's API. Only the token's SHA-256 is stored: the
  * value is shown once, when it is made.
  */

@@ -2,7 +2,11 @@ import { readBudgets, type AgentBudgets } from "../budgets/claim.ts";
 import { gateClaims } from "../concurrency/gate.ts";
 import type { Tx } from "../db/client.ts";
 import type { CronJobRow, CronJobRunRow } from "../db/schema/index.ts";
-import { insertAtFreeInstant, type NewRun } from "./queries.ts";
+import { announce } from "../scheduler/announce.ts";
+import { CANCEL_CHANNEL } from "./channels.ts";
+import { overlapVerdict } from "./claim-plan.ts";
+import { activeRuns, bufferedJobs, cancelRun, insertAtFreeInstant, type NewRun } from "./queries.ts";
+import { recordKey, runAt, runOfKey } from "./event-queries.ts";
 
 /** What a call with one of a job's trigger tokens brings to its run. */
 export interface TriggerEvent {
@@ -13,10 +17,56 @@ export interface TriggerEvent {
 }
 
 /**
+ * The run an earlier call with this event's Idempotency-Key made within `windowMs` (0: ever), or
+ * null. Under the job's row lock, which orders two calls with one key.
+ */
+export async function keyedRun(
+  tx: Tx,
+  jobId: bigint,
+  event: TriggerEvent | undefined,
+  now: Date,
+  windowMs: number,
+): Promise<CronJobRunRow | null> {
+  if (event?.key === undefined) return null;
+  const since = windowMs > 0 ? new Date(now.getTime() - windowMs) : null;
+  const earlier = await runOfKey(tx, jobId, event.key, since);
+  return earlier && runAt(tx, earlier.runId, earlier.scheduledFor);
+}
+
+/** Records the event's Idempotency-Key (if it has one) as `run`'s, from `now`. */
+export async function keepKey(
+  tx: Tx,
+  jobId: bigint,
+  event: TriggerEvent | undefined,
+  run: CronJobRunRow,
+  now: Date,
+): Promise<void> {
+  if (event?.key === undefined) return;
+  await recordKey(tx, {
+    cronJobId: jobId,
+    key: event.key,
+    runId: run.id,
+    scheduledFor: run.scheduledFor,
+    createdAt: now,
+  });
+}
+
+/** What the job's overlap policy makes of an event's run (null: it runs, nothing cancelled). */
+async function eventOverlap(tx: Tx, job: CronJobRow) {
+  if (job.overlapPolicy === "allow") return null;
+  const busy = (await activeRuns(tx, [job.id])).get(String(job.id)) ?? null;
+  const buffered = busy !== null && job.overlapPolicy === "buffer_one" && (await bufferedJobs(tx, [job.id])).size > 0;
+  return overlapVerdict(job, busy, buffered);
+}
+
+/**
  * In `tx`, with the job's row locked: the run of an operator's trigger (`manual`) or of an event
- * (`event`, carrying its payload), for this instant. An operator's trigger ignores a pause (it is
- * an explicit act); an event on a paused job is recorded Skipped. Either counts against the
+ * (`event`, carrying its payload), for this instant. An operator's trigger ignores a pause and the
+ * overlap policy (it is an explicit act); an event on a paused job is recorded Skipped, and an
+ * event is held to the overlap policy as a slot is (skip: Skipped naming the open run; buffer_one:
+ * Deferred until it ends; cancel_previous: the open run is Cancelled). Either counts against the
  * budgets (over one, Skipped) and the job's concurrency key (full: queued or Skipped) like a slot.
+ * `cancelled`: the run cancel_previous closed.
  */
 export async function insertTriggered(
   tx: Tx,
@@ -25,11 +75,16 @@ export async function insertTriggered(
   now: Date,
   instanceName: string,
   agentBudgets: AgentBudgets | undefined,
-): Promise<CronJobRunRow> {
-  const over = (await readBudgets(tx, [job], now.getTime(), agentBudgets))?.verdict(job) ?? null;
-  const verdict: Pick<NewRun, "status" | "reason" | "finishedAt"> =
-    event !== undefined && job.paused
-      ? { status: "Skipped", reason: "the job is paused", finishedAt: now }
+): Promise<{ run: CronJobRunRow; cancelled: boolean }> {
+  const paused = event !== undefined && job.paused;
+  const overlap = event === undefined || paused ? null : await eventOverlap(tx, job);
+  const over = overlap?.row
+    ? null
+    : ((await readBudgets(tx, [job], now.getTime(), agentBudgets))?.verdict(job) ?? null);
+  const verdict: Pick<NewRun, "status" | "reason" | "finishedAt" | "deferredUntil"> = paused
+    ? { status: "Skipped", reason: "the job is paused", finishedAt: now }
+    : overlap?.row
+      ? { ...overlap.row, ...(overlap.row.status === "Skipped" ? { finishedAt: now } : {}) }
       : over
         ? { status: "Skipped", reason: over, finishedAt: now }
         : { status: "Claimed" };
@@ -45,5 +100,13 @@ export async function insertTriggered(
     ...verdict,
   };
   await gateClaims(tx, [{ run, job }], now);
-  return insertAtFreeInstant(tx, run);
+  const inserted = await insertAtFreeInstant(tx, run);
+  const replaced = inserted.status === "Claimed" ? overlap?.cancel : undefined;
+  if (!replaced) return { run: inserted, cancelled: false };
+  // As a slot's cancel_previous: the replaced run is closed, and whichever instance executes its
+  // mission is told to stop when this transaction commits.
+  const reason = `cancelled by the event run ${inserted.id} (overlap policy cancel_previous)`;
+  const cancelled = await cancelRun(tx, replaced, reason, now);
+  if (cancelled) await announce(tx, CANCEL_CHANNEL, String(replaced.id));
+  return { run: inserted, cancelled };
 }

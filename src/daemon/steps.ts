@@ -72,6 +72,7 @@ export function daemonSteps(env: DaemonEnv, p: Parts): Step[] {
       name: "workers",
       start: async () => {
         p.tracer = runTracer(env.config.tracing, s().database.db, env.log);
+        if (p.tracer) s().tracing.tracer = p.tracer;
         p.workers = await startWorkers(env, s(), p.tracer);
       },
     },

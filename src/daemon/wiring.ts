@@ -88,6 +88,8 @@ export interface Services extends Foundation {
   approvals: ReturnType<typeof daemonApprovals>;
   /** The workers' direct lanes, set once they start: hand-offs execute on them at once. */
   lanes: { missions?: DirectLane<CronMission>; notes?: DirectLane<NotifyMission> };
+  /** The run tracer, set with the workers when `[tracing]` asks for one: runs ended unsent are traced too. */
+  tracing: { tracer?: RunTracer };
 }
 
 export async function startPlugins(
@@ -197,7 +199,7 @@ export function wireServices(env: DaemonEnv, base: Foundation): Services {
   const lanes: Services["lanes"] = {};
   // What the cron slots' and the notify timers' claims share.
   const claiming = { db, boss, chain, clock, log, instanceName, claimAheadMs: config.scheduler.claimAheadMs };
-  const approvals = daemonApprovals(env, base, () => firing);
+  const approvals = daemonApprovals(env, base, () => ({ firing, alerts }));
   const firing: CronFiring = new CronFiring({
     ...claiming,
     onAwaitingApproval: (job, run) => void approvals.requested(job, run),
@@ -207,6 +209,8 @@ export function wireServices(env: DaemonEnv, base: Foundation): Services {
     direct: () => unlessBacklogged(scheduler, lanes.missions),
     agentBudgets: (tx, ids) => base.agents.budgets(tx, ids),
     killGroup: deps.probe.killGroup,
+    idempotencyWindowMs: config.retention.idempotencyKeysMs,
+    onEndedUnsent: (job, run) => services.tracing.tracer?.unsent(job, run),
   });
   backfill = new BackfillRunner({
     db,
@@ -279,6 +283,7 @@ export function wireServices(env: DaemonEnv, base: Foundation): Services {
     alerts,
     approvals,
     lanes,
+    tracing: {} as Services["tracing"],
   };
   // Plugins down and the scheduler unarmed are read from memory each pass; lasting findings through
   // the doctor's own database reads, at the alerts' slower cadence.
@@ -315,8 +320,7 @@ export interface Workers {
 export async function startWorkers(env: DaemonEnv, s: Services, tracer: RunTracer | null): Promise<Workers> {
   const { config, clock, log } = env;
   const { db } = s.database;
-  const { boss } = s;
-  const { executorFor } = s;
+  const { boss, executorFor } = s;
   const { concurrency, retryLimit } = config.missions;
   const missions = await startMissionWorker({
     db,

@@ -2,7 +2,16 @@ import { z } from "zod";
 import { formatDuration, parseDuration } from "../duration.ts";
 
 /** The kinds of rows retention removes; also the `kind` label of the pruning metrics. */
-export const RETENTION_KINDS = ["runs", "failed_runs", "decisions", "timers", "todos", "clears", "events"] as const;
+export const RETENTION_KINDS = [
+  "runs",
+  "failed_runs",
+  "decisions",
+  "timers",
+  "todos",
+  "clears",
+  "events",
+  "idempotency_keys",
+] as const;
 export type RetentionKind = (typeof RETENTION_KINDS)[number];
 
 /** How long a kind is kept, in ms; 0 keeps it forever. */
@@ -44,6 +53,7 @@ export const RETENTION_DEFAULTS = {
   todos: 30 * DAY,
   clears: 30 * DAY,
   events: 30 * DAY,
+  idempotency_keys: DAY,
   prune_interval: 3_600_000,
 } as const;
 
@@ -61,6 +71,8 @@ export const retentionSchema = z
     todos: keepFor.default(RETENTION_DEFAULTS.todos),
     clears: keepFor.default(RETENTION_DEFAULTS.clears),
     events: keepFor.default(RETENTION_DEFAULTS.events),
+    // An event's Idempotency-Key dedupes repeats for this long; a repeat after it makes a new run.
+    idempotency_keys: keepFor.default(RETENTION_DEFAULTS.idempotency_keys),
     prune_interval: pruneInterval.default(RETENTION_DEFAULTS.prune_interval),
     // Pruned runs are written here (gzip-compressed JSON lines) before they are deleted.
     archive_dir: z.string().min(1).optional(),
@@ -82,6 +94,8 @@ export interface RetentionConfig {
   readonly todosMs: number;
   readonly clearsMs: number;
   readonly eventsMs: number;
+  /** How long an event's Idempotency-Key answers its first run (its dedupe window); 0: forever. */
+  readonly idempotencyKeysMs: number;
   readonly pruneIntervalMs: number;
   readonly archiveDir: string | null;
 }
@@ -99,6 +113,7 @@ export function compileRetention(
     todosMs: file.todos,
     clearsMs: file.clears,
     eventsMs: file.events,
+    idempotencyKeysMs: file.idempotency_keys,
     pruneIntervalMs: file.prune_interval,
     archiveDir: file.archive_dir ? abs(file.archive_dir) : null,
   };
@@ -114,6 +129,7 @@ export function retentionOf(config: RetentionConfig, kind: RetentionKind): numbe
     todos: config.todosMs,
     clears: config.clearsMs,
     events: config.eventsMs,
+    idempotency_keys: config.idempotencyKeysMs,
   };
   return byKind[kind];
 }
@@ -129,6 +145,7 @@ export function describeRetention(config: RetentionConfig): string[] {
     todos: `closed todos and their batches ${keep(config.todosMs)}`,
     clears: `completed session clears ${keep(config.clearsMs)}`,
     events: `durable events ${keep(config.eventsMs)}`,
+    idempotency_keys: `trigger Idempotency-Keys ${keep(config.idempotencyKeysMs)} (a repeat within it answers the first run)`,
   };
   return [
     ...RETENTION_KINDS.map((kind) => what[kind]),

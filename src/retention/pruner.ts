@@ -36,6 +36,7 @@ const ROW_KINDS: readonly [RowKind, RetentionKind][] = [
   ["timers", "timers"],
   ["todos", "todos"],
   ["todo_batches", "todos"],
+  ["idempotency_keys", "idempotency_keys"],
 ];
 
 export interface PrunerDeps {
@@ -285,7 +286,7 @@ function runRules(retention: RetentionConfig, now: number, factor: number): RunR
 function emptyResult(): PassResult {
   return {
     skipped: false,
-    pruned: { runs: 0, failed_runs: 0, decisions: 0, timers: 0, todos: 0, clears: 0, events: 0 },
+    pruned: { runs: 0, failed_runs: 0, decisions: 0, timers: 0, todos: 0, clears: 0, events: 0, idempotency_keys: 0 },
     archived: [],
     vacuumed: false,
     partitionsDropped: [],

@@ -2,10 +2,12 @@ import { sql, type SQL } from "drizzle-orm";
 import { rows, type Executor } from "../db/client.ts";
 
 /** The kinds other than runs, each one table with a "may go" predicate (closed, and old enough). */
-export type RowKind = "decisions" | "timers" | "todos" | "todo_batches" | "clears" | "events";
+export type RowKind = "decisions" | "timers" | "todos" | "todo_batches" | "clears" | "events" | "idempotency_keys";
 
 interface RowSpec {
   table: string;
+  /** The columns that name one row (default `id`). */
+  key?: string;
   /** Rows that may be removed once older than `before`: never an open or in-flight one. */
   prunable(before: string): SQL;
 }
@@ -37,6 +39,12 @@ const SPECS: Record<RowKind, RowSpec> = {
         and not exists (select 1 from session_events e where e.clear_id = session_clears.id)`,
   },
   events: { table: "session_events", prunable: (b) => sql`created_at < ${at(b)}` },
+  // An expired key no longer dedupes (the lookup ignores it), so removing it changes no answer.
+  idempotency_keys: {
+    table: "cron_job_trigger_keys",
+    key: "cron_job_id, key",
+    prunable: (b) => sql`created_at < ${at(b)}`,
+  },
 };
 
 /** The table `kind` is stored in, schema-qualified as the statistics and VACUUM name it. */
@@ -46,9 +54,10 @@ export const rowTable = (kind: RowKind): string => `public.${SPECS[kind].table}`
 export async function deleteRowBatch(db: Executor, kind: RowKind, before: Date, limit: number): Promise<number> {
   const { table, prunable } = SPECS[kind];
   const t = sql.raw(table);
+  const key = sql.raw(SPECS[kind].key ?? "id");
   const where = prunable(before.toISOString());
   // The predicate is checked again on the row the delete locks: a timer claimed meanwhile stays.
-  const gone = sql`delete from ${t} where id in (select id from ${t} where ${where} order by id limit ${limit}) and ${where} returning id`;
+  const gone = sql`delete from ${t} where (${key}) in (select ${key} from ${t} where ${where} order by ${key} limit ${limit}) and ${where} returning ${key}`;
   if (kind !== "events") {
     const [row] = await rows<{ n: number }>(db, sql`with gone as (${gone}) select count(*)::int as n from gone`);
     return row?.n ?? 0;

@@ -1,5 +1,5 @@
 import { FAILED_RUN_STATUSES } from "../db/schema/enums.ts";
-import { ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Tracer } from "@opentelemetry/api";
+import { ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Span, type Tracer } from "@opentelemetry/api";
 import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http";
 import { resourceFromAttributes } from "@opentelemetry/resources";
 import {
@@ -10,7 +10,7 @@ import {
 } from "@opentelemetry/sdk-trace-base";
 import { runAt } from "../cron/event-queries.ts";
 import type { Db } from "../db/client.ts";
-import type { CronJobRunRow } from "../db/schema/index.ts";
+import type { CronJobRow, CronJobRunRow } from "../db/schema/index.ts";
 import type { CronMission } from "../executors/types.ts";
 import type { Logger } from "../log.ts";
 import { VERSION } from "../version.ts";
@@ -43,7 +43,9 @@ class RunIds implements IdGenerator {
  * One span per closed run, exported through the OpenTelemetry SDK to `[tracing] otlp_endpoint`:
  * the run (claim to close) with a `claimed` event, and two children, `chain` (claim or moment to
  * hand-off) and `delivery` (hand-off to close, the agent's call and its retries). Built when the run
- * closes, from the ledger's own times, so a run handed between instances is still one span.
+ * closes, from the ledger's own times, so a run handed between instances is still one span. A run
+ * that ends without a mission (Skipped, or Cancelled or Deferred by a plugin) is one span too,
+ * with its reason and no delivery (`unsent`).
  */
 export class RunTracer {
   private readonly provider: BasicTracerProvider;
@@ -75,11 +77,34 @@ export class RunTracer {
     );
   }
 
-  private record(run: CronJobRunRow, mission: CronMission): void {
-    const end = run.finishedAt ?? new Date();
-    const handedOff = run.startedAt ?? end;
+  /**
+   * A run that ended without a mission (Skipped at its claim, Cancelled or Deferred by a plugin):
+   * its span, with its status and reason, and no delivery child; a `chain` child when a plugin
+   * decided (the chain ran from the claim or moment to the decision).
+   */
+  unsent(job: Pick<CronJobRow, "id" | "name" | "agentId">, run: CronJobRunRow): void {
+    try {
+      const end = run.finishedAt ?? run.claimedAt;
+      const span = this.runSpan(run, { cronJobId: String(job.id), jobName: job.name, agentId: job.agentId });
+      span.setAttribute("missiond.run.reason", run.reason ?? "");
+      if (run.decidedBy) {
+        span.setAttribute("missiond.run.decided_by", run.decidedBy);
+        const chainStart = new Date(
+          Math.min(end.getTime(), Math.max(run.claimedAt.getTime(), run.scheduledFor.getTime())),
+        );
+        this.tracer.startSpan("chain", { startTime: chainStart }, trace.setSpan(ROOT_CONTEXT, span)).end(end);
+      }
+      if (FAILED.has(run.status)) span.setStatus({ code: SpanStatusCode.ERROR, message: run.reason ?? run.status });
+      span.end(end);
+    } catch (err) {
+      this.log.warn({ err, runId: String(run.id) }, "run span not recorded");
+    }
+  }
+
+  /** The run's root span, under the ids its traceparent announced, with its `claimed` event. */
+  private runSpan(run: CronJobRunRow, job: Pick<CronMission, "cronJobId" | "jobName" | "agentId">): Span {
     this.ids.next = runTraceIds(String(run.id), run.scheduledFor.toISOString());
-    const span = this.tracer.startSpan(`run ${mission.jobName}`, {
+    const span = this.tracer.startSpan(`run ${job.jobName}`, {
       root: true,
       startTime: run.claimedAt,
       attributes: {
@@ -88,13 +113,20 @@ export class RunTracer {
         "missiond.run.status": run.status,
         "missiond.run.scheduled_for": run.scheduledFor.toISOString(),
         "missiond.run.attempts": run.attempts,
-        "missiond.job.id": mission.cronJobId,
-        "missiond.job.name": mission.jobName,
-        "missiond.agent.id": mission.agentId,
+        "missiond.job.id": job.cronJobId,
+        "missiond.job.name": job.jobName,
+        "missiond.agent.id": job.agentId,
       },
     });
     this.ids.next = null;
     span.addEvent("claimed", { "missiond.claimed_by": run.claimedBy }, run.claimedAt);
+    return span;
+  }
+
+  private record(run: CronJobRunRow, mission: CronMission): void {
+    const end = run.finishedAt ?? new Date();
+    const handedOff = run.startedAt ?? end;
+    const span = this.runSpan(run, mission);
     const parent = trace.setSpan(ROOT_CONTEXT, span);
     const chainStart = new Date(
       Math.min(handedOff.getTime(), Math.max(run.claimedAt.getTime(), run.scheduledFor.getTime())),

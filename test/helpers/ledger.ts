@@ -11,7 +11,7 @@ export interface RunRow {
   promptFired?: string | null;
   output?: string | null;
   latenessMs?: number | null;
-  trigger?: "schedule" | "manual" | "deferred";
+  trigger?: "schedule" | "manual" | "deferred" | "backfill";
 }
 
 /** Writes ledger rows straight into cron_job_runs (history a test or a demo needs, without waiting for it). */

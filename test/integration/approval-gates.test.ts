@@ -9,6 +9,8 @@ import { daemonPerTest } from "../helpers/daemon.ts";
 import { fixturePlugin } from "../helpers/plugins.ts";
 import { waitFor } from "../helpers/wait.ts";
 import { join } from "node:path";
+import { sql } from "drizzle-orm";
+import { rows } from "../../src/db/client.ts";
 
 const t = daemonPerTest();
 const closers: (() => Promise<void>)[] = [];
@@ -139,5 +141,36 @@ describe(`approval gates (${backendName})`, () => {
     expect(again).toBeInstanceOf(ApiError);
     expect((again as ApiError).status).toBe(409);
     expect(receiver.state.total).toBe(1);
+  });
+
+  it("a route that is down when a run starts waiting gets its approval notice once it is back", async () => {
+    const receiver = await agent();
+    const route = await httpReceiver();
+    closers.push(route.close);
+    route.state.status = 503;
+    const toml =
+      `${hookAgent(receiver.url)}[alerts]\ninterval = "200ms"\nretry_base = "50ms"\n` +
+      `[[alerts.routes]]\nname = "ops"\ntype = "webhook"\nurl = "${route.url}"\n`;
+    const daemon = await t.start({ toml });
+    const job = await once(daemon);
+    const waiting = await waitForStatus(daemon, job.id, "AwaitingApproval");
+    const notification = () =>
+      rows<{ status: string; attempts: number; error: string | null; alert_id: string | null }>(
+        daemon.services.database.db,
+        sql`select status, attempts, error, alert_id::text from alert_notifications where event = 'approval_requested'`,
+      );
+    const refused = await waitFor(
+      // A try counts when it is claimed; its error is written when it ends.
+      async () => (await notification()).find((n) => n.status === "pending" && n.error !== null),
+      "a refused try, to be retried",
+    );
+    expect(refused.error).toMatch(/503/);
+    route.state.status = 200;
+    const notice = await waitFor(() => route.got[0]?.body ?? null, "the approval notice, retried");
+    expect(notice).toMatchObject({ event: "approval_requested", approval: { runId: waiting.id } });
+    const [sent] = await waitFor(async () => (await notification()).filter((n) => n.status === "sent"), "sent");
+    expect(sent).toMatchObject({ alert_id: null, error: null });
+    expect(sent!.attempts).toBeGreaterThanOrEqual(2);
+    expect(route.got).toHaveLength(1);
   });
 });

@@ -53,6 +53,7 @@ const RETENTION: RetentionConfig = {
   todosMs: DAY,
   clearsMs: DAY,
   eventsMs: DAY,
+  idempotencyKeysMs: DAY,
   pruneIntervalMs: 3_600_000,
   archiveDir: null,
 };

@@ -108,7 +108,13 @@ describe(`event runs within their job's limits (${backendName})`, () => {
   });
 
   it("a full concurrency key with skip: the second event, while the first is at the agent, is Skipped naming the key", async () => {
-    const { fire, runWith, agent } = await setUp({ concurrencyKey: "k", concurrencyLimit: 1, concurrencyFull: "skip" });
+    const { fire, runWith, agent } = await setUp({
+      concurrencyKey: "k",
+      concurrencyLimit: 1,
+      concurrencyFull: "skip",
+      // The key, not the job's own overlap policy, is what is tested.
+      overlapPolicy: "allow",
+    });
     const first = await fire({ n: 1 });
     await waitFor(() => agent.received.find((m) => m.runId === first.id), "the first mission at the agent");
     const second = await fire({ n: 2 });
@@ -127,6 +133,7 @@ describe(`event runs within their job's limits (${backendName})`, () => {
       concurrencyKey: "k",
       concurrencyLimit: 1,
       concurrencyFull: "queue",
+      overlapPolicy: "allow",
       promptTemplate: true,
       prompt: "build {{payload.n}}",
     });

@@ -3,6 +3,7 @@ import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { backendName } from "../helpers/db.ts";
 import { daemonPerTest } from "../helpers/daemon.ts";
+import { fixturePlugin } from "../helpers/plugins.ts";
 import { waitFor } from "../helpers/wait.ts";
 
 /**
@@ -131,6 +132,54 @@ describe(`run tracing (${backendName})`, () => {
     );
     expect(attr(failedSpan, "missiond.run.status")).toBe("Failed");
     expect(failedSpan.status?.code).toBe(2);
+  });
+
+  const tracedToml = () => `${agentToml()}[tracing]\notlp_endpoint = "${collectorUrl}/v1/traces"\n`;
+  const spanOf = (runId: string, what: string) =>
+    waitFor(async () => spans.find((s) => attr(s, "missiond.run.id") === runId), what, 20_000);
+
+  it("exports a run a plugin defers as a span with its status, reason and chain, and no delivery", async () => {
+    const daemon = await t.start({ toml: tracedToml(), pluginDirs: [fixturePlugin("defers-once")] });
+    const job = await daemon.services.cron.add({ name: "held", agentId: "traced", every: "1h", prompt: "go" });
+    const run = await daemon.services.cron.trigger(job.id);
+    const root = await spanOf(run.id, "the deferred run's span");
+    expect(root.name).toBe("run held");
+    expect(attr(root, "missiond.run.status")).toBe("Deferred");
+    expect(attr(root, "missiond.run.reason")).toBe("holding the first slot");
+    expect(attr(root, "missiond.run.decided_by")).toBe("defers-once");
+    expect(attr(root, "missiond.job.id")).toBe(job.id);
+    expect(root.status?.code ?? 0).toBe(0);
+    // The continuation reaches the agent; by the time its span is in, the deferred run's children are too.
+    const continued = await waitFor(
+      async () => (await daemon.services.cron.runs({ jobId: job.id, limit: 10 })).find((r) => r.trigger === "deferred"),
+      "the continuation",
+      20_000,
+    );
+    await spanOf(continued.id, "the continuation's span");
+    expect(spans.filter((s) => s.parentSpanId === root.spanId).map((s) => s.name)).toEqual(["chain"]);
+    expect(calls.map((c) => c.runId)).not.toContain(run.id);
+  });
+
+  it("exports a run Skipped over its budget as a span with its reason and no children", async () => {
+    const daemon = await t.start({ toml: tracedToml() });
+    const job = await daemon.services.cron.add({
+      name: "thrifty",
+      agentId: "traced",
+      every: "1h",
+      prompt: "go",
+      budget: "1 runs/hour",
+    });
+    const first = await daemon.services.cron.trigger(job.id);
+    await spanOf(first.id, "the first run's span");
+    const skipped = await daemon.services.cron.trigger(job.id);
+    expect(skipped.status).toBe("Skipped");
+    const root = await spanOf(skipped.id, "the skipped run's span");
+    expect(attr(root, "missiond.run.status")).toBe("Skipped");
+    expect(attr(root, "missiond.run.reason")).toBe(skipped.reason);
+    expect(String(attr(root, "missiond.run.reason"))).toMatch(/^budget: /);
+    // A child ends before its parent, so it is exported in the parent's batch or an earlier one.
+    expect(spans.filter((s) => s.parentSpanId === root.spanId)).toEqual([]);
+    expect(calls.map((c) => c.runId)).toEqual([first.id]);
   });
 
   it("sends the traceparent and the run id to the agent with tracing off", async () => {

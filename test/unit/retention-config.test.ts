@@ -35,6 +35,7 @@ describe("[retention] configuration", () => {
       todosMs: 30 * 86_400_000,
       clearsMs: 30 * 86_400_000,
       eventsMs: 30 * 86_400_000,
+      idempotencyKeysMs: 86_400_000,
       pruneIntervalMs: 3_600_000,
       archiveDir: null,
     });

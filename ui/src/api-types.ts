@@ -558,7 +558,7 @@ export type DoctorReport = {
     error: string | null;
   }[];
   retentionLag: {
-    kind: "runs" | "failed_runs" | "decisions" | "timers" | "todos" | "clears" | "events";
+    kind: "runs" | "failed_runs" | "decisions" | "timers" | "todos" | "clears" | "events" | "idempotency_keys";
     retention: number;
     message: string;
   }[];

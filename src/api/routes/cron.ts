@@ -196,7 +196,7 @@ export const cronRoutes = [
     tag: "cron",
     summary: "Make a trigger token for the job",
     description:
-      "The token can call `POST /v1/cron-jobs/:id/trigger` and `GET /v1/cron-jobs/:id/runs` of this job and nothing else. Its value is in this answer only (the daemon keeps its hash). Recorded in the job's revisions.",
+      "The token can call `POST /v1/cron-jobs/:id/trigger`, `GET /v1/cron-jobs/:id/runs` and `GET /v1/runs/:id` of this job and nothing else. Its value is in this answer only (the daemon keeps its hash). Recorded in the job's revisions.",
     params: jobParams,
     body: createTokenInput,
     bodyOptional: true,
@@ -301,7 +301,8 @@ export const cronRoutes = [
     tag: "cron",
     summary: "One run: its slot, trigger, revision, attempts, result and the chain's decisions",
     description:
-      "`decisions` are the cronJobFiring handlers that ran for it (plugin, outcome, reason, duration). `deliveryLatenessMs` is slot → delivery started; `claimAheadMs` how long before its slot it was claimed.",
+      "`decisions` are the cronJobFiring handlers that ran for it (plugin, outcome, reason, duration). `deliveryLatenessMs` is slot → delivery started; `claimAheadMs` how long before its slot it was claimed. A trigger token of the run's job may read it too (another job's run answers 404).",
+    jobToken: "run",
     params: runParams,
     ok: { 200: { description: "The run", schema: runDetail } },
     handler: async ({ services, params }) => services.cron.run(params.id),

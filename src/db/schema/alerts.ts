@@ -1,6 +1,6 @@
 import { sql } from "drizzle-orm";
 import { bigint, check, index, integer, jsonb, pgTable, text, timestamp, uniqueIndex } from "drizzle-orm/pg-core";
-import { ALERT_EVENTS, ALERT_KINDS, ALERT_SEVERITIES, NOTIFICATION_STATUSES } from "./enums.ts";
+import { ALERT_KINDS, ALERT_SEVERITIES, NOTIFICATION_EVENTS, NOTIFICATION_STATUSES } from "./enums.ts";
 
 const tstz = (name: string) => timestamp(name, { withTimezone: true, mode: "date", precision: 3 });
 const inList = (column: string, values: readonly string[]) =>
@@ -57,16 +57,18 @@ export const alerts = pgTable(
 /**
  * One event of an alert told to one route, with its tries: written in the transaction that opens,
  * repeats or resolves the alert, then claimed by one instance at a time (`claimed_until`) and sent.
+ * A run's approval notice to a route is one too (no alert; its message in `notice`).
  */
 export const alertNotifications = pgTable(
   "alert_notifications",
   {
     id: bigint("id", { mode: "bigint" }).primaryKey().generatedAlwaysAsIdentity(),
-    alertId: bigint("alert_id", { mode: "bigint" })
-      .notNull()
-      .references(() => alerts.id, { onDelete: "cascade" }),
+    // Null for an approval notice, which belongs to a run, not to an alert.
+    alertId: bigint("alert_id", { mode: "bigint" }).references(() => alerts.id, { onDelete: "cascade" }),
     route: text("route").notNull(),
-    event: text("event", { enum: ALERT_EVENTS }).notNull(),
+    event: text("event", { enum: NOTIFICATION_EVENTS }).notNull(),
+    // An approval notice's message (approvals/notice.ts), sent as it was written at the request.
+    notice: jsonb("notice").$type<Record<string, unknown>>(),
     status: text("status", { enum: NOTIFICATION_STATUSES }).notNull().default("pending"),
     attempts: integer("attempts").notNull().default(0),
     nextAttemptAt: tstz("next_attempt_at").notNull(),
@@ -84,7 +86,8 @@ export const alertNotifications = pgTable(
       .on(t.nextAttemptAt)
       .where(sql`${t.status} = 'pending'`),
     index("alert_notifications_route_idx").on(t.route, t.id),
-    check("alert_notifications_event_ck", inList("event", ALERT_EVENTS)),
+    check("alert_notifications_event_ck", inList("event", NOTIFICATION_EVENTS)),
+    check("alert_notifications_subject_ck", sql`(${t.alertId} is null) = (${t.event} = 'approval_requested')`),
     check("alert_notifications_status_ck", inList("status", NOTIFICATION_STATUSES)),
   ],
 );

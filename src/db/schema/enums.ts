@@ -127,6 +127,9 @@ export type AlertSeverity = (typeof ALERT_SEVERITIES)[number];
 /** What a notification tells a route: the alert opened, is still open (repeat), or resolved. */
 export const ALERT_EVENTS = ["opened", "repeated", "resolved"] as const;
 export type AlertEvent = (typeof ALERT_EVENTS)[number];
+/** What a notification tells its route: an alert's event, or a run's request for approval (no alert). */
+export const NOTIFICATION_EVENTS = [...ALERT_EVENTS, "approval_requested"] as const;
+export type NotificationEvent = (typeof NOTIFICATION_EVENTS)[number];
 /** A notification to one route: waiting (first try or a retry), sent, or given up after its tries. */
 export const NOTIFICATION_STATUSES = ["pending", "sent", "failed"] as const;
 export type NotificationStatus = (typeof NOTIFICATION_STATUSES)[number];

@@ -10,3 +10,4 @@ export * from "./retention.ts";
 export * from "./alerts.ts";
 export * from "./secrets.ts";
 export * from "./instances.ts";
+export * from "./budgets.ts";
