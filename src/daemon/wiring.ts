@@ -28,8 +28,8 @@ import { wakeSchedulersIfDueSoon } from "../notify/wake.ts";
 import { startNotifyWorker, type NotifyWorker } from "../notify/worker.ts";
 import { PeerMessages } from "../plugins/host-peer.ts";
 import { Plugins } from "../plugins/service.ts";
-import { Pruner } from "../retention/pruner.ts";
-import { gapWaiter } from "../scheduler/gap.ts";
+import { retentionPruner } from "../retention/daemon-pruner.ts";
+import type { Pruner } from "../retention/pruner.ts";
 import { Scheduler } from "../scheduler/scheduler.ts";
 import { startSweeper, type Sweeper } from "../scheduler/sweeper.ts";
 import { ClearService } from "../sessions/clears.ts";
@@ -293,20 +293,6 @@ export function wireServices(env: DaemonEnv, base: Foundation): Services {
   });
   return services;
 }
-
-/**
- * Retention's pruner: its own loop, never on the claim path. On the embedded database its
- * statements hold the daemon's thread, so each waits for a gap between due moments.
- */
-const retentionPruner = (env: DaemonEnv, base: Foundation, scheduler: Scheduler): Pruner =>
-  new Pruner({
-    database: base.database,
-    retention: env.config.retention,
-    clock: env.clock,
-    log: env.log,
-    onPruned: (kind, count) => base.metrics.pruned(kind, count),
-    gap: base.database.kind === "pglite" ? gapWaiter(env.clock, () => scheduler.nextHandOverAt) : undefined,
-  });
 
 const detach = (env: DaemonEnv, work: Promise<unknown>) =>
   env.detached.add(work, (err) => env.log.error({ err }, "detached hook failed"));
