@@ -97,7 +97,7 @@ const bySecond = (samples: { key: string; lateMs: number }[], from?: number): Sa
  * mission through pg-boss's fetch; `places` sets `[missions] concurrency` (default 128); `budget`
  * gives the agent a budget no slot reaches, so every claim reads and locks it; `means` adds to it a
  * concurrency key no slot fills (locked and counted in every claim) and a prompt template (rendered
- * with the previous run's reads, so the run goes through its chain rather than the claim's hand-off).
+ * in the claim with its previous run, read for the claim's jobs in one statement).
  */
 export async function missiondWake(
   backend: "pglite" | "postgres",

@@ -5,7 +5,14 @@ import type { ClaimDeps } from "../delivery/claim.ts";
 import { handOffWithLane, type Places } from "../delivery/direct.ts";
 import type { CronJobRow, CronJobRunRow } from "../db/schema/index.ts";
 import type { CronMission } from "../executors/types.ts";
-import { enqueueHandOffs, handOffFor, runningInClaim, writeHandOffs, type PendingHandOff } from "./hand-off.ts";
+import {
+  enqueueHandOffs,
+  handingInClaim,
+  handOffFor,
+  runningInClaim,
+  writeHandOffs,
+  type PendingHandOff,
+} from "./hand-off.ts";
 import type { Logger } from "../log.ts";
 import { MissiondError } from "../errors.ts";
 import { coalescing } from "../db/coalesce.ts";
@@ -34,7 +41,6 @@ import { announce } from "../scheduler/announce.ts";
 import { gateClaims } from "../concurrency/gate.ts";
 import { startWaiting } from "../approvals/wait.ts";
 import { releaseKeysOf } from "../concurrency/release.ts";
-import { handOffInClaim } from "../scheduler/hand-off.ts";
 
 export interface FiringDeps extends ClaimDeps<CronMission> {
   /** A slot was deferred: the scheduler should pick up its new moment. */
@@ -210,28 +216,14 @@ export class CronFiring {
         rows.map((run) => ({ run, job: byId.get(String(run.cronJobId))! })),
         new Date(now),
       );
-      // Runs handed off in the claim are inserted Running, their only write before their close. A
-      // run that needs approval waits for it after its chain, a job with a preflight waits for its
-      // command's answer, and a template is rendered with reads of its own (the previous run): none
-      // of those is handed off in the claim.
+      // Runs handed off in the claim are inserted Running, their only write before their close.
       const jobOf = (run: { cronJobId: bigint }) => jobs.get(String(run.cronJobId))!;
-      const soon = (run: NewRun) => {
-        const job = jobOf(run);
-        return (
-          run.status === "Claimed" &&
-          !job.approval &&
-          !job.preflight &&
-          !job.promptTemplate &&
-          handOffInClaim(
-            runMoment(job, { scheduledFor: run.scheduledFor, trigger: run.trigger ?? "schedule" }),
-            now,
-            this.handOffWithinMs,
-          )
-        );
-      };
-      const handing = new Set(direct === null ? [] : rows.filter(soon));
+      const { handing, prompts } =
+        direct === null
+          ? { handing: new Set<NewRun>(), prompts: undefined }
+          : await handingInClaim(tx, rows, jobOf, now, this.handOffWithinMs);
       const at = new Date(now);
-      const written = await runningInClaim(tx, rows, handing, jobOf, direct ?? { started: 0, queued: 0 }, at);
+      const written = await runningInClaim(tx, rows, handing, jobOf, direct ?? { started: 0, queued: 0 }, at, prompts);
       const inserted = await insertRuns(tx, written.rows);
       settleAdvances(advanced, inserted);
       await advanceJobs(tx, advanced, at);

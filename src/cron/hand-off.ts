@@ -8,6 +8,8 @@ import type { CronMission } from "../executors/types.ts";
 import { reserveRunIds, startRuns } from "./attempt-queries.ts";
 import { runMoment } from "./claim-plan.ts";
 import type { IdentifiedRun, NewRun } from "./queries.ts";
+import { handOffInClaim } from "../scheduler/hand-off.ts";
+import { claimPrompts, type ClaimPrompt } from "./template-claim.ts";
 
 /** A run whose chain passed, on its way to its agent. */
 export interface PendingHandOff {
@@ -90,9 +92,42 @@ export async function enqueueHandOffs(
 }
 
 /**
+ * The claimed runs a claim hands off itself (inserted Running, their only write before their close),
+ * with the prompts of those whose template it rendered. A run that needs approval waits for it after
+ * its chain, a job with a preflight waits for its command's answer, and a slot further ahead than
+ * `withinMs` runs its chain at its moment: none of those is handed off in the claim, nor a template
+ * whose values could change before its moment (template-claim.ts).
+ */
+export async function handingInClaim(
+  tx: Tx,
+  rows: readonly NewRun[],
+  jobOf: (run: NewRun) => CronJobRow,
+  now: number,
+  withinMs: number | undefined,
+): Promise<{ handing: Set<NewRun>; prompts: Map<NewRun, ClaimPrompt> }> {
+  const soon = rows.filter((run) => {
+    const job = jobOf(run);
+    return (
+      run.status === "Claimed" &&
+      !job.approval &&
+      !job.preflight &&
+      handOffInClaim(
+        runMoment(job, { scheduledFor: run.scheduledFor, trigger: run.trigger ?? "schedule" }),
+        now,
+        withinMs,
+      )
+    );
+  });
+  const templates = soon.filter((run) => jobOf(run).promptTemplate);
+  const prompts = await claimPrompts(tx, rows, templates, jobOf);
+  return { handing: new Set(soon.filter((run) => !jobOf(run).promptTemplate || prompts.has(run))), prompts };
+}
+
+/**
  * A claim's rows, those in `handing` written Running as writeHandOffs would leave them (the first
  * `places.started` with their attempt counted), so the claim's insert is their only write: ids are
- * reserved for the batch, since a run's session is named after its id.
+ * reserved for the batch, since a run's session (and a template's `run.id`) is named after its id.
+ * A run's prompt is its rendered template's in `prompts`, otherwise the job's.
  */
 export async function runningInClaim(
   tx: Tx,
@@ -101,6 +136,7 @@ export async function runningInClaim(
   jobOf: (row: NewRun) => CronJobRow,
   places: Places,
   at: Date,
+  prompts: ReadonlyMap<NewRun, ClaimPrompt> = new Map(),
 ): Promise<{ rows: readonly (NewRun | IdentifiedRun)[]; handOffs: PendingHandOff[] }> {
   if (handing.size === 0) return { rows, handOffs: [] };
   const ids = await reserveRunIds(tx, rows.length);
@@ -116,7 +152,7 @@ export async function runningInClaim(
       latenessMs: row.latenessMs ?? null,
       backfilled: !!row.backfilled,
     };
-    const h = handOffFor(job, run, job.prompt, at);
+    const h = handOffFor(job, run, prompts.get(row)?.(id) ?? job.prompt, at);
     const counted = handOffs.length < places.started;
     handOffs.push(h);
     return {

@@ -17,6 +17,16 @@ async function attemptOf(db: Executor, run: CronJobRunRow): Promise<number> {
 /** What a run's template renders with, read once when its chain starts. */
 export async function templateValues(db: Executor, job: CronJobRow, run: CronJobRunRow): Promise<TemplateValues> {
   const previous = await previousRun(db, job.id, run.scheduledFor);
+  return valuesOf(job, run, await attemptOf(db, run), previous);
+}
+
+/** The values from what was read: the run's `attempt` and the job's previous finished run. */
+export function valuesOf(
+  job: CronJobRow,
+  run: Pick<CronJobRunRow, "id" | "scheduledFor" | "trigger" | "payload">,
+  attempt: number,
+  previous: Pick<CronJobRunRow, "id" | "status" | "finishedAt" | "output"> | null,
+): TemplateValues {
   return {
     slot: run.scheduledFor.toISOString(),
     slot_local: localIso(run.scheduledFor, job.timezone),
@@ -24,7 +34,7 @@ export async function templateValues(db: Executor, job: CronJobRow, run: CronJob
     job: { id: String(job.id), name: job.name },
     run: { id: String(run.id) },
     trigger: run.trigger,
-    attempt: await attemptOf(db, run),
+    attempt,
     previous: previous && {
       id: String(previous.id),
       status: previous.status,

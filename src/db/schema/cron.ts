@@ -221,14 +221,22 @@ export const cronJobRuns = pgTable(
     // `INCLUDE (status)`, which drizzle cannot declare: the timeline counts a job's runs per status
     // from this index alone.
     uniqueIndex("cron_job_runs_slot_uq").on(t.cronJobId, t.scheduledFor),
-    index("cron_job_runs_status_idx").on(t.status, t.claimedAt),
+    // Slots that did not run, by their claim: the alerts' missed and cancelled slots (this one) and
+    // the budget skips (the next). Only those statuses: a run that goes on to its agent adds no entry
+    // to either, at its insert or at any update (every status change writes a new entry into each
+    // index whose predicate the new version meets).
+    index("cron_job_runs_status_idx")
+      .on(t.status, t.claimedAt)
+      .where(sql`${t.status} in ('Missed', 'Cancelled')`),
+    index("cron_job_runs_claimed_idx")
+      .on(t.claimedAt)
+      .where(sql`${t.status} = 'Skipped'`),
     // The ledger across jobs: lists newest slot first (a backward scan) and slot ranges.
     index("cron_job_runs_scheduled_idx").on(t.scheduledFor, t.id),
     // The recovery pass: Claimed rows whose chain never finished.
     index("cron_job_runs_claimed_open_idx")
       .on(t.claimedAt)
       .where(sql`${t.status} = 'Claimed'`),
-    index("cron_job_runs_claimed_idx").on(t.claimedAt),
     // The scheduler's second source: deferred slots waiting for their time.
     index("cron_job_runs_deferred_idx")
       .on(t.deferredUntil)
