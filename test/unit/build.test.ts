@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import { beforeAll, describe, expect, it } from "vitest";
 import type { Metafile } from "esbuild";
 import { buildDaemon } from "../../build.ts";
@@ -68,6 +69,13 @@ describe("the bundled daemon (build.ts)", () => {
     // Still in the build, in a chunk imported when the tracer is made.
     const elsewhere = Object.values(metafile.outputs).some((o) => Object.keys(o.inputs).some((i) => sdk.test(i)));
     expect(elsewhere).toBe(true);
+  });
+
+  it("writes ASCII only: one other character and V8 holds a whole output's source at two bytes a character", () => {
+    const nonAscii = Object.keys(metafile.outputs)
+      .filter((o) => o.endsWith(".js"))
+      .filter((o) => /[^\x00-\x7f]/.test(readFileSync(o, "utf8")));
+    expect(nonAscii).toEqual([]);
   });
 
   it("loads neither undici nor node:http2 at start: node:http(s) not imported as ES modules, fastify's http2 on first use", () => {
