@@ -93,4 +93,14 @@ describe("the bundled daemon (build.ts)", () => {
     const http2 = server[1].imports.filter((i) => /http2$/.test(i.path)).map((i) => i.path);
     expect(http2).toEqual(["lazy-builtin:http2"]);
   });
+
+  it("loads node:https on first use: fastify's (TLS servers) and prom-client's (its push gateway client)", () => {
+    const importers = ["node_modules/fastify/lib/server.js", "node_modules/prom-client/lib/pushgateway.js"];
+    for (const importer of importers) {
+      const input = Object.entries(metafile.inputs).find(([path]) => path.endsWith(importer));
+      if (!input) throw new Error(`${importer} is not in the bundle`);
+      const https = input[1].imports.filter((i) => /https$/.test(i.path)).map((i) => i.path);
+      expect(https, importer).toEqual(["lazy-builtin:https"]);
+    }
+  });
 });
