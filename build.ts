@@ -25,20 +25,27 @@ export const EXTERNAL = [
 ];
 
 /**
- * fastify requires node:http2 as its server module loads, to serve HTTP/2 when asked (missiond never
- * asks): about 45 ms of CPU in a start on two cores. Its require gets a stand-in that loads
- * node:http2 the first time one of its exports is read.
+ * Built-in modules that packages require as they load, for what missiond never asks of them:
+ * fastify's server module node:http2 and node:https (HTTP/2, TLS; about 45 ms of CPU in a start on
+ * two cores for node:http2), prom-client's push gateway client node:https (with src/node-http.ts's,
+ * about 1 MB resident in an idle daemon: 102.4 against 103.0 MB, bench/memory.ts, median of 3).
+ * Each such require gets a stand-in that loads the module the first time one of its exports is read.
  */
-const lazyHttp2ForFastify: Plugin = {
-  name: "lazy-http2-for-fastify",
+const LAZY_BUILTINS: { importer: string; modules: string[] }[] = [
+  { importer: `${sep}node_modules${sep}fastify${sep}`, modules: ["http2", "https"] },
+  { importer: `${sep}node_modules${sep}prom-client${sep}`, modules: ["https"] },
+];
+
+const lazyBuiltins: Plugin = {
+  name: "lazy-builtins",
   setup(build) {
-    build.onResolve({ filter: /^(node:)?http2$/ }, (args) =>
-      args.importer.includes(`${sep}node_modules${sep}fastify${sep}`)
-        ? { path: "http2", namespace: "lazy-builtin" }
-        : undefined,
-    );
-    build.onLoad({ filter: /.*/, namespace: "lazy-builtin" }, () => ({
-      contents: `let loaded; module.exports = new Proxy({}, { get: (_, key) => (loaded ??= require("node:http2"))[key] });`,
+    build.onResolve({ filter: /^(node:)?(http2|https)$/ }, (args) => {
+      const name = args.path.replace(/^node:/, "");
+      const lazy = LAZY_BUILTINS.some((l) => args.importer.includes(l.importer) && l.modules.includes(name));
+      return lazy ? { path: name, namespace: "lazy-builtin" } : undefined;
+    });
+    build.onLoad({ filter: /.*/, namespace: "lazy-builtin" }, (args) => ({
+      contents: `let loaded; module.exports = new Proxy({}, { get: (_, key) => (loaded ??= require("node:${args.path}"))[key] });`,
       loader: "js",
     }));
   },
@@ -69,7 +76,7 @@ export async function buildDaemon(outDir = join(root, "dist")): Promise<{ bytes:
     legalComments: "none",
     metafile: true,
     logLevel: "warning",
-    plugins: [lazyHttp2ForFastify],
+    plugins: [lazyBuiltins],
     // Bundled CommonJS packages call require(); an ES module has none of its own.
     banner: {
       js: "import { createRequire as __missiondRequire } from 'node:module'; const require = __missiondRequire(import.meta.url);",

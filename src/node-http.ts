@@ -10,4 +10,12 @@ import type * as Https from "node:https";
  */
 const requireBuiltin = createRequire(import.meta.url);
 export const http = requireBuiltin("node:http") as typeof Http;
-export const https = requireBuiltin("node:https") as typeof Https;
+
+/**
+ * node:https (and the TLS it brings) only once an https URL is called: an idle daemon calls none,
+ * and loading it costs about 1 MB resident (bench/memory.ts, see build.ts).
+ */
+let loadedHttps: typeof Https | undefined;
+export const https = new Proxy({} as typeof Https, {
+  get: (_, key) => (loadedHttps ??= requireBuiltin("node:https") as typeof Https)[key as keyof typeof Https],
+});

@@ -28,8 +28,7 @@ import {
   type Services,
   type Workers,
 } from "./wiring.ts";
-
-import { runTracer, type RunTracer } from "../tracing/run-tracer.ts";
+import type { RunTracer } from "../tracing/run-tracer.ts";
 
 /** What the steps acquire, set as they run: a step reads only what an earlier step set. */
 export interface Parts {
@@ -71,7 +70,7 @@ export function daemonSteps(env: DaemonEnv, p: Parts): Step[] {
     {
       name: "workers",
       start: async () => {
-        p.tracer = runTracer(env.config.tracing, s().database.db, env.log);
+        p.tracer = await tracerIfOn(env, s());
         if (p.tracer) s().tracing.tracer = p.tracer;
         p.workers = await startWorkers(env, s(), p.tracer);
       },
@@ -240,6 +239,16 @@ function listenForCancels(p: Parts): Promise<Stop> {
 /** Other instances announce job changes; re-arm at once instead of waiting for the poll. */
 function listenForScheduleChanges(p: Parts): Promise<Stop> {
   return p.database.listen(SCHEDULE_CHANNEL, () => p.services?.scheduler.poke());
+}
+
+/**
+ * The OpenTelemetry SDK and its exporter (about 0.5 MB of bundled code, a few MB resident) are
+ * loaded only when `[tracing]` is on: a daemon without it never imports them.
+ */
+async function tracerIfOn(env: DaemonEnv, s: Services): Promise<RunTracer | null> {
+  if (env.config.tracing.otlpEndpoint === null) return null;
+  const { runTracer } = await import("../tracing/run-tracer.ts");
+  return runTracer(env.config.tracing, s.database.db, env.log);
 }
 
 /** Stop claiming first (the scheduler's stop), then every claimed slot and timer reaches its outcome. */

@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import { beforeAll, describe, expect, it } from "vitest";
 import type { Metafile } from "esbuild";
 import { buildDaemon } from "../../build.ts";
@@ -20,6 +21,25 @@ function loadedWith(metafile: Metafile, output: string): Set<string> {
   return externals;
 }
 
+/** The outputs (main.js, chunks) loaded when `output` is: itself and its static imports, followed through chunks. */
+function outputsWith(metafile: Metafile, output: string, seen = new Set<string>()): Set<string> {
+  if (seen.has(output)) return seen;
+  seen.add(output);
+  for (const imp of metafile.outputs[output]?.imports ?? [])
+    if (imp.kind === "import-statement" && !imp.external) outputsWith(metafile, imp.path, seen);
+  return seen;
+}
+
+/** main.js and the serve chunk it imports: what `serve` loads up front. */
+function mainAndServe(metafile: Metafile): { main: string; serve: string } {
+  const outputs = Object.keys(metafile.outputs);
+  const main = outputs.find((o) => o.endsWith("/main.js") && !o.includes("/chunks/"));
+  if (!main) throw new Error(`no main.js among ${outputs.join(", ")}`);
+  const serve = metafile.outputs[main]!.imports.find((i) => i.kind === "dynamic-import" && /serve-/.test(i.path));
+  if (!serve) throw new Error("main.js imports no serve chunk");
+  return { main, serve: serve.path };
+}
+
 describe("the bundled daemon (build.ts)", () => {
   // One build for the file: each test reads its metafile.
   let metafile: Metafile;
@@ -29,18 +49,33 @@ describe("the bundled daemon (build.ts)", () => {
 
   it("loads the embedded database only when it is opened: a daemon on a server never loads PGlite", () => {
     const outputs = Object.keys(metafile.outputs);
-    const main = outputs.find((o) => o.endsWith("/main.js") && !o.includes("/chunks/"));
-    if (!main) throw new Error(`no main.js among ${outputs.join(", ")}`);
     // What `serve` loads up front: main.js and the serve chunk it imports, with their static imports.
-    const serve = metafile.outputs[main]!.imports.find((i) => i.kind === "dynamic-import" && /serve-/.test(i.path));
-    if (!serve) throw new Error("main.js imports no serve chunk");
-    const atStart = new Set([...loadedWith(metafile, main), ...loadedWith(metafile, serve.path)]);
+    const { main, serve } = mainAndServe(metafile);
+    const atStart = new Set([...loadedWith(metafile, main), ...loadedWith(metafile, serve)]);
     expect(atStart).toContain("pino");
     expect(atStart).not.toContain("@electric-sql/pglite");
     // It is still in the build: a chunk of its own, imported dynamically when the database opens.
     const pgliteChunks = outputs.filter((o) => loadedWith(metafile, o).has("@electric-sql/pglite"));
     expect(pgliteChunks.length).toBeGreaterThan(0);
     expect(pgliteChunks.every((o) => o.includes("/chunks/"))).toBe(true);
+  });
+
+  it("loads the OpenTelemetry SDK and exporter only when tracing is on", () => {
+    const { main, serve } = mainAndServe(metafile);
+    const atStart = new Set([...outputsWith(metafile, main), ...outputsWith(metafile, serve)]);
+    const sdk = /node_modules\/@opentelemetry\/(sdk-trace-base|exporter-trace-otlp-http|resources)\//;
+    const loaded = [...atStart].flatMap((o) => Object.keys(metafile.outputs[o]!.inputs)).filter((i) => sdk.test(i));
+    expect(loaded).toEqual([]);
+    // Still in the build, in a chunk imported when the tracer is made.
+    const elsewhere = Object.values(metafile.outputs).some((o) => Object.keys(o.inputs).some((i) => sdk.test(i)));
+    expect(elsewhere).toBe(true);
+  });
+
+  it("writes ASCII only: one other character and V8 holds a whole output's source at two bytes a character", () => {
+    const nonAscii = Object.keys(metafile.outputs)
+      .filter((o) => o.endsWith(".js"))
+      .filter((o) => /\P{ASCII}/u.test(readFileSync(o, "utf8")));
+    expect(nonAscii).toEqual([]);
   });
 
   it("loads neither undici nor node:http2 at start: node:http(s) not imported as ES modules, fastify's http2 on first use", () => {
@@ -57,5 +92,15 @@ describe("the bundled daemon (build.ts)", () => {
     if (!server) throw new Error("fastify's server module is not in the bundle");
     const http2 = server[1].imports.filter((i) => /http2$/.test(i.path)).map((i) => i.path);
     expect(http2).toEqual(["lazy-builtin:http2"]);
+  });
+
+  it("loads node:https on first use: fastify's (TLS servers) and prom-client's (its push gateway client)", () => {
+    const importers = ["node_modules/fastify/lib/server.js", "node_modules/prom-client/lib/pushgateway.js"];
+    for (const importer of importers) {
+      const input = Object.entries(metafile.inputs).find(([path]) => path.endsWith(importer));
+      if (!input) throw new Error(`${importer} is not in the bundle`);
+      const https = input[1].imports.filter((i) => /https$/.test(i.path)).map((i) => i.path);
+      expect(https, importer).toEqual(["lazy-builtin:https"]);
+    }
   });
 });

@@ -48,8 +48,10 @@ export const BOOTSTRAP = String.raw`
   const resolved = Promise.resolve();
   const apply = Reflect.apply;
   const slice = String.prototype.slice;
+  // An escape, not the character: one non-ASCII character and V8 holds the daemon's whole bundled
+  // source at two bytes a character.
   const clip = (text, max) =>
-    text.length <= max ? text : apply(slice, text, [0, max]) + "… (" + (text.length - max) + " more characters)";
+    text.length <= max ? text : apply(slice, text, [0, max]) + "\u2026 (" + (text.length - max) + " more characters)";
   const win = { start: 0, lines: 0, chars: 0, flushes: 0, calls: 0, callChars: 0 };
   const roll = () => {
     const t = clock();
