@@ -158,6 +158,24 @@ function cronActionBodies(): Bodies {
       valid: [{}, { pr: { title: "fix the build" }, build: 812 }],
       invalid: [[1], "text", 5],
     },
+    "POST /v1/prompt-preview": {
+      valid: [
+        { prompt: "Summarise {{slot}}", slot: "2030-01-01T09:00:00Z" },
+        {
+          prompt: "Review {{payload.pr.title}}",
+          slot: "2030-01-01T09:00:00+02:00",
+          timezone: "Europe/Berlin",
+          payload: { pr: { title: "x" } },
+        },
+      ],
+      invalid: [
+        { prompt: "hi" },
+        { prompt: "hi", slot: "tomorrow" },
+        { prompt: "hi", slot: "2030-01-01T09:00:00Z", payload: [1] },
+        { prompt: "hi", slot: "2030-01-01T09:00:00Z", timezone: "" },
+        { prompt: "hi", slot: "2030-01-01T09:00:00Z", extra: 1 },
+      ],
+    },
     "POST /v1/cron-jobs/:id/tokens": {
       valid: [{ name: "ci" }, {}],
       invalid: [{ name: "" }, { name: "has space" }, { name: 5 }, { label: "ci" }],

@@ -45,6 +45,10 @@ export function queryExamples(): Record<string, Examples<Record<string, string>>
       ],
       refinementOnly: [{ from: "2030-01-02T00:00:00Z", to: "2030-01-01T00:00:00Z" }],
     },
+    "GET /v1/jobs-file": {
+      valid: [{}, { jobId: "42" }],
+      invalid: [{ jobId: "abc" }, { jobId: "" }, { name: "nightly" }],
+    },
     "GET /v1/runs": {
       valid: [
         { jobId: "9223372036854775807", status: "Succeeded", limit: "1000" },
