@@ -1,5 +1,7 @@
+import type { z } from "zod";
 import type { CronJobRunRow } from "../db/schema/index.ts";
 import { ATTEMPT_EXCERPT_CHARS } from "../delivery/kind.ts";
+import type { runAttempt } from "./answers.ts";
 
 /**
  * A run's attempts, as `runs show` and the run page list them.
@@ -30,17 +32,8 @@ export interface LoggedAttempt {
   excerpt: string;
 }
 
-/** One attempt as the API answers it (answers.ts runAttempt). */
-export interface RunAttempt {
-  number: number;
-  status: CronJobRunRow["status"];
-  startedAt: string | null;
-  finishedAt: string | null;
-  durationMs: number | null;
-  httpStatus: number | null;
-  exitCode: number | null;
-  excerpt: string | null;
-}
+/** One attempt as the API answers it. */
+export type RunAttempt = z.infer<typeof runAttempt>;
 
 /** The end of a text, bounded as an attempt's excerpt: a failure's last lines say why. */
 const tail = (text: string | null): string | null =>

@@ -5,6 +5,7 @@ import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { apiClient } from "../../src/cli/client.ts";
 import { closeRuns, countAttempts, countFailedAttempts } from "../../src/cron/attempt-queries.ts";
+import type { RunAttempt } from "../../src/cron/attempts.ts";
 import { rows } from "../../src/db/client.ts";
 import type { Daemon } from "../../src/daemon/daemon.ts";
 import { backendName } from "../helpers/db.ts";
@@ -13,16 +14,7 @@ import { waitFor } from "../helpers/wait.ts";
 
 const AGENT_SH = fileURLToPath(new URL("../fixtures/executors/agent.sh", import.meta.url));
 
-interface Attempt {
-  number: number;
-  status: string;
-  startedAt: string | null;
-  finishedAt: string | null;
-  durationMs: number | null;
-  httpStatus: number | null;
-  exitCode: number | null;
-  excerpt: string | null;
-}
+type Attempt = RunAttempt;
 
 const t = daemonPerTest();
 
