@@ -128,9 +128,9 @@ export function planSlotClaim(
     }
     // Overlap. The contract: cronJobFiring fires only for a slot that has passed the overlap check,
     // so a Skipped or buffered slot reaches no plugin (a buffered one does when it is released).
-    const overlap = overlapVerdict(job, busy, buffered);
+    const overlap = overlapVerdict(job, busy, buffered, claimedAt);
     if (overlap?.row) {
-      rows.push({ ...base, ...overlap.row, ...(overlap.row.status === "Skipped" ? { finishedAt: claimedAt } : {}) });
+      rows.push({ ...base, ...overlap.row });
     } else {
       const over = context.budget?.() ?? null;
       if (over) {
@@ -155,24 +155,31 @@ export function planSlotClaim(
  * What a job's overlap policy makes of a run due while `busy` (its oldest open run) is open: a
  * row that does not run (Skipped, or Deferred with no time yet: buffer_one, released when the busy
  * run closes), the run to cancel (cancel_previous), or null (nothing open, or `allow`). A slot and
- * an event's run are held to it alike.
+ * an event's run are held to it alike; a Skipped row ends `at`.
  */
 export function overlapVerdict(
   job: Pick<CronJobRow, "overlapPolicy">,
   busy: CronJobRunRow | null,
   buffered: boolean,
+  at: Date,
 ): {
-  row?: Pick<NewRun, "status" | "reason" | "deferredUntil">;
+  row?: Pick<NewRun, "status" | "reason" | "deferredUntil" | "finishedAt">;
   cancel?: CronJobRunRow;
 } | null {
   if (!busy) return null;
   const still = `run ${busy.id} (slot ${busy.scheduledFor.toISOString()}) is still ${busy.status}`;
   switch (job.overlapPolicy) {
     case "skip":
-      return { row: { status: "Skipped", reason: `overlap: ${still}` } };
+      return { row: { status: "Skipped", reason: `overlap: ${still}`, finishedAt: at } };
     case "buffer_one":
       return buffered
-        ? { row: { status: "Skipped", reason: `overlap: ${still} and a slot is already buffered behind it` } }
+        ? {
+            row: {
+              status: "Skipped",
+              reason: `overlap: ${still} and a slot is already buffered behind it`,
+              finishedAt: at,
+            },
+          }
         : { row: { status: "Deferred", reason: `buffer_one: waits for run ${busy.id} to end`, deferredUntil: null } };
     case "cancel_previous":
       return { cancel: busy };

@@ -8,15 +8,12 @@ import {
   type CronJobRunRow,
   type CronJobTokenRow,
 } from "../db/schema/index.ts";
+import type { LatestRun } from "./template-queries.ts";
 
 /** Reads and writes of templates' previous runs, trigger tokens and idempotency keys. */
 
 /** The job's latest finished run with a slot before `before` (a template's `previous`), or null. */
-export async function previousRun(
-  db: Executor,
-  jobId: bigint,
-  before: Date,
-): Promise<Pick<CronJobRunRow, "id" | "status" | "finishedAt" | "output"> | null> {
+export async function previousRun(db: Executor, jobId: bigint, before: Date): Promise<LatestRun | null> {
   const [row] = await db
     .select({
       id: cronJobRuns.id,

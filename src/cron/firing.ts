@@ -31,7 +31,7 @@ import {
   transitionRun,
   type NewRun,
 } from "./queries.ts";
-import { CANCEL_CHANNEL, SCHEDULE_CHANNEL } from "./channels.ts";
+import { SCHEDULE_CHANNEL } from "./channels.ts";
 import { continueDeferred } from "./deferred.ts";
 import { insertTriggered, keepKey, keyedRun, type TriggerEvent } from "./triggered.ts";
 import { promptText } from "./input.ts";
@@ -227,15 +227,10 @@ export class CronFiring {
       const inserted = await insertRuns(tx, written.rows);
       settleAdvances(advanced, inserted);
       await advanceJobs(tx, advanced, at);
-      // cancel_previous: the replaced run is closed Cancelled, and whichever instance is executing
-      // its mission is told to stop (delivered when this transaction commits).
+      // cancel_previous: the replaced run is closed Cancelled, its mission told to stop.
       for (const { run, slot } of cancels) {
-        if (
-          await cancelRun(tx, run, `cancelled by the slot ${slot.toISOString()} (overlap policy cancel_previous)`, at)
-        ) {
-          await announce(tx, CANCEL_CHANNEL, String(run.id));
-          this.deps.onRun?.("Cancelled", null);
-        }
+        const reason = `cancelled by the slot ${slot.toISOString()} (overlap policy cancel_previous)`;
+        if (await cancelRun(tx, run, reason, at)) this.deps.onRun?.("Cancelled", null);
       }
       const handedOff = new Set(inserted.filter((run) => run.status === "Running").map((run) => run.id));
       // A run handed off in its claim was claimed first, as the metrics count it.

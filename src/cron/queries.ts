@@ -4,6 +4,8 @@ import { insertRecords } from "../db/insert-records.ts";
 import { rows, type Executor } from "../db/client.ts";
 import { cronJobRuns, cronJobs, type CronJobRow, type CronJobRunRow, type RunStatus } from "../db/schema/index.ts";
 import { OPEN_RUN_STATUSES } from "../db/schema/enums.ts";
+import { announce } from "../scheduler/announce.ts";
+import { CANCEL_CHANNEL } from "./channels.ts";
 
 export type NewCronJob = typeof cronJobs.$inferInsert;
 export type NewRun = typeof cronJobRuns.$inferInsert;
@@ -248,14 +250,19 @@ export async function releaseBuffered(db: Executor, jobIds: readonly bigint[], a
   return released.length;
 }
 
-/** cancel_previous: closes the replaced run Cancelled (whatever it was doing: chain or mission). */
+/**
+ * cancel_previous: closes the replaced run Cancelled (whatever it was doing: chain or mission) and
+ * tells whichever instance executes its mission to stop (delivered when `db`'s transaction commits).
+ */
 export async function cancelRun(db: Executor, run: CronJobRunRow, reason: string, at: Date): Promise<boolean> {
   const cancelled = await db
     .update(cronJobRuns)
     .set({ status: "Cancelled", reason, finishedAt: at })
     .where(and(eq(cronJobRuns.id, run.id), inArray(cronJobRuns.status, [...OPEN_RUN_STATUSES])))
     .returning({ id: cronJobRuns.id });
-  return cancelled.length > 0;
+  if (cancelled.length === 0) return false;
+  await announce(db, CANCEL_CHANNEL, String(run.id));
+  return true;
 }
 
 /** Claimed runs whose chain should have finished long ago (their instance died or lost them). */

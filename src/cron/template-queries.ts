@@ -3,7 +3,7 @@ import { recordset } from "../db/batch-params.ts";
 import { rows, type Executor } from "../db/client.ts";
 import type { CronJobRunRow, RunStatus } from "../db/schema/index.ts";
 
-/** A job's run with the latest slot before a given one, as a template's `previous` reads it. */
+/** A job's run before a given slot, as a template's `previous` reads it. */
 export type LatestRun = Pick<CronJobRunRow, "id" | "status" | "finishedAt" | "output">;
 
 /**

@@ -1,6 +1,7 @@
 import type { Executor } from "../db/client.ts";
 import type { CronJobRow, CronJobRunRow } from "../db/schema/index.ts";
 import { deferredSource, previousRun } from "./event-queries.ts";
+import type { LatestRun } from "./template-queries.ts";
 import { localIso, outputExcerpt, renderTemplate, type TemplateValues } from "./template.ts";
 
 // A deferral chain longer than this is counted as this long (a guard, not a limit anyone meets).
@@ -25,7 +26,7 @@ export function valuesOf(
   job: CronJobRow,
   run: Pick<CronJobRunRow, "id" | "scheduledFor" | "trigger" | "payload">,
   attempt: number,
-  previous: Pick<CronJobRunRow, "id" | "status" | "finishedAt" | "output"> | null,
+  previous: LatestRun | null,
 ): TemplateValues {
   return {
     slot: run.scheduledFor.toISOString(),

@@ -2,8 +2,6 @@ import { readBudgets, type AgentBudgets } from "../budgets/claim.ts";
 import { gateClaims } from "../concurrency/gate.ts";
 import type { Tx } from "../db/client.ts";
 import type { CronJobRow, CronJobRunRow } from "../db/schema/index.ts";
-import { announce } from "../scheduler/announce.ts";
-import { CANCEL_CHANNEL } from "./channels.ts";
 import { overlapVerdict } from "./claim-plan.ts";
 import { activeRuns, bufferedJobs, cancelRun, insertAtFreeInstant, type NewRun } from "./queries.ts";
 import { recordKey, runAt, runOfKey } from "./event-queries.ts";
@@ -52,11 +50,11 @@ export async function keepKey(
 }
 
 /** What the job's overlap policy makes of an event's run (null: it runs, nothing cancelled). */
-async function eventOverlap(tx: Tx, job: CronJobRow) {
+async function eventOverlap(tx: Tx, job: CronJobRow, now: Date) {
   if (job.overlapPolicy === "allow") return null;
   const busy = (await activeRuns(tx, [job.id])).get(String(job.id)) ?? null;
   const buffered = busy !== null && job.overlapPolicy === "buffer_one" && (await bufferedJobs(tx, [job.id])).size > 0;
-  return overlapVerdict(job, busy, buffered);
+  return overlapVerdict(job, busy, buffered, now);
 }
 
 /**
@@ -77,14 +75,14 @@ export async function insertTriggered(
   agentBudgets: AgentBudgets | undefined,
 ): Promise<{ run: CronJobRunRow; cancelled: boolean }> {
   const paused = event !== undefined && job.paused;
-  const overlap = event === undefined || paused ? null : await eventOverlap(tx, job);
+  const overlap = event === undefined || paused ? null : await eventOverlap(tx, job, now);
   const over = overlap?.row
     ? null
     : ((await readBudgets(tx, [job], now.getTime(), agentBudgets))?.verdict(job) ?? null);
   const verdict: Pick<NewRun, "status" | "reason" | "finishedAt" | "deferredUntil"> = paused
     ? { status: "Skipped", reason: "the job is paused", finishedAt: now }
     : overlap?.row
-      ? { ...overlap.row, ...(overlap.row.status === "Skipped" ? { finishedAt: now } : {}) }
+      ? overlap.row
       : over
         ? { status: "Skipped", reason: over, finishedAt: now }
         : { status: "Claimed" };
@@ -103,10 +101,7 @@ export async function insertTriggered(
   const inserted = await insertAtFreeInstant(tx, run);
   const replaced = inserted.status === "Claimed" ? overlap?.cancel : undefined;
   if (!replaced) return { run: inserted, cancelled: false };
-  // As a slot's cancel_previous: the replaced run is closed, and whichever instance executes its
-  // mission is told to stop when this transaction commits.
+  // As a slot's cancel_previous: the replaced run is closed, its mission told to stop.
   const reason = `cancelled by the event run ${inserted.id} (overlap policy cancel_previous)`;
-  const cancelled = await cancelRun(tx, replaced, reason, now);
-  if (cancelled) await announce(tx, CANCEL_CHANNEL, String(replaced.id));
-  return { run: inserted, cancelled };
+  return { run: inserted, cancelled: await cancelRun(tx, replaced, reason, now) };
 }
