@@ -1,9 +1,11 @@
 import { sql, type SQL } from "drizzle-orm";
 import { anyOf } from "../db/batch-params.ts";
 import { rows, type Executor } from "../db/client.ts";
+import { FAILED_RUN_STATUSES, OPEN_RUN_STATUSES } from "../db/schema/enums.ts";
+import { statusLiterals } from "../db/schema/status-sql.ts";
 
 /** Runs that count against a budget: sent to their agent, or claimed to be. */
-const COUNTED = sql.raw(`('Claimed', 'Running', 'Succeeded', 'Failed', 'TimedOut', 'Unknown')`);
+const COUNTED = sql`(${statusLiterals(["Claimed", "Running", "Succeeded", ...FAILED_RUN_STATUSES])})`;
 
 export interface SpendRow {
   job_id: string;
@@ -18,7 +20,7 @@ export interface SpendRow {
 }
 
 /** A run's status open, and so its hour not settled: it may still count, or start to. */
-const UNSETTLED = sql.raw(`('Claimed', 'AwaitingApproval', 'Running')`);
+const UNSETTLED = sql`(${statusLiterals(OPEN_RUN_STATUSES)})`;
 
 const hourOf = (at: SQL) => sql`date_bin('1 hour', ${at}, timestamptz 'epoch')`;
 

@@ -2,13 +2,14 @@ import { sql } from "drizzle-orm";
 import type { z } from "zod";
 import { rows, type Executor } from "../db/client.ts";
 import { FAILED_RUN_STATUSES } from "../db/schema/enums.ts";
+import { statusLiterals } from "../db/schema/status-sql.ts";
 import type { agentActivityList } from "./answers.ts";
 
 /** Each agent's runs over a window: outcomes, the lateness it saw, and its sessions (the answer's row). */
 export type AgentActivity = z.infer<typeof agentActivityList>["agents"][number];
 
 // The statuses counted as failures, as `missiond doctor` counts an agent's.
-const FAILED = sql.raw(`(${FAILED_RUN_STATUSES.map((s) => `'${s}'`).join(", ")})`);
+const FAILED = sql`(${statusLiterals(FAILED_RUN_STATUSES)})`;
 
 /**
  * Raw SQL: one pass over the window's runs (by the slot index) grouped by their job's agent, beside

@@ -174,7 +174,7 @@ function ordinaryRunOverdue(before: Date, keepLast: number): SQL {
 
 // FAILED_STATUSES as literals, the predicate of cron_job_runs_failed_slot_idx: a cached generic
 // plan can still prove it and use the index.
-const FAILED_LITERALS = sql.raw(FAILED_STATUSES.map((s) => `'${s}'`).join(", "));
+const FAILED_LITERALS = statusLiterals(FAILED_STATUSES);
 
 /**
  * Some failed run with its slot before `before` that is not one of the last `keepLast` runs of its
