@@ -8,6 +8,10 @@ import { senderFor, type RouteMessage, type Send, type SenderDeps } from "./send
 import type { ApprovalNotice } from "../approvals/notice.ts";
 import type { AlertEvent } from "../db/schema/enums.ts";
 
+/** An approval notice's notification carries its notice (one with an alert has none). */
+const noticeOf = (notification: ClaimedNotification["notification"]) =>
+  notification.notice as unknown as ApprovalNotice;
+
 // Notifications sent per pass at most, side by side.
 const BATCH = 20;
 // The longest wait between two tries of one notification.
@@ -50,7 +54,7 @@ export class Dispatcher {
   /** What a notification tells its route, or why it is no longer worth sending. */
   private messageOf({ notification, alert }: ClaimedNotification, now: Date): RouteMessage | { stale: string } {
     if (alert) return payloadOf(alert, notification.event as AlertEvent, this.deps.instanceName, now);
-    const notice = notification.notice as unknown as ApprovalNotice;
+    const notice = noticeOf(notification);
     // Its links decide nothing once the window has ended (the run was cancelled as timed out).
     if (Date.parse(notice.approval.until) <= now.getTime())
       return { stale: `the approval window of run ${notice.approval.runId} ended before the route took its notice` };
@@ -82,9 +86,7 @@ export class Dispatcher {
         : new Date(at.getTime() + Math.min(MAX_RETRY_WAIT_MS, config.retryBaseMs * 2 ** (tries - 1)));
     await settleNotification(this.deps.db, notification.id, { sent, answer, error, at, retryAt });
     this.deps.onTry?.(notification.route, sent);
-    const about = alert
-      ? { alertId: String(alert.id) }
-      : { runId: (notification.notice as unknown as ApprovalNotice).approval.runId };
+    const about = alert ? { alertId: String(alert.id) } : { runId: noticeOf(notification).approval.runId };
     const line = { ...about, route: notification.route, event: notification.event, attempt: tries };
     if (sent) log.info(line, "alert sent");
     else if (retryAt) log.warn({ ...line, error, retryAt }, "alert route failed; retrying");

@@ -94,7 +94,6 @@ export class RunTracer {
         );
         this.tracer.startSpan("chain", { startTime: chainStart }, trace.setSpan(ROOT_CONTEXT, span)).end(end);
       }
-      if (FAILED.has(run.status)) span.setStatus({ code: SpanStatusCode.ERROR, message: run.reason ?? run.status });
       span.end(end);
     } catch (err) {
       this.log.warn({ err, runId: String(run.id) }, "run span not recorded");
