@@ -1,11 +1,10 @@
-import { createServer, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { apiClient } from "../../src/cli/client.ts";
 import type { RunView } from "../../src/cron/views.ts";
 import { cli } from "../helpers/cli.ts";
 import { backendName } from "../helpers/db.ts";
 import { daemonPerTest } from "../helpers/daemon.ts";
+import { holdingAgent } from "../helpers/holding-agent.ts";
 import { freePort } from "../helpers/net.ts";
 import { waitFor } from "../helpers/wait.ts";
 
@@ -17,42 +16,6 @@ import { waitFor } from "../helpers/wait.ts";
 const t = daemonPerTest();
 const OPERATOR = "operator-token-for-event-limits";
 
-interface Mission {
-  runId: string;
-  prompt: string;
-}
-
-/** A webhook agent that records each mission and holds its answer until `answerAll` (or at once when `holding` is off). */
-async function holdingAgent() {
-  const received: Mission[] = [];
-  const open: ServerResponse[] = [];
-  const state = { holding: true };
-  const answer = (res: ServerResponse) => res.writeHead(200, { "content-type": "application/json" }).end("{}");
-  const server = createServer((req, res) => {
-    let body = "";
-    req.on("data", (d) => (body += d));
-    req.on("end", () => {
-      received.push(JSON.parse(body) as Mission);
-      if (state.holding) open.push(res);
-      else answer(res);
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/missions`,
-    received,
-    state,
-    answerAll: () => {
-      for (const res of open.splice(0)) answer(res);
-    },
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
-}
-
 let agent: Awaited<ReturnType<typeof holdingAgent>> | null = null;
 afterEach(async () => {
   agent?.answerAll();
@@ -63,8 +26,7 @@ afterEach(async () => {
 describe(`event runs within their job's limits (${backendName})`, () => {
   /** A daemon listening on TCP with webhook agent `ci`, and an events-only job on it with a trigger token. */
   async function setUp(fields: Record<string, unknown>, holding = true) {
-    agent = await holdingAgent();
-    agent.state.holding = holding;
+    agent = await holdingAgent(holding);
     const port = await freePort();
     const daemon = await t.start({
       toml: `[agents.ci]\nexecutor = "webhook"\nurl = "${agent.url}"\ntimeout = "20s"\n`,

@@ -1,6 +1,4 @@
 import { sql } from "drizzle-orm";
-import { createServer, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { systemClock, type Clock } from "../../src/clock.ts";
 import type { RunView } from "../../src/cron/views.ts";
@@ -8,6 +6,7 @@ import { rows } from "../../src/db/client.ts";
 import { cli } from "../helpers/cli.ts";
 import { backendName } from "../helpers/db.ts";
 import { daemonPerTest } from "../helpers/daemon.ts";
+import { holdingAgent } from "../helpers/holding-agent.ts";
 import { freePort } from "../helpers/net.ts";
 import { waitFor } from "../helpers/wait.ts";
 
@@ -26,46 +25,14 @@ function shiftedClock(): Clock & { shift: { ms: number } } {
   return { ...systemClock, now: () => Date.now() + shift.ms, shift };
 }
 
-/** A webhook agent that holds each mission's answer while `holding`, and answers at once otherwise. */
-async function agentServer() {
-  const received: string[] = [];
-  const open: ServerResponse[] = [];
-  const state = { holding: false };
-  const answer = (res: ServerResponse) => res.writeHead(200, { "content-type": "application/json" }).end("{}");
-  const server = createServer((req, res) => {
-    let body = "";
-    req.on("data", (d) => (body += d));
-    req.on("end", () => {
-      received.push((JSON.parse(body) as { runId: string }).runId);
-      if (state.holding) open.push(res);
-      else answer(res);
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/missions`,
-    received,
-    state,
-    answerAll: () => {
-      for (const res of open.splice(0)) answer(res);
-    },
-    close: () =>
-      new Promise<void>((resolve) => {
-        for (const res of open.splice(0)) answer(res);
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
-}
-
-let agent: Awaited<ReturnType<typeof agentServer>> | null = null;
+let agent: Awaited<ReturnType<typeof holdingAgent>> | null = null;
 afterEach(async () => {
   await agent?.close();
   agent = null;
 });
 
 async function setUp(options: { toml?: string; clock?: Clock; fields?: Record<string, unknown> } = {}) {
-  agent = await agentServer();
+  agent = await holdingAgent(false);
   const port = await freePort();
   const api = `http://127.0.0.1:${port}`;
   const daemon = await t.start({
@@ -176,14 +143,14 @@ describe(`event runs: key window, a token's run read, overlap (${backendName})`,
     const job = await addJob("build", { overlapPolicy: "skip" });
     agent.state.holding = true;
     const first = (await fire(job)).run;
-    await waitFor(() => agent.received.includes(first.id), "the first mission at the agent");
+    await waitFor(() => agent.runIds().includes(first.id), "the first mission at the agent");
     const second = await fire(job);
     expect(second.status).toBe(201);
     expect(second.run).toMatchObject({ trigger: "event", status: "Skipped" });
     expect(second.run.reason).toMatch(new RegExp(`^overlap: run ${first.id} \\(slot .+\\) is still Running$`));
     agent.answerAll();
     await closed(first.id);
-    expect(agent.received).toEqual([first.id]);
+    expect(agent.runIds()).toEqual([first.id]);
   });
 
   it("holds an event Deferred under buffer_one, cancels the open run under cancel_previous, and runs both under allow", async () => {
@@ -191,14 +158,14 @@ describe(`event runs: key window, a token's run read, overlap (${backendName})`,
     agent.state.holding = true;
     const buffering = await addJob("buffering", { overlapPolicy: "buffer_one" });
     const busy = (await fire(buffering)).run;
-    await waitFor(() => agent.received.includes(busy.id), "the buffering job's mission at the agent");
+    await waitFor(() => agent.runIds().includes(busy.id), "the buffering job's mission at the agent");
     const held = (await fire(buffering)).run;
     expect(held).toMatchObject({ status: "Deferred", reason: `buffer_one: waits for run ${busy.id} to end` });
     expect((await fire(buffering)).run.reason).toMatch(/and a slot is already buffered behind it$/);
 
     const replacing = await addJob("replacing", { overlapPolicy: "cancel_previous" });
     const old = (await fire(replacing)).run;
-    await waitFor(() => agent.received.includes(old.id), "the replacing job's mission at the agent");
+    await waitFor(() => agent.runIds().includes(old.id), "the replacing job's mission at the agent");
     const fresh = (await fire(replacing)).run;
     expect(fresh.status).toBe("Claimed");
     expect(await daemon.services.cron.run(old.id)).toMatchObject({
@@ -209,7 +176,7 @@ describe(`event runs: key window, a token's run read, overlap (${backendName})`,
     const parallel = await addJob("parallel", { overlapPolicy: "allow" });
     const one = (await fire(parallel)).run;
     const two = (await fire(parallel)).run;
-    await waitFor(() => [one.id, two.id].every((id) => agent.received.includes(id)), "both missions at the agent");
+    await waitFor(() => [one.id, two.id].every((id) => agent.runIds().includes(id)), "both missions at the agent");
 
     // The buffered event runs once the run before it ends.
     agent.state.holding = false;
@@ -220,7 +187,7 @@ describe(`event runs: key window, a token's run read, overlap (${backendName})`,
         (await daemon.services.cron.runs({ jobId: buffering.id, limit: 10 })).find((r) => r.trigger === "deferred"),
       "the buffered event's continuation",
     );
-    await waitFor(() => agent.received.includes(continued.id), "the continuation at the agent");
+    await waitFor(() => agent.runIds().includes(continued.id), "the continuation at the agent");
   });
 
   it("keeps an operator's manual trigger outside the overlap policy", async () => {
@@ -228,9 +195,9 @@ describe(`event runs: key window, a token's run read, overlap (${backendName})`,
     const job = await addJob("build", { overlapPolicy: "skip" });
     agent.state.holding = true;
     const first = (await fire(job)).run;
-    await waitFor(() => agent.received.includes(first.id), "the event's mission at the agent");
+    await waitFor(() => agent.runIds().includes(first.id), "the event's mission at the agent");
     const manual = await daemon.services.cron.trigger(job.id);
     expect(manual).toMatchObject({ trigger: "manual", status: "Claimed" });
-    await waitFor(() => agent.received.includes(manual.id), "the manual run's mission at the agent");
+    await waitFor(() => agent.runIds().includes(manual.id), "the manual run's mission at the agent");
   });
 });
