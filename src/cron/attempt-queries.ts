@@ -1,5 +1,5 @@
 import { and, gte, lte, sql, type SQL } from "drizzle-orm";
-import { anyOf, recordset } from "../db/batch-params.ts";
+import { anyOf, chunks, JOINED_ROWS, recordset } from "../db/batch-params.ts";
 import { rows, type Executor } from "../db/client.ts";
 import { closeDeliveries, stillIn, type DeliveryOutcome } from "../db/close-deliveries.ts";
 import { cronJobRuns, type CronJobRunRow } from "../db/schema/index.ts";
@@ -75,8 +75,7 @@ export async function startRuns(
   })[],
 ): Promise<Set<string>> {
   const started = new Set<string>();
-  for (let i = 0; i < starts.length; i += 500) {
-    const chunk = starts.slice(i, i + 500);
+  for (const chunk of chunks(starts, JOINED_ROWS)) {
     const values = chunk.map((s) => ({
       id: s.id,
       prompt: s.promptFired,
@@ -127,8 +126,7 @@ export async function countFailedAttempts(
   failed: readonly (RunRef & { ended: AttemptEnd })[],
 ): Promise<Set<string>> {
   const counted = new Set<string>();
-  for (let i = 0; i < failed.length; i += 500) {
-    const chunk = failed.slice(i, i + 500);
+  for (const chunk of chunks(failed, JOINED_ROWS)) {
     const values = chunk.map((f) => ({
       id: f.id,
       at: f.ended.startedAt.toISOString(),

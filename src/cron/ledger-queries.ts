@@ -1,4 +1,5 @@
 import { and, asc, count, desc, eq, gt, gte, ilike, isNull, lt, lte, sql } from "drizzle-orm";
+import { chunks } from "../db/batch-params.ts";
 import { rows, type Executor } from "../db/client.ts";
 import { parseLabelList } from "../labels/labels.ts";
 import {
@@ -116,9 +117,7 @@ const isoOfMs = (ms: number | string | null) => (ms === null ? null : new Date(N
 export async function lastRuns(db: Executor, jobIds: readonly bigint[]): Promise<Map<string, LastRun>> {
   const last = new Map<string, LastRun>();
   // Chunked: an unpaged list (the CLI's) may hold far more jobs than one statement's parameters.
-  for (let i = 0; i < jobIds.length; i += 1_000) {
-    for (const [id, run] of await lastRunsOf(db, jobIds.slice(i, i + 1_000))) last.set(id, run);
-  }
+  for (const chunk of chunks(jobIds, 1_000)) for (const [id, run] of await lastRunsOf(db, chunk)) last.set(id, run);
   return last;
 }
 

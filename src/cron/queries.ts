@@ -1,5 +1,5 @@
 import { and, asc, count, eq, inArray, isNull, lt, lte, or, sql } from "drizzle-orm";
-import { anyOf, recordset } from "../db/batch-params.ts";
+import { anyOf, chunks, recordset } from "../db/batch-params.ts";
 import { insertRecords } from "../db/insert-records.ts";
 import { rows, type Executor } from "../db/client.ts";
 import { cronJobRuns, cronJobs, type CronJobRow, type CronJobRunRow, type RunStatus } from "../db/schema/index.ts";
@@ -84,9 +84,9 @@ export async function insertRuns(tx: Executor, runs: readonly (NewRun | Identifi
   const inserted: CronJobRunRow[] = [];
   const identities = runs.length > 0 && "id" in runs[0]!;
   // Chunked to stay far below the 65,535 bind parameters of one statement.
-  for (let i = 0; i < runs.length; i += 1_000) {
+  for (const chunk of chunks(runs, 1_000)) {
     inserted.push(
-      ...(await insertRecords(tx, cronJobRuns, runs.slice(i, i + 1_000), {
+      ...(await insertRecords(tx, cronJobRuns, chunk, {
         onConflictDoNothing: [cronJobRuns.cronJobId, cronJobRuns.scheduledFor],
         returning: true,
         identities,

@@ -51,3 +51,14 @@ function jsonValue(_key: string, value: unknown): unknown {
 export function recordset(rows: readonly object[], columns: string): SQL {
   return sql`jsonb_to_recordset(${jsonText(rows)}::jsonb) as v(${sql.raw(columns)})`;
 }
+
+/**
+ * Rows per statement of an update joined to a batch's recordset (closes, starts, counts): a long
+ * batch becomes a few statements, each holding its rows' locks briefly.
+ */
+export const JOINED_ROWS = 500;
+
+/** `items` in slices of at most `size`, in order. */
+export function* chunks<T>(items: readonly T[], size: number): Generator<readonly T[]> {
+  for (let i = 0; i < items.length; i += size) yield items.slice(i, i + size);
+}

@@ -1,5 +1,5 @@
 import { sql, type SQL } from "drizzle-orm";
-import { anyOf, recordset } from "./batch-params.ts";
+import { anyOf, chunks, JOINED_ROWS, recordset } from "./batch-params.ts";
 import { rows, type Executor } from "./client.ts";
 import type { Usage } from "../usage/usage.ts";
 
@@ -31,7 +31,7 @@ export interface DeliveryOutcome<S extends string> {
 export const stillIn = (column: SQL, status: string): SQL => sql`${column} is not distinct from ${status}`;
 
 /**
- * Closes ledger rows that are still in `openStatus`, one statement per 500 (an update joined to
+ * Closes ledger rows that are still in `openStatus`, one statement per JOINED_ROWS (an update joined to
  * the outcomes as one JSON parameter: raw SQL, which drizzle's builder has no form for).
  * Conditional, so a row closes once; resolves to the rows that did close. The rows are found by
  * their ids (the primary key), never by their status (see `stillIn`).
@@ -45,8 +45,7 @@ export async function closeDeliveries<S extends string>(
   also?: (chunk: readonly DeliveryOutcome<S>[]) => SQL,
 ): Promise<{ id: string; status: S }[]> {
   const closed: { id: string; status: S }[] = [];
-  for (let i = 0; i < outcomes.length; i += 500) {
-    const chunk = outcomes.slice(i, i + 500);
+  for (const chunk of chunks(outcomes, JOINED_ROWS)) {
     const runs = table === "cron_job_runs";
     const values = chunk.map((c) => ({
       id: c.id,

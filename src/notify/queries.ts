@@ -1,5 +1,5 @@
 import { and, asc, count, desc, eq, inArray, lt, lte, sql } from "drizzle-orm";
-import { anyOf, recordset } from "../db/batch-params.ts";
+import { anyOf, chunks, JOINED_ROWS, recordset } from "../db/batch-params.ts";
 import { rows, type Executor } from "../db/client.ts";
 import { closeDeliveries, stillIn, type DeliveryOutcome } from "../db/close-deliveries.ts";
 import { notifyTimers, type NotifyStatus, type NotifyTimerRow } from "../db/schema/index.ts";
@@ -117,8 +117,8 @@ export async function startDeliveries(
   }[],
 ): Promise<Set<string>> {
   const moved = new Set<string>();
-  for (let i = 0; i < items.length; i += 500) {
-    const values = items.slice(i, i + 500).map((item) => ({
+  for (const chunk of chunks(items, JOINED_ROWS)) {
+    const values = chunk.map((item) => ({
       id: item.id,
       message: item.messageDelivered,
       job: item.missionJobId,
