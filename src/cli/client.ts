@@ -15,8 +15,11 @@ export class ApiError extends Error {
 
 export class UnreachableError extends Error {}
 
+/** A request's query: a list is sent as its key repeated. */
+type Query = Record<string, string | number | readonly string[] | undefined>;
+
 export interface ApiClient {
-  get<T>(path: string, query?: Record<string, string | number | undefined>): Promise<T>;
+  get<T>(path: string, query?: Query): Promise<T>;
   post<T>(path: string, body: unknown): Promise<T>;
   put<T>(path: string, body: unknown): Promise<T>;
   patch<T>(path: string, body: unknown): Promise<T>;
@@ -82,11 +85,12 @@ export function apiClient(target: Target | (() => Promise<Target>)): ApiClient {
       body,
     );
 
-  const withQuery = (path: string, query?: Record<string, string | number | undefined>) => {
-    const entries = Object.entries(query ?? {}).filter(([, v]) => v !== undefined) as [string, string | number][];
-    return entries.length
-      ? `${path}?${new URLSearchParams(entries.map(([k, v]): [string, string] => [k, String(v)]))}`
-      : path;
+  // A list is the key repeated (`name=a&name=b`), as the routes' array parameters read it.
+  const withQuery = (path: string, query?: Query) => {
+    const entries = Object.entries(query ?? {}).flatMap(([k, v]): [string, string][] =>
+      v === undefined ? [] : Array.isArray(v) ? v.map((item): [string, string] => [k, item]) : [[k, String(v)]],
+    );
+    return entries.length ? `${path}?${new URLSearchParams(entries)}` : path;
   };
 
   return {

@@ -51,5 +51,8 @@ export const jobsFileAnswer = z
   .object({
     toml: z.string().describe("The jobs file (TOML): `missiond apply` reads it back as no changes."),
     jobs: count.describe("How many jobs it declares."),
+    definitions: z
+      .array(z.object({ name: z.string(), definition }).strict())
+      .describe("Each job it declares, as `missiond apply` reads it (`cron export --json`)."),
   })
   .strict();

@@ -1,6 +1,28 @@
 import { z } from "zod";
 import { fileKeyOf, jobFieldList } from "../cron/fields.ts";
-import { DEFINITION_FIELDS, type Definition, type FileKey } from "./spec.ts";
+import type { JobView } from "../cron/views.ts";
+import { MissiondError } from "../errors.ts";
+import { DEFINITION_FIELDS, definitionOf, type Definition, type FileKey } from "./spec.ts";
+
+/**
+ * What GET /v1/jobs-file and `cron export` give: the jobs (those named in `names`, if given) as a
+ * jobs file, and their definitions. A name that matches no job is an error naming it.
+ */
+export function exportJobs(
+  jobs: readonly JobView[],
+  names?: readonly string[],
+): { toml: string; jobs: number; definitions: { name: string; definition: Definition }[] } {
+  const wanted = names && names.length > 0 ? new Set(names) : null;
+  if (wanted) {
+    const missing = [...wanted].filter((name) => !jobs.some((job) => job.name === name));
+    if (missing.length > 0)
+      throw new MissiondError("NOT_FOUND", `no cron job named ${missing.map((n) => `"${n}"`).join(", ")}`);
+  }
+  const definitions = jobs
+    .filter((job) => !wanted || wanted.has(job.name))
+    .map((job) => ({ name: job.name, definition: definitionOf(job) }));
+  return { toml: toToml(definitions), jobs: definitions.length, definitions };
+}
 
 /**
  * A jobs file for the given jobs, in the format apply reads: applying it to the daemon it came

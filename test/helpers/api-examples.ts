@@ -46,8 +46,8 @@ export function queryExamples(): Record<string, Examples<Record<string, string>>
       refinementOnly: [{ from: "2030-01-02T00:00:00Z", to: "2030-01-01T00:00:00Z" }],
     },
     "GET /v1/jobs-file": {
-      valid: [{}, { jobId: "42" }],
-      invalid: [{ jobId: "abc" }, { jobId: "" }, { name: "nightly" }],
+      valid: [{}, { jobId: "42" }, { name: "nightly" }],
+      invalid: [{ jobId: "abc" }, { jobId: "" }, { name: "" }, { names: "nightly" }],
     },
     "GET /v1/runs": {
       valid: [

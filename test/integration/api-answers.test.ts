@@ -181,6 +181,7 @@ describe(`every route answers what it declares (${backendName})`, () => {
       { body: { prompt: "PR {{payload.pr}} at {{slot_local}}", slot: "2030-01-01T09:00:00Z", payload: { pr: 7 } } },
     );
     await call("GET /v1/jobs-file", {}, { query: { jobId: id.id } });
+    await call("GET /v1/jobs-file", {}, { query: { name: "nightly" } });
     const now = Date.now();
     await call(
       "GET /v1/run-timeline",

@@ -249,7 +249,7 @@ describe(`jobs files: missiond apply (${backendName})`, () => {
     );
     expect(await cli(daemon, "cron", "export", "--name", "nope")).toMatchObject({
       code: 4,
-      stderr: 'missiond: no cron job named "nope"\n',
+      stderr: 'missiond: no cron job named "nope" (NOT_FOUND)\n',
     });
   });
 });

@@ -844,6 +844,11 @@ export type GetJobsFileAnswer = {
   toml: string;
   /** How many jobs it declares. */
   jobs: Count;
+  /** Each job it declares, as `missiond apply` reads it (`cron export --json`). */
+  definitions: {
+    name: string;
+    definition: JobDefinition;
+  }[];
 };
 
 export type PostPromptPreviewAnswer = {

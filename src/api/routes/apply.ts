@@ -2,11 +2,19 @@ import { applyInput } from "../../jobs-files/jobs-files.ts";
 import { route } from "../route.ts";
 import { z } from "zod";
 import { applyAnswer, jobsFileAnswer } from "../../jobs-files/answers.ts";
-import { toToml } from "../../jobs-files/export.ts";
-import { definitionOf } from "../../jobs-files/spec.ts";
+import { exportJobs } from "../../jobs-files/export.ts";
 import { idString } from "../../validation.ts";
 
-const exportQuery = z.object({ jobId: idString("job").optional() }).strict();
+const jobName = z.string().min(1).max(200);
+const exportQuery = z
+  .object({
+    jobId: idString("job").optional(),
+    name: z
+      .union([jobName, z.array(jobName).max(1000)])
+      .transform((v) => (typeof v === "string" ? [v] : v))
+      .optional(),
+  })
+  .strict();
 
 /** Schedules as code: jobs files applied as one change. */
 export const applyRoutes = [
@@ -36,16 +44,14 @@ export const applyRoutes = [
     scope: "operator",
     summary: "The jobs as a jobs file (TOML), as `missiond cron export` prints them",
     description:
-      "Every job, or with `jobId` that one. Keys at their default are left out; applying the file to this daemon changes nothing.",
+      "Every job, or with `jobId` that one, or with `name` (repeated: each of them) those named. Keys at their default are left out; applying the file to this daemon changes nothing. A `name` that matches no job answers 404 naming it.",
     query: exportQuery,
-    ok: { 200: { description: "`{ toml, jobs }`", schema: jobsFileAnswer } },
+    ok: { 200: { description: "`{ toml, jobs, definitions }`", schema: jobsFileAnswer } },
+    errors: [404],
     handler: async ({ services, query }) => {
       const jobs =
         query.jobId !== undefined ? [await services.cron.get(query.jobId)] : (await services.cron.page()).jobs;
-      return {
-        toml: toToml(jobs.map((job) => ({ name: job.name, definition: definitionOf(job) }))),
-        jobs: jobs.length,
-      };
+      return exportJobs(jobs, query.name);
     },
   }),
 ];

@@ -1,12 +1,8 @@
 import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import type { Command } from "commander";
-import type { JobView } from "../../cron/views.ts";
-import { MissiondError } from "../../errors.ts";
-import { toToml } from "../../jobs-files/export.ts";
 import { JobsFileError, parseJobsFiles } from "../../jobs-files/parse.ts";
 import type { ApplyResult } from "../../jobs-files/service.ts";
-import { definitionOf } from "../../jobs-files/spec.ts";
 import type { CliContext } from "../context.ts";
 
 /**
@@ -49,17 +45,10 @@ export function registerExport(cron: Command, ctx: CliContext): void {
     .description("print jobs as a jobs file (TOML) for missiond apply")
     .option("--name <names...>", "only these jobs (by name)")
     .action(async (opts: { name?: string[] }) => {
-      const { jobs } = await ctx.client().get<{ jobs: JobView[] }>("/v1/cron-jobs");
-      const wanted = opts.name ? new Set(opts.name) : null;
-      if (wanted) {
-        const missing = [...wanted].filter((name) => !jobs.some((job) => job.name === name));
-        if (missing.length > 0)
-          throw new MissiondError("NOT_FOUND", `no cron job named ${missing.map((n) => `"${n}"`).join(", ")}`);
-      }
-      const chosen = jobs
-        .filter((job) => !wanted || wanted.has(job.name))
-        .map((job) => ({ name: job.name, definition: definitionOf(job) }));
-      if (ctx.globals().json) ctx.print(chosen, () => "");
-      else ctx.io.stdout(toToml(chosen));
+      const file = await ctx.client().get<{ toml: string; definitions: unknown[] }>("/v1/jobs-file", {
+        name: opts.name,
+      });
+      if (ctx.globals().json) ctx.print(file.definitions, () => "");
+      else ctx.io.stdout(file.toml);
     });
 }
