@@ -2,8 +2,9 @@
  * `npm run bench`: each figure is measured in this run, next to its pg-boss peer on the same kind
  * of database. Postgres rows need a server (DATABASE_URL, or the local default); without one they
  * are skipped and the table says so. BENCH_ONLY=wake,cost,lateness,burst,notify,scale,multi,hooks,boundary,memory runs a
- * subset; BENCH_ONLY=storage (not in the default set) the bytes per row of docs/SCALING.md; the sizes
- * are BENCH_* variables (below).
+ * subset; BENCH_ONLY=storage (not in the default set) the bytes per row of docs/SCALING.md;
+ * BENCH_ONLY=ui (not in the default set either, about 2 minutes: Chromium at /usr/bin/chromium) the
+ * dashboard's page-open times at 1,000 jobs and 100,000 runs; the sizes are BENCH_* variables (below).
  */
 import { execFileSync } from "node:child_process";
 import { cpus } from "node:os";
@@ -17,6 +18,7 @@ import { missiondLateness, pgBossLateness, pgBossScheduleLateness, type Lateness
 import { multiInstance } from "./multi.ts";
 import { missiondNotify, pgBossNotify, type MemoryRow, type NotifyRow } from "./notify.ts";
 import { scaleStart } from "./scale.ts";
+import { dashboardAtScale, uiScaleMissing, type UiRow } from "./ui-scale.ts";
 import { printTable } from "./stats.ts";
 import { graphileWake, missiondWake, pgBossWake, WARMUP_S, type WakeRow } from "./wake/wake.ts";
 
@@ -294,6 +296,31 @@ if (only.has("storage")) {
   console.log("\n## 9. Storage per row and Postgres CPU per run (read in docs/SCALING.md)\n");
   if (await serverReachable()) own("./storage.ts");
   else console.log("(skipped: no Postgres server reachable)");
+}
+
+// Not in the default set (about 2 minutes more): BENCH_ONLY=ui, BENCH_UI_OPENS opens of each page.
+if (only.has("ui")) {
+  const opens = env("BENCH_UI_OPENS", 10);
+  console.log(
+    `\n## 10. The dashboard at 1,000 jobs and 100,000 runs: a \`missiond serve\` process, each page opened ${opens} times in Chromium from a blank page until its data and actions show (ms); the daemon's RSS after it started and after every page\n`,
+  );
+  const missing = uiScaleMissing();
+  if (missing) console.log(`(skipped: ${missing})`);
+  else {
+    const rows: UiRow[] = [];
+    const memory: (string | number)[][] = [];
+    for (const backend of backends) {
+      const measured = await dashboardAtScale(backend, opens);
+      rows.push(...measured.rows);
+      memory.push([backend, measured.rssReadyMb, measured.rssAfterMb]);
+    }
+    printTable(
+      ["db", "page", "opens", "p50", "p90", "max"],
+      rows.map((r) => [r.backend, r.page, r.opens, r.p50, r.p90, r.max]),
+    );
+    console.log();
+    printTable(["db", "RSS ready MB", "RSS after the pages MB"], memory);
+  }
 }
 
 console.log(`\n(bench took ${Math.round((Date.now() - started) / 1000)} s)`);

@@ -1,9 +1,15 @@
 /** Percentiles by nearest rank over a copy of the samples. */
-export function summarize(samples: readonly number[]): { n: number; p50: number; p99: number; max: number } {
+export function summarize(samples: readonly number[]): {
+  n: number;
+  p50: number;
+  p90: number;
+  p99: number;
+  max: number;
+} {
   const sorted = [...samples].sort((a, b) => a - b);
   const at = (p: number) =>
     sorted.length ? sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]! : NaN;
-  return { n: sorted.length, p50: at(50), p99: at(99), max: sorted.at(-1) ?? NaN };
+  return { n: sorted.length, p50: at(50), p90: at(90), p99: at(99), max: sorted.at(-1) ?? NaN };
 }
 
 export function printTable(headers: string[], rows: (string | number)[][]): void {

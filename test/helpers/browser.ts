@@ -77,7 +77,11 @@ export async function startDashboardDaemon(
 }
 
 /** Opens the dashboard and signs in with the listener's token. */
-export async function signIn(page: Page, dashboard: DashboardDaemon, hash = "#/now"): Promise<void> {
+export async function signIn(
+  page: Page,
+  dashboard: Pick<DashboardDaemon, "base" | "token">,
+  hash = "#/now",
+): Promise<void> {
   await page.goto(`${dashboard.base}/ui/${hash}`);
   await page.getByLabel("API token").fill(dashboard.token);
   await page.getByRole("button", { name: "Sign in" }).click();

@@ -61,8 +61,10 @@ export function runMissiond(args: string[], options: { cwd: string; env: Record<
  * it did not make (migrations, pg-boss's schema) is unchanged; a folder already there is left.
  */
 function seedEmbeddedDatabase(cwd: string, env: Record<string, string>): void {
+  // Asked of vitest only then: bench/ runs these helpers outside it, always with a state directory.
+  if (env.DATABASE_URL || env.MISSIOND_STATE_DIR) return;
   const template = inject("databaseTemplate");
-  if (env.DATABASE_URL || env.MISSIOND_STATE_DIR || !template?.endsWith(".tar")) return;
+  if (!template?.endsWith(".tar")) return;
   const dataDir = join(cwd, ".missiond", "pgdata");
   if (existsSync(dataDir)) return;
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
