@@ -45,6 +45,21 @@ export default tseslint.config(
       "max-lines-per-function": ["error", { max: 120 }],
     },
   },
+  // Test files share their worker's loaded modules (vitest.config.ts, isolate: false): a module mock
+  // would reach the files after it, or miss a module an earlier file loaded. Seams are passed in.
+  {
+    files: ["test/**/*.ts", "plugins/**/*.test.ts"],
+    rules: {
+      "no-restricted-properties": [
+        "error",
+        ...["mock", "doMock", "unmock", "stubGlobal", "stubEnv"].map((property) => ({
+          object: "vi",
+          property,
+          message: "test files share loaded modules (isolate: false): pass the seam in instead",
+        })),
+      ],
+    },
+  },
   { files: ["**/*.js"], ...tseslint.configs.disableTypeChecked },
   {
     files: ["bin/**/*.js", "bench/**/*.js"],
