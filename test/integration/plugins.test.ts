@@ -103,8 +103,16 @@ describe("plugins in isolates", () => {
     // in the isolate's old space (and string table) until a full collection, which comes rarely.
     const { plugins } = await load([example("cron-sentinel")]);
     const heap = async () => (await plugins.readHeaps())["cron-sentinel"]!;
+    // Every string value short and new each call, as run and job ids are: what interning would keep.
     const call = (i: number) =>
-      plugins.chain.run("cronJobFiring", { ...firing, cronJobId: String(i), name: `job ${i}` });
+      plugins.chain.run("cronJobFiring", {
+        ...firing,
+        cronJobId: String(i),
+        name: `job ${i}`,
+        agentId: `a${i}`,
+        prompt: `p ${i}`,
+        kind: `k${i}`,
+      });
     for (let i = 0; i < 2_000; i++) await call(i); // past the isolate's first collections
     const before = await heap();
     let most = before;
@@ -112,6 +120,8 @@ describe("plugins in isolates", () => {
       await call(i);
       if (i % 500 === 0) most = Math.max(most, await heap());
     }
-    expect((most - before) / 2 ** 20).toBeLessThan(1);
+    // Parsed as before (one-byte, interned) these calls grew it by 5.5–6 MB; as now by 0.75–2 MB,
+    // the collector's own lag, which a loaded machine lengthens.
+    expect((most - before) / 2 ** 20).toBeLessThan(3);
   });
 });
