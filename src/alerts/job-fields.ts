@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { count } from "../answer-fields.ts";
-import type { FieldSpec } from "../cron/fields.ts";
+import { field } from "../cron/field-spec.ts";
 import { boundedDuration, formatDuration, parseDuration } from "../duration.ts";
 
 /**
@@ -8,13 +8,6 @@ import { boundedDuration, formatDuration, parseDuration } from "../duration.ts";
  * JOB_FIELDS, so `cron add`/`cron edit` flags, the API, jobs files, revisions and views come from
  * here like every other field). Null, the CLI's "none", takes the `[alerts]` default.
  */
-
-interface Marks {
-  clearable: true;
-}
-const field = <I extends z.ZodType, V extends z.ZodType, const M extends Marks>(
-  spec: FieldSpec<I, V> & M,
-): FieldSpec<I, V> & M => spec;
 
 const nullableString = z.string().nullable();
 

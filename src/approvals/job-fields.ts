@@ -1,19 +1,11 @@
 import { z } from "zod";
-import type { FieldSpec } from "../cron/fields.ts";
+import { field } from "../cron/field-spec.ts";
 import { boundedDuration, formatDuration, parseDuration } from "../duration.ts";
 
 /**
  * A job's approval gate, as entries of the job table (`src/cron/fields.ts` spreads them into
  * JOB_FIELDS): each run waits AwaitingApproval for an operator's yes before its mission goes out.
  */
-
-interface Marks {
-  default?: unknown;
-  clearable?: true;
-}
-const field = <I extends z.ZodType, V extends z.ZodType, const M extends Marks>(
-  spec: FieldSpec<I, V> & M,
-): FieldSpec<I, V> & M => spec;
 
 /** How long a run waits for a decision when the job does not say. */
 export const DEFAULT_APPROVAL_WINDOW_MS = 3_600_000;

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import type { FieldSpec } from "../cron/fields.ts";
+import { field } from "../cron/field-spec.ts";
 import { BudgetError, formatBudget, parseBudget } from "./limits.ts";
 import { splitCommandLine } from "./preflight.ts";
 
@@ -8,13 +8,6 @@ import { splitCommandLine } from "./preflight.ts";
  * into JOB_FIELDS, so `cron add`/`cron edit` flags, the API, jobs files, revisions and views come
  * from here like every other field). Null, the CLI's "none", clears them.
  */
-
-interface Marks {
-  clearable: true;
-}
-const field = <I extends z.ZodType, V extends z.ZodType, const M extends Marks>(
-  spec: FieldSpec<I, V> & M,
-): FieldSpec<I, V> & M => spec;
 
 /** A text that `parse` accepts, refused with the parser's own words otherwise. */
 const parsed = (max: number, parse: (text: string) => unknown) =>

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { count } from "../answer-fields.ts";
-import type { FieldSpec } from "../cron/fields.ts";
+import { field } from "../cron/field-spec.ts";
 import { CONCURRENCY_FULL_POLICIES } from "../db/schema/enums.ts";
 import { boundedDuration, formatDuration, parseDuration } from "../duration.ts";
 
@@ -9,14 +9,6 @@ import { boundedDuration, formatDuration, parseDuration } from "../duration.ts";
  * JOB_FIELDS). Jobs naming the same key share its places: at most `concurrencyLimit` of their
  * missions are open at once across every instance (`gate.ts` decides at the claim).
  */
-
-interface Marks {
-  default?: unknown;
-  clearable?: true;
-}
-const field = <I extends z.ZodType, V extends z.ZodType, const M extends Marks>(
-  spec: FieldSpec<I, V> & M,
-): FieldSpec<I, V> & M => spec;
 
 /** A key's places when the job names none: one mission at a time. */
 export const DEFAULT_CONCURRENCY_LIMIT = 1;

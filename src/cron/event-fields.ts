@@ -1,18 +1,11 @@
 import { z } from "zod";
-import type { FieldSpec } from "./fields.ts";
+import { field } from "./field-spec.ts";
 
 /**
  * A job's prompt template switch and its events-only schedule, as entries of the job table
  * (`fields.ts` spreads them into JOB_FIELDS after the prompt, so flags, the API, jobs files,
  * revisions and views come from here like every other field).
  */
-
-interface Marks {
-  default: boolean;
-}
-const field = <I extends z.ZodType, V extends z.ZodType, const M extends Marks>(
-  spec: FieldSpec<I, V> & M,
-): FieldSpec<I, V> & M => spec;
 
 export const EVENT_FIELDS = {
   promptTemplate: field({

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import type { FieldSpec } from "../cron/fields.ts";
+import { field } from "../cron/field-spec.ts";
 import { labelsInput, normalizeLabels, parseLabel, type Labels } from "./labels.ts";
 
 /**
@@ -7,13 +7,6 @@ import { labelsInput, normalizeLabels, parseLabel, type Labels } from "./labels.
  * the `--label` flag, the API, jobs files' `labels = { team = "ops" }`, revisions and views come
  * from here like every other field). A set of labels is given whole: it replaces the job's.
  */
-
-interface Marks {
-  clearable: true;
-}
-const field = <I extends z.ZodType, V extends z.ZodType, const M extends Marks>(
-  spec: FieldSpec<I, V> & M,
-): FieldSpec<I, V> & M => spec;
 
 /** `--label team=ops --label env=prod` → { team: "ops", env: "prod" }. */
 function collectLabel(text: string, previous: unknown): Labels {
