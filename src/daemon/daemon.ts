@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import type { AlertService } from "../alerts/service.ts";
 import type { ApprovalService } from "../approvals/service.ts";
 import type { PGlite } from "@electric-sql/pglite";
@@ -110,6 +111,7 @@ export function createDaemon(config: Config, deps: DaemonDeps): Daemon {
     log,
     detached: new InFlight(),
     stopRequestedAt: () => stopRequestedAt,
+    incarnation: `${config.instanceName}:${randomUUID()}`,
     reloader: new Reloader(log),
   };
   const lifecycle = new Lifecycle({

@@ -55,6 +55,11 @@ export interface DaemonEnv {
   readonly detached: InFlight;
   /** When stop() was first called: the drain budget counts from there (real time, like serve's timer). */
   readonly stopRequestedAt: () => number;
+  /**
+   * This process among the instances (`instances.incarnation`): the owner of the runs its direct
+   * lane holds without a pg-boss job, taken over by the others once it is gone.
+   */
+  readonly incarnation: string;
   /** Reloads the plugins and runs the reload hooks registered with `daemon.onReload`. */
   readonly reloader: Reloader;
 }
@@ -317,6 +322,7 @@ export async function startWorkers(env: DaemonEnv, s: Services, tracer: RunTrace
     concurrency,
     retryLimit,
     executorFor,
+    incarnation: env.incarnation,
     detach: (work) => detach(env, work),
     onRun: (status, job) => s.metrics.run(status, null, job),
     onUsage: (agentId, usage) => s.metrics.usage(agentId, usage),

@@ -31,12 +31,19 @@ export const QUIET_WAIT_MS = 100;
 export interface Places {
   readonly started: number;
   readonly queued: number;
+  /**
+   * The lane's incarnation, for a kind whose deliveries on the lane have no pg-boss job (cron
+   * missions): their row names it as the one that holds them (`lane_owner`).
+   */
+  readonly owner?: string;
 }
 
 interface DirectLaneDeps<M extends Mission> {
   boss: PgBoss;
   log: Logger;
   concurrency: number;
+  /** This process's incarnation (`instances.incarnation`): the owner of the jobless deliveries it holds. */
+  incarnation?: string;
   kind: DeliveryKind<M>;
   attempt(attempt: Attempt<M>): Promise<AttemptResult>;
   /** QUIET_WAIT_MS unless given (tests). */
@@ -72,6 +79,8 @@ export class DirectLane<M extends Mission> {
   private readonly holding = new Set<string>();
   /** Queued deliveries whose attempt is not counted yet: the queue's size, and a hand-back must not count them as failed. */
   private readonly uncounted = new Set<string>();
+  /** Deliveries with no pg-boss job (their row is their record): settled on the row, handed to pg-boss to retry. */
+  private readonly jobless = new Set<string>();
   private accepting = true;
   /** Past the drain budget: a queued delivery whose moment comes now is handed back, not started. */
   private handedBack = false;
@@ -89,12 +98,12 @@ export class DirectLane<M extends Mission> {
    */
   reserve(wanted: number, countable = wanted): Places {
     if (!this.accepting) return { started: 0, queued: 0 };
-    const { concurrency } = this.deps;
+    const { concurrency, kind, incarnation } = this.deps;
     const started = Math.max(0, Math.min(countable, concurrency - this.held - this.reserved.started));
     const room = concurrency * QUEUED_PER_PLACE - this.uncounted.size - this.reserved.queued;
     const queued = Math.max(0, Math.min(wanted - started, room));
     this.reserved = { started: this.reserved.started + started, queued: this.reserved.queued + queued };
-    return { started, queued };
+    return kind.record && incarnation ? { started, queued, owner: incarnation } : { started, queued };
   }
 
   /**
@@ -102,12 +111,13 @@ export class DirectLane<M extends Mission> {
    * queue for a place, and the places reserved and not used are given back. Called with none when
    * the transaction failed.
    */
-  start(reserved: Places, attempts: readonly { id: string; data: M; counted: boolean }[]): void {
+  start(reserved: Places, attempts: readonly LaneDelivery<M>[]): void {
     this.reserved = {
       started: this.reserved.started - reserved.started,
       queued: this.reserved.queued - reserved.queued,
     };
-    for (const { id, data, counted } of attempts) {
+    for (const { id, data, counted, jobless } of attempts) {
+      if (jobless) this.jobless.add(id);
       const executed = () => {
         if (this.holding.delete(id)) this.givePlace();
       };
@@ -123,7 +133,7 @@ export class DirectLane<M extends Mission> {
         this.deps.log.error({ err, jobId: id }, "a direct delivery could not be settled in pg-boss"),
       );
     }
-    if (this.active.size > 0 && !this.heartbeat) {
+    if (this.active.size > this.jobless.size && !this.heartbeat) {
       this.heartbeat = setInterval(() => void this.touch(), HEARTBEAT_MS);
       this.heartbeat.unref();
     }
@@ -155,7 +165,9 @@ export class DirectLane<M extends Mission> {
       } catch (err) {
         // Not an outcome (the executor could not even be built): the attempt stays counted as
         // started with no end, so the retry closes it Unknown, as for a batch pg-boss fetched.
-        await this.deps.boss.fail(this.deps.kind.queue, { id: attempt.id, retryCount: 0 }, { message: String(err) });
+        if (this.jobless.has(attempt.id)) await this.handOver([{ attempt, backoff: false }]);
+        else
+          await this.deps.boss.fail(this.deps.kind.queue, { id: attempt.id, retryCount: 0 }, { message: String(err) });
         throw err;
       } finally {
         // Not executed (cancelled, handed back, closed meanwhile): its place is free all the same.
@@ -166,6 +178,7 @@ export class DirectLane<M extends Mission> {
     } finally {
       this.active.delete(attempt.id);
       this.uncounted.delete(attempt.id);
+      this.jobless.delete(attempt.id);
       if (this.active.size === 0 && this.heartbeat) {
         clearInterval(this.heartbeat);
         this.heartbeat = null;
@@ -252,7 +265,8 @@ export class DirectLane<M extends Mission> {
   /**
    * Attempts ending in the same turn settle together: failed attempts are counted on their rows
    * before pg-boss retries them (so the retry knows this one ended), then pg-boss completes or
-   * fails the jobs, fenced on this attempt.
+   * fails the jobs, fenced on this attempt. A jobless delivery's row is its record: completed, its
+   * close was all; failed, it is handed to pg-boss as a retry (or, its last try, a dead letter).
    */
   private readonly settle = coalescing<{ attempt: Attempt<M>; result: AttemptResult }>(async (items) => {
     const { boss, kind } = this.deps;
@@ -267,19 +281,44 @@ export class DirectLane<M extends Mission> {
       "failed",
       failed.map((f) => f.ended),
     );
-    const completed = items.filter(({ result }) => result.status === "completed");
+    const jobless = (a: Attempt<M>) => this.jobless.has(a.id);
+    const completed = items.filter(({ attempt, result }) => result.status === "completed" && !jobless(attempt));
     if (completed.length > 0)
       await boss.complete(
         kind.queue,
         completed.map(({ attempt }) => ({ id: attempt.id, retryCount: 0 })),
       );
+    const lost = items.filter(({ attempt, result }) => result.status === "failed" && jobless(attempt));
+    await this.handOver(
+      lost.flatMap(({ attempt, result }) =>
+        result.status === "failed" && result.retry ? [{ attempt, backoff: true }] : [],
+      ),
+    );
+    const dead = lost.filter(({ result }) => result.status === "failed" && !result.retry);
+    if (dead.length > 0) await kind.record!.deadLetter(dead.map(({ attempt }) => attempt.data));
     for (const { attempt, result } of items)
-      if (result.status === "failed")
+      if (result.status === "failed" && !jobless(attempt))
         await boss.fail(kind.queue, { id: attempt.id, retryCount: 0 }, { message: result.message });
   });
 
+  /**
+   * Jobless deliveries to pg-boss, each with the job id the lane knew it by: after an attempt that
+   * failed (or was interrupted, or never started: a queued one handed back), its retry.
+   */
+  private async handOver(items: readonly { attempt: Attempt<M>; backoff: boolean }[]): Promise<void> {
+    if (items.length === 0) return;
+    await this.deps.kind.record!.handOver(
+      items.map(({ attempt, backoff }) => {
+        const tries = this.uncounted.has(attempt.id) ? 0 : attempt.retryCount + 1;
+        return { id: attempt.id, mission: attempt.data, tries, backoff: backoff && tries > 0 };
+      }),
+    );
+  }
+
   private async touch(): Promise<void> {
-    const jobs = [...this.active.values()].map((a) => ({ id: a.id, retryCount: 0 }));
+    const jobs = [...this.active.values()]
+      .filter((a) => !this.jobless.has(a.id))
+      .map((a) => ({ id: a.id, retryCount: 0 }));
     if (jobs.length === 0) return;
     try {
       await this.deps.boss.touch(this.deps.kind.queue, jobs);
@@ -287,6 +326,14 @@ export class DirectLane<M extends Mission> {
       this.deps.log.warn({ err }, "heartbeat of direct deliveries failed");
     }
   }
+}
+
+/** A delivery a hand-off put on the lane: `jobless`, its row is its only record (no pg-boss job). */
+export interface LaneDelivery<M extends Mission> {
+  readonly id: string;
+  readonly data: M;
+  readonly counted: boolean;
+  readonly jobless?: boolean;
 }
 
 /** Item `i` of a hand-off given `places`: on the lane (its job active here), and counted in the hand-off. */
@@ -306,11 +353,11 @@ export const onLane = (places: Places, i: number) => ({
 export async function handOffWithLane<M extends Mission>(
   lane: DirectLane<M> | undefined,
   size: number,
-  commit: (places: Places) => Promise<readonly { id: string; data: M; counted: boolean }[]>,
+  commit: (places: Places) => Promise<readonly LaneDelivery<M>[]>,
   countable = size,
 ): Promise<void> {
   const places = lane?.reserve(size, countable) ?? { started: 0, queued: 0 };
-  let activated: readonly { id: string; data: M; counted: boolean }[] = [];
+  let activated: readonly LaneDelivery<M>[] = [];
   try {
     activated = await commit(places);
   } finally {

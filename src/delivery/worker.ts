@@ -15,6 +15,8 @@ export interface DeliveryDeps {
   concurrency: number;
   retryLimit: number;
   executorFor(agentId: string): Promise<MissionExecutor>;
+  /** This process's incarnation: the owner of the deliveries its direct lane holds without a pg-boss job. */
+  incarnation?: string;
   /** An attempt started, on the direct lane or fetched from pg-boss (metrics). */
   onAttempt?: (lane: "direct" | "fetched") => void;
 }

@@ -36,6 +36,8 @@ export interface HeartbeatOptions {
   version: string;
   host: string;
   pid: number | null;
+  /** This process (a restart under the same name is another): its direct lane's runs are live while its row names it. */
+  incarnation: string;
   /** This instance's claims and delivery attempts since it started. */
   totals: () => Totals;
 }
@@ -56,6 +58,7 @@ export async function startHeartbeat(options: HeartbeatOptions): Promise<{ stop(
       version: options.version,
       host: options.host,
       pid: options.pid,
+      incarnation: options.incarnation,
       startedAt,
       heartbeatAt: new Date(now),
       claimsLastMinute: last.claims,
