@@ -5,7 +5,7 @@ import { InFlight } from "../in-flight.ts";
 import type { Logger } from "../log.ts";
 import type { Attempt, AttemptResult, DeliveryKind, Turn } from "./kind.ts";
 
-/** pg-boss fails an active job whose heartbeat is older than the queue's heartbeatSeconds (30). */
+/** pg-boss fails an active job whose heartbeat is older than the queue's heartbeatSeconds (30). Jobless deliveries have none. */
 const HEARTBEAT_MS = 10_000;
 /**
  * Deliveries the lane takes beyond those it executes at once, per place: they wait here for a
@@ -52,15 +52,18 @@ interface DirectLaneDeps<M extends Mission> {
 
 /**
  * The instance that hands a delivery off starts it at once, in the turn its hand-off commits: the
- * hand-off transaction counted the attempt on the row and made the pg-boss job active for this
- * instance, so nothing waits for a NOTIFY, a fetch and a triage read before the executor starts.
- * Beyond its places the lane queues deliveries (active for this instance, attempt not counted yet):
- * each counts its attempt when a place frees, so one that never started is delivered by the retry
- * after a crash, not closed Unknown.
- * pg-boss stays the durable path: this lane heartbeats its active jobs like pg-boss's own workers,
- * so a job whose instance died is failed by pg-boss's supervision and retried elsewhere (where
- * crash truth closes it Unknown, never replays it); a failed attempt is failed in pg-boss, whose
- * retry with backoff and dead letter take it from there; a finished one is completed.
+ * hand-off transaction counted the attempt on the row, so nothing waits for a NOTIFY, a fetch and a
+ * triage read before the executor starts. Beyond its places the lane queues deliveries (attempt not
+ * counted yet): each counts its attempt when a place frees, so one that never started is delivered
+ * by the retry after a crash, not closed Unknown.
+ * A kind with a `record` (cron missions) writes no pg-boss job for them: the row, naming this
+ * lane's incarnation, is the record; a finished one's close is all, a failed one is handed to
+ * pg-boss as its retry (`RowRecord.handOver`), and another instance's takeover pass hands over those
+ * of a lane whose incarnation is gone (cron/lane-takeover.ts). Another kind's job is inserted active
+ * for this instance and heartbeated like pg-boss's own workers' jobs, so a job whose instance died is
+ * failed by pg-boss's supervision and retried elsewhere; a failed attempt is failed in pg-boss, a
+ * finished one completed. Either way a retry finds crash truth: an attempt counted with no end is
+ * closed Unknown, never replayed.
  */
 export class DirectLane<M extends Mission> {
   private readonly deps: DirectLaneDeps<M>;

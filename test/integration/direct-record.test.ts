@@ -144,6 +144,31 @@ describe(`the run row as the direct lane's record (${backendName})`, () => {
     );
     expect(hook.received.get(job.id)).toBe(2);
   });
+
+  it("with no retry left (retry_limit = 0), a failed attempt on the lane closes the run Failed and goes to the dead-letter queue", async () => {
+    hook.received.clear();
+    hook.answer = () => 503;
+    const daemon = await t.start({
+      toml: `[missions]\nretry_limit = 0\n\n[agents.hooked]\nexecutor = "webhook"\nurl = "${hook.url}"\n`,
+    });
+    const job = await daemon.services.cron.add({ name: "refused", agentId: "hooked", every: "1h", prompt: "p" });
+    const run = await daemon.services.cron.trigger(job.id);
+    const dead = await waitFor(
+      async () => {
+        const found = await rows<{ run_id: string; state: string }>(
+          daemon.services.database.db,
+          sql`select data->>'runId' as run_id, state::text from pgboss.job where name = 'missions.dead'`,
+        );
+        return found.length > 0 ? found : null;
+      },
+      "a dead letter",
+      20_000,
+    );
+    expect(dead.map((d) => d.run_id)).toEqual([String(run.id)]);
+    const [row] = await rows<RunRow>(daemon.services.database.db, sql`${runSql} where r.id = ${run.id}::bigint`);
+    expect(row).toMatchObject({ status: "Failed", attempts: 1, failed_attempts: 0, mission_job_id: null });
+    expect(await missionJobs(daemon)).toEqual([]);
+  });
 });
 
 /**
