@@ -1,7 +1,9 @@
 import type { PgBoss } from "pg-boss";
 import { coalescing } from "../db/coalesce.ts";
 import type { Mission } from "../executors/types.ts";
+import type { Clock } from "../clock.ts";
 import { InFlight } from "../in-flight.ts";
+import { untilRecorded } from "./close-retry.ts";
 import type { Logger } from "../log.ts";
 import type { Attempt, AttemptResult, DeliveryKind, Turn } from "./kind.ts";
 
@@ -41,6 +43,7 @@ export interface Places {
 interface DirectLaneDeps<M extends Mission> {
   boss: PgBoss;
   log: Logger;
+  clock: Clock;
   concurrency: number;
   /** This process's incarnation (`instances.incarnation`): the owner of the jobless deliveries it holds. */
   incarnation?: string;
@@ -87,6 +90,8 @@ export class DirectLane<M extends Mission> {
   private accepting = true;
   /** Past the drain budget: a queued delivery whose moment comes now is handed back, not started. */
   private handedBack = false;
+  /** Aborted by the hand-back: a hand-over to pg-boss stops waiting for the database (the takeover pass will do it). */
+  private readonly stopping = new AbortController();
   private heartbeat: NodeJS.Timeout | null = null;
 
   constructor(deps: DirectLaneDeps<M>) {
@@ -145,6 +150,7 @@ export class DirectLane<M extends Mission> {
   /** Shutdown: queued deliveries still waiting for a place stop waiting (handed back to pg-boss). */
   handBack(): void {
     this.handedBack = true;
+    this.stopping.abort();
     for (const turn of this.turns.splice(0)) turn("handed back");
     this.wakeQuiet();
   }
@@ -298,7 +304,8 @@ export class DirectLane<M extends Mission> {
       ),
     );
     const dead = lost.filter(({ result }) => result.status === "failed" && !result.retry);
-    if (dead.length > 0) await kind.record!.deadLetter(dead.map(({ attempt }) => attempt.data));
+    if (dead.length > 0)
+      await this.untilRecorded(() => kind.record!.deadLetter(dead.map(({ attempt }) => attempt.data)));
     for (const { attempt, result } of items)
       if (result.status === "failed" && !jobless(attempt))
         await boss.fail(kind.queue, { id: attempt.id, retryCount: 0 }, { message: result.message });
@@ -310,12 +317,18 @@ export class DirectLane<M extends Mission> {
    */
   private async handOver(items: readonly { attempt: Attempt<M>; backoff: boolean }[]): Promise<void> {
     if (items.length === 0) return;
-    await this.deps.kind.record!.handOver(
-      items.map(({ attempt, backoff }) => {
-        const tries = this.uncounted.has(attempt.id) ? 0 : attempt.retryCount + 1;
-        return { id: attempt.id, mission: attempt.data, tries, backoff: backoff && tries > 0 };
-      }),
-    );
+    const handed = items.map(({ attempt, backoff }) => {
+      const tries = this.uncounted.has(attempt.id) ? 0 : attempt.retryCount + 1;
+      return { id: attempt.id, mission: attempt.data, tries, backoff: backoff && tries > 0 };
+    });
+    // Until it lands: a run left Running without a job while this incarnation lives would wait for
+    // nothing (only a gone incarnation's runs are taken over).
+    await this.untilRecorded(() => this.deps.kind.record!.handOver(handed));
+  }
+
+  private untilRecorded(write: () => Promise<void>): Promise<void> {
+    const { clock, log } = this.deps;
+    return untilRecorded(write, { clock, log, stop: this.stopping.signal });
   }
 
   private async touch(): Promise<void> {
