@@ -352,7 +352,7 @@ export interface LaneDelivery<M extends Mission> {
   readonly jobless?: boolean;
 }
 
-/** Item `i` of a hand-off given `places`: on the lane (its job active here), and counted in the hand-off. */
+/** Item `i` of a hand-off given `places`: on the lane (no job, or its job active here), and counted in the hand-off. */
 export const onLane = (places: Places, i: number) => ({
   direct: i < places.started + places.queued,
   counted: i < places.started,
@@ -362,8 +362,8 @@ export const onLane = (places: Places, i: number) => ({
  * A hand-off batch and the direct lane: places are reserved for up to all of it (its first
  * `countable` items may start at once and the rest may queue on the lane; a hand-off that left its
  * surplus to pg-boss's fetch made those missions wait for a poll and a read), `commit` writes the
- * batch in one transaction, its first `places.started` items counted and activated, the next
- * `places.queued` activated, and resolves to the jobs it activated, which start or queue as soon as
+ * batch in one transaction, its first `places.started` items counted and put on the lane, the next
+ * `places.queued` put on it, and resolves to those deliveries, which start or queue as soon as
  * it has committed (none, if it threw).
  */
 export async function handOffWithLane<M extends Mission>(
