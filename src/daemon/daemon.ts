@@ -128,7 +128,7 @@ export function createDaemon(config: Config, deps: DaemonDeps): Daemon {
 
   async function doStart(): Promise<void> {
     setState("starting", "starting");
-    const parts = { services: undefined } as Parts;
+    const parts = { services: undefined, beating: false } as Parts;
     await lifecycle.start(daemonSteps(env, parts));
     const s = parts.services!;
     services = Object.freeze({

@@ -51,6 +51,11 @@ export interface Parts {
   bossStarting: Promise<PgBoss> | undefined;
   /** The NOTIFY subscriptions made while the migrations run (a server only); their steps await them. */
   listening: { cancels: Promise<Stop>; changes: Promise<Stop> } | undefined;
+  /**
+   * This instance's row names its incarnation: until then its direct lane writes a pg-boss job for
+   * each mission, since a run owned by an incarnation no row names would be taken over at once.
+   */
+  beating: boolean;
 }
 
 /**
@@ -71,13 +76,13 @@ export function daemonSteps(env: DaemonEnv, p: Parts): Step[] {
     { name: "services", start: async () => void (p.services = wireServices(env, p.foundation)) },
     // Before the workers, stopped after their drain: the runs the direct lane holds without a pg-boss
     // job are live while this instance's row beats, and are handed back before it says it stopped.
-    { name: "heartbeat", start: () => startInstanceHeartbeat(env, s()) },
+    { name: "heartbeat", start: () => startInstanceHeartbeat(env, p) },
     {
       name: "workers",
       start: async () => {
         p.tracer = await tracerIfOn(env, s());
         if (p.tracer) s().tracing.tracer = p.tracer;
-        p.workers = await startWorkers(env, s(), p.tracer);
+        p.workers = await startWorkers(env, s(), p.tracer, () => p.beating);
       },
     },
     { name: "cancel listener", start: () => p.listening?.cancels ?? listenForCancels(p) },
@@ -290,7 +295,8 @@ function startPruner(s: Services): Stop {
 }
 
 /** This instance's row in `instances`, written every few seconds; marked stopped on the way down. */
-async function startInstanceHeartbeat(env: DaemonEnv, s: Services): Promise<Stop> {
+async function startInstanceHeartbeat(env: DaemonEnv, p: Parts): Promise<Stop> {
+  const s = p.services!;
   const beat = await startHeartbeat({
     db: s.database.db,
     clock: env.clock,
@@ -300,6 +306,7 @@ async function startInstanceHeartbeat(env: DaemonEnv, s: Services): Promise<Stop
     host: hostname(),
     pid: env.deps.probe.pid,
     incarnation: env.incarnation,
+    onWritten: () => (p.beating = true),
     totals: () => s.metrics.totals,
   });
   return () => beat.stop();

@@ -55,10 +55,7 @@ export interface DaemonEnv {
   readonly detached: InFlight;
   /** When stop() was first called: the drain budget counts from there (real time, like serve's timer). */
   readonly stopRequestedAt: () => number;
-  /**
-   * This process among the instances (`instances.incarnation`): the owner of the runs its direct
-   * lane holds without a pg-boss job, taken over by the others once it is gone.
-   */
+  /** This process (`instances.incarnation`): owns the runs its direct lane holds with no pg-boss job. */
   readonly incarnation: string;
   /** Reloads the plugins and runs the reload hooks registered with `daemon.onReload`. */
   readonly reloader: Reloader;
@@ -307,8 +304,13 @@ export interface Workers {
   deliveries: NotifyWorker;
 }
 
-/** The pg-boss workers that execute missions and deliver notes. */
-export async function startWorkers(env: DaemonEnv, s: Services, tracer: RunTracer | null): Promise<Workers> {
+/** The pg-boss workers that execute missions and deliver notes; no mission goes jobless until `beating()`. */
+export async function startWorkers(
+  env: DaemonEnv,
+  s: Services,
+  tracer: RunTracer | null,
+  beating: () => boolean,
+): Promise<Workers> {
   const { config, clock, log } = env;
   const { db } = s.database;
   const { boss, executorFor } = s;
@@ -322,7 +324,7 @@ export async function startWorkers(env: DaemonEnv, s: Services, tracer: RunTrace
     concurrency,
     retryLimit,
     executorFor,
-    incarnation: env.incarnation,
+    owner: () => (beating() ? env.incarnation : undefined),
     detach: (work) => detach(env, work),
     onRun: (status, job) => s.metrics.run(status, null, job),
     onUsage: (agentId, usage) => s.metrics.usage(agentId, usage),

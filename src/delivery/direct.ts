@@ -45,8 +45,8 @@ interface DirectLaneDeps<M extends Mission> {
   log: Logger;
   clock: Clock;
   concurrency: number;
-  /** This process's incarnation (`instances.incarnation`): the owner of the jobless deliveries it holds. */
-  incarnation?: string;
+  /** This process's incarnation once its instance row names it: the owner of the jobless deliveries it holds. */
+  owner?: () => string | undefined;
   kind: DeliveryKind<M>;
   attempt(attempt: Attempt<M>): Promise<AttemptResult>;
   /** QUIET_WAIT_MS unless given (tests). */
@@ -106,12 +106,13 @@ export class DirectLane<M extends Mission> {
    */
   reserve(wanted: number, countable = wanted): Places {
     if (!this.accepting) return { started: 0, queued: 0 };
-    const { concurrency, kind, incarnation } = this.deps;
+    const { concurrency, kind } = this.deps;
     const started = Math.max(0, Math.min(countable, concurrency - this.held - this.reserved.started));
     const room = concurrency * QUEUED_PER_PLACE - this.uncounted.size - this.reserved.queued;
     const queued = Math.max(0, Math.min(wanted - started, room));
     this.reserved = { started: this.reserved.started + started, queued: this.reserved.queued + queued };
-    return kind.record && incarnation ? { started, queued, owner: incarnation } : { started, queued };
+    const owner = kind.record ? this.deps.owner?.() : undefined;
+    return owner ? { started, queued, owner } : { started, queued };
   }
 
   /**

@@ -38,6 +38,8 @@ export interface HeartbeatOptions {
   pid: number | null;
   /** This process (a restart under the same name is another): its direct lane's runs are live while its row names it. */
   incarnation: string;
+  /** A beat was written (the row names this incarnation from then on). */
+  onWritten?: () => void;
   /** This instance's claims and delivery attempts since it started. */
   totals: () => Totals;
 }
@@ -64,6 +66,7 @@ export async function startHeartbeat(options: HeartbeatOptions): Promise<{ stop(
       claimsLastMinute: last.claims,
       deliveriesLastMinute: last.deliveries,
     });
+    options.onWritten?.();
   };
   await beat().catch((err: unknown) => options.log.error({ err, component: "instances" }, "heartbeat failed"));
   const sweeper: Sweeper = startSweeper({
