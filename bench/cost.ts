@@ -249,6 +249,10 @@ export async function graphileCost(rate: number, seconds: number): Promise<CostR
   } finally {
     await utils.release();
     await runner.stop();
+    // graphile-worker ends its pool without waiting for it and drops the pool's error listener at
+    // once: a connection still closing when the database is dropped (with force) is terminated, and
+    // that error, with no listener, ended the bench. A second lets the pool end first.
+    await sleep(1_000);
     await db.drop();
     receiver.stop();
   }

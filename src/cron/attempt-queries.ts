@@ -69,7 +69,9 @@ export async function startRuns(
     promptFired: string;
     startedAt: Date;
     sessionId: string;
-    missionJobId: string;
+    /** Null on the direct lane: the row is the delivery's record, held by `laneOwner`. */
+    missionJobId: string | null;
+    laneOwner: string | null;
     /** Executed at once by this instance (the direct lane): its first attempt is counted here. */
     direct: boolean;
   })[],
@@ -82,13 +84,14 @@ export async function startRuns(
       started_at: s.startedAt,
       session_id: s.sessionId,
       mission_job_id: s.missionJobId,
+      lane_owner: s.laneOwner,
       attempt: s.direct ? 1 : 0,
     }));
     const moved = await rows<{ id: string }>(
       tx,
       sql`update cron_job_runs as r set status = 'Running', prompt_fired = v.prompt, started_at = v.started_at, session_id = v.session_id,
-            mission_job_id = v.mission_job_id, attempts = r.attempts + v.attempt
-          from ${recordset(values, "id bigint, prompt text, started_at timestamptz, session_id text, mission_job_id text, attempt int")}
+            mission_job_id = v.mission_job_id, lane_owner = v.lane_owner, attempts = r.attempts + v.attempt
+          from ${recordset(values, "id bigint, prompt text, started_at timestamptz, session_id text, mission_job_id text, lane_owner text, attempt int")}
           where r.id = v.id and ${anyOf(
             sql`r.id`,
             chunk.map((s) => s.id),
@@ -98,6 +101,77 @@ export async function startRuns(
     for (const row of moved) started.add(row.id);
   }
   return started;
+}
+
+/**
+ * Runs a direct lane held without a pg-boss job, given one now (`jobId`): conditional on the run
+ * being Running and still without a job, so of a lane's own hand-over and the takeovers of several
+ * instances only one sets it. Resolves to the ids that got their job.
+ */
+export async function assignMissionJobs(
+  tx: Executor,
+  runs: readonly (RunRef & { jobId: string })[],
+): Promise<Set<string>> {
+  const assigned = new Set<string>();
+  for (const chunk of chunks(runs, JOINED_ROWS)) {
+    const values = chunk.map((r) => ({ id: r.id, job: r.jobId }));
+    const moved = await rows<{ id: string }>(
+      tx,
+      sql`update cron_job_runs as r set mission_job_id = v.job
+          from ${recordset(values, "id bigint, job text")}
+          where r.id = v.id and ${anyOf(
+            sql`r.id`,
+            chunk.map((f) => f.id),
+            "bigint",
+          )} and ${stillIn(sql`r.status`, "Running")} and r.mission_job_id is null and ${inSlots(sql`r.scheduled_for`, chunk)}
+          returning r.id::text as id`,
+    );
+    for (const row of moved) assigned.add(row.id);
+  }
+  return assigned;
+}
+
+/** A Running run without a pg-boss job whose lane's incarnation is gone, with what its mission is made of. */
+export interface OrphanedRun {
+  id: string;
+  scheduledFor: Date;
+  failedAttempts: number;
+  cronJobId: string;
+  jobName: string;
+  jobKind: string;
+  agentId: string;
+  sessionId: string | null;
+  promptFired: string | null;
+  startedAt: Date | null;
+  latenessMs: number | null;
+  backfilled: boolean;
+}
+
+/**
+ * Running runs without a pg-boss job whose `lane_owner` is no live incarnation: none names it, or
+ * the one that does stopped or has not beaten since `liveAfter`. Read through the Running runs'
+ * index (few rows: those in flight), not the ledger.
+ */
+export async function orphanedRuns(db: Executor, liveAfter: Date, limit: number): Promise<OrphanedRun[]> {
+  const found = await rows<
+    Omit<OrphanedRun, "scheduledFor" | "startedAt"> & { scheduledMs: number; startedMs: number | null }
+  >(
+    db,
+    sql`select r.id::text as "id", (extract(epoch from r.scheduled_for) * 1000)::float8 as "scheduledMs", r.failed_attempts as "failedAttempts",
+          r.cron_job_id::text as "cronJobId", j.name as "jobName", j.kind as "jobKind", j.agent_id as "agentId",
+          r.session_id as "sessionId", r.prompt_fired as "promptFired", (extract(epoch from r.started_at) * 1000)::float8 as "startedMs",
+          r.lateness_ms as "latenessMs", r.backfilled as "backfilled"
+        from cron_job_runs r join cron_jobs j on j.id = r.cron_job_id
+        where r.status = 'Running' and r.mission_job_id is null and r.lane_owner is not null
+          and not exists (select 1 from instances i where i.incarnation = r.lane_owner and i.stopped_at is null
+            and i.heartbeat_at > ${liveAfter.toISOString()}::timestamptz)
+        order by r.started_at limit ${limit}`,
+  );
+  return found.map(({ scheduledMs, startedMs, ...r }) => ({
+    ...r,
+    scheduledFor: new Date(scheduledMs),
+    startedAt: startedMs === null ? null : new Date(startedMs),
+  }));
 }
 
 export async function findRuns(db: Executor, refs: readonly RunRef[]): Promise<CronJobRunRow[]> {

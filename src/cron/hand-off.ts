@@ -49,11 +49,11 @@ export function handOffFor(
 }
 
 /**
- * In `tx`: the runs still Claimed go Running and their missions into pg-boss, so there is no
- * Running row without its mission and no mission for a row that is not Running. The first
- * `places.started` of them start on this instance's direct lane (attempt counted, job active), the
- * next `places.queued` queue on it (job active, attempt counted when it takes its turn); resolves
- * to those jobs, to start once `tx` has committed.
+ * In `tx`: the runs still Claimed go Running and their missions into pg-boss or onto this
+ * instance's direct lane, so there is no Running row without its mission and no mission for a row
+ * that is not Running. The first `places.started` of them start on the lane (attempt counted), the
+ * next `places.queued` queue on it (attempt counted when it takes its turn), both with no pg-boss
+ * job; resolves to those, to start once `tx` has committed.
  */
 export async function writeHandOffs(
   tx: Tx,
@@ -69,25 +69,51 @@ export async function writeHandOffs(
       promptFired: h.mission.prompt,
       startedAt: h.startedAt,
       sessionId: h.mission.sessionId,
-      missionJobId: h.missionJobId,
+      ...heldBy(places, i, h.missionJobId),
       direct: i < places.started,
     })),
   );
   return enqueueHandOffs(tx, boss, batch, places, started);
 }
 
-/** The missions of the hand-offs whose runs went Running (`running`: their ids) into pg-boss. */
+/**
+ * Who holds item `i` of a hand-off given `places`: one on this instance's direct lane has no pg-boss
+ * job, its row (Running, `lane_owner` this incarnation) is its record; the others have their job.
+ */
+function heldBy(places: Places, i: number, missionJobId: string) {
+  return onLane(places, i).direct && places.owner
+    ? { missionJobId: null, laneOwner: places.owner }
+    : { missionJobId, laneOwner: null };
+}
+
+/**
+ * The missions of the hand-offs whose runs went Running (`running`: their ids) into pg-boss, except
+ * those on this instance's direct lane (no job: their row is their record, `heldBy`). Resolves to
+ * the lane's, to start once `tx` has committed, each keyed by the job id it will have if it is
+ * ever handed to pg-boss.
+ */
 export async function enqueueHandOffs(
   tx: Tx,
   boss: PgBoss,
   batch: readonly PendingHandOff[],
   places: Places,
   running: ReadonlySet<string>,
-): Promise<{ id: string; data: CronMission; counted: boolean }[]> {
+): Promise<{ id: string; data: CronMission; counted: boolean; jobless: boolean }[]> {
   const jobs = batch
-    .map((h, i) => ({ id: h.missionJobId, data: h.mission, ...onLane(places, i), runId: String(h.runId) }))
+    .map((h, i) => ({
+      id: h.missionJobId,
+      data: h.mission,
+      ...onLane(places, i),
+      jobless: heldBy(places, i, h.missionJobId).missionJobId === null,
+      runId: String(h.runId),
+    }))
     .filter((j) => running.has(j.runId));
-  await enqueue(boss, tx, MISSIONS_QUEUE, jobs);
+  await enqueue(
+    boss,
+    tx,
+    MISSIONS_QUEUE,
+    jobs.filter((j) => !j.jobless),
+  );
   return jobs.filter((j) => j.direct);
 }
 
@@ -153,7 +179,7 @@ export async function runningInClaim(
       backfilled: !!row.backfilled,
     };
     const h = handOffFor(job, run, prompts.get(row)?.(id) ?? job.prompt, at);
-    const counted = handOffs.length < places.started;
+    const n = handOffs.length;
     handOffs.push(h);
     return {
       ...row,
@@ -162,8 +188,8 @@ export async function runningInClaim(
       promptFired: h.mission.prompt,
       startedAt: h.startedAt,
       sessionId: h.mission.sessionId,
-      missionJobId: h.missionJobId,
-      attempts: counted ? 1 : 0,
+      ...heldBy(places, n, h.missionJobId),
+      attempts: onLane(places, n).counted ? 1 : 0,
     };
   });
   return { rows: identified, handOffs };

@@ -1,13 +1,15 @@
 import type { Db } from "../db/client.ts";
 import { coalescing } from "../db/coalesce.ts";
 import { MISSIONS_QUEUE } from "../db/boss.ts";
+import { insertDeadLetters, insertHandedJobs } from "../db/boss-tables.ts";
 import { startDeliveryWorker, type DeliveryDeps, type DeliveryWorker } from "../delivery/worker.ts";
-import { attemptStates, vanished, type DeliveryKind, type Outcome } from "../delivery/kind.ts";
+import { attemptStates, vanished, type DeliveryKind, type Outcome, type RowRecord } from "../delivery/kind.ts";
 import { boundOutput, type CronMission } from "../executors/types.ts";
 import type { Logger } from "../log.ts";
 import type { Usage } from "../usage/usage.ts";
 import type { PluginChain } from "../plugins/chain.ts";
 import {
+  assignMissionJobs,
   closeRuns,
   countAttempts,
   countFailedAttempts,
@@ -96,6 +98,47 @@ function missionKind(deps: MissionWorkerDeps): DeliveryKind<CronMission> {
     },
     close: (mission, outcome) => closeMission(deps, log, closeRun, mission, outcome),
     cancelled: async (mission) => deps.onRunEnded?.(BigInt(mission.cronJobId)),
+    record: runRecord(deps.db),
+  };
+}
+
+/**
+ * A mission on the direct lane has no pg-boss job: its Running row, naming the lane's incarnation,
+ * is its record. Handed to pg-boss (its retry, a hand-back, a takeover), its job and the row's
+ * `mission_job_id` commit together, and only for a row still Running without a job: of the lane and
+ * the instances taking over, one hands it over.
+ */
+export function runRecord(db: Db): RowRecord<CronMission> {
+  return {
+    async handOver(items) {
+      if (items.length === 0) return;
+      await db.transaction(async (tx) => {
+        const assigned = await assignMissionJobs(
+          tx,
+          items.map((i) => ({
+            id: BigInt(i.mission.runId),
+            scheduledFor: new Date(i.mission.scheduledFor),
+            jobId: i.id,
+          })),
+        );
+        await insertHandedJobs(
+          tx,
+          MISSIONS_QUEUE,
+          items
+            .filter((i) => assigned.has(i.mission.runId))
+            .map((i) => ({ id: i.id, data: i.mission, tries: i.tries, backoff: i.backoff })),
+        );
+      });
+    },
+    async deadLetter(missions) {
+      await db.transaction((tx) =>
+        insertDeadLetters(
+          tx,
+          MISSIONS_QUEUE,
+          missions.map((data) => ({ data })),
+        ),
+      );
+    },
   };
 }
 

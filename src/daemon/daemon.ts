@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import type { AlertService } from "../alerts/service.ts";
 import type { ApprovalService } from "../approvals/service.ts";
 import type { PGlite } from "@electric-sql/pglite";
@@ -110,6 +111,7 @@ export function createDaemon(config: Config, deps: DaemonDeps): Daemon {
     log,
     detached: new InFlight(),
     stopRequestedAt: () => stopRequestedAt,
+    incarnation: `${config.instanceName}:${randomUUID()}`,
     reloader: new Reloader(log),
   };
   const lifecycle = new Lifecycle({
@@ -126,7 +128,7 @@ export function createDaemon(config: Config, deps: DaemonDeps): Daemon {
 
   async function doStart(): Promise<void> {
     setState("starting", "starting");
-    const parts = { services: undefined } as Parts;
+    const parts = { services: undefined, beating: false } as Parts;
     await lifecycle.start(daemonSteps(env, parts));
     const s = parts.services!;
     services = Object.freeze({

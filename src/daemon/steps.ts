@@ -14,6 +14,8 @@ import { lockDataDir } from "../db/lock.ts";
 import { migrate } from "../db/migrate.ts";
 import { ensurePartitions } from "../db/partitions.ts";
 import { startHeartbeat } from "../instances/heartbeat.ts";
+import { startLaneTakeover } from "../cron/lane-takeover.ts";
+import { runRecord } from "../cron/missions.ts";
 import { VERSION } from "../version.ts";
 import type { Stop, Step } from "./lifecycle.ts";
 import { listenOnSocket, listenOnTcp } from "./listeners.ts";
@@ -49,6 +51,11 @@ export interface Parts {
   bossStarting: Promise<PgBoss> | undefined;
   /** The NOTIFY subscriptions made while the migrations run (a server only); their steps await them. */
   listening: { cancels: Promise<Stop>; changes: Promise<Stop> } | undefined;
+  /**
+   * This instance's row names its incarnation: until then its direct lane writes a pg-boss job for
+   * each mission, since a run owned by an incarnation no row names would be taken over at once.
+   */
+  beating: boolean;
 }
 
 /**
@@ -67,12 +74,15 @@ export function daemonSteps(env: DaemonEnv, p: Parts): Step[] {
     { name: "plugins", start: () => loadPlugins(env, p) },
     { name: "detached hooks", start: async () => () => env.detached.drain() },
     { name: "services", start: async () => void (p.services = wireServices(env, p.foundation)) },
+    // Before the workers, stopped after their drain: the runs the direct lane holds without a pg-boss
+    // job are live while this instance's row beats, and are handed back before it says it stopped.
+    { name: "heartbeat", start: () => startInstanceHeartbeat(env, p) },
     {
       name: "workers",
       start: async () => {
         p.tracer = await tracerIfOn(env, s());
         if (p.tracer) s().tracing.tracer = p.tracer;
-        p.workers = await startWorkers(env, s(), p.tracer);
+        p.workers = await startWorkers(env, s(), p.tracer, () => p.beating);
       },
     },
     { name: "cancel listener", start: () => p.listening?.cancels ?? listenForCancels(p) },
@@ -102,12 +112,12 @@ export function daemonSteps(env: DaemonEnv, p: Parts): Step[] {
     },
     { name: "scheduler", status: "arming the scheduler", start: () => armScheduler(s()) },
     { name: "claim recovery", start: async () => startRecovery(s()) },
+    { name: "lane takeover", start: async () => startTakeover(env, s()) },
     { name: "resume sweeper", start: async () => startSweeper(env, s()) },
     { name: "gate sweeper", start: () => startGateSweeper(env, s()) },
     { name: "pruner", start: async () => startPruner(s()) },
     // Alerts read the ledger on a loop of their own, never on a claim's or a close's path.
     { name: "alerts", start: async () => startAlerts(s()) },
-    { name: "heartbeat", start: () => startInstanceHeartbeat(env, s()) },
     { name: "api", start: async () => buildSocketApi(env, p) },
     { name: "socket", start: () => listenSocket(env, p.api) },
     { name: "tcp", start: () => listenTcp(env, p) },
@@ -271,6 +281,13 @@ function startRecovery(s: Services): Stop {
   return () => s.recovery.stop();
 }
 
+/** Runs held by the direct lane of an instance that is gone, handed to pg-boss (lane-takeover.ts). */
+function startTakeover(env: DaemonEnv, s: Services): Stop {
+  const { db } = s.database;
+  const sweeper = startLaneTakeover({ db, clock: env.clock, log: env.log, record: runRecord(db) });
+  return () => sweeper.stop();
+}
+
 /** Retention: its own loop, never on the claim path; stopped between batches. */
 function startPruner(s: Services): Stop {
   s.pruner.start();
@@ -278,7 +295,8 @@ function startPruner(s: Services): Stop {
 }
 
 /** This instance's row in `instances`, written every few seconds; marked stopped on the way down. */
-async function startInstanceHeartbeat(env: DaemonEnv, s: Services): Promise<Stop> {
+async function startInstanceHeartbeat(env: DaemonEnv, p: Parts): Promise<Stop> {
+  const s = p.services!;
   const beat = await startHeartbeat({
     db: s.database.db,
     clock: env.clock,
@@ -287,6 +305,8 @@ async function startInstanceHeartbeat(env: DaemonEnv, s: Services): Promise<Stop
     version: VERSION,
     host: hostname(),
     pid: env.deps.probe.pid,
+    incarnation: env.incarnation,
+    onWritten: () => (p.beating = true),
     totals: () => s.metrics.totals,
   });
   return () => beat.stop();

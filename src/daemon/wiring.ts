@@ -55,6 +55,8 @@ export interface DaemonEnv {
   readonly detached: InFlight;
   /** When stop() was first called: the drain budget counts from there (real time, like serve's timer). */
   readonly stopRequestedAt: () => number;
+  /** This process (`instances.incarnation`): owns the runs its direct lane holds with no pg-boss job. */
+  readonly incarnation: string;
   /** Reloads the plugins and runs the reload hooks registered with `daemon.onReload`. */
   readonly reloader: Reloader;
 }
@@ -302,8 +304,13 @@ export interface Workers {
   deliveries: NotifyWorker;
 }
 
-/** The pg-boss workers that execute missions and deliver notes. */
-export async function startWorkers(env: DaemonEnv, s: Services, tracer: RunTracer | null): Promise<Workers> {
+/** The pg-boss workers that execute missions and deliver notes; no mission goes jobless until `beating()`. */
+export async function startWorkers(
+  env: DaemonEnv,
+  s: Services,
+  tracer: RunTracer | null,
+  beating: () => boolean,
+): Promise<Workers> {
   const { config, clock, log } = env;
   const { db } = s.database;
   const { boss, executorFor } = s;
@@ -317,6 +324,7 @@ export async function startWorkers(env: DaemonEnv, s: Services, tracer: RunTrace
     concurrency,
     retryLimit,
     executorFor,
+    owner: () => (beating() ? env.incarnation : undefined),
     detach: (work) => detach(env, work),
     onRun: (status, job) => s.metrics.run(status, null, job),
     onUsage: (agentId, usage) => s.metrics.usage(agentId, usage),

@@ -83,6 +83,70 @@ export async function insertActiveJobs(
   );
 }
 
+/**
+ * A delivery the direct lane held without a pg-boss job, handed to pg-boss (a retry, a hand-back at
+ * shutdown, a takeover): `tries` attempts came before it.
+ */
+export interface HandedJob {
+  id: string;
+  data: object;
+  tries: number;
+  /** After a failed attempt: start after the queue's retry delay (with its backoff), as pg-boss's fail would. */
+  backoff: boolean;
+}
+
+/**
+ * Inserts jobs of `queue` as pg-boss's fail leaves a job it will retry, in the caller's transaction:
+ * one with `tries` attempts behind it is in state `retry` with started_on set and retry_count
+ * `tries - 1`, so pg-boss's fetch counts it as retry `tries` (the worker's retryCount) and its retry
+ * limit and dead letter apply from there; one with none is a new job. With `backoff`, its start waits
+ * the queue's retry delay as pg-boss computes it (plans.js failJobsBody).
+ */
+export async function insertHandedJobs(tx: Tx, queue: string, jobs: readonly HandedJob[]): Promise<void> {
+  if (jobs.length === 0) return;
+  const values = jobs.map((j) => ({ id: j.id, data: j.data, tries: j.tries, backoff: j.backoff }));
+  const retried = sql`v.tries > 0`;
+  const delay = sql`case when not v.backoff then 0
+          when not coalesce(q.retry_backoff, false) then coalesce(q.retry_delay, 0)
+          else least(coalesce(q.retry_delay_max, 2147483647), greatest(coalesce(q.retry_delay, 0), 1)
+            * (2 ^ least(16, v.tries) / 2 + 2 ^ least(16, v.tries) / 2 * random())) end`;
+  await tx.execute(
+    sql`insert into pgboss.job (id, name, data, state, retry_count, start_after, created_on, started_on, expire_seconds,
+          deletion_seconds, keep_until, retry_limit, retry_delay, retry_backoff, retry_delay_max, policy, dead_letter, heartbeat_seconds)
+        select v.id, q.name, v.data, case when ${retried} then 'retry' else 'created' end::pgboss.job_state,
+          greatest(v.tries - 1, 0), now + ${delay} * interval '1s', now, case when ${retried} then now end,
+          coalesce(q.expire_seconds, ${BOSS_QUEUE_DEFAULTS.expireSeconds}),
+          coalesce(q.deletion_seconds, ${BOSS_QUEUE_DEFAULTS.deletionSeconds}),
+          now + coalesce(q.retention_seconds, ${BOSS_QUEUE_DEFAULTS.retentionSeconds}) * interval '1s',
+          coalesce(q.retry_limit, ${BOSS_QUEUE_DEFAULTS.retryLimit}), coalesce(q.retry_delay, 0), coalesce(q.retry_backoff, false),
+          q.retry_delay_max, q.policy, q.dead_letter, q.heartbeat_seconds
+        from ${recordset(values, "id uuid, data jsonb, tries int, backoff boolean")}
+        join pgboss.queue q on q.name = ${queue}
+        cross join (select pgboss.job_now() as now) as t`,
+  );
+}
+
+/**
+ * A delivery whose last try failed on the direct lane (no pg-boss job to fail): a new job in the
+ * dead-letter queue of `queue`, as pg-boss's fail would put it there.
+ */
+export async function insertDeadLetters(tx: Tx, queue: string, jobs: readonly { data: object }[]): Promise<void> {
+  if (jobs.length === 0) return;
+  await tx.execute(
+    sql`insert into pgboss.job (id, name, data, state, start_after, created_on, expire_seconds, deletion_seconds, keep_until,
+          retry_limit, retry_delay, retry_backoff, retry_delay_max, policy, heartbeat_seconds)
+        select gen_random_uuid(), d.name, v.data, 'created', now, now, coalesce(d.expire_seconds, ${BOSS_QUEUE_DEFAULTS.expireSeconds}),
+          coalesce(d.deletion_seconds, ${BOSS_QUEUE_DEFAULTS.deletionSeconds}),
+          now + coalesce(d.retention_seconds, ${BOSS_QUEUE_DEFAULTS.retentionSeconds}) * interval '1s',
+          coalesce(d.retry_limit, ${BOSS_QUEUE_DEFAULTS.retryLimit}), coalesce(d.retry_delay, 0), coalesce(d.retry_backoff, false),
+          d.retry_delay_max, d.policy, d.heartbeat_seconds
+        from ${recordset(jobs, "data jsonb")}
+        join pgboss.queue q on q.name = ${queue}
+        join pgboss.queue d on d.name = q.dead_letter
+        cross join (select pgboss.job_now() as now) as t`,
+  );
+}
+
 /** pg-boss's own defaults for a queue setting left unset (its plans.js QUEUE_DEFAULTS). */
 const BOSS_QUEUE_DEFAULTS = {
   expireSeconds: 15 * 60,

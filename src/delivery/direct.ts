@@ -1,11 +1,13 @@
 import type { PgBoss } from "pg-boss";
 import { coalescing } from "../db/coalesce.ts";
 import type { Mission } from "../executors/types.ts";
+import type { Clock } from "../clock.ts";
 import { InFlight } from "../in-flight.ts";
+import { untilRecorded } from "./close-retry.ts";
 import type { Logger } from "../log.ts";
 import type { Attempt, AttemptResult, DeliveryKind, Turn } from "./kind.ts";
 
-/** pg-boss fails an active job whose heartbeat is older than the queue's heartbeatSeconds (30). */
+/** pg-boss fails an active job whose heartbeat is older than the queue's heartbeatSeconds (30). Jobless deliveries have none. */
 const HEARTBEAT_MS = 10_000;
 /**
  * Deliveries the lane takes beyond those it executes at once, per place: they wait here for a
@@ -31,12 +33,20 @@ export const QUIET_WAIT_MS = 100;
 export interface Places {
   readonly started: number;
   readonly queued: number;
+  /**
+   * The lane's incarnation, for a kind whose deliveries on the lane have no pg-boss job (cron
+   * missions): their row names it as the one that holds them (`lane_owner`).
+   */
+  readonly owner?: string;
 }
 
 interface DirectLaneDeps<M extends Mission> {
   boss: PgBoss;
   log: Logger;
+  clock: Clock;
   concurrency: number;
+  /** This process's incarnation once its instance row names it: the owner of the jobless deliveries it holds. */
+  owner?: () => string | undefined;
   kind: DeliveryKind<M>;
   attempt(attempt: Attempt<M>): Promise<AttemptResult>;
   /** QUIET_WAIT_MS unless given (tests). */
@@ -45,15 +55,18 @@ interface DirectLaneDeps<M extends Mission> {
 
 /**
  * The instance that hands a delivery off starts it at once, in the turn its hand-off commits: the
- * hand-off transaction counted the attempt on the row and made the pg-boss job active for this
- * instance, so nothing waits for a NOTIFY, a fetch and a triage read before the executor starts.
- * Beyond its places the lane queues deliveries (active for this instance, attempt not counted yet):
- * each counts its attempt when a place frees, so one that never started is delivered by the retry
- * after a crash, not closed Unknown.
- * pg-boss stays the durable path: this lane heartbeats its active jobs like pg-boss's own workers,
- * so a job whose instance died is failed by pg-boss's supervision and retried elsewhere (where
- * crash truth closes it Unknown, never replays it); a failed attempt is failed in pg-boss, whose
- * retry with backoff and dead letter take it from there; a finished one is completed.
+ * hand-off transaction counted the attempt on the row, so nothing waits for a NOTIFY, a fetch and a
+ * triage read before the executor starts. Beyond its places the lane queues deliveries (attempt not
+ * counted yet): each counts its attempt when a place frees, so one that never started is delivered
+ * by the retry after a crash, not closed Unknown.
+ * A kind with a `record` (cron missions) writes no pg-boss job for them: the row, naming this
+ * lane's incarnation, is the record; a finished one's close is all, a failed one is handed to
+ * pg-boss as its retry (`RowRecord.handOver`), and another instance's takeover pass hands over those
+ * of a lane whose incarnation is gone (cron/lane-takeover.ts). Another kind's job is inserted active
+ * for this instance and heartbeated like pg-boss's own workers' jobs, so a job whose instance died is
+ * failed by pg-boss's supervision and retried elsewhere; a failed attempt is failed in pg-boss, a
+ * finished one completed. Either way a retry finds crash truth: an attempt counted with no end is
+ * closed Unknown, never replayed.
  */
 export class DirectLane<M extends Mission> {
   private readonly deps: DirectLaneDeps<M>;
@@ -72,9 +85,13 @@ export class DirectLane<M extends Mission> {
   private readonly holding = new Set<string>();
   /** Queued deliveries whose attempt is not counted yet: the queue's size, and a hand-back must not count them as failed. */
   private readonly uncounted = new Set<string>();
+  /** Deliveries with no pg-boss job (their row is their record): settled on the row, handed to pg-boss to retry. */
+  private readonly jobless = new Set<string>();
   private accepting = true;
   /** Past the drain budget: a queued delivery whose moment comes now is handed back, not started. */
   private handedBack = false;
+  /** Aborted by the hand-back: a hand-over to pg-boss stops waiting for the database (the takeover pass will do it). */
+  private readonly stopping = new AbortController();
   private heartbeat: NodeJS.Timeout | null = null;
 
   constructor(deps: DirectLaneDeps<M>) {
@@ -89,12 +106,13 @@ export class DirectLane<M extends Mission> {
    */
   reserve(wanted: number, countable = wanted): Places {
     if (!this.accepting) return { started: 0, queued: 0 };
-    const { concurrency } = this.deps;
+    const { concurrency, kind } = this.deps;
     const started = Math.max(0, Math.min(countable, concurrency - this.held - this.reserved.started));
     const room = concurrency * QUEUED_PER_PLACE - this.uncounted.size - this.reserved.queued;
     const queued = Math.max(0, Math.min(wanted - started, room));
     this.reserved = { started: this.reserved.started + started, queued: this.reserved.queued + queued };
-    return { started, queued };
+    const owner = kind.record ? this.deps.owner?.() : undefined;
+    return owner ? { started, queued, owner } : { started, queued };
   }
 
   /**
@@ -102,12 +120,13 @@ export class DirectLane<M extends Mission> {
    * queue for a place, and the places reserved and not used are given back. Called with none when
    * the transaction failed.
    */
-  start(reserved: Places, attempts: readonly { id: string; data: M; counted: boolean }[]): void {
+  start(reserved: Places, attempts: readonly LaneDelivery<M>[]): void {
     this.reserved = {
       started: this.reserved.started - reserved.started,
       queued: this.reserved.queued - reserved.queued,
     };
-    for (const { id, data, counted } of attempts) {
+    for (const { id, data, counted, jobless } of attempts) {
+      if (jobless) this.jobless.add(id);
       const executed = () => {
         if (this.holding.delete(id)) this.givePlace();
       };
@@ -123,7 +142,7 @@ export class DirectLane<M extends Mission> {
         this.deps.log.error({ err, jobId: id }, "a direct delivery could not be settled in pg-boss"),
       );
     }
-    if (this.active.size > 0 && !this.heartbeat) {
+    if (this.active.size > this.jobless.size && !this.heartbeat) {
       this.heartbeat = setInterval(() => void this.touch(), HEARTBEAT_MS);
       this.heartbeat.unref();
     }
@@ -132,6 +151,7 @@ export class DirectLane<M extends Mission> {
   /** Shutdown: queued deliveries still waiting for a place stop waiting (handed back to pg-boss). */
   handBack(): void {
     this.handedBack = true;
+    this.stopping.abort();
     for (const turn of this.turns.splice(0)) turn("handed back");
     this.wakeQuiet();
   }
@@ -155,7 +175,9 @@ export class DirectLane<M extends Mission> {
       } catch (err) {
         // Not an outcome (the executor could not even be built): the attempt stays counted as
         // started with no end, so the retry closes it Unknown, as for a batch pg-boss fetched.
-        await this.deps.boss.fail(this.deps.kind.queue, { id: attempt.id, retryCount: 0 }, { message: String(err) });
+        if (this.jobless.has(attempt.id)) await this.handOver([{ attempt, backoff: false }]);
+        else
+          await this.deps.boss.fail(this.deps.kind.queue, { id: attempt.id, retryCount: 0 }, { message: String(err) });
         throw err;
       } finally {
         // Not executed (cancelled, handed back, closed meanwhile): its place is free all the same.
@@ -166,6 +188,7 @@ export class DirectLane<M extends Mission> {
     } finally {
       this.active.delete(attempt.id);
       this.uncounted.delete(attempt.id);
+      this.jobless.delete(attempt.id);
       if (this.active.size === 0 && this.heartbeat) {
         clearInterval(this.heartbeat);
         this.heartbeat = null;
@@ -252,7 +275,8 @@ export class DirectLane<M extends Mission> {
   /**
    * Attempts ending in the same turn settle together: failed attempts are counted on their rows
    * before pg-boss retries them (so the retry knows this one ended), then pg-boss completes or
-   * fails the jobs, fenced on this attempt.
+   * fails the jobs, fenced on this attempt. A jobless delivery's row is its record: completed, its
+   * close was all; failed, it is handed to pg-boss as a retry (or, its last try, a dead letter).
    */
   private readonly settle = coalescing<{ attempt: Attempt<M>; result: AttemptResult }>(async (items) => {
     const { boss, kind } = this.deps;
@@ -267,19 +291,51 @@ export class DirectLane<M extends Mission> {
       "failed",
       failed.map((f) => f.ended),
     );
-    const completed = items.filter(({ result }) => result.status === "completed");
+    const jobless = (a: Attempt<M>) => this.jobless.has(a.id);
+    const completed = items.filter(({ attempt, result }) => result.status === "completed" && !jobless(attempt));
     if (completed.length > 0)
       await boss.complete(
         kind.queue,
         completed.map(({ attempt }) => ({ id: attempt.id, retryCount: 0 })),
       );
+    const lost = items.filter(({ attempt, result }) => result.status === "failed" && jobless(attempt));
+    await this.handOver(
+      lost.flatMap(({ attempt, result }) =>
+        result.status === "failed" && result.retry ? [{ attempt, backoff: true }] : [],
+      ),
+    );
+    const dead = lost.filter(({ result }) => result.status === "failed" && !result.retry);
+    if (dead.length > 0)
+      await this.untilRecorded(() => kind.record!.deadLetter(dead.map(({ attempt }) => attempt.data)));
     for (const { attempt, result } of items)
-      if (result.status === "failed")
+      if (result.status === "failed" && !jobless(attempt))
         await boss.fail(kind.queue, { id: attempt.id, retryCount: 0 }, { message: result.message });
   });
 
+  /**
+   * Jobless deliveries to pg-boss, each with the job id the lane knew it by: after an attempt that
+   * failed (or was interrupted, or never started: a queued one handed back), its retry.
+   */
+  private async handOver(items: readonly { attempt: Attempt<M>; backoff: boolean }[]): Promise<void> {
+    if (items.length === 0) return;
+    const handed = items.map(({ attempt, backoff }) => {
+      const tries = this.uncounted.has(attempt.id) ? 0 : attempt.retryCount + 1;
+      return { id: attempt.id, mission: attempt.data, tries, backoff: backoff && tries > 0 };
+    });
+    // Until it lands: a run left Running without a job while this incarnation lives would wait for
+    // nothing (only a gone incarnation's runs are taken over).
+    await this.untilRecorded(() => this.deps.kind.record!.handOver(handed));
+  }
+
+  private untilRecorded(write: () => Promise<void>): Promise<void> {
+    const { clock, log } = this.deps;
+    return untilRecorded(write, { clock, log, stop: this.stopping.signal });
+  }
+
   private async touch(): Promise<void> {
-    const jobs = [...this.active.values()].map((a) => ({ id: a.id, retryCount: 0 }));
+    const jobs = [...this.active.values()]
+      .filter((a) => !this.jobless.has(a.id))
+      .map((a) => ({ id: a.id, retryCount: 0 }));
     if (jobs.length === 0) return;
     try {
       await this.deps.boss.touch(this.deps.kind.queue, jobs);
@@ -289,7 +345,15 @@ export class DirectLane<M extends Mission> {
   }
 }
 
-/** Item `i` of a hand-off given `places`: on the lane (its job active here), and counted in the hand-off. */
+/** A delivery a hand-off put on the lane: `jobless`, its row is its only record (no pg-boss job). */
+export interface LaneDelivery<M extends Mission> {
+  readonly id: string;
+  readonly data: M;
+  readonly counted: boolean;
+  readonly jobless?: boolean;
+}
+
+/** Item `i` of a hand-off given `places`: on the lane (no job, or its job active here), and counted in the hand-off. */
 export const onLane = (places: Places, i: number) => ({
   direct: i < places.started + places.queued,
   counted: i < places.started,
@@ -299,18 +363,18 @@ export const onLane = (places: Places, i: number) => ({
  * A hand-off batch and the direct lane: places are reserved for up to all of it (its first
  * `countable` items may start at once and the rest may queue on the lane; a hand-off that left its
  * surplus to pg-boss's fetch made those missions wait for a poll and a read), `commit` writes the
- * batch in one transaction, its first `places.started` items counted and activated, the next
- * `places.queued` activated, and resolves to the jobs it activated, which start or queue as soon as
+ * batch in one transaction, its first `places.started` items counted and put on the lane, the next
+ * `places.queued` put on it, and resolves to those deliveries, which start or queue as soon as
  * it has committed (none, if it threw).
  */
 export async function handOffWithLane<M extends Mission>(
   lane: DirectLane<M> | undefined,
   size: number,
-  commit: (places: Places) => Promise<readonly { id: string; data: M; counted: boolean }[]>,
+  commit: (places: Places) => Promise<readonly LaneDelivery<M>[]>,
   countable = size,
 ): Promise<void> {
   const places = lane?.reserve(size, countable) ?? { started: 0, queued: 0 };
-  let activated: readonly { id: string; data: M; counted: boolean }[] = [];
+  let activated: readonly LaneDelivery<M>[] = [];
   try {
     activated = await commit(places);
   } finally {

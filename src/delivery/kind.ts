@@ -133,6 +133,23 @@ export interface DeliveryKind<M extends Mission> {
   close(mission: M, outcome: Outcome): Promise<void>;
   /** Stopped because a newer slot replaced it (cancel_previous), which already closed the row. */
   cancelled?(mission: M): Promise<void>;
+  /** A kind whose deliveries on the direct lane have no pg-boss job: their ledger row is their record. */
+  readonly record?: RowRecord<M>;
+}
+
+/**
+ * How a kind's deliveries held on the direct lane with no pg-boss job (the row names the lane's
+ * incarnation) reach pg-boss when the lane cannot finish them.
+ */
+export interface RowRecord<M extends Mission> {
+  /**
+   * In one transaction, a pg-boss job (with the id given) for each delivery whose row is still open
+   * and without one, set on the row: a retry after `tries` attempts (waiting the queue's backoff if
+   * `backoff`), a hand-back, a takeover.
+   */
+  handOver(items: readonly { id: string; mission: M; tries: number; backoff: boolean }[]): Promise<void>;
+  /** Their last try failed (the row is closed Failed): into the kind's dead-letter queue. */
+  deadLetter(missions: readonly M[]): Promise<void>;
 }
 
 /** Why an execution was stopped by this instance. */

@@ -15,6 +15,11 @@ export interface DeliveryDeps {
   concurrency: number;
   retryLimit: number;
   executorFor(agentId: string): Promise<MissionExecutor>;
+  /**
+   * This process's incarnation, once its instance row names it: the owner of the deliveries its
+   * direct lane holds without a pg-boss job (none while undefined).
+   */
+  owner?: () => string | undefined;
   /** An attempt started, on the direct lane or fetched from pg-boss (metrics). */
   onAttempt?: (lane: "direct" | "fetched") => void;
 }

@@ -36,6 +36,10 @@ export interface HeartbeatOptions {
   version: string;
   host: string;
   pid: number | null;
+  /** This process (a restart under the same name is another): its direct lane's runs are live while its row names it. */
+  incarnation: string;
+  /** A beat was written (the row names this incarnation from then on). */
+  onWritten?: () => void;
   /** This instance's claims and delivery attempts since it started. */
   totals: () => Totals;
 }
@@ -56,11 +60,13 @@ export async function startHeartbeat(options: HeartbeatOptions): Promise<{ stop(
       version: options.version,
       host: options.host,
       pid: options.pid,
+      incarnation: options.incarnation,
       startedAt,
       heartbeatAt: new Date(now),
       claimsLastMinute: last.claims,
       deliveriesLastMinute: last.deliveries,
     });
+    options.onWritten?.();
   };
   await beat().catch((err: unknown) => options.log.error({ err, component: "instances" }, "heartbeat failed"));
   const sweeper: Sweeper = startSweeper({

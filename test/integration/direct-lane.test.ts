@@ -77,16 +77,14 @@ afterEach(async () => {
 });
 
 describe(`the direct lane (${backendName})`, () => {
-  it("with no plugin on cronJobFiring, each slot's mission starts on the instance that claimed it, without a fetch: one attempt, its pg-boss job completed", async () => {
+  it("with no plugin on cronJobFiring, each slot's mission starts on the instance that claimed it, without a fetch: one attempt, no pg-boss job", async () => {
     const daemon = await t.start({ toml: `[scheduler]\nclaim_ahead = "0"\n` });
     const job = await daemon.services.cron.add({ name: "tick", agentId: "a1", cron: "* * * * * *", prompt: "p" });
-    // Three runs closed, and their jobs settled in pg-boss (completed just after the run's close).
-    const settled = (r: Ledger) => r.status === "Succeeded" && (r.job_state === null || r.job_state === "completed");
-    await waitFor(
-      async () => (await ledger(daemon, job.id)).filter(settled).length >= 3,
-      "three Succeeded runs with their jobs completed",
-    );
+    const settled = (r: Ledger) => r.status === "Succeeded";
+    await waitFor(async () => (await ledger(daemon, job.id)).filter(settled).length >= 3, "three Succeeded runs");
     const runs = (await ledger(daemon, job.id)).filter(settled);
+    // The run's row is its record: no pg-boss job was written for it.
+    expect(runs.map((r) => r.job_state)).toEqual(runs.map(() => null));
     // claim_ahead = "0": claimed at (or after) the slot, and started in the claim's transaction.
     expect(runs.map((r) => [r.attempts, r.failed_attempts, r.with_claim, r.ahead])).toEqual(
       runs.map(() => [1, 0, true, false]),
@@ -117,9 +115,17 @@ describe(`the direct lane (${backendName})`, () => {
 
   it("a burst's slots, given more lead than claim_ahead so that all are claimed in time, are still handed off in their claim", async () => {
     // 240 jobs sharing each second: the scheduler hands the later ones over up to 80 ms earlier
-    // than claim_ahead (1 ms per 3 keys). Handed off at their moment instead, their Running row and
-    // pg-boss job would be written at the slot, on the path to the agent.
-    const daemon = await t.start({ toml: `[scheduler]\nclaim_ahead = "100ms"\n\n[missions]\nconcurrency = 512\n` });
+    // than claim_ahead (1 ms per 3 keys). Handed off at their moment instead, their Running row would
+    // be written at the slot, on the path to the agent.
+    // A hand-off at the moment moves its run from Claimed to Running (startRuns' update); one in
+    // the claim inserts it Running. On the direct lane neither writes a pg-boss job.
+    const handOffsAtMoment: number[] = [];
+    const daemon = await t.start({
+      toml: `[scheduler]\nclaim_ahead = "100ms"\n\n[missions]\nconcurrency = 512\n`,
+      onQuery: (text) => {
+        if (text.startsWith("update cron_job_runs as r set status = 'Running'")) handOffsAtMoment.push(Date.now());
+      },
+    });
     const startsAt = new Date(Math.ceil((Date.now() + 12_000) / 1000) * 1000);
     for (let i = 0; i < 240; i++)
       await daemon.services.cron.add({
@@ -131,18 +137,13 @@ describe(`the direct lane (${backendName})`, () => {
         startsAt: startsAt.toISOString(),
       });
     const slot = startsAt.getTime() + 1_000;
-    // Handed off in the claim: its pg-boss job was written in the claim's transaction, which began
-    // before the claim's instant (the run's claimed_at); one handed off at its moment was written at
-    // least the lead (over 100 ms) later.
-    type Lead = { lead_ms: number; in_claim: boolean; status: string };
+    type Lead = { lead_ms: number; status: string };
     const runs = await waitFor(
       async () => {
         const found = await rows<Lead>(
           daemon.services.database.db,
-          sql`select extract(epoch from (r.scheduled_for - r.claimed_at)) * 1000 as lead_ms,
-                     coalesce(j.created_on < r.claimed_at + interval '50 milliseconds', false) as in_claim, r.status
-              from cron_job_runs r left join pgboss.job j on j.id::text = r.mission_job_id
-              where r.scheduled_for = ${new Date(slot).toISOString()}::timestamptz`,
+          sql`select extract(epoch from (r.scheduled_for - r.claimed_at)) * 1000 as lead_ms, r.status
+              from cron_job_runs r where r.scheduled_for = ${new Date(slot).toISOString()}::timestamptz`,
         );
         return found.length === 240 && found.every((r) => r.status === "Succeeded") ? found : null;
       },
@@ -152,7 +153,8 @@ describe(`the direct lane (${backendName})`, () => {
     // Some were claimed further ahead than claim_ahead (the burst's lead), none beyond twice it.
     const leads = runs.map((r) => Number(r.lead_ms));
     expect(Math.max(...leads)).toBeGreaterThan(100);
-    expect(runs.filter((r) => !r.in_claim).map((r) => Number(r.lead_ms))).toEqual([]);
+    // None of the second slot's runs was handed off at its moment (around the slot, after the first's).
+    expect(handOffsAtMoment.filter((at) => at > startsAt.getTime() + 500 && at < slot + 500)).toEqual([]);
   });
 
   it("with no plugin on cronJobFiring, more slots of one second than the lane's places: the surplus queues on the lane, each attempt counted when it takes a place, none through pg-boss's fetch", async () => {

@@ -10,24 +10,26 @@ import { waitFor } from "../helpers/wait.ts";
 import { removeTempDir, tempDir } from "../helpers/tmp.ts";
 
 // The order shutdown releases things in is what makes it safe: listeners first, then no new
-// claims, claimed work to its outcome, missions drained while cancels still arrive, detached hooks
-// before the plugins stop, pg-boss before the database.
+// claims, claimed work to its outcome, missions drained while cancels still arrive (and while the
+// instance's heartbeat still says its direct lane is live), detached hooks before the plugins stop,
+// pg-boss before the database.
 const STOP_ORDER = [
   "plugin moments",
   "tcp",
   "socket",
   "api",
-  "heartbeat",
   "alerts",
   "pruner",
   "gate sweeper",
   "resume sweeper",
+  "lane takeover",
   "claim recovery",
   "scheduler",
   "claim drain",
   "schedule listener",
   "worker drain",
   "cancel listener",
+  "heartbeat",
   "detached hooks",
   "plugins",
   "pg-boss",

@@ -47,6 +47,7 @@ describe.skipIf(backendName !== "postgres")("the run transitions' plans (Postgre
             startedAt: new Date(),
             sessionId: "s",
             missionJobId: "j",
+            laneOwner: null,
             direct: true,
           })),
         ),

@@ -189,7 +189,12 @@ export const cronJobRuns = pgTable(
     executor: text("executor"),
     exitCode: integer("exit_code"),
     output: text("output"),
+    // The run's pg-boss job: set when the run is handed to pg-boss (a hand-off beyond the direct
+    // lane's places, a retry, a hand-back at shutdown, a takeover); null while a direct lane holds it.
     missionJobId: text("mission_job_id"),
+    // The incarnation (`instances.incarnation`) whose direct lane holds the run, with no pg-boss job:
+    // the row is then the delivery's only record, taken over once that incarnation is gone.
+    laneOwner: text("lane_owner"),
     // Crash truth: executions started, and those that ended in a recorded delivery failure. A
     // retried mission with more started than failed attempts lost one mid-run: Unknown, not replayed.
     attempts: integer("attempts").notNull().default(0),

@@ -17,6 +17,9 @@ export const instances = pgTable("instances", {
   stoppedAt: tstz("stopped_at"),
   claimsLastMinute: integer("claims_last_minute").notNull().default(0),
   deliveriesLastMinute: integer("deliveries_last_minute").notNull().default(0),
+  // This process (a restart under the same name is a new one): the `lane_owner` of the runs its
+  // direct lane holds, which are live while this row names it and beats.
+  incarnation: text("incarnation"),
 });
 
 export type InstanceRow = typeof instances.$inferSelect;
