@@ -48,6 +48,8 @@ export async function drill(
     const runs = async () =>
       (await api.get<{ runs: Run[] }>(`/v1/cron-jobs/${witness.id}/runs`, { limit: "200" })).runs;
     while (!(await runs()).some((r) => r.status === "Succeeded")) await during(50);
+    // The same probe before the attack: what the machine's own load makes of an answer's time.
+    const calm = p90((await probeWhile(served, during(1_500))).times);
     const from = Date.now();
     const outcomes: unknown[] = [];
     // The attack is not awaited here: its answer is read once the probe's window is over.
@@ -74,10 +76,12 @@ export async function drill(
     }
     if (process.env.DRILL_DEBUG) console.log(JSON.stringify({ probe, outcomes }).slice(0, 2000));
     expect(probe.failures).toEqual([]);
-    // Nine answers in ten within 100 ms, and none near a freeze: on a quiet machine every answer
-    // comes within 30 ms; the margin is for a suite running beside it on two cores.
-    const sorted = [...probe.times].sort((a, b) => a - b);
-    expect(sorted[Math.floor(sorted.length * 0.9)], "p90 of /healthz and /metrics (ms)").toBeLessThan(ANSWER_MS);
+    // Nine answers in ten within 100 ms, or within three times what they took before the attack
+    // (plus 30 ms) on a machine whose load already slows them; and none near a freeze. On a quiet
+    // machine every answer comes within 30 ms.
+    expect(p90(probe.times), `p90 of /healthz and /metrics (ms); ${calm} ms before the attack`).toBeLessThan(
+      Math.max(ANSWER_MS, 3 * calm + 30),
+    );
     expect(Math.max(probe.slowest.healthz, probe.slowest.metrics), "slowest answer (ms)").toBeLessThan(FREEZE_MS);
     await inspect({ served, probe, outcomes });
     const end = await served.terminate();
@@ -87,6 +91,8 @@ export async function drill(
     await served.cleanup();
   }
 }
+
+const p90 = (times: readonly number[]) => [...times].sort((a, b) => a - b)[Math.floor(times.length * 0.9)] ?? 0;
 
 /** Runs the attacking hook once, as an agent runtime does. */
 export const inbound = (served: Served) =>

@@ -136,8 +136,11 @@ describe(`the run row as the direct lane's record (${backendName})`, () => {
     const [row] = await rows<RunRow>(daemon.services.database.db, sql`${runSql} where r.id = ${listed.id}::bigint`);
     expect(row).toMatchObject({ attempts: 2, failed_attempts: 1 });
     // One pg-boss job, the retry's: written once the first attempt had failed (not at the hand-off),
-    // fetched as retry 1 and completed, and named on the row.
-    const jobs = await missionJobs(daemon);
+    // fetched as retry 1 and completed (just after the run's close), and named on the row.
+    const jobs = await waitFor(async () => {
+      const all = await missionJobs(daemon);
+      return all.every((j) => j.state === "completed") ? all : null;
+    }, "the retry's job completed");
     expect(jobs.map((j) => [j.id, j.state, j.retry_count])).toEqual([[row!.mission_job_id, "completed", 1]]);
     expect(new Date(jobs[0]!.created_on).getTime()).toBeGreaterThanOrEqual(
       Date.parse(run.attemptHistory[0]!.finishedAt!) - 5,
