@@ -23,12 +23,14 @@ export function startServe(
   name: string,
   databaseUrl: string | null,
   receiverUrl: string,
-  options: { dir?: string; env?: Record<string, string> } = {},
+  /** `toml`: the configuration, instead of the drills' (the agent `hook` at `receiverUrl`). */
+  options: { dir?: string; env?: Record<string, string>; toml?: string } = {},
 ): Serve {
   const dir = options.dir ?? tempDir(`drill-${name}`);
   writeFileSync(
     join(dir, "config.toml"),
-    `[scheduler]\npoll_interval = "2s"\n\n[agents.hook]\nexecutor = "webhook"\nurl = "${receiverUrl}"\ntimeout = "10s"\n`,
+    options.toml ??
+      `[scheduler]\npoll_interval = "2s"\n\n[agents.hook]\nexecutor = "webhook"\nurl = "${receiverUrl}"\ntimeout = "10s"\n`,
   );
   const serve = spawnServe({
     cwd: dir,

@@ -4,10 +4,8 @@
  * failed attempt, and a takeover once the lane's daemon is gone (where crash truth applies as for
  * any retry: an attempt counted with no end closes Unknown, one never started is delivered once).
  */
-import { writeFileSync } from "node:fs";
 import { createServer, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { join } from "node:path";
 import { sql } from "drizzle-orm";
 import postgres from "postgres";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
@@ -17,7 +15,7 @@ import { rows } from "../../src/db/client.ts";
 import type { Daemon } from "../../src/daemon/daemon.ts";
 import { backendName, freshDatabase, type TestDatabase } from "../helpers/db.ts";
 import { daemonPerTest } from "../helpers/daemon.ts";
-import { spawnServe } from "../helpers/process.ts";
+import { killServes, startServe, waitReady, type Serve } from "../helpers/drill-daemons.ts";
 import { tempDir } from "../helpers/tmp.ts";
 import { waitFor } from "../helpers/wait.ts";
 
@@ -174,48 +172,19 @@ describe(`the run row as the direct lane's record (${backendName})`, () => {
   });
 });
 
-/**
- * A `missiond serve` process: on the embedded database in `dir` (the next one opens the same), or on
- * the server's database.
- */
-function serve(name: string, dir: string, databaseUrl: string | null, agentUrl: string) {
-  writeFileSync(
-    join(dir, "config.toml"),
-    `[missions]\nconcurrency = 1\n\n[agents.hook]\nexecutor = "webhook"\nurl = "${agentUrl}"\ntimeout = "60s"\n`,
-  );
-  const child = spawnServe({
-    cwd: dir,
-    env: {
-      ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
-      MISSIOND_CONFIG: join(dir, "config.toml"),
-      MISSIOND_STATE_DIR: dir,
-      MISSIOND_INSTANCE_NAME: name,
-      MISSIOND_PLUGIN_DIRS: "",
-      MISSIOND_LOG_LEVEL: process.env.DBG_LEVEL ?? "warn",
-    },
+/** A `missiond serve` process with one place on its lane: on the embedded database in `dir` (the next one opens the same), or on the server's. */
+const serve = (name: string, dir: string, databaseUrl: string | null, agentUrl: string) =>
+  startServe(name, databaseUrl, agentUrl, {
+    dir,
+    toml: `[missions]\nconcurrency = 1\n\n[agents.hook]\nexecutor = "webhook"\nurl = "${agentUrl}"\ntimeout = "60s"\n`,
   });
-  return { child, api: apiClient({ socketPath: join(dir, "missiond.sock") }) as ApiClient };
-}
-
-async function ready(s: ReturnType<typeof serve>, name: string): Promise<void> {
-  await waitFor(
-    async () => {
-      if (s.child.exitCode !== null) throw new Error(`${name} exited: ${s.child.output()}`);
-      return (await s.api.get<{ ready: boolean }>("/readyz").catch(() => null))?.ready;
-    },
-    `${name} to be ready`,
-    60_000,
-    100,
-  );
-}
 
 describe(`a direct lane's daemon killed (SIGKILL) mid-mission (${backendName})`, () => {
   let hook: Agent | null = null;
   let db: TestDatabase | null = null;
-  const children: ReturnType<typeof serve>[] = [];
+  const children: Serve[] = [];
   afterEach(async () => {
-    for (const s of children) if (s.child.exitCode === null && s.child.signalCode === null) s.child.kill("SIGKILL");
-    await Promise.all(children.map((s) => s.child.exited));
+    await killServes(children);
     await hook?.close();
     await db?.drop();
   });
@@ -230,7 +199,7 @@ describe(`a direct lane's daemon killed (SIGKILL) mid-mission (${backendName})`,
     const dirA = tempDir("direct-record-a");
     const a = serve("a", dirA, server?.url ?? null, hook.url);
     children.push(a);
-    await ready(a, "a");
+    await waitReady(a);
     const job = (name: string) =>
       a.api.post<{ id: string }>("/v1/cron-jobs", { name, agentId: "hook", every: "1h", prompt: "p" });
     const first = await job("executing");
@@ -270,14 +239,14 @@ describe(`a direct lane's daemon killed (SIGKILL) mid-mission (${backendName})`,
       expect(jobs!.n).toBe(0);
       await pg.end();
     }
-    a.child.kill("SIGKILL");
-    await a.child.exited;
+    a.serve.kill("SIGKILL");
+    await a.serve.exited;
     // The next daemon: on the embedded database, a restart under the same name in the same directory
     // (a new incarnation: a's runs are taken over at its start); on a server, a second instance,
     // which takes them over once a's heartbeat is older than 30 s.
     const b = server ? serve("b", tempDir("direct-record-b"), server.url!, hook.url) : serve("a", dirA, null, hook.url);
     children.push(b);
-    await ready(b, "the next daemon");
+    await waitReady(b);
     const closed = await waitFor(
       async () => {
         const one = await runOf(first.id, b.api);
