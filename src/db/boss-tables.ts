@@ -58,6 +58,23 @@ export function checkBossRelease(installed: BossRelease): void {
 export const bossOnTransaction = (tx: Tx) => fromDrizzle(tx as unknown as DrizzleTransactionLike, sql);
 
 /**
+ * The columns of a job pg-boss copies from its queue's settings at insert, and their values from the
+ * queue aliased `q` (its plans.js insert): the defaults below where a setting is unset, keep_until
+ * counted from `now`.
+ */
+const SETTINGS_COLUMNS = sql.raw(
+  "expire_seconds, deletion_seconds, keep_until, retry_limit, retry_delay, retry_backoff, retry_delay_max, policy, heartbeat_seconds",
+);
+const settingsOf = (alias: string) => {
+  const q = sql.raw(alias);
+  return sql`coalesce(${q}.expire_seconds, ${BOSS_QUEUE_DEFAULTS.expireSeconds}),
+    coalesce(${q}.deletion_seconds, ${BOSS_QUEUE_DEFAULTS.deletionSeconds}),
+    now + coalesce(${q}.retention_seconds, ${BOSS_QUEUE_DEFAULTS.retentionSeconds}) * interval '1s',
+    coalesce(${q}.retry_limit, ${BOSS_QUEUE_DEFAULTS.retryLimit}), coalesce(${q}.retry_delay, 0),
+    coalesce(${q}.retry_backoff, false), ${q}.retry_delay_max, ${q}.policy, ${q}.heartbeat_seconds`;
+};
+
+/**
  * Inserts jobs of `queue` already active for this instance, as pg-boss's own fetch leaves them
  * (started and heartbeat now, first attempt), in the hand-off's transaction, with the queue's
  * settings as pg-boss's insert would copy them. One statement and one row version per job: pg-boss's
@@ -70,13 +87,8 @@ export async function insertActiveJobs(
   jobs: readonly { id: string; data: object }[],
 ): Promise<void> {
   await tx.execute(
-    sql`insert into pgboss.job (id, name, data, state, start_after, created_on, started_on, heartbeat_on, expire_seconds,
-          deletion_seconds, keep_until, retry_limit, retry_delay, retry_backoff, retry_delay_max, policy, dead_letter, heartbeat_seconds)
-        select v.id, q.name, v.data, 'active', now, now, now, now, coalesce(q.expire_seconds, ${BOSS_QUEUE_DEFAULTS.expireSeconds}),
-          coalesce(q.deletion_seconds, ${BOSS_QUEUE_DEFAULTS.deletionSeconds}),
-          now + coalesce(q.retention_seconds, ${BOSS_QUEUE_DEFAULTS.retentionSeconds}) * interval '1s',
-          coalesce(q.retry_limit, ${BOSS_QUEUE_DEFAULTS.retryLimit}), coalesce(q.retry_delay, 0), coalesce(q.retry_backoff, false),
-          q.retry_delay_max, q.policy, q.dead_letter, q.heartbeat_seconds
+    sql`insert into pgboss.job (id, name, data, state, start_after, created_on, started_on, heartbeat_on, dead_letter, ${SETTINGS_COLUMNS})
+        select v.id, q.name, v.data, 'active', now, now, now, now, q.dead_letter, ${settingsOf("q")}
         from ${recordset(jobs, "id uuid, data jsonb")}
         join pgboss.queue q on q.name = ${queue}
         cross join (select pgboss.job_now() as now) as t`,
@@ -111,15 +123,10 @@ export async function insertHandedJobs(tx: Tx, queue: string, jobs: readonly Han
           else least(coalesce(q.retry_delay_max, 2147483647), greatest(coalesce(q.retry_delay, 0), 1)
             * (2 ^ least(16, v.tries) / 2 + 2 ^ least(16, v.tries) / 2 * random())) end`;
   await tx.execute(
-    sql`insert into pgboss.job (id, name, data, state, retry_count, start_after, created_on, started_on, expire_seconds,
-          deletion_seconds, keep_until, retry_limit, retry_delay, retry_backoff, retry_delay_max, policy, dead_letter, heartbeat_seconds)
+    sql`insert into pgboss.job (id, name, data, state, retry_count, start_after, created_on, started_on, dead_letter, ${SETTINGS_COLUMNS})
         select v.id, q.name, v.data, case when ${retried} then 'retry' else 'created' end::pgboss.job_state,
           greatest(v.tries - 1, 0), now + ${delay} * interval '1s', now, case when ${retried} then now end,
-          coalesce(q.expire_seconds, ${BOSS_QUEUE_DEFAULTS.expireSeconds}),
-          coalesce(q.deletion_seconds, ${BOSS_QUEUE_DEFAULTS.deletionSeconds}),
-          now + coalesce(q.retention_seconds, ${BOSS_QUEUE_DEFAULTS.retentionSeconds}) * interval '1s',
-          coalesce(q.retry_limit, ${BOSS_QUEUE_DEFAULTS.retryLimit}), coalesce(q.retry_delay, 0), coalesce(q.retry_backoff, false),
-          q.retry_delay_max, q.policy, q.dead_letter, q.heartbeat_seconds
+          q.dead_letter, ${settingsOf("q")}
         from ${recordset(values, "id uuid, data jsonb, tries int, backoff boolean")}
         join pgboss.queue q on q.name = ${queue}
         cross join (select pgboss.job_now() as now) as t`,
@@ -128,18 +135,13 @@ export async function insertHandedJobs(tx: Tx, queue: string, jobs: readonly Han
 
 /**
  * A delivery whose last try failed on the direct lane (no pg-boss job to fail): a new job in the
- * dead-letter queue of `queue`, as pg-boss's fail would put it there.
+ * dead-letter queue of `queue`, with that queue's settings, as pg-boss's fail would put it there.
  */
 export async function insertDeadLetters(tx: Tx, queue: string, jobs: readonly { data: object }[]): Promise<void> {
   if (jobs.length === 0) return;
   await tx.execute(
-    sql`insert into pgboss.job (id, name, data, state, start_after, created_on, expire_seconds, deletion_seconds, keep_until,
-          retry_limit, retry_delay, retry_backoff, retry_delay_max, policy, heartbeat_seconds)
-        select gen_random_uuid(), d.name, v.data, 'created', now, now, coalesce(d.expire_seconds, ${BOSS_QUEUE_DEFAULTS.expireSeconds}),
-          coalesce(d.deletion_seconds, ${BOSS_QUEUE_DEFAULTS.deletionSeconds}),
-          now + coalesce(d.retention_seconds, ${BOSS_QUEUE_DEFAULTS.retentionSeconds}) * interval '1s',
-          coalesce(d.retry_limit, ${BOSS_QUEUE_DEFAULTS.retryLimit}), coalesce(d.retry_delay, 0), coalesce(d.retry_backoff, false),
-          d.retry_delay_max, d.policy, d.heartbeat_seconds
+    sql`insert into pgboss.job (id, name, data, state, start_after, created_on, ${SETTINGS_COLUMNS})
+        select gen_random_uuid(), d.name, v.data, 'created', now, now, ${settingsOf("d")}
         from ${recordset(jobs, "data jsonb")}
         join pgboss.queue q on q.name = ${queue}
         join pgboss.queue d on d.name = q.dead_letter
