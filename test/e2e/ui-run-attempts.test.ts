@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { seriousViolations } from "../helpers/axe.ts";
 import {
   chromiumMissing,
+  closeBrowser,
   launchBrowser,
   signIn,
   startDashboardDaemon,
@@ -43,7 +44,7 @@ describe.skipIf(chromiumMissing !== null)(
     });
 
     afterAll(async () => {
-      await browser?.close();
+      await closeBrowser(browser);
       await dash?.daemon.stop();
       await db?.drop();
       await new Promise<void>((resolve) => (agent ? agent.close(() => resolve()) : resolve()));

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { rows } from "../../src/db/client.ts";
 import {
   chromiumMissing,
+  closeBrowser,
   launchBrowser,
   signIn,
   startDashboardDaemon,
@@ -77,7 +78,7 @@ describe.skipIf(chromiumMissing !== null)(
     }, 300_000);
 
     afterAll(async () => {
-      await browser?.close();
+      await closeBrowser(browser);
       await dash?.daemon.stop();
       await db?.drop();
     });

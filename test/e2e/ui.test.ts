@@ -3,7 +3,13 @@ import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openAlert } from "../../src/alerts/queries.ts";
 import { backendName, freshDatabase, type TestDatabase } from "../helpers/db.ts";
-import { chromiumMissing, launchBrowser, startDashboardDaemon, type DashboardDaemon } from "../helpers/browser.ts";
+import {
+  chromiumMissing,
+  closeBrowser,
+  launchBrowser,
+  startDashboardDaemon,
+  type DashboardDaemon,
+} from "../helpers/browser.ts";
 import { examplePlugin, fixturePlugin } from "../helpers/plugins.ts";
 
 interface Job {
@@ -71,7 +77,7 @@ describe.skipIf(chromiumMissing !== null)(
     });
 
     afterAll(async () => {
-      await browser?.close();
+      await closeBrowser(browser);
       await dash?.daemon.stop();
       await db?.drop();
     });

@@ -15,6 +15,18 @@ export const CHROMIUM = "/usr/bin/chromium";
 /** Why the dashboard's browser tests cannot run here, or null. */
 export const chromiumMissing: string | null = prerequisite(missingProgram("chromium", [CHROMIUM]));
 
+/** Closes `browser` (if launched), saying on stderr when that overruns 10 s: a hook timeout alone names nothing. */
+export async function closeBrowser(browser: Browser | undefined): Promise<void> {
+  if (!browser) return;
+  const began = Date.now();
+  const timer = setInterval(() => console.error(`the browser is still closing after ${Date.now() - began} ms`), 10_000);
+  try {
+    await browser.close();
+  } finally {
+    clearInterval(timer);
+  }
+}
+
 export async function launchBrowser(): Promise<Browser> {
   if (chromiumMissing) throw new Error(`cannot launch the browser: ${chromiumMissing}`);
   return chromium.launch({ executablePath: CHROMIUM });
@@ -113,7 +125,7 @@ export function useDashboard(options: TestDaemonOptions & { hash?: string } = {}
     await signIn(session.page, session.dash, hash);
   }, 300_000);
   afterAll(async () => {
-    await session.browser?.close();
+    await closeBrowser(session.browser);
     await session.dash?.daemon.stop();
     await session.db?.drop();
   });

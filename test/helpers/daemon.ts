@@ -62,6 +62,7 @@ export async function startTestDaemon(db: TestDatabase, options: TestDaemonOptio
     hostname: "test",
     pid: process.pid,
   });
+  let stopping: string | null = null;
   const daemon = createDaemon(config, {
     probe: testProbe,
     pglite: db.pglite ?? undefined,
@@ -75,8 +76,33 @@ export async function startTestDaemon(db: TestDatabase, options: TestDaemonOptio
     clock: options.clock,
     uiDir: options.uiDir,
     env: options.env,
+    onStep: (name, phase) => {
+      if (phase === "stop") stopping = name;
+    },
   });
   await daemon.start();
+  return reportSlowStop(daemon, () => stopping);
+}
+
+/** A stop slower than this names, on stderr, the step it is still in: a hook timeout alone says nothing. */
+const SLOW_STOP_MS = 20_000;
+
+/** `daemon`, whose stop reports on stderr when it overruns SLOW_STOP_MS, naming the step it waits on. */
+function reportSlowStop(daemon: Daemon, step: () => string | null): Daemon {
+  const stop = daemon.stop.bind(daemon);
+  daemon.stop = async () => {
+    const began = Date.now();
+    const timer = setInterval(() => {
+      console.error(
+        `test daemon ${daemon.config.instanceName}: stop still in step ${step() ?? "(none yet)"} after ${Date.now() - began} ms`,
+      );
+    }, SLOW_STOP_MS);
+    try {
+      await stop();
+    } finally {
+      clearInterval(timer);
+    }
+  };
   return daemon;
 }
 
