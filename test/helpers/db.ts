@@ -22,8 +22,12 @@ export interface TestDatabase {
  * drizzle's part) and does the rest of its first start itself.
  */
 export function freshDatabase(): Promise<TestDatabase> {
+  databasesMade++;
   return createFreshDatabase(SERVER_URL, "missiond_t", inject("databaseTemplate"));
 }
+
+/** How many fresh databases this worker has made (test/helpers/cpu-log.ts reports them per file). */
+export let databasesMade = 0;
 
 /** A database of its own with nothing in it, for a test about migrating from nothing. */
 export function emptyDatabase(): Promise<TestDatabase> {
