@@ -6,6 +6,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { runPage, type PageResult } from "../../src/docs/transcripts/run.ts";
 import { backendName } from "../helpers/db.ts";
 import { prerequisite } from "../helpers/prerequisite.ts";
+import { pageDaemonOptions } from "../helpers/process.ts";
 
 const example = fileURLToPath(new URL("fixtures/example.md", import.meta.url));
 const missing = prerequisite(existsSync("/bin/bash") ? null : "bash (the transcripts' shell)");
@@ -18,7 +19,7 @@ describe.skipIf(missing || backendName === "postgres")("regenerating a page's tr
   let first: PageResult;
 
   it("keeps an output that differs only in its times, rewrites stale ones, and reports a failing command", async () => {
-    first = await runPage(example);
+    first = await runPage(example, pageDaemonOptions());
     expect(first.transcripts).toBe(1);
     const [add, show, cat, rm] = first.commands;
     expect(add).toMatchObject({
@@ -42,7 +43,7 @@ describe.skipIf(missing || backendName === "postgres")("regenerating a page's tr
   it("regenerates a rewritten page to itself", async () => {
     const rewritten = join(dir, "example.md");
     writeFileSync(rewritten, first.text);
-    const second = await runPage(rewritten);
+    const second = await runPage(rewritten, pageDaemonOptions());
     expect(second.stale).toEqual([]);
     expect(second.text).toBe(readFileSync(rewritten, "utf8"));
     expect(second.failed.map((c) => c.shown[0])).toEqual(["$ missiond cron rm 98"]);

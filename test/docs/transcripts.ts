@@ -6,6 +6,7 @@ import { stepsOf, type Step } from "../../src/docs/transcripts/page.ts";
 import { explain, runPage } from "../../src/docs/transcripts/run.ts";
 import { backendName } from "../helpers/db.ts";
 import { prerequisite } from "../helpers/prerequisite.ts";
+import { pageDaemonOptions } from "../helpers/process.ts";
 import { ROOT, markdownPages } from "./pages.ts";
 
 /**
@@ -71,7 +72,7 @@ export function describeTranscripts(n: number): void {
     it.each(mine)(
       "%s: every command exits as shown and prints what the page shows",
       async (page) => {
-        const result = await runPage(join(ROOT, page));
+        const result = await runPage(join(ROOT, page), pageDaemonOptions());
         expect(result.commands.length).toBeGreaterThan(0);
         expect(
           result.failed.map((c) => explain(page, c)),

@@ -1,19 +1,25 @@
 /**
  * Runs once before the test files: makes (or finds) the migrated database that test/helpers/db.ts
- * copies for each test, for the backend this run uses, and hands its name to the files.
+ * copies for each test, for the backend this run uses, and the daemon's bundle the processes tests
+ * start run (test/helpers/built-daemon.ts), and hands both to the files.
  */
 import type { TestProject } from "vitest/node";
+import { builtDaemon } from "./built-daemon.ts";
 import { pgliteTemplate, serverTemplate } from "./template.ts";
 
 declare module "vitest" {
   export interface ProvidedContext {
     /** The migrated template: a database name on the server, or a PGlite dump's path; "" for none. */
     databaseTemplate: string;
+    /** The bundled daemon's main.js, which `missiond` processes in tests run. */
+    daemonEntry: string;
   }
 }
 
 export default async function setup(project: TestProject): Promise<void> {
   const serverUrl = process.env.DATABASE_URL;
+  // Built while the template is made: esbuild works mostly off the main thread.
+  const entry = builtDaemon();
   let template = "";
   try {
     template = serverUrl ? await serverTemplate(serverUrl) : await pgliteTemplate();
@@ -23,4 +29,6 @@ export default async function setup(project: TestProject): Promise<void> {
     console.warn(`no migrated template database: ${(err as Error).message}`);
   }
   project.provide("databaseTemplate", template);
+  // Without it (the build failed) the run stops here with the build's error.
+  project.provide("daemonEntry", await entry);
 }

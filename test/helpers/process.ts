@@ -3,8 +3,21 @@ import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { inject } from "vitest";
+import type { PageDaemonOptions } from "../../src/docs/transcripts/daemon.ts";
 
-export const MAIN = fileURLToPath(new URL("../../src/main.ts", import.meta.url));
+/**
+ * What a `missiond` process started by a test runs: the bundle the run built (built-daemon.ts), or
+ * src/main.ts where no run provides one (bench/ uses these helpers outside vitest).
+ */
+export const MAIN = daemonEntry() ?? fileURLToPath(new URL("../../src/main.ts", import.meta.url));
+
+function daemonEntry(): string | null {
+  try {
+    return inject("daemonEntry") || null;
+  } catch {
+    return null;
+  }
+}
 
 export interface Finished {
   code: number | null;
@@ -58,7 +71,7 @@ export function runMissiond(args: string[], options: { cwd: string; env: Record<
  * A daemon on its embedded database in `cwd` (no DATABASE_URL, the default state directory) finds
  * the run's migrated template there instead of an empty folder: PGlite's initdb, seconds of
  * WebAssembly on every first start, is done once for the run. What the daemon does on a database
- * it did not make (migrations, pg-boss's schema) is unchanged; a folder already there is left.
+ * it did not make (its first partitions) is unchanged; a folder already there is left.
  */
 function seedEmbeddedDatabase(cwd: string, env: Record<string, string>): void {
   // Asked of vitest only then: bench/ runs these helpers outside it, always with a state directory.
@@ -70,6 +83,12 @@ function seedEmbeddedDatabase(cwd: string, env: Record<string, string>): void {
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   const tar = spawnSync("tar", ["-xf", template, "-C", dataDir], { encoding: "utf8" });
   if (tar.status !== 0) throw new Error(`tar -xf ${template}: ${tar.stderr}`);
+}
+
+/** How the docs' page daemons run in tests: the run's bundle, on a copy of its migrated template. */
+export function pageDaemonOptions(): PageDaemonOptions {
+  const template = inject("databaseTemplate");
+  return { entry: MAIN, seed: template?.endsWith(".tar") ? template : undefined };
 }
 
 /** Starts `missiond serve` in the background; its output is collected on the returned object. */

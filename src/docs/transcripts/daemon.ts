@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from "node:child_process";
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { hostname, tmpdir } from "node:os";
 import { join, relative, resolve } from "node:path";
@@ -107,20 +107,39 @@ async function waitReady(socketPath: string, serve: ChildProcess, log: () => str
   throw new Error(`missiond serve was not ready within ${READY_TIMEOUT_MS / 1000}s:\n${log()}`);
 }
 
+/** How a page's daemon and its `missiond` command run; by default from the checkout's sources. */
+export interface PageDaemonOptions {
+  /**
+   * The script `missiond` runs (the tests' bundle of the daemon): the page's shell runs it on this
+   * Node, without bin/missiond.js. Unset: the shell's `missiond` is bin/missiond.js, serve runs src/main.ts.
+   */
+  entry?: string;
+  /** A migrated PGlite data directory (a tar) the daemon's embedded database starts from instead of initdb. */
+  seed?: string;
+}
+
 /** Starts a fresh daemon for a page with the configuration at `configFile`. */
-export async function startPageDaemon(configFile: string): Promise<PageDaemon> {
+export async function startPageDaemon(configFile: string, options: PageDaemonOptions = {}): Promise<PageDaemon> {
   const dir = mkdtempSync(join(tmpdir(), "missiond-docs-"));
   mkdirSync(join(dir, "bin"));
-  symlinkSync(LAUNCHER, join(dir, "bin", "missiond"));
+  const command = join(dir, "bin", "missiond");
+  if (options.entry)
+    writeFileSync(command, `#!/bin/sh\nexec '${process.execPath}' '${options.entry}' "$@"\n`, { mode: 0o755 });
+  else symlinkSync(LAUNCHER, command);
   // Where MISSIOND_PLUGIN_DIRS points (scratchEnv): a configured folder that is missing is a finding of `doctor`.
   mkdirSync(join(dir, ".missiond", "plugins"), { recursive: true });
   const configPath = join(dir, "config.toml");
   const toml = readFileSync(configFile, "utf8");
   writeFileSync(configPath, toml);
   const env = scratchEnv(dir, configPath, toml);
-  const { socketPath } = loadConfig({ env, cwd: dir, hostname: hostname(), pid: process.pid });
+  const { socketPath, dataDir, databaseUrl } = loadConfig({ env, cwd: dir, hostname: hostname(), pid: process.pid });
+  if (options.seed && !databaseUrl) {
+    mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+    const tar = spawnSync("tar", ["-xf", options.seed, "-C", dataDir], { encoding: "utf8" });
+    if (tar.status !== 0) throw new Error(`tar -xf ${options.seed}: ${tar.stderr}`);
+  }
 
-  const serve = spawn(process.execPath, [MAIN, "serve", "--log-format", "json"], {
+  const serve = spawn(process.execPath, [options.entry ?? MAIN, "serve", "--log-format", "json"], {
     cwd: dir,
     env,
     stdio: ["ignore", "pipe", "pipe"],

@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { basename, relative } from "node:path";
-import { pageConfig, REPO_ROOT, startPageDaemon, type PageDaemon } from "./daemon.ts";
+import { pageConfig, REPO_ROOT, startPageDaemon, type PageDaemon, type PageDaemonOptions } from "./daemon.ts";
 import { sameOutput } from "./mask.ts";
 import { renderTranscript, stepsOf, type Command, type Transcript } from "./page.ts";
 
@@ -100,8 +100,8 @@ async function runTranscript(daemon: PageDaemon, transcript: Transcript): Promis
   return results;
 }
 
-/** Runs the page at `path` (absolute); writes nothing. */
-export async function runPage(path: string): Promise<PageResult> {
+/** Runs the page at `path` (absolute), its daemon started with `options`; writes nothing. */
+export async function runPage(path: string, options: PageDaemonOptions = {}): Promise<PageResult> {
   const page = relative(REPO_ROOT, path);
   const markdown = readFileSync(path, "utf8");
   const steps = stepsOf(markdown, page);
@@ -117,7 +117,7 @@ export async function runPage(path: string): Promise<PageResult> {
   };
   if (!transcripts.length) return result;
 
-  const daemon = await startPageDaemon(pageConfig(pageName(path)));
+  const daemon = await startPageDaemon(pageConfig(pageName(path)), options);
   const bodies = new Map<Transcript, string[]>();
   try {
     for (const step of steps) {
