@@ -51,7 +51,12 @@ export async function createFreshDatabase(
   template?: string,
 ): Promise<TestDatabase> {
   if (!serverUrl) {
-    const pglite = template ? await PGlite.create({ loadDataDir: pgliteDumpAt(template) }) : await PGlite.create();
+    const pglite = await PGlite.create({
+      ...(template ? { loadDataDir: pgliteDumpAt(template) } : {}),
+      // A test's database is small: clearing PGlite's default 128 MB of shared buffers as each
+      // instance starts took about 0.4 s of CPU (profiled: 9.5 s for 22 instances; 1.4 s at 16 MB).
+      startParams: [...PGlite.defaultStartParams, "-c", "shared_buffers=16MB"],
+    });
     return { url: null, pglite, drop: () => pglite.close() };
   }
   const name = `${prefix}_${randomBytes(6).toString("hex")}`;
