@@ -3,6 +3,7 @@ import { readFileSync } from "node:fs";
 import { PGlite } from "@electric-sql/pglite";
 import postgres from "postgres";
 import { inject } from "vitest";
+import { EMBEDDED_SETTINGS } from "../../src/db/client.ts";
 import { SERVER_URL } from "./backend.ts";
 
 export { SERVER_URL, backendName } from "./backend.ts";
@@ -53,9 +54,10 @@ export async function createFreshDatabase(
   if (!serverUrl) {
     const pglite = await PGlite.create({
       ...(template ? { loadDataDir: pgliteDumpAt(template) } : {}),
-      // A test's database is small: clearing PGlite's default 128 MB of shared buffers as each
-      // instance starts took about 0.4 s of CPU (profiled: 9.5 s for 22 instances; 1.4 s at 16 MB).
-      startParams: [...PGlite.defaultStartParams, "-c", "shared_buffers=16MB"],
+      // The daemon's own settings for its embedded server (src/db/client.ts). With PGlite's defaults
+      // clearing 128 MB of shared buffers as each instance started took about 0.4 s of CPU
+      // (profiled: 9.5 s for 22 instances; 1.4 s with 16 MB).
+      startParams: [...PGlite.defaultStartParams, ...EMBEDDED_SETTINGS],
     });
     return { url: null, pglite, drop: () => pglite.close() };
   }
