@@ -28,9 +28,12 @@ async function berlinJobs(start: string) {
 }
 
 // The daemon's clock crosses Berlin's DST changes of 2027 in the time the test chooses: the
-// slots it runs are those of croner's policy, pinned in src/cron/schedule.ts. An hour of virtual
-// time is a few hundred timers, each with its database work: a minute or more on a loaded server backend.
-describe(`DST on a virtual clock (${backendName})`, () => {
+// slots it runs are those of croner's policy, pinned in src/cron/schedule.ts. On the embedded
+// database only: which slots a DST change gives is croner's arithmetic and the scheduler's, in
+// JavaScript (no statement reads a local time), and on the server the hour of virtual time took two
+// and a half minutes (each of some 1,400 sweeper timers waits out the harness's quiet window), the
+// longest file of that suite. The pause below runs on both.
+describe.skipIf(backendName === "postgres")(`DST on a virtual clock (${backendName})`, () => {
   it("spring forward: the fixed-time job fires once at 03:00 after the gap; the interval job skips the gap's local times", async () => {
     // 01:58 CET; at 02:00 local the clocks jump to 03:00 CEST (01:00Z): 02:00 to 02:45 never come.
     const { daemon, clock, fixed, interval } = await berlinJobs("2027-03-28T00:58:00.000Z");
