@@ -1,8 +1,14 @@
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { defineConfig } from "vitest/config";
 import { backendName } from "./test/helpers/backend.ts";
 
 // Each test gets its own database, a copy of one migrated before the files start.
 export default defineConfig({
+  // Outside the checkout, as the migrated template database is (test/helpers/template.ts): the
+  // durations vitest remembers order the next run's files, longest first, and a fresh clone (CI)
+  // without them started some of the longest last (by size), each then holding the suite's end.
+  cacheDir: join(tmpdir(), "missiond-vite-cache"),
   test: {
     // Named for its backend: vitest runs the files that took longest last time first, remembered by
     // project name and path, and a file skipped on one backend (the docs' transcripts run on PGlite
