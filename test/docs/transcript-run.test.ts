@@ -4,16 +4,14 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
 import { runPage, type PageResult } from "../../src/docs/transcripts/run.ts";
-import { backendName } from "../helpers/db.ts";
 import { prerequisite } from "../helpers/prerequisite.ts";
 import { pageDaemonOptions } from "../helpers/process.ts";
 
 const example = fileURLToPath(new URL("fixtures/example.md", import.meta.url));
 const missing = prerequisite(existsSync("/bin/bash") ? null : "bash (the transcripts' shell)");
 
-// The pages' daemons always run on their own embedded database (src/docs/transcripts/daemon.ts
-// drops DATABASE_URL), so the suite on Postgres would run the very same thing again: once is enough.
-describe.skipIf(missing || backendName === "postgres")("regenerating a page's transcripts from a real daemon", () => {
+// On the embedded suite only (EMBEDDED_ONLY in vitest.config.ts).
+describe.skipIf(missing)("regenerating a page's transcripts from a real daemon", () => {
   const dir = mkdtempSync(join(tmpdir(), "docs-example-"));
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
   let first: PageResult;

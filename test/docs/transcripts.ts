@@ -4,7 +4,6 @@ import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { stepsOf, type Step } from "../../src/docs/transcripts/page.ts";
 import { explain, runPage } from "../../src/docs/transcripts/run.ts";
-import { backendName } from "../helpers/db.ts";
 import { prerequisite } from "../helpers/prerequisite.ts";
 import { pageDaemonOptions } from "../helpers/process.ts";
 import { ROOT, markdownPages } from "./pages.ts";
@@ -54,9 +53,8 @@ const missing = prerequisite(tools.filter((tool) => !onPath(tool)).join(", ") ||
 
 /** The tests of file transcripts-`n`.test.ts (numbered from 1): its share of the pages. */
 export function describeTranscripts(n: number): void {
-  // The pages' daemons always run on their own embedded database (src/docs/transcripts/daemon.ts
-  // drops DATABASE_URL), so the suite on Postgres would run the very same thing again: once is enough.
-  describe.skipIf(missing || backendName === "postgres")(`the docs' transcripts, from a real daemon (${n})`, () => {
+  // On the embedded suite only (EMBEDDED_ONLY in vitest.config.ts).
+  describe.skipIf(missing)(`the docs' transcripts, from a real daemon (${n})`, () => {
     const mine = shares(shardFiles.length)[n - 1] ?? [];
 
     it("are found, and every page is in one file's share", () => {
