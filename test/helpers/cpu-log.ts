@@ -1,6 +1,6 @@
 import { appendFileSync, readFileSync } from "node:fs";
 import { relative } from "node:path";
-import { databasesMade } from "./db.ts";
+import { backendName, databasesMade } from "./db.ts";
 
 /**
  * Where each test file's CPU is written (MISSIOND_TEST_CPU_LOG, unset: nowhere): one JSON line per
@@ -35,7 +35,7 @@ export function logCpu(file: string, mark: CpuMark | null): void {
   const self = process.cpuUsage(mark.self);
   const line = {
     file: relative(process.cwd(), file),
-    backend: process.env.DATABASE_URL ? "postgres" : "pglite",
+    backend: backendName,
     wallMs: Math.round(performance.now() - mark.wall),
     selfMs: Math.round((self.user + self.system) / 1000),
     childrenMs: childrenCpuMs() - mark.children,

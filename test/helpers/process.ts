@@ -1,9 +1,9 @@
-import { spawn, spawnSync, type ChildProcess } from "node:child_process";
-import { existsSync, mkdirSync } from "node:fs";
+import { spawn, type ChildProcess } from "node:child_process";
+import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { inject } from "vitest";
-import type { PageDaemonOptions } from "../../src/docs/transcripts/daemon.ts";
+import { unpackDataDir, type PageDaemonOptions } from "../../src/docs/transcripts/daemon.ts";
 
 /**
  * What a `missiond` process started by a test runs: the bundle the run built (built-daemon.ts), or
@@ -76,19 +76,20 @@ export function runMissiond(args: string[], options: { cwd: string; env: Record<
 function seedEmbeddedDatabase(cwd: string, env: Record<string, string>): void {
   // Asked of vitest only then: bench/ runs these helpers outside it, always with a state directory.
   if (env.DATABASE_URL || env.MISSIOND_STATE_DIR) return;
-  const template = inject("databaseTemplate");
-  if (!template?.endsWith(".tar")) return;
+  const template = pgliteTemplateDump();
   const dataDir = join(cwd, ".missiond", "pgdata");
-  if (existsSync(dataDir)) return;
-  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
-  const tar = spawnSync("tar", ["-xf", template, "-C", dataDir], { encoding: "utf8" });
-  if (tar.status !== 0) throw new Error(`tar -xf ${template}: ${tar.stderr}`);
+  if (template && !existsSync(dataDir)) unpackDataDir(template, dataDir);
+}
+
+/** The run's migrated template as a PGlite dump (a tar), or undefined on a server backend. */
+function pgliteTemplateDump(): string | undefined {
+  const template = inject("databaseTemplate");
+  return template?.endsWith(".tar") ? template : undefined;
 }
 
 /** How the docs' page daemons run in tests: the run's bundle, on a copy of its migrated template. */
 export function pageDaemonOptions(): PageDaemonOptions {
-  const template = inject("databaseTemplate");
-  return { entry: MAIN, seed: template?.endsWith(".tar") ? template : undefined };
+  return { entry: MAIN, seed: pgliteTemplateDump() };
 }
 
 /** Starts `missiond serve` in the background; its output is collected on the returned object. */

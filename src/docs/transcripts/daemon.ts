@@ -107,6 +107,13 @@ async function waitReady(socketPath: string, serve: ChildProcess, log: () => str
   throw new Error(`missiond serve was not ready within ${READY_TIMEOUT_MS / 1000}s:\n${log()}`);
 }
 
+/** Unpacks a PGlite data directory dumped as a tar (`tar`) into `dataDir`, made owner-only. */
+export function unpackDataDir(tar: string, dataDir: string): void {
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  const unpacked = spawnSync("tar", ["-xf", tar, "-C", dataDir], { encoding: "utf8" });
+  if (unpacked.status !== 0) throw new Error(`tar -xf ${tar}: ${unpacked.stderr}`);
+}
+
 /** How a page's daemon and its `missiond` command run; by default from the checkout's sources. */
 export interface PageDaemonOptions {
   /**
@@ -133,11 +140,7 @@ export async function startPageDaemon(configFile: string, options: PageDaemonOpt
   writeFileSync(configPath, toml);
   const env = scratchEnv(dir, configPath, toml);
   const { socketPath, dataDir, databaseUrl } = loadConfig({ env, cwd: dir, hostname: hostname(), pid: process.pid });
-  if (options.seed && !databaseUrl) {
-    mkdirSync(dataDir, { recursive: true, mode: 0o700 });
-    const tar = spawnSync("tar", ["-xf", options.seed, "-C", dataDir], { encoding: "utf8" });
-    if (tar.status !== 0) throw new Error(`tar -xf ${options.seed}: ${tar.stderr}`);
-  }
+  if (options.seed && !databaseUrl) unpackDataDir(options.seed, dataDir);
 
   const serve = spawn(process.execPath, [options.entry ?? MAIN, "serve", "--log-format", "json"], {
     cwd: dir,
