@@ -4,6 +4,7 @@ import { reconnectBackoffSeconds } from "../../src/db/client.ts";
 import { createLogger } from "../../src/log.ts";
 import { unlessBacklogged } from "../../src/delivery/direct.ts";
 import { Scheduler, type DueSource } from "../../src/scheduler/scheduler.ts";
+import { VirtualClock } from "../helpers/virtual-clock.ts";
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -166,4 +167,38 @@ describe("the scheduler's lead for a burst", () => {
     expect(lone.calledAt).toBeGreaterThanOrEqual(loneAt - 500);
     expect(lone.calledAt).toBeLessThan(loneAt);
   }, 10_000);
+});
+
+describe("a moment many keys share, on a virtual clock", () => {
+  it("hands its keys over in groups, each group in one batch, paced as one key at a time would be", async () => {
+    const start = Date.parse("2026-01-01T00:00:00Z");
+    const clock = new VirtualClock(start);
+    const burstAt = start + 10_000;
+    const batches: { size: number; calledAt: number }[] = [];
+    const source: DueSource = {
+      name: "burst",
+      early: true,
+      loadDue: async () => Array.from({ length: 200 }, (_, i) => ({ key: `b${i}`, at: new Date(burstAt) })),
+      fire: async (batch) => {
+        batches.push({ size: batch.length, calledAt: clock.now() });
+        return new Map();
+      },
+    };
+    const scheduler = new Scheduler({
+      clock,
+      log: createLogger("silent"),
+      sources: [source],
+      horizonMs: 120_000,
+      maxSleepMs: 30_000,
+      pollIntervalMs: 60_000,
+      leadMs: 250,
+    });
+    await scheduler.start();
+    await clock.advanceTo(burstAt);
+    await scheduler.stop();
+    // 200 keys at 3 a millisecond: a group of 128 and the rest, handed over 42 ms apart (the rest
+    // first: the lead grows with each key queued), the later at the plain lead; one batch each.
+    expect(batches.map((b) => b.size)).toEqual([72, 128]);
+    expect(batches.map((b) => burstAt - b.calledAt)).toEqual([250 + 42, 250]);
+  });
 });
