@@ -114,8 +114,8 @@ describe(`the direct lane (${backendName})`, () => {
   });
 
   it("a burst's slots, given more lead than claim_ahead so that all are claimed in time, are still handed off in their claim", async () => {
-    // 240 jobs sharing each second: the scheduler hands the later ones over up to 80 ms earlier
-    // than claim_ahead (1 ms per 3 keys). Handed off at their moment instead, their Running row would
+    // 240 jobs sharing each second: the scheduler hands 112 of them over 42 ms earlier than
+    // claim_ahead (1 ms per 3 keys, 128 keys at a time). Handed off at their moment instead, their Running row would
     // be written at the slot, on the path to the agent.
     // A hand-off at the moment moves its run from Claimed to Running (startRuns' update); one in
     // the claim inserts it Running. On the direct lane neither writes a pg-boss job.
