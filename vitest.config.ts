@@ -48,11 +48,10 @@ export default defineConfig({
     setupFiles: ["test/setup.ts"],
     // The migrated database each test's copy is made from (test/helpers/template.ts).
     globalSetup: ["test/helpers/global-setup.ts"],
-    // Files at a time on two cores. On PGlite the database computes in the workers, and three keep
-    // both cores busy (about 85% in CI); on a server the workers mostly wait on real time
-    // (per-second schedules, drains, child processes) and the server, and three left a fifth to
-    // two fifths of the CPU idle.
-    maxWorkers: backendName === "postgres" ? 4 : 3,
+    // Files at a time on two cores: four. Most files wait on real time for part of their length (a
+    // per-second schedule, a drain, a child process, the server), and with three the embedded
+    // suite's workers used about 1.4 of the two cores (335 s; four: 302 s, both suites green).
+    maxWorkers: 4,
     // V8's wasm code collection can destroy a disposed plugin isolate on its own background thread
     // while holding the lock the isolate's teardown takes (a deadlock seen with undici's wasm in
     // test/integration/llm-plugins.test.ts); the workers keep dead wasm code instead.
