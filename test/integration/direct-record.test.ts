@@ -237,13 +237,17 @@ describe(`a direct lane's daemon killed (SIGKILL) mid-mission (${backendName})`,
       ]);
       const [jobs] = await pg<{ n: number }[]>`select count(*)::int as n from pgboss.job where name = 'missions'`;
       expect(jobs!.n).toBe(0);
-      await pg.end();
     }
     a.serve.kill("SIGKILL");
     await a.serve.exited;
     // The next daemon: on the embedded database, a restart under the same name in the same directory
     // (a new incarnation: a's runs are taken over at its start); on a server, a second instance,
-    // which takes them over once a's heartbeat is older than 30 s.
+    // which takes them over once a's heartbeat is older than 30 s. Killed, a beats no more: its last
+    // beat is set 31 s back, as waiting those 31 s would leave it, and b's first pass takes them.
+    if (pg) {
+      await pg`update instances set heartbeat_at = heartbeat_at - interval '31 seconds' where name = 'a'`;
+      await pg.end();
+    }
     const b = server ? serve("b", tempDir("direct-record-b"), server.url!, hook.url) : serve("a", dirA, null, hook.url);
     children.push(b);
     await waitReady(b);
@@ -256,7 +260,7 @@ describe(`a direct lane's daemon killed (SIGKILL) mid-mission (${backendName})`,
           : null;
       },
       "both runs closed",
-      server ? 90_000 : 20_000,
+      20_000,
       200,
     );
     expect(closed.one.status).toBe("Unknown");
