@@ -126,7 +126,9 @@ describe(`the direct lane (${backendName})`, () => {
         if (text.startsWith("update cron_job_runs as r set status = 'Running'")) handOffsAtMoment.push(Date.now());
       },
     });
-    const startsAt = new Date(Math.ceil((Date.now() + 12_000) / 1000) * 1000);
+    // Added to start a minute ahead, however long adding them takes here; then moved together to
+    // start on the second after next.
+    const later = new Date(Math.ceil((Date.now() + 60_000) / 1000) * 1000);
     for (let i = 0; i < 240; i++)
       await daemon.services.cron.add({
         name: `burst-${i}`,
@@ -134,8 +136,14 @@ describe(`the direct lane (${backendName})`, () => {
         cron: "* * * * * *",
         prompt: "p",
         overlapPolicy: "allow",
-        startsAt: startsAt.toISOString(),
+        startsAt: later.toISOString(),
       });
+    const startsAt = new Date(Math.ceil((Date.now() + 1_500) / 1000) * 1000);
+    await daemon.services.database.db.execute(
+      sql`update cron_jobs set starts_at = ${startsAt.toISOString()}::timestamptz, next_fire_at = ${startsAt.toISOString()}::timestamptz
+          where name like 'burst-%'`,
+    );
+    daemon.services.scheduler.poke();
     const slot = startsAt.getTime() + 1_000;
     type Lead = { lead_ms: number; status: string };
     const runs = await waitFor(
