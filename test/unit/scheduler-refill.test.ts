@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { systemClock } from "../../src/clock.ts";
+import { systemClock, type Clock } from "../../src/clock.ts";
 import { reconnectBackoffSeconds } from "../../src/db/client.ts";
 import { createLogger } from "../../src/log.ts";
 import { unlessBacklogged } from "../../src/delivery/direct.ts";
@@ -8,10 +8,11 @@ import { VirtualClock } from "../helpers/virtual-clock.ts";
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** A scheduler on the system clock over a source (or several), with a 2-minute horizon. */
+/** A scheduler on the system clock (or the one given) over a source (or several), with a 2-minute horizon. */
 const schedulerOf = (
   sources: DueSource | DueSource[],
   options: {
+    clock?: Clock;
     pollIntervalMs: number;
     concurrency?: number;
     batchSize?: number;
@@ -20,12 +21,12 @@ const schedulerOf = (
   },
 ) =>
   new Scheduler({
-    clock: systemClock,
     log: createLogger("silent"),
     sources: Array.isArray(sources) ? sources : [sources],
     horizonMs: 120_000,
     maxSleepMs: 30_000,
     ...options,
+    clock: options.clock ?? systemClock,
   });
 
 describe("the scheduler while its database is unreachable", () => {
@@ -184,15 +185,7 @@ describe("a moment many keys share, on a virtual clock", () => {
         return new Map();
       },
     };
-    const scheduler = new Scheduler({
-      clock,
-      log: createLogger("silent"),
-      sources: [source],
-      horizonMs: 120_000,
-      maxSleepMs: 30_000,
-      pollIntervalMs: 60_000,
-      leadMs: 250,
-    });
+    const scheduler = schedulerOf(source, { clock, pollIntervalMs: 60_000, leadMs: 250 });
     await scheduler.start();
     await clock.advanceTo(burstAt);
     await scheduler.stop();
