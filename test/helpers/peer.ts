@@ -1,5 +1,5 @@
 import { execFileSync, spawn } from "node:child_process";
-import { chmodSync, copyFileSync, statSync } from "node:fs";
+import { chmodSync, copyFileSync, existsSync, statSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { tempDir } from "./tmp.ts";
 import { prerequisite } from "./prerequisite.ts";
@@ -87,7 +87,9 @@ let peerNode: string | undefined;
  * node_modules); then a copy in a temporary folder open to them.
  */
 function nodeForPeers(): string {
-  if (peerNode) return peerNode;
+  // The copy lives in a test file's temporary folder, removed when that file ends; a later file in
+  // the same worker (modules stay loaded) makes its own.
+  if (peerNode && existsSync(peerNode)) return peerNode;
   for (let dir = dirname(process.execPath); ; dir = dirname(dir)) {
     if ((statSync(dir).mode & 0o001) === 0) break;
     if (dirname(dir) === dir) return (peerNode = process.execPath);
