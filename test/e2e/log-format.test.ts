@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { SERVER_URL, backendName, freshDatabase, type TestDatabase } from "../helpers/db.ts";
-import { runMissiond } from "../helpers/process.ts";
+import { runMissiond, seedEmbeddedDatabase } from "../helpers/process.ts";
 
 describe(`the log format of serve and migrate (${backendName})`, () => {
   const databases: TestDatabase[] = [];
@@ -18,7 +18,10 @@ describe(`the log format of serve and migrate (${backendName})`, () => {
       databases.push(db);
       env.DATABASE_URL = db.url!;
     }
-    return runMissiond(["migrate", ...flags], { cwd: mkdtempSync(join(tmpdir(), "missiond-log-")), env });
+    const cwd = mkdtempSync(join(tmpdir(), "missiond-log-"));
+    // The format is what is tested, not a first migration: on the run's migrated template, not an initdb.
+    seedEmbeddedDatabase(cwd, env);
+    return runMissiond(["migrate", ...flags], { cwd, env });
   }
 
   it("is JSON when stdout is not a terminal", async () => {

@@ -68,16 +68,18 @@ export function runMissiond(args: string[], options: { cwd: string; env: Record<
 }
 
 /**
- * A daemon on its embedded database in `cwd` (no DATABASE_URL, the default state directory) finds
- * the run's migrated template there instead of an empty folder: PGlite's initdb, seconds of
- * WebAssembly on every first start, is done once for the run. What the daemon does on a database
- * it did not make (its first partitions) is unchanged; a folder already there is left.
+ * A daemon on its embedded database (no DATABASE_URL) finds the run's migrated template in its
+ * data directory (`pgdata` of MISSIOND_STATE_DIR, or of the default state directory in `cwd`)
+ * instead of an empty folder: PGlite's initdb and the migrations, seconds of WebAssembly on every
+ * first start, are done once for the run. What the daemon does on a database it did not make (its
+ * first partitions) is unchanged; a folder already there (a restored backup, a restart) is left.
  */
-function seedEmbeddedDatabase(cwd: string, env: Record<string, string>): void {
-  // Asked of vitest only then: bench/ runs these helpers outside it, always with a state directory.
-  if (env.DATABASE_URL || env.MISSIOND_STATE_DIR) return;
+export function seedEmbeddedDatabase(cwd: string, env: Record<string, string>): void {
+  // The template is asked of vitest: bench/ runs these helpers outside it, and its daemons start
+  // from nothing, as an operator's do.
+  if (env.DATABASE_URL || !process.env.VITEST) return;
   const template = pgliteTemplateDump();
-  const dataDir = join(cwd, ".missiond", "pgdata");
+  const dataDir = env.MISSIOND_STATE_DIR ? join(env.MISSIOND_STATE_DIR, "pgdata") : join(cwd, ".missiond", "pgdata");
   if (template && !existsSync(dataDir)) unpackDataDir(template, dataDir);
 }
 
