@@ -1,10 +1,10 @@
 import { randomBytes } from "node:crypto";
-import { readFileSync } from "node:fs";
 import { PGlite } from "@electric-sql/pglite";
 import postgres from "postgres";
 import { inject } from "vitest";
 import { EMBEDDED_SETTINGS } from "../../src/db/client.ts";
 import { SERVER_URL } from "./backend.ts";
+import { templateFs } from "./template-fs.ts";
 
 export { SERVER_URL, backendName } from "./backend.ts";
 
@@ -35,13 +35,6 @@ export function emptyDatabase(): Promise<TestDatabase> {
   return createFreshDatabase(SERVER_URL, "missiond_t");
 }
 
-// The template's dump, read once per test file.
-let pgliteDump: { path: string; blob: Blob } | null = null;
-function pgliteDumpAt(path: string): Blob {
-  if (pgliteDump?.path !== path) pgliteDump = { path, blob: new Blob([readFileSync(path)]) };
-  return pgliteDump.blob;
-}
-
 /**
  * A new database on the server at `serverUrl` (named with `prefix`), or a new in-memory PGlite when
  * null; a copy of `template` (a template database's name, or a PGlite dump's path) when given.
@@ -53,7 +46,7 @@ export async function createFreshDatabase(
 ): Promise<TestDatabase> {
   if (!serverUrl) {
     const pglite = await PGlite.create({
-      ...(template ? { loadDataDir: pgliteDumpAt(template) } : {}),
+      ...(template ? { fs: templateFs(template) } : {}),
       // The daemon's own settings for its embedded server (src/db/client.ts). With PGlite's defaults
       // clearing 128 MB of shared buffers as each instance started took about 0.4 s of CPU
       // (profiled: 9.5 s for 22 instances; 1.4 s with 16 MB).
