@@ -5,7 +5,7 @@ import { rows, type Executor } from "./client.ts";
 
 /**
  * A multi-row insert whose text is the same for every number of rows: the rows go as one JSON
- * parameter, read by `jsonb_populate_recordset` with the table's own row type (see batch-params.ts
+ * parameter, read by `json_populate_recordset` with the table's own row type (see batch-params.ts
  * for why the text must not grow with the batch). A column a row leaves out takes its default, as
  * in drizzle's `values()`; identity columns are the database's unless `identities` says the rows
  * carry theirs. Resolves to the rows inserted,
@@ -54,7 +54,7 @@ export async function insertRecords<T extends PgTable>(
         : sql``;
   const overriding = options.identities ? sql` overriding system value` : sql``;
   const query = sql`insert into ${table} (${names})${overriding} select ${picks}
-    from jsonb_populate_recordset(null::${table}, ${jsonText(json)}::jsonb) as v${conflict}${options.returning ? sql` returning *` : sql``}`;
+    from json_populate_recordset(null::${table}, ${jsonText(json)}::json) as v${conflict}${options.returning ? sql` returning *` : sql``}`;
   const raw = await rows<Record<string, unknown>>(db, query);
   if (!options.returning) return [];
   return raw.map((row) => {

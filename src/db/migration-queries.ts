@@ -51,7 +51,7 @@ export async function insertMigrationNames(
   await db.execute(
     sql`insert into ${NAMES_TABLE} (created_at, tag, hash, release)
         select created_at, tag, hash, release
-        from jsonb_to_recordset(${JSON.stringify(names)}::jsonb) as m(created_at bigint, tag text, hash text, release text)
+        from json_to_recordset(${JSON.stringify(names)}::json) as m(created_at bigint, tag text, hash text, release text)
         where created_at in (select created_at from drizzle.__drizzle_migrations)
         on conflict (created_at) do nothing`,
   );
