@@ -11,6 +11,15 @@ import { unpackDataDir, type PageDaemonOptions } from "../../src/docs/transcript
  */
 export const MAIN = daemonEntry() ?? fileURLToPath(new URL("../../src/main.ts", import.meta.url));
 
+/**
+ * Node's flags for the daemons and commands the tests start. `--liftoff-only`: V8 compiles the
+ * embedded database's WebAssembly with its baseline compiler only. A process on it otherwise spends
+ * about half a second of CPU optimising that code in the background as it starts (a PGlite
+ * opened on the template's data directory and asked one query: 0.90–1.08 s of process CPU, 0.40–0.42
+ * s with the flag), for queries a test's few hundred statements run too briefly to repay.
+ */
+export const TEST_NODE_FLAGS = ["--liftoff-only"];
+
 function daemonEntry(): string | null {
   try {
     return inject("daemonEntry") || null;
@@ -53,7 +62,7 @@ export async function killChildren(): Promise<void> {
 export function runMissiond(args: string[], options: { cwd: string; env: Record<string, string> }): Promise<Finished> {
   return new Promise((resolve, reject) => {
     const child = track(
-      spawn(process.execPath, [MAIN, ...args], {
+      spawn(process.execPath, [...TEST_NODE_FLAGS, MAIN, ...args], {
         cwd: options.cwd,
         env: { ...process.env, ...options.env },
       }),
@@ -91,7 +100,7 @@ function pgliteTemplateDump(): string | undefined {
 
 /** How the docs' page daemons run in tests: the run's bundle, on a copy of its migrated template. */
 export function pageDaemonOptions(): PageDaemonOptions {
-  return { entry: MAIN, seed: pgliteTemplateDump() };
+  return { entry: MAIN, seed: pgliteTemplateDump(), nodeFlags: TEST_NODE_FLAGS };
 }
 
 /** Starts `missiond serve` in the background; its output is collected on the returned object. */
@@ -101,7 +110,10 @@ export function spawnServe(options: {
 }): ChildProcess & { output: () => string; exited: Promise<number | null> } {
   seedEmbeddedDatabase(options.cwd, options.env);
   const child = track(
-    spawn(process.execPath, [MAIN, "serve"], { cwd: options.cwd, env: { ...process.env, ...options.env } }),
+    spawn(process.execPath, [...TEST_NODE_FLAGS, MAIN, "serve"], {
+      cwd: options.cwd,
+      env: { ...process.env, ...options.env },
+    }),
   );
   let output = "";
   child.stdout!.on("data", (d) => (output += d));

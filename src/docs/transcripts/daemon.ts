@@ -123,6 +123,8 @@ export interface PageDaemonOptions {
   entry?: string;
   /** A migrated PGlite data directory (a tar) the daemon's embedded database starts from instead of initdb. */
   seed?: string;
+  /** Node's flags for the page's daemon and its `missiond` commands (with `entry`). */
+  nodeFlags?: readonly string[];
 }
 
 /** Starts a fresh daemon for a page with the configuration at `configFile`. */
@@ -130,9 +132,11 @@ export async function startPageDaemon(configFile: string, options: PageDaemonOpt
   const dir = mkdtempSync(join(tmpdir(), "missiond-docs-"));
   mkdirSync(join(dir, "bin"));
   const command = join(dir, "bin", "missiond");
-  if (options.entry)
-    writeFileSync(command, `#!/bin/sh\nexec '${process.execPath}' '${options.entry}' "$@"\n`, { mode: 0o755 });
-  else symlinkSync(LAUNCHER, command);
+  const flags = options.nodeFlags ?? [];
+  if (options.entry) {
+    const argv = [process.execPath, ...flags, options.entry].map((a) => `'${a}'`).join(" ");
+    writeFileSync(command, `#!/bin/sh\nexec ${argv} "$@"\n`, { mode: 0o755 });
+  } else symlinkSync(LAUNCHER, command);
   // Where MISSIOND_PLUGIN_DIRS points (scratchEnv): a configured folder that is missing is a finding of `doctor`.
   mkdirSync(join(dir, ".missiond", "plugins"), { recursive: true });
   const configPath = join(dir, "config.toml");
@@ -142,7 +146,7 @@ export async function startPageDaemon(configFile: string, options: PageDaemonOpt
   const { socketPath, dataDir, databaseUrl } = loadConfig({ env, cwd: dir, hostname: hostname(), pid: process.pid });
   if (options.seed && !databaseUrl) unpackDataDir(options.seed, dataDir);
 
-  const serve = spawn(process.execPath, [options.entry ?? MAIN, "serve", "--log-format", "json"], {
+  const serve = spawn(process.execPath, [...flags, options.entry ?? MAIN, "serve", "--log-format", "json"], {
     cwd: dir,
     env,
     stdio: ["ignore", "pipe", "pipe"],
