@@ -26,8 +26,8 @@ export function anyOf(
 
 /**
  * A JSON text the database accepts: bigints as strings (their column's type parses them), NUL
- * characters dropped (no Postgres text holds one), lone surrogates replaced (jsonb refuses their
- * escapes, where a text parameter's UTF-8 encoding replaced them).
+ * characters dropped (no Postgres text holds one), lone surrogates replaced (reading the JSON into
+ * rows refuses their escapes, where a text parameter's UTF-8 encoding replaced them).
  */
 export function jsonText(rows: readonly object[]): string {
   return JSON.stringify(rows, jsonValue);

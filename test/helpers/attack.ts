@@ -122,8 +122,8 @@ const rssOf = (pid: number) => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/pr
 const fdsOf = (pid: number) => readdirSync(`/proc/${pid}/fd`).length;
 
 /**
- * Probes the daemon every 100 ms until `stop` resolves: /healthz, /metrics, RSS, descriptors. Ten
- * pairs a second catch a freeze (FREEZE_MS) many times over; every 50 ms, the two drill files
+ * Probes the daemon every 100 ms until `stop` resolves: /healthz, /metrics, RSS, descriptors. Some
+ * eight pairs a second catch a freeze (FREEZE_MS) many times over; every 50 ms, the two drill files
  * used 55.5 s of CPU (daemons and test process) against 49.8 s at 100 ms, on the embedded database.
  */
 export async function probeWhile(served: Served, stop: Promise<unknown>): Promise<Probe> {

@@ -12,13 +12,14 @@ import { unpackDataDir, type PageDaemonOptions } from "../../src/docs/transcript
 export const MAIN = daemonEntry() ?? fileURLToPath(new URL("../../src/main.ts", import.meta.url));
 
 /**
- * Node's flags for the daemons and commands the tests start. `--liftoff-only`: V8 compiles the
+ * Node's flags for the daemons and commands the tests start (bench/ runs these helpers too, and its
+ * daemons run as an operator's do: none). `--liftoff-only`: V8 compiles the
  * embedded database's WebAssembly with its baseline compiler only. A process on it otherwise spends
  * about half a second of CPU optimising that code in the background as it starts (a PGlite
  * opened on the template's data directory and asked one query: 0.90–1.08 s of process CPU, 0.40–0.42
  * s with the flag), for queries a test's few hundred statements run too briefly to repay.
  */
-export const TEST_NODE_FLAGS = ["--liftoff-only"];
+export const TEST_NODE_FLAGS = process.env.VITEST ? ["--liftoff-only"] : [];
 
 function daemonEntry(): string | null {
   try {
