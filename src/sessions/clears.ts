@@ -132,9 +132,22 @@ export class ClearService {
     const now = clock.now();
     let resumed = 0;
     for (const stale of await abandonedClears(db, new Date(now), instanceName, 100)) {
-      if (this.driving.has(String(stale.id))) continue;
-      const clear = await takeOverClear(db, stale.id, instanceName, new Date(now), new Date(now + leaseMs()));
-      if (!clear) continue;
+      const key = String(stale.id);
+      if (this.driving.has(key)) continue;
+      // Held from before the take-over: a sweep beside this one (the daemon's own, every
+      // [scheduler] poll_interval; a call like this) would otherwise take it over again under its own
+      // name, which the take-over allows, and run its sessionClearing a second time.
+      this.driving.add(key);
+      const clear = await takeOverClear(db, stale.id, instanceName, new Date(now), new Date(now + leaseMs())).catch(
+        (err: unknown) => {
+          this.driving.delete(key);
+          throw err;
+        },
+      );
+      if (!clear) {
+        this.driving.delete(key);
+        continue;
+      }
       this.log.warn(
         { clearId: String(clear.id), sessionId: clear.sessionId, status: clear.status, previousOwner: stale.ownedBy },
         "resuming an unfinished session clear",
