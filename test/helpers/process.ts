@@ -1,8 +1,9 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { existsSync } from "node:fs";
-import { join } from "node:path";
+import { hostname } from "node:os";
 import { fileURLToPath } from "node:url";
 import { inject } from "vitest";
+import { loadConfig, type Config } from "../../src/config/load.ts";
 import { unpackDataDir, type PageDaemonOptions } from "../../src/docs/transcripts/daemon.ts";
 
 /**
@@ -78,19 +79,27 @@ export function runMissiond(args: string[], options: { cwd: string; env: Record<
 }
 
 /**
- * A daemon on its embedded database (no DATABASE_URL) finds the run's migrated template in its
- * data directory (`pgdata` of MISSIOND_STATE_DIR, or of the default state directory in `cwd`)
+ * A daemon on its embedded database finds the run's migrated template in its data directory
  * instead of an empty folder: PGlite's initdb and the migrations, seconds of WebAssembly on every
- * first start, are done once for the run. What the daemon does on a database it did not make (its
- * first partitions) is unchanged; a folder already there (a restored backup, a restart) is left.
+ * first start, are done once for the run. Where that directory is, and whether there is one, the
+ * daemon's own configuration says (its environment, its config file, `cwd`), read as the daemon
+ * will read it. What the daemon does on a database it did not make (its first partitions) is
+ * unchanged; a folder already there (a restored backup, a restart) is left.
  */
 export function seedEmbeddedDatabase(cwd: string, env: Record<string, string>): void {
   // The template is asked of vitest: bench/ runs these helpers outside it, and its daemons start
   // from nothing, as an operator's do.
-  if (env.DATABASE_URL || !process.env.VITEST) return;
+  if (!process.env.VITEST) return;
   const template = pgliteTemplateDump();
-  const dataDir = env.MISSIOND_STATE_DIR ? join(env.MISSIOND_STATE_DIR, "pgdata") : join(cwd, ".missiond", "pgdata");
-  if (template && !existsSync(dataDir)) unpackDataDir(template, dataDir);
+  if (!template) return;
+  let config: Config;
+  try {
+    config = loadConfig({ env: { ...process.env, ...env }, cwd, hostname: hostname(), pid: process.pid });
+  } catch {
+    // A configuration the daemon will refuse, as the test means it to: nothing to seed.
+    return;
+  }
+  if (!config.databaseUrl && !existsSync(config.dataDir)) unpackDataDir(template, config.dataDir);
 }
 
 /** The run's migrated template as a PGlite dump (a tar), or undefined on a server backend. */
