@@ -131,7 +131,9 @@ describe(`approval gates (${backendName})`, () => {
     const forged = links.rejectUrl.replace(".reject.", ".approve.");
     await expect(api(daemon).get(forged)).rejects.toMatchObject({ status: 404 });
     const decided = await api(daemon).get<{ action: string; status: string }>(links.approveUrl);
-    expect(decided).toMatchObject({ action: "approve", status: "Running" });
+    // The answer is the run as it stands once its mission went out: running, or already done.
+    expect(decided.action).toBe("approve");
+    expect(["Running", "Succeeded"]).toContain(decided.status);
     await waitForStatus(daemon, job.id, "Succeeded");
     expect((await runsOf(daemon, job.id)).find((r) => r.id === waiting.id)?.approvedBy).toBe("link");
     // Spent: neither link decides again.

@@ -255,12 +255,14 @@ describe(`session clears (${backendName})`, () => {
     await second.services.database.db.execute(
       sql`update session_clears set lease_until = now() - interval '1 second' where id = ${id}`,
     );
-    // Two sweeps at once (the daemon runs its own every poll interval): one takes it over, once.
+    // Two sweeps at once, beside the daemon's own (every poll interval), which may be the one
+    // that takes it: whichever does, the clear is taken over once, so sessionClearing runs twice
+    // in all (the first instance's run and one take-over), never three times.
     const resumed = await Promise.all([
       second.services.clears.resumeAbandoned(),
       second.services.clears.resumeAbandoned(),
     ]);
-    expect(resumed.reduce((a, b) => a + b, 0)).toBe(1);
+    expect(resumed.reduce((a, b) => a + b, 0)).toBeLessThanOrEqual(1);
     expect(await completed(second, id)).toMatchObject({ clearingRuns: 2, deletedMessageCount: 3 });
     expect(await clearedEvents(second)).toHaveLength(1);
   });
