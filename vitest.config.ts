@@ -1,7 +1,8 @@
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import postgres from "postgres";
 import { configDefaults, defineConfig } from "vitest/config";
-import { backendName } from "./test/helpers/backend.ts";
+import { backendName, SERVER_URL } from "./test/helpers/backend.ts";
 
 /**
  * The files the suite on a server Postgres leaves out: what they test is the same on either backend,
@@ -26,8 +27,27 @@ const EMBEDDED_ONLY = [
   "test/docs/transcript*.test.ts",
 ];
 
+/**
+ * Files at a time on two cores. Most files wait on real time for part of their length (a per-second
+ * schedule, a drain, a child process, the server). The embedded suite's workers run the database
+ * too and kept the two cores busy with four (three: 335 s, about 1.4 cores; four: 302 s). On the
+ * server the suite with four used a third of the cores (179 s of CPU in 286 s), and six took 225 s
+ * at a peak of 118 connections (files with two or three daemons of up to 15 each: a pool of 10,
+ * pg-boss's 4, the listener), over Debian's default of 100: six only where the server allows 200.
+ */
+async function workers(): Promise<number> {
+  if (!SERVER_URL) return 4;
+  const sql = postgres(SERVER_URL, { max: 1, onnotice: () => {} });
+  try {
+    const [row] = await sql<{ max_connections: string }[]>`show max_connections`;
+    return Number(row?.max_connections) >= 200 ? 6 : 4;
+  } finally {
+    await sql.end();
+  }
+}
+
 // Each test gets its own database, a copy of one migrated before the files start.
-export default defineConfig({
+export default defineConfig(async () => ({
   // Outside the checkout, as the migrated template database is (test/helpers/template.ts): the
   // durations vitest remembers order the next run's files, longest first, and a fresh clone (CI)
   // without them started some of the longest last (by size), each then holding the suite's end.
@@ -51,10 +71,7 @@ export default defineConfig({
     setupFiles: ["test/setup.ts"],
     // The migrated database each test's copy is made from (test/helpers/template.ts).
     globalSetup: ["test/helpers/global-setup.ts"],
-    // Files at a time on two cores: four. Most files wait on real time for part of their length (a
-    // per-second schedule, a drain, a child process, the server), and with three the embedded
-    // suite's workers used about 1.4 of the two cores (335 s; four: 302 s, both suites green).
-    maxWorkers: 4,
+    maxWorkers: await workers(),
     // V8's wasm code collection can destroy a disposed plugin isolate on its own background thread
     // while holding the lock the isolate's teardown takes (a deadlock seen with undici's wasm in
     // test/integration/llm-plugins.test.ts); the workers keep dead wasm code instead.
@@ -63,4 +80,4 @@ export default defineConfig({
     hookTimeout: 60_000,
     reporters: ["default"],
   },
-});
+}));

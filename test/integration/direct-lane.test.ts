@@ -145,22 +145,20 @@ describe(`the direct lane (${backendName})`, () => {
     );
     daemon.services.scheduler.poke();
     const slot = startsAt.getTime() + 1_000;
-    type Lead = { lead_ms: number; status: string };
-    const runs = await waitFor(
+    await waitFor(
       async () => {
-        const found = await rows<Lead>(
+        const found = await rows<{ status: string }>(
           daemon.services.database.db,
-          sql`select extract(epoch from (r.scheduled_for - r.claimed_at)) * 1000 as lead_ms, r.status
-              from cron_job_runs r where r.scheduled_for = ${new Date(slot).toISOString()}::timestamptz`,
+          sql`select r.status from cron_job_runs r where r.scheduled_for = ${new Date(slot).toISOString()}::timestamptz`,
         );
         return found.length === 240 && found.every((r) => r.status === "Succeeded") ? found : null;
       },
       "the burst's second slot closed",
       30_000,
     );
-    // Some were claimed further ahead than claim_ahead (the burst's lead), none beyond twice it.
-    const leads = runs.map((r) => Number(r.lead_ms));
-    expect(Math.max(...leads)).toBeGreaterThan(100);
+    // The burst's extra lead itself (how far ahead of claim_ahead each group of keys is handed over)
+    // is test/unit/scheduler-refill.test.ts's, on a virtual clock: measured here on the wall clock
+    // it is the claim's lateness on a loaded machine as much as the lead.
     // None of the second slot's runs was handed off at its moment (around the slot, after the first's).
     expect(handOffsAtMoment.filter((at) => at > startsAt.getTime() + 500 && at < slot + 500)).toEqual([]);
   });
