@@ -60,8 +60,9 @@ function maskTimingColumns(lines: readonly string[]): string[] {
       if (!TIMING_COLUMN.test(name)) continue;
       const end = columns[c + 1]?.start ?? out.length;
       const value = out.slice(start, end);
-      if (/^-?\d+(?:\.\d+)?\s*$/.test(value))
-        out = `${out.slice(0, start)}<ms>${" ".repeat(Math.max(0, value.length - 4))}${out.slice(end)}`;
+      // Always a space after the placeholder: a short value ("37  ") is narrower than "<ms>", and
+      // the next cell must not run into it ("<ms>cancelled" against a longer run's "<ms> cancelled").
+      if (/^-?\d+(?:\.\d+)?\s*$/.test(value)) out = `${out.slice(0, start)}<ms> ${out.slice(end)}`;
     }
     return out;
   });
