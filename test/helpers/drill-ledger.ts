@@ -99,19 +99,27 @@ export async function readTimers(sql: postgres.Sql): Promise<Map<string, TimerRo
   );
 }
 
-/** Waits until no run or timer of the ledger is open (the drill's load has stopped). */
+/** Waits until no run or timer of the ledger is open (the drill's load has stopped); a timeout names those still open. */
 export async function waitClosed(sql: postgres.Sql, timeoutMs = 60_000): Promise<void> {
+  let open: { kind: string; id: string; status: string; at: Date; job: string | null }[] = [];
   await waitFor(
     async () => {
-      const [open] = await sql<{ runs: number; timers: number }[]>`
-        select (select count(*)::int from cron_job_runs where status in ('Claimed', 'Running')) as runs,
-               (select count(*)::int from notify_timers where status in ('Pending', 'Claimed', 'Delivering')) as timers`;
-      return open!.runs === 0 && open!.timers === 0;
+      open = await sql<typeof open>`
+        select 'run' as kind, r.id::text as id, r.status, r.scheduled_for as at, j.name as job
+          from cron_job_runs r left join cron_jobs j on j.id = r.cron_job_id
+          where r.status in ('Claimed', 'Running')
+        union all
+        select 'timer', t.id::text, t.status, t.due_at, null
+          from notify_timers t where t.status in ('Pending', 'Claimed', 'Delivering')
+        order by at limit 20`;
+      return open.length === 0;
     },
     "every run and timer to be closed",
     timeoutMs,
     250,
-  );
+  ).catch((err: Error) => {
+    throw new Error(`${err.message}; still open: ${JSON.stringify(open)}`);
+  });
 }
 
 /** The receiver's key of a run's delivery (countingReceiver's `cron` map). */
