@@ -3,6 +3,7 @@ import { join } from "node:path";
 import postgres from "postgres";
 import { configDefaults, defineConfig } from "vitest/config";
 import { backendName, SERVER_URL } from "./test/helpers/backend.ts";
+import { WASM_BASELINE_FLAGS } from "./test/helpers/node-flags.ts";
 
 /**
  * The files the suite on a server Postgres leaves out: what they test is the same on either backend,
@@ -32,7 +33,7 @@ const EMBEDDED_ONLY = [
  * schedule, a drain, a child process, the server). The embedded suite's workers run the database
  * too and kept the two cores busy with four (three: 335 s, about 1.4 cores; four: 302 s). On the
  * server the suite with four used a third of the cores (179 s of CPU in 286 s), and six took 225 s
- * at a peak of 118 connections (files with two or three daemons of up to 15 each: a pool of 10,
+ * at peaks of 118 and 124 connections (files with two or three daemons of up to 15 each: a pool of 10,
  * pg-boss's 4, the listener), over Debian's default of 100: six only where the server allows 200.
  */
 async function workers(): Promise<number> {
@@ -79,12 +80,8 @@ export default defineConfig(async () => ({
     // V8's wasm code collection can destroy a disposed plugin isolate on its own background thread
     // while holding the lock the isolate's teardown takes (a deadlock seen with undici's wasm in
     // test/integration/llm-plugins.test.ts); the workers keep dead wasm code instead.
-    //
-    // The workers run PGlite's WebAssembly as Liftoff, V8's baseline compiler, compiles it, without
-    // optimising the hot functions again with TurboFan (as the processes the tests start do,
-    // TEST_NODE_FLAGS): the embedded suite's workers used 330 s of CPU instead of 344, and four
-    // integration files 36-38 s instead of 40-43.
-    execArgv: ["--no-wasm-code-gc", "--liftoff-only"],
+    // PGlite's WebAssembly on V8's baseline compiler only, as in the processes the tests start.
+    execArgv: ["--no-wasm-code-gc", ...WASM_BASELINE_FLAGS],
     testTimeout: 30_000,
     hookTimeout: 60_000,
     reporters: ["default"],

@@ -6,6 +6,7 @@
  */
 import postgres from "postgres";
 import { expect } from "vitest";
+import { OPEN_NOTIFY_STATUSES, OPEN_RUN_STATUSES } from "../../src/db/schema/enums.ts";
 import { coverage, type countingReceiver } from "./chaos.ts";
 import { waitFor } from "./wait.ts";
 
@@ -107,10 +108,10 @@ export async function waitClosed(sql: postgres.Sql, timeoutMs = 60_000): Promise
       open = await sql<typeof open>`
         select 'run' as kind, r.id::text as id, r.status, r.scheduled_for as at, j.name as job
           from cron_job_runs r left join cron_jobs j on j.id = r.cron_job_id
-          where r.status in ('Claimed', 'Running')
+          where r.status = any(${[...OPEN_RUN_STATUSES]}::text[])
         union all
         select 'timer', t.id::text, t.status, t.due_at, null
-          from notify_timers t where t.status in ('Pending', 'Claimed', 'Delivering')
+          from notify_timers t where t.status = any(${[...OPEN_NOTIFY_STATUSES]}::text[])
         order by at limit 20`;
       return open.length === 0;
     },

@@ -5,6 +5,7 @@ import { fileURLToPath } from "node:url";
 import { inject } from "vitest";
 import { loadConfig, type Config } from "../../src/config/load.ts";
 import { unpackDataDir, type PageDaemonOptions } from "../../src/docs/transcripts/daemon.ts";
+import { WASM_BASELINE_FLAGS } from "./node-flags.ts";
 
 /**
  * What a `missiond` process started by a test runs: the bundle the run built (built-daemon.ts), or
@@ -13,14 +14,10 @@ import { unpackDataDir, type PageDaemonOptions } from "../../src/docs/transcript
 export const MAIN = daemonEntry() ?? fileURLToPath(new URL("../../src/main.ts", import.meta.url));
 
 /**
- * Node's flags for the daemons and commands the tests start (bench/ runs these helpers too, and its
- * daemons run as an operator's do: none). `--liftoff-only`: V8 compiles the
- * embedded database's WebAssembly with its baseline compiler only. A process on it otherwise spends
- * about half a second of CPU optimising that code in the background as it starts (a PGlite
- * opened on the template's data directory and asked one query: 0.90–1.08 s of process CPU, 0.40–0.42
- * s with the flag), for queries a test's few hundred statements run too briefly to repay.
+ * Node's flags for the daemons and commands the tests start (test/helpers/node-flags.ts); bench/
+ * runs these helpers too, and its daemons run as an operator's do: with none.
  */
-export const TEST_NODE_FLAGS = process.env.VITEST ? ["--liftoff-only"] : [];
+export const TEST_NODE_FLAGS = process.env.VITEST ? WASM_BASELINE_FLAGS : [];
 
 function daemonEntry(): string | null {
   try {
