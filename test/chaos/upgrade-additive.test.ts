@@ -6,15 +6,18 @@
  * dropped or renamed, a column's type changed or made NOT NULL, a NOT NULL column added without a
  * default, a constraint or index dropped without one of the same name made again (a replaced check
  * or index passes: that a replaced check still admits every value the previous release writes is
- * the review's to see). Such a change waits a release: ship the release that stops using the old
+ * the review's to see). A foreign key (drizzle names it `…_fk`) may go: without it the database
+ * admits more, and no release acts on its refusal (no code reads a foreign-key violation, which the
+ * last test holds). Such a change waits a release: ship the release that stops using the old
  * shape first, then drop it.
  */
-import { readdirSync, readFileSync } from "node:fs";
+import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 
 const MIGRATIONS = fileURLToPath(new URL("../../drizzle", import.meta.url));
+const SOURCES = fileURLToPath(new URL("../../src", import.meta.url));
 
 const BREAKING: [RegExp, string][] = [
   [/\bDROP\s+TABLE\b/i, "drops a table"],
@@ -46,7 +49,8 @@ function breakingStatements(text: string): string[] {
     if (/\bADD\s+COLUMN\b/i.test(statement) && /\bNOT\s+NULL\b/i.test(statement) && !/\bDEFAULT\b/i.test(statement))
       found.push(`adds a NOT NULL column without a default: ${statement}`);
     const dropped = /\bDROP\s+(CONSTRAINT|INDEX)\s+(?:IF\s+EXISTS\s+)?"?([\w.]+)"?/i.exec(statement);
-    if (dropped && !remade.has(dropped[2]!))
+    const foreignKey = dropped?.[1]!.toUpperCase() === "CONSTRAINT" && dropped[2]!.endsWith("_fk");
+    if (dropped && !remade.has(dropped[2]!) && !foreignKey)
       found.push(`drops ${dropped[1]!.toLowerCase()} ${dropped[2]} without making it again: ${statement}`);
   }
   return found;
@@ -79,8 +83,18 @@ describe("migrations a previous release can run beside", () => {
         `ALTER TABLE "t" DROP CONSTRAINT "t_kind_ck";--> statement-breakpoint
 ALTER TABLE "t" ADD CONSTRAINT "t_kind_ck" CHECK (kind in ('a', 'b', 'c'));--> statement-breakpoint
 ALTER TABLE "t" ADD COLUMN "n" integer DEFAULT 0 NOT NULL;--> statement-breakpoint
-ALTER TABLE "t" ADD COLUMN "d" text;`,
+ALTER TABLE "t" ADD COLUMN "d" text;--> statement-breakpoint
+ALTER TABLE "t" DROP CONSTRAINT "t_job_id_jobs_id_fk";`,
       ),
     ).toEqual([]);
+  });
+
+  it("no source acts on a foreign key's refusal, so dropping one breaks no release", () => {
+    const files = readdirSync(SOURCES, { recursive: true, encoding: "utf8" }).filter(
+      (f) => f.endsWith(".ts") && statSync(join(SOURCES, f)).isFile(),
+    );
+    expect(files.length).toBeGreaterThan(100);
+    const acting = files.filter((f) => /23503|foreign_key_violation/.test(readFileSync(join(SOURCES, f), "utf8")));
+    expect(acting).toEqual([]);
   });
 });
