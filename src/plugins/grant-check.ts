@@ -1,8 +1,9 @@
-import { parse, type Node } from "acorn";
+import type { Node } from "acorn";
 import { relative } from "node:path";
 import type { Grants } from "./grants.ts";
 import { HOST_MEMBERS, type HostMemberName } from "./host-members.ts";
 import type { PluginManifest } from "./manifest.ts";
+import { parseModule } from "./lazy-parsers.ts";
 import { readPluginModule } from "./sandbox/modules.ts";
 
 /** What a load or an install does with code that uses a host member its manifest does not grant. */
@@ -99,7 +100,7 @@ const isMember = (name: string): name is HostMemberName => Object.hasOwn(HOST_ME
 export function scanModule(code: string, file: string): { uses: HostUse[]; imports: string[] } {
   let program: AnyNode;
   try {
-    program = parse(code, {
+    program = parseModule(code, {
       ecmaVersion: "latest",
       sourceType: "module",
       locations: true,

@@ -1,6 +1,6 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { parseDocument } from "yaml";
+import { parseYamlDocument } from "../lazy-parsers.ts";
 import { z } from "zod";
 
 export const HOOK_YAML = "HOOK.yaml";
@@ -32,7 +32,7 @@ export const isPythonFolder = (dir: string): boolean =>
 /** Reads HOOK.yaml; a problem is thrown naming the file and, where it has one, the line. */
 function readHookYaml(dir: string): PythonFolder {
   const path = join(dir, HOOK_YAML);
-  const doc = parseDocument(readFileSync(path, "utf8"), { prettyErrors: true });
+  const doc = parseYamlDocument(readFileSync(path, "utf8"), { prettyErrors: true });
   const problem = doc.errors[0];
   if (problem) {
     const line = problem.linePos?.[0]?.line;

@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { parseDocument, type Document } from "yaml";
+import type { Document } from "yaml";
+import { parseYamlDocument } from "../lazy-parsers.ts";
 import { PYTHON_HOOKS } from "./results.ts";
 
 /** The shell-hook page's file: `~/.mibyan/config.yaml` there, a plugin folder's `config.yaml` here. */
@@ -126,7 +127,7 @@ function readEntry(
 export function readShellConfig(dir: string): ShellConfig {
   const path = join(dir, SHELL_CONFIG);
   const text = readFileSync(path, "utf8");
-  const doc = parseDocument(text, { prettyErrors: true });
+  const doc = parseYamlDocument(text, { prettyErrors: true });
   const problem = doc.errors[0];
   if (problem) {
     const line = problem.linePos?.[0]?.line;
