@@ -137,20 +137,35 @@ async function insertPerSecondJobs(db: Db, rate: number, from: number, seconds: 
     from generate_series(1, ${rate}) as g`);
 }
 
-export async function missiondCost(backend: "pglite" | "postgres", rate: number, seconds: number): Promise<CostRow> {
+/**
+ * The seconds a warm row's daemon runs the same jobs before its metered window: the daemon prepares
+ * its statements on each of its pool's connections, and Postgres plans each of a prepared
+ * statement's first five executions on a connection for its parameters (about 1 ms each on the
+ * partitioned ledger) before it keeps one plan. A daemon that has run a while pays none of that.
+ */
+export const WARM_S = Number(process.env.BENCH_COST_WARMUP ?? 30);
+
+export async function missiondCost(
+  backend: "pglite" | "postgres",
+  rate: number,
+  seconds: number,
+  warmS = 0,
+): Promise<CostRow> {
   const receiver = await startReceiver();
   const db = await freshBenchDatabase(backend);
   const toml = `[agents.hook]\nexecutor = "webhook"\nurl = "${receiver.url}"\n`;
   const daemon = benchDaemon(db, {}, toml);
   try {
     await daemon.start();
-    const from = Math.ceil((Date.now() + 3_000) / 1000) * 1000;
-    await insertPerSecondJobs(daemon.services.database.db, rate, from, seconds);
+    const from = Math.ceil((Date.now() + 3_000 + warmS * 1000) / 1000) * 1000;
+    await insertPerSecondJobs(daemon.services.database.db, rate, from - warmS * 1000, seconds + warmS);
     daemon.services.scheduler.poke();
-    await sleepUntil(from - 1_000);
+    // Cold: from a second before the first slot. Warm: once the warm-up's last runs have closed,
+    // before the first metered slot's claim (made up to claim_ahead, 250 ms, before it).
+    await sleepUntil(from - (warmS > 0 ? 300 : 1_000));
     const meter = await startMeter(db.url);
     const seen = gathered(receiver);
-    await untilDelivered(seen, rate * seconds, from + seconds * 1000);
+    await untilDelivered(seen, rate * (seconds + warmS), from + seconds * 1000);
     // The last closes follow the last receipt.
     while (Date.now() < from + seconds * 1000 + LIMIT_MS) {
       const [open] = await rows<{ n: number }>(
@@ -160,7 +175,10 @@ export async function missiondCost(backend: "pglite" | "postgres", rate: number,
       if (open!.n === 0) break;
       await sleep(100);
     }
-    return costRow("missiond (webhook executor)", backend, rate, seconds, seen.all, await meter.stop());
+    // missiond's keys end in the slot's time (`job@2026-…`): the metered slots are those from `from`.
+    const metered = seen.all.filter((s) => Date.parse(s.key.slice(s.key.indexOf("@") + 1)) >= from);
+    const system = warmS > 0 ? `missiond (webhook executor, after ${warmS} s)` : "missiond (webhook executor)";
+    return costRow(system, backend, rate, seconds, metered, await meter.stop());
   } finally {
     await daemon.stop();
     await db.drop();

@@ -10,7 +10,7 @@ import { execFileSync } from "node:child_process";
 import { cpus } from "node:os";
 import { fileURLToPath } from "node:url";
 import { missiondBurst, pgBossBurst, type BurstRow } from "./burst.ts";
-import { graphileCost, missiondCost, pgBossCost, type CostRow } from "./cost.ts";
+import { graphileCost, missiondCost, pgBossCost, WARM_S, type CostRow } from "./cost.ts";
 import { serverReachable } from "./databases.ts";
 import { hookOverhead } from "./hooks.ts";
 import { dialectHookCalls } from "./hooks-dialects.ts";
@@ -83,6 +83,8 @@ if (only.has("cost")) {
   for (const rate of rates)
     for (const backend of backends) {
       rows.push(await missiondCost(backend, rate, seconds));
+      // The same once its statements have their plans (WARM_S; 0 leaves the row out).
+      if (backend === "postgres" && WARM_S > 0) rows.push(await missiondCost(backend, rate, seconds, WARM_S));
       if (backend === "postgres") {
         rows.push(await pgBossCost(backend, rate, seconds));
         rows.push(await graphileCost(rate, seconds));
