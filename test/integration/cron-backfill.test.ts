@@ -21,11 +21,14 @@ const runsOf = async (daemon: Daemon, jobId: string): Promise<RunView[]> =>
 const hourAgo = (hoursAgo: number) => new Date((Math.floor(Date.now() / HOUR) - hoursAgo) * HOUR);
 const iso = (d: Date) => d.toISOString();
 
-/** Rows a refused request must not have written. */
+/**
+ * Rows a refused request (or a dry run) must not have written: a backfill's runs (not the job's own schedule's, whose minutely slot may come
+ * while a test runs), its queued slots, and the job's revisions.
+ */
 async function written(daemon: Daemon) {
   const [row] = await rows<{ runs: number; queued: number; revisions: number }>(
     daemon.services.database.db,
-    sql`select (select count(*)::int from cron_job_runs) as runs, (select count(*)::int from cron_backfill_slots) as queued,
+    sql`select (select count(*)::int from cron_job_runs where trigger = 'backfill') as runs, (select count(*)::int from cron_backfill_slots) as queued,
                (select count(*)::int from cron_job_revisions) as revisions`,
   );
   return row!;
