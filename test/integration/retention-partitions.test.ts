@@ -14,7 +14,10 @@ const DAY = 86_400_000;
 const dayAt = (daysAgo: number, hour = 12) => new Date(dayStart(Date.now()) - daysAgo * DAY + hour * 3_600_000);
 const part = (daysAgo: number) => partitionName("cron_job_runs", dayStart(Date.now()) - daysAgo * DAY);
 
-const withRetention = (lines: string) => t.start({ toml: `[retention]\nprune_interval = "1h"\n${lines}\n` });
+// The recovery pass (every poll interval) would carry a seeded Claimed run on to its agent: the
+// first pass runs at the start, before the seeding, and the next not within the test.
+const withRetention = (lines: string) =>
+  t.start({ toml: `[scheduler]\npoll_interval = "1h"\n\n[retention]\nprune_interval = "1h"\n${lines}\n` });
 const quietJob = (daemon: Daemon, name: string) =>
   daemon.services.cron.add({ name, agentId: "a1", cron: "0 0 1 1 *", prompt: "p" });
 
