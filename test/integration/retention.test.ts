@@ -15,7 +15,10 @@ const DAY = 86_400_000;
 const daysAgo = (days: number, extraMs = 0) => new Date(Date.now() - days * DAY - extraMs);
 
 /** A daemon with this [retention]; its own loop waits an hour, so the test's passes are the only ones that matter. */
-const withRetention = (lines: string) => t.start({ toml: `[retention]\nprune_interval = "1h"\n${lines}\n` });
+// The recovery pass (every poll interval) would carry a seeded Claimed run on to its agent: the
+// first pass runs at the start, before the seeding, and the next not within the test.
+const withRetention = (lines: string) =>
+  t.start({ toml: `[scheduler]\npoll_interval = "1h"\n\n[retention]\nprune_interval = "1h"\n${lines}\n` });
 
 // A schedule that never comes due during a test: the ledger holds only what a test writes.
 const quietJob = (daemon: Daemon, name: string) =>
