@@ -22,7 +22,7 @@ import { rows, type Db } from "../src/db/client.ts";
 import { benchBoss, benchDaemon, freshBenchDatabase } from "./databases.ts";
 import { summarize } from "./stats.ts";
 import { cpuBetween, processCpu } from "./storage.ts";
-import { startReceiver, type Receiver } from "./wake/wake.ts";
+import { bySecond, startReceiver, type Receiver } from "./wake/wake.ts";
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const sleepUntil = (t: number) => sleep(Math.max(0, t - Date.now()));
@@ -175,8 +175,8 @@ export async function missiondCost(
       if (open!.n === 0) break;
       await sleep(100);
     }
-    // missiond's keys end in the slot's time (`job@2026-…`): the metered slots are those from `from`.
-    const metered = seen.all.filter((s) => Date.parse(s.key.slice(s.key.indexOf("@") + 1)) >= from);
+    // The metered slots are those from `from` (a sample's second counts from it).
+    const metered = bySecond(seen.all, from).filter((s) => s.second >= 0);
     const system = warmS > 0 ? `missiond (webhook executor, after ${warmS} s)` : "missiond (webhook executor)";
     return costRow(system, backend, rate, seconds, metered, await meter.stop());
   } finally {

@@ -86,7 +86,7 @@ function row(system: string, backend: string, jobs: number, seconds: number, sam
  * Each sample's slot index, from the part of its key after the `@`: missiond's keys end in the
  * slot's ISO time (`job@2026-…`, counted from `from`), the peers' in the index itself (`job@3`).
  */
-const bySecond = (samples: { key: string; lateMs: number }[], from?: number): Sample[] =>
+export const bySecond = (samples: { key: string; lateMs: number }[], from?: number): Sample[] =>
   samples.map((s) => {
     const slot = s.key.slice(s.key.indexOf("@") + 1);
     return { ...s, second: from === undefined ? Number(slot) : (Date.parse(slot) - from) / 1000 };

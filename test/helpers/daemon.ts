@@ -41,6 +41,15 @@ export const testProbe = {
   },
 };
 
+/**
+ * The config of a retention test's daemon, with its [retention] `lines`: its own loops stay out of
+ * the test's way. Its pruning pass waits an hour (the test runs its passes itself), and so does the
+ * recovery pass (every poll interval), which would carry a seeded Claimed run on to its agent: its
+ * first pass runs at the start, before the seeding.
+ */
+export const quietRetentionToml = (lines: string): string =>
+  `[scheduler]\npoll_interval = "1h"\n\n[retention]\nprune_interval = "1h"\n${lines}\n`;
+
 /** A daemon on the test's database, with its API on a socket in a temporary directory (removed after the file). */
 export async function startTestDaemon(db: TestDatabase, options: TestDaemonOptions = {}): Promise<Daemon> {
   const stateDir = tempDir("test");

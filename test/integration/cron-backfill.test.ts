@@ -22,8 +22,9 @@ const hourAgo = (hoursAgo: number) => new Date((Math.floor(Date.now() / HOUR) - 
 const iso = (d: Date) => d.toISOString();
 
 /**
- * Rows a refused request (or a dry run) must not have written: a backfill's runs (not the job's own schedule's, whose minutely slot may come
- * while a test runs), its queued slots, and the job's revisions.
+ * Rows a refused request (or a dry run) must not have written: a backfill's runs (not those of the
+ * job's own schedule, whose minutely slot may come while a test runs), its queued slots, and the
+ * job's revisions.
  */
 async function written(daemon: Daemon) {
   const [row] = await rows<{ runs: number; queued: number; revisions: number }>(

@@ -5,7 +5,7 @@ import { rows, type Executor } from "../../src/db/client.ts";
 import { dayStart, ensurePartitions, listPartitions, partitionName } from "../../src/db/partitions.ts";
 import type { Daemon } from "../../src/daemon/daemon.ts";
 import { backendName } from "../helpers/db.ts";
-import { daemonPerTest } from "../helpers/daemon.ts";
+import { daemonPerTest, quietRetentionToml } from "../helpers/daemon.ts";
 import { insertRunRows, type RunRow } from "../helpers/ledger.ts";
 
 const t = daemonPerTest();
@@ -14,10 +14,8 @@ const DAY = 86_400_000;
 const dayAt = (daysAgo: number, hour = 12) => new Date(dayStart(Date.now()) - daysAgo * DAY + hour * 3_600_000);
 const part = (daysAgo: number) => partitionName("cron_job_runs", dayStart(Date.now()) - daysAgo * DAY);
 
-// The recovery pass (every poll interval) would carry a seeded Claimed run on to its agent: the
-// first pass runs at the start, before the seeding, and the next not within the test.
-const withRetention = (lines: string) =>
-  t.start({ toml: `[scheduler]\npoll_interval = "1h"\n\n[retention]\nprune_interval = "1h"\n${lines}\n` });
+/** A daemon with this [retention], whose own passes stay out of the test's way. */
+const withRetention = (lines: string) => t.start({ toml: quietRetentionToml(lines) });
 const quietJob = (daemon: Daemon, name: string) =>
   daemon.services.cron.add({ name, agentId: "a1", cron: "0 0 1 1 *", prompt: "p" });
 

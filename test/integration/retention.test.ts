@@ -6,7 +6,7 @@ import { createLogger } from "../../src/log.ts";
 import { Vacuums } from "../../src/retention/vacuum.ts";
 import type { Daemon } from "../../src/daemon/daemon.ts";
 import { backendName } from "../helpers/db.ts";
-import { daemonPerTest } from "../helpers/daemon.ts";
+import { daemonPerTest, quietRetentionToml } from "../helpers/daemon.ts";
 import { insertManyRuns, insertRunRows, type RunRow } from "../helpers/ledger.ts";
 
 const t = daemonPerTest();
@@ -14,11 +14,8 @@ const t = daemonPerTest();
 const DAY = 86_400_000;
 const daysAgo = (days: number, extraMs = 0) => new Date(Date.now() - days * DAY - extraMs);
 
-/** A daemon with this [retention]; its own loop waits an hour, so the test's passes are the only ones that matter. */
-// The recovery pass (every poll interval) would carry a seeded Claimed run on to its agent: the
-// first pass runs at the start, before the seeding, and the next not within the test.
-const withRetention = (lines: string) =>
-  t.start({ toml: `[scheduler]\npoll_interval = "1h"\n\n[retention]\nprune_interval = "1h"\n${lines}\n` });
+/** A daemon with this [retention], whose own passes stay out of the test's way. */
+const withRetention = (lines: string) => t.start({ toml: quietRetentionToml(lines) });
 
 // A schedule that never comes due during a test: the ledger holds only what a test writes.
 const quietJob = (daemon: Daemon, name: string) =>
