@@ -80,7 +80,7 @@ describe.skipIf(skipReason !== null)(`Slow database drill${skipReason ? ` (skipp
     await sleep(4_000);
     const to = Math.floor(Date.now() / 1000) * 1000 - 1_000;
     for (const id of jobs.values()) await serve.api.post(`/v1/cron-jobs/${id}/pause`, {});
-    await settled(cluster.url);
+    await settled(cluster.url, undefined, [serve]);
     const runs = await ledgerRuns(cluster.url);
     const sql = postgres(cluster.url, { max: 1, onnotice: () => {} });
     const notes = await sql<{ id: string; status: string }[]>`

@@ -133,6 +133,12 @@ export { deliveryKey, type RunRow } from "./drill-ledger.ts";
 /** Every run of the ledger at `url`, by slot. */
 export const ledgerRuns = (url: string): Promise<RunRow[]> => withLedger(url, readRuns);
 
-/** Waits until no run or timer of the ledger at `url` is open. */
-export const settled = (url: string, timeoutMs = 60_000): Promise<void> =>
-  withLedger(url, (sql) => waitClosed(sql, timeoutMs));
+/**
+ * Waits until no run or timer of the ledger at `url` is open. A timeout's error carries the end of
+ * the warnings and errors the `serves` logged: why a run stayed open is in them.
+ */
+export const settled = (url: string, timeoutMs = 60_000, serves: readonly Serve[] = []): Promise<void> =>
+  withLedger(url, (sql) => waitClosed(sql, timeoutMs)).catch((err: Error) => {
+    const logs = serves.map((s) => `${s.name}: ${s.serve.output().slice(-4_000)}`).join("\n");
+    throw new Error(logs ? `${err.message}\n${logs}` : err.message);
+  });

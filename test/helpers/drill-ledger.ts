@@ -102,15 +102,21 @@ export async function readTimers(sql: postgres.Sql): Promise<Map<string, TimerRo
 
 /** Waits until no run or timer of the ledger is open (the drill's load has stopped); a timeout names those still open. */
 export async function waitClosed(sql: postgres.Sql, timeoutMs = 60_000): Promise<void> {
-  let open: { kind: string; id: string; status: string; at: Date; job: string | null }[] = [];
+  let open: { kind: string; id: string; status: string; at: Date; job: string | null; held: string | null }[] = [];
   await waitFor(
     async () => {
+      // `held`: what should close an open run (its claim and start, its attempts, the lane or the
+      // pg-boss job holding it and that job's state), so a timeout says where it stopped.
       open = await sql<typeof open>`
-        select 'run' as kind, r.id::text as id, r.status, r.scheduled_for as at, j.name as job
+        select 'run' as kind, r.id::text as id, r.status, r.scheduled_for as at, j.name as job,
+            concat_ws(' ', 'claimed', to_char(r.claimed_at, 'HH24:MI:SS.MS'), 'started', to_char(r.started_at, 'HH24:MI:SS.MS'),
+              'attempts', r.attempts, 'failed', r.failed_attempts, 'lane', r.lane_owner, 'job', r.mission_job_id,
+              (select 'state ' || b.state || ' retries ' || b.retry_count || ' start_after ' || to_char(b.start_after, 'HH24:MI:SS')
+                 from pgboss.job b where b.id::text = r.mission_job_id limit 1)) as held
           from cron_job_runs r left join cron_jobs j on j.id = r.cron_job_id
           where r.status = any(${[...OPEN_RUN_STATUSES]}::text[])
         union all
-        select 'timer', t.id::text, t.status, t.due_at, null
+        select 'timer', t.id::text, t.status, t.due_at, null, null
           from notify_timers t where t.status = any(${[...OPEN_NOTIFY_STATUSES]}::text[])
         order by at limit 20`;
       return open.length === 0;
