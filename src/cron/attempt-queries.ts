@@ -131,6 +131,91 @@ export async function assignMissionJobs(
   return assigned;
 }
 
+/**
+ * Turns taken on a direct lane: of these runs (held by the lane, their attempt not counted yet),
+ * those still Running are recorded as one row of `lane_turns`, their first attempt started.
+ * Resolves to their ids. One insert for the batch instead of an update of each run (about 29 µs a
+ * row on the ledger, a third of the server's work per run at 1,000 runs a second). Not locked: a
+ * run closed Cancelled just after this read is one cancelled after its attempt began, as when the
+ * cancel comes a moment later.
+ */
+export async function recordTurns(db: Executor, refs: readonly RunRef[], at: Date): Promise<Set<string>> {
+  if (refs.length === 0) return new Set();
+  const recorded = await rows<{ id: string }>(
+    db,
+    sql`with turn as (
+          insert into lane_turns (run_ids, slots, at)
+          select array_agg(r.id order by r.id), array_agg(r.scheduled_for order by r.id), ${at.toISOString()}::timestamptz
+            from cron_job_runs r
+            where ${anyOf(
+              sql`r.id`,
+              refs.map((r) => r.id),
+              "bigint",
+            )} and ${stillIn(sql`r.status`, "Running")} and ${inSlots(sql`r.scheduled_for`, refs)}
+            having count(*) > 0
+          returning run_ids)
+        select unnest(run_ids)::text as id from turn`,
+  );
+  return new Set(recorded.map((r) => r.id));
+}
+
+/**
+ * The runs' delivery state as crash truth reads it: a Running run whose attempts its row has not
+ * counted yet, but whose turn a lane recorded (`recordTurns`), has started its first.
+ */
+export async function runAttemptStates(
+  db: Executor,
+  refs: readonly RunRef[],
+): Promise<{ id: bigint; status: string; attempts: number; failedAttempts: number }[]> {
+  if (refs.length === 0) return [];
+  const found = await rows<{ id: string; status: string; attempts: number; failedAttempts: number }>(
+    db,
+    sql`select r.id::text as id, r.status, r.failed_attempts as "failedAttempts",
+          case when r.attempts = 0 and ${stillIn(sql`r.status`, "Running")}
+            and exists (select 1 from lane_turns t where r.id = any(t.run_ids)) then 1 else r.attempts end as attempts
+        from cron_job_runs r
+        where ${anyOf(
+          sql`r.id`,
+          refs.map((r) => r.id),
+          "bigint",
+        )} and ${inSlots(sql`r.scheduled_for`, refs)}`,
+  );
+  return found.map((r) => ({ ...r, id: BigInt(r.id) }));
+}
+
+/** Whether a lane recorded the turn of this run (its first attempt started, not counted on its row yet). */
+export async function turnRecorded(db: Executor, runId: bigint): Promise<boolean> {
+  const found = await rows<{ one: number }>(
+    db,
+    sql`select 1 as one from lane_turns t where ${runId.toString()}::bigint = any(t.run_ids) limit 1`,
+  );
+  return found.length > 0;
+}
+
+/**
+ * Deletes the lane turns recorded before `before` that no run needs any more: each of their runs
+ * has closed, or counted the attempt on its row (a close and a failed attempt's count both do).
+ * Resolves to the rows deleted. The runs still needing one are found among the few Running with no
+ * attempt on their row (the Running runs' index, hashed once), not by a probe of each run named:
+ * over 1,250 rows naming 40,000 runs, 11 ms against 93–95 ms probing each by its id and slot.
+ */
+export async function pruneLaneTurns(db: Executor, before: Date): Promise<number> {
+  const cutoff = before.toISOString();
+  const [gone] = await rows<{ n: number }>(
+    db,
+    sql`with needed as (
+          select coalesce(array_agg(u.id), '{}'::bigint[]) as ids
+            from lane_turns t cross join lateral unnest(t.run_ids) as u(id)
+            where t.at < ${cutoff}::timestamptz
+              and u.id in (select r.id from cron_job_runs r where r.status = 'Running' and r.attempts = 0)),
+        gone as (
+          delete from lane_turns t using needed where t.at < ${cutoff}::timestamptz and not (t.run_ids && needed.ids)
+          returning 1)
+        select count(*)::int as n from gone`,
+  );
+  return gone?.n ?? 0;
+}
+
 /** A Running run without a pg-boss job whose lane's incarnation is gone, with what its mission is made of. */
 export interface OrphanedRun {
   id: string;
@@ -210,11 +295,14 @@ export async function countFailedAttempts(
       excerpt: f.ended.excerpt,
     }));
     const log = sql`coalesce(r.attempt_log, '[]'::jsonb)`;
+    // A failed attempt had started: attempt n, the row's count or, for a turn a lane recorded
+    // (`recordTurns`) and the row did not count, the next after the failed ones; written back.
+    const n = sql`greatest(r.attempts, r.failed_attempts + 1)`;
     const moved = await rows<{ id: string }>(
       db,
-      sql`update cron_job_runs as r set failed_attempts = r.failed_attempts + 1,
+      sql`update cron_job_runs as r set failed_attempts = r.failed_attempts + 1, attempts = ${n},
             attempt_log = (case when jsonb_array_length(${log}) >= ${LOGGED_ATTEMPTS}::int then ${log} - 0 else ${log} end)
-              || jsonb_build_array(jsonb_build_object('n', r.attempts, 'at', v.at, 'ms', v.ms, 'status', v.status, 'http', v.http, 'excerpt', v.excerpt))
+              || jsonb_build_array(jsonb_build_object('n', ${n}, 'at', v.at, 'ms', v.ms, 'status', v.status, 'http', v.http, 'excerpt', v.excerpt))
           from ${recordset(values, "id bigint, at text, ms int, status text, http int, excerpt text")}
           where r.id = v.id and ${anyOf(
             sql`r.id`,

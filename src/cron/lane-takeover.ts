@@ -6,10 +6,15 @@ import type { CronMission } from "../executors/types.ts";
 import { VANISHED_AFTER_MS } from "../instances/heartbeat.ts";
 import type { Logger } from "../log.ts";
 import { startSweeper, type Sweeper } from "../scheduler/sweeper.ts";
-import { orphanedRuns, type OrphanedRun } from "./attempt-queries.ts";
+import { orphanedRuns, pruneLaneTurns, type OrphanedRun } from "./attempt-queries.ts";
 
 /** How often every instance looks for runs whose direct lane is gone: an instance heartbeat's interval. */
 export const TAKEOVER_INTERVAL_MS = 10_000;
+/**
+ * How long a lane's record of turns is kept at least (cron/attempt-queries.ts, recordTurns), then
+ * deleted by this pass once none of its runs needs it.
+ */
+export const TURNS_KEPT_MS = 60_000;
 /** Runs taken over per statement. */
 const BATCH = 100;
 
@@ -52,7 +57,10 @@ export async function takeOverLanes(db: Db, clock: Clock, record: RowRecord<Cron
   return total;
 }
 
-/** The takeover pass on this instance, every TAKEOVER_INTERVAL_MS (the first at once: a restart after a crash). */
+/**
+ * The takeover pass on this instance, every TAKEOVER_INTERVAL_MS (the first at once: a restart after
+ * a crash), then the prune of lane turns no run needs any more.
+ */
 export function startLaneTakeover(options: {
   db: Db;
   clock: Clock;
@@ -69,6 +77,7 @@ export function startLaneTakeover(options: {
       const taken = await takeOverLanes(db, clock, record);
       if (taken > 0)
         log.warn({ component: "lane takeover", runs: taken }, "runs of a vanished direct lane handed to pg-boss");
+      await pruneLaneTurns(db, new Date(clock.now() - TURNS_KEPT_MS));
     },
   });
 }

@@ -1,3 +1,4 @@
+import type { Clock } from "../clock.ts";
 import type { Db } from "../db/client.ts";
 import { coalescing } from "../db/coalesce.ts";
 import { MISSIONS_QUEUE } from "../db/boss.ts";
@@ -13,7 +14,8 @@ import {
   closeRuns,
   countAttempts,
   countFailedAttempts,
-  findRuns,
+  recordTurns,
+  runAttemptStates,
   type RunClose,
   type RunRef,
 } from "./attempt-queries.ts";
@@ -78,7 +80,7 @@ function missionKind(deps: MissionWorkerDeps): DeliveryKind<CronMission> {
     noun: "mission",
     log,
     key: (mission) => mission.runId,
-    read: async (missions) => attemptStates(await findRuns(deps.db, refs(missions)), "Running"),
+    read: async (missions) => attemptStates(await runAttemptStates(deps.db, refs(missions)), "Running"),
     count: (missions, which, ended) =>
       which === "started"
         ? countAttempts(deps.db, refs(missions))
@@ -98,7 +100,7 @@ function missionKind(deps: MissionWorkerDeps): DeliveryKind<CronMission> {
     },
     close: (mission, outcome) => closeMission(deps, log, closeRun, mission, outcome),
     cancelled: async (mission) => deps.onRunEnded?.(BigInt(mission.cronJobId)),
-    record: runRecord(deps.db),
+    record: runRecord(deps.db, deps.clock),
   };
 }
 
@@ -108,8 +110,15 @@ function missionKind(deps: MissionWorkerDeps): DeliveryKind<CronMission> {
  * `mission_job_id` commit together, and only for a row still Running without a job: of the lane and
  * the instances taking over, one hands it over.
  */
-export function runRecord(db: Db): RowRecord<CronMission> {
+export function runRecord(db: Db, clock: Clock): RowRecord<CronMission> {
   return {
+    async turn(missions) {
+      return recordTurns(
+        db,
+        missions.map((m) => ({ id: BigInt(m.runId), scheduledFor: new Date(m.scheduledFor) })),
+        new Date(clock.now()),
+      );
+    },
     async handOver(items) {
       if (items.length === 0) return;
       await db.transaction(async (tx) => {

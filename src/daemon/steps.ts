@@ -284,7 +284,7 @@ function startRecovery(s: Services): Stop {
 /** Runs held by the direct lane of an instance that is gone, handed to pg-boss (lane-takeover.ts). */
 function startTakeover(env: DaemonEnv, s: Services): Stop {
   const { db } = s.database;
-  const sweeper = startLaneTakeover({ db, clock: env.clock, log: env.log, record: runRecord(db) });
+  const sweeper = startLaneTakeover({ db, clock: env.clock, log: env.log, record: runRecord(db, env.clock) });
   return () => sweeper.stop();
 }
 

@@ -69,9 +69,11 @@ export async function closeDeliveries<S extends string>(
     const shape = `id bigint, status text, reason text, finished_at timestamptz, executor text, output text, exit_code int${
       runs ? ", input_tokens int, output_tokens int, cost_usd float8, model text, http_status int, attempt_ms int" : ""
     }`;
+    // A run closes after an attempt: one its row counted, or a turn its lane recorded
+    // (cron/attempt-queries.ts, recordTurns), which the close writes into the row.
     const usage = runs
       ? sql`, input_tokens = v.input_tokens, output_tokens = v.output_tokens, cost_usd = v.cost_usd, model = v.model,
-            http_status = v.http_status, attempt_ms = v.attempt_ms`
+            http_status = v.http_status, attempt_ms = v.attempt_ms, attempts = greatest(t.attempts, 1)`
       : sql``;
     closed.push(
       ...(await rows<{ id: string; status: S }>(

@@ -212,7 +212,10 @@ export class DirectLane<M extends Mission> {
     // was raised when it got its place (above, or in givePlace).
     this.holding.add(attempt.id);
     this.uncounted.delete(attempt.id);
-    const item: { mission: M; counted?: boolean } = { mission: attempt.data };
+    const item: { mission: M; jobless: boolean; counted?: boolean } = {
+      mission: attempt.data,
+      jobless: this.jobless.has(attempt.id),
+    };
     try {
       await this.countStarted(item);
     } finally {
@@ -262,13 +265,15 @@ export class DirectLane<M extends Mission> {
     wait?.release();
   }
 
-  /** Turns taken together count their attempts in one statement. */
-  private readonly countStarted = coalescing<{ mission: M; counted?: boolean }>(async (items) => {
+  /** Turns taken together count in one statement: jobless ones as one record (`RowRecord.turn`), others on their rows. */
+  private readonly countStarted = coalescing<{ mission: M; jobless: boolean; counted?: boolean }>(async (items) => {
     const { kind } = this.deps;
-    const counted = await kind.count(
-      items.map((i) => i.mission),
-      "started",
-    );
+    const turns = items.filter((i) => i.jobless).map((i) => i.mission);
+    const others = items.filter((i) => !i.jobless).map((i) => i.mission);
+    const counted = new Set([
+      ...(turns.length > 0 ? await kind.record!.turn(turns) : []),
+      ...(others.length > 0 ? await kind.count(others, "started") : []),
+    ]);
     for (const item of items) item.counted = counted.has(kind.key(item.mission));
   });
 

@@ -143,6 +143,12 @@ export interface DeliveryKind<M extends Mission> {
  */
 export interface RowRecord<M extends Mission> {
   /**
+   * Queued deliveries taking their turn (their first attempt starting), for those whose row is
+   * still open: recorded together, in one write for the batch rather than a count on each row (crash
+   * truth reads them as counted); resolves to the keys recorded.
+   */
+  turn(missions: readonly M[]): Promise<Set<string>>;
+  /**
    * In one transaction, a pg-boss job (with the id given) for each delivery whose row is still open
    * and without one, set on the row: a retry after `tries` attempts (waiting the queue's backoff if
    * `backoff`), a hand-back, a takeover.

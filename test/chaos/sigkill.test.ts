@@ -69,10 +69,13 @@ describe.skipIf(!SERVER_URL)(
         const start = (): Daemon => {
           const name = `k${++started}`;
           const dir = tempDir(`sigkill-${name}`);
-          // Recovery passes every 2 s (the staleness thresholds above are what they are).
+          // Recovery passes every 2 s (the staleness thresholds above are what they are). Four places
+          // on each direct lane: of the seven or so runs a daemon claims each second, the rest wait in
+          // its queue and take their turns (recorded in lane_turns), so a kill also finds runs that
+          // took their turn and runs still waiting for one.
           writeFileSync(
             join(dir, "config.toml"),
-            `[scheduler]\npoll_interval = "2s"\n\n[agents.hook]\nexecutor = "webhook"\nurl = "${receiver!.url}"\ntimeout = "10s"\n`,
+            `[scheduler]\npoll_interval = "2s"\n\n[missions]\nconcurrency = 4\n\n[agents.hook]\nexecutor = "webhook"\nurl = "${receiver!.url}"\ntimeout = "10s"\n`,
           );
           const serve = spawnServe({
             cwd: dir,
@@ -205,6 +208,10 @@ describe.skipIf(!SERVER_URL)(
       select cron_job_id::text as job_id, scheduled_for as slot, status, claimed_by, reason, claimed_at - scheduled_for > interval '20 seconds' as taken_over from cron_job_runs`;
         const timers = await sql<{ id: string; status: string; claimed_by: string | null; reclaimed: boolean }[]>`
       select id::text as id, status, claimed_by, lateness_ms > 20000 as reclaimed from notify_timers`;
+        // Turns the lanes recorded in the last minute (older ones pruned once their runs closed).
+        const [turns] = await sql<
+          { rows: number; runs: number }[]
+        >`select count(*)::int as rows, coalesce(sum(cardinality(run_ids)), 0)::int as runs from lane_turns`;
         await sql.end();
 
         // Cron: every slot of the window has exactly one row; none left open.
@@ -279,7 +286,7 @@ describe.skipIf(!SERVER_URL)(
           `[sigkill] ${summary}; after the kills: ${takenOver} Claimed slots taken over and run, ${unknown.size} runs closed Unknown (${unknownDelivered} of them had reached the receiver), ` +
             `${reclaimed} Claimed timers claimed again, ${timersUnknown} closed Unknown; ` +
             `${receiver.cron.size} missions received, 0 twice; ${timerSummary}; ${receiver.notes.size} notes received, 0 twice; settled in ${settleMs} ms; ` +
-            `claims by instance ${JSON.stringify(countBy(inWindow, (r) => r.claimed_by))}; timers by instance ${JSON.stringify(countBy(timers, (t) => t.claimed_by ?? "none"))}`,
+            `${turns!.runs} turns in ${turns!.rows} lane_turns rows still kept; claims by instance ${JSON.stringify(countBy(inWindow, (r) => r.claimed_by))}; timers by instance ${JSON.stringify(countBy(timers, (t) => t.claimed_by ?? "none"))}`,
         );
       },
       60_000 + LOAD_MS + SETTLE_MS,

@@ -63,6 +63,52 @@ describe(`crash truth (${backendName})`, () => {
       },
     ]);
   });
+
+  it("closes Unknown a run whose turn a vanished lane recorded, and delivers the one it held that never took its turn", async () => {
+    const daemon = await t.start();
+    const job = await daemon.services.cron.add({ name: "interrupted", agentId: "a1", cron: "0 0 1 1 *", prompt: "p" });
+    const slot = (minutes: number) => new Date(Date.now() - minutes * 60_000).toISOString();
+    // Two runs a lane of a gone incarnation held (Running, no pg-boss job, no attempt on the row):
+    // the first took its turn (recorded for its batch in lane_turns), the second still waited in the
+    // lane's queue. The takeover pass hands both to pg-boss.
+    const held = async (at: string) =>
+      (
+        await rows<{ id: string }>(
+          daemon.services.database.db,
+          sql`insert into cron_job_runs (cron_job_id, scheduled_for, status, claimed_by, claimed_at, started_at, prompt_fired, session_id, lane_owner)
+              values (${BigInt(job.id)}, ${at}::timestamptz, 'Running', 'gone', ${at}::timestamptz, ${at}::timestamptz, 'p', 's', 'gone-incarnation')
+              returning id::text as id`,
+        )
+      )[0]!.id;
+    const turned = await held(slot(2));
+    const waiting = await held(slot(1));
+    await daemon.services.database.db.execute(
+      sql`insert into lane_turns (run_ids, slots, at) values (${`{${turned}}`}::bigint[], ${`{${slot(2)}}`}::timestamptz[], now())`,
+    );
+    expect((await daemon.services.cron.run(turned)).attempts).toBe(1); // runs show counts the recorded turn
+    expect((await daemon.services.cron.run(waiting)).attempts).toBe(0);
+    await daemon.stop(); // the takeover pass runs at start
+    const next = await t.start();
+    const closed = await waitFor(async () => {
+      const runs = await next.services.cron.runs({ jobId: job.id, limit: 5 });
+      return runs.every((r) => r.status !== "Running") ? new Map(runs.map((r) => [r.id, r])) : null;
+    }, "both runs to close");
+    expect(closed.get(turned)).toMatchObject({
+      status: "Unknown",
+      reason: "attempt 1 started on an instance that stopped before recording its outcome; not replayed",
+      output: null,
+    });
+    expect(closed.get(waiting)?.status).toBe("Succeeded");
+    const counts = await rows<{ id: string; attempts: number }>(
+      next.services.database.db,
+      sql`select id::text as id, attempts from cron_job_runs where cron_job_id = ${BigInt(job.id)} order by id`,
+    );
+    // The close wrote the recorded turn into the row; the waiting run's one attempt is its retry's.
+    expect(counts).toEqual([
+      { id: turned, attempts: 1 },
+      { id: waiting, attempts: 1 },
+    ]);
+  });
 });
 
 async function sendMission(daemon: Daemon, ids: { runId: string; cronJobId: string; scheduledFor: string }) {

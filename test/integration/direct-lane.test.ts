@@ -4,6 +4,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { insertDueJobs } from "../../bench/burst.ts";
 import { addPerSecondJobs } from "../../bench/databases.ts";
 import type { Daemon } from "../../src/daemon/daemon.ts";
+import { pruneLaneTurns } from "../../src/cron/attempt-queries.ts";
 import { rows } from "../../src/db/client.ts";
 import { backendName } from "../helpers/db.ts";
 import { daemonPerTest } from "../helpers/daemon.ts";
@@ -194,6 +195,30 @@ describe(`the direct lane (${backendName})`, () => {
     const text = await scrape(daemon);
     expect(deliveryAttempts(text, "missions", "direct")).toBeGreaterThanOrEqual(2 * jobs);
     expect(deliveryAttempts(text, "missions", "fetched")).toBe(0);
+    // The queued ones' turns were recorded in lane_turns (not counted on their rows until they
+    // closed): at least the 16 of each second that waited for a place.
+    const db = daemon.services.database.db;
+    const turned = await rows<{ id: string; status: string; attempts: number }>(
+      db,
+      sql`select r.id::text as id, r.status, r.attempts from lane_turns t, unnest(t.run_ids) as u(id)
+          join cron_job_runs r on r.id = u.id where r.scheduled_for in (${slots[0]}::timestamptz, ${slots[1]}::timestamptz)`,
+    );
+    expect(turned.length).toBeGreaterThanOrEqual(2 * (jobs - 4));
+    expect(turned.filter((r) => r.status !== "Succeeded" || r.attempts !== 1)).toEqual([]);
+    // Once no run needs them (all closed), the takeover pass's prune deletes them, except a turn
+    // whose run still runs with no attempt on its row.
+    const [open] = await rows<{ id: string }>(
+      db,
+      sql`insert into cron_job_runs (cron_job_id, scheduled_for, status, claimed_by, started_at, session_id, lane_owner)
+          select cron_job_id, scheduled_for + interval '1 hour', 'Running', 'here', now(), 's', 'lane' from cron_job_runs
+          where scheduled_for = ${slots[1]}::timestamptz limit 1 returning id::text as id`,
+    );
+    await db.execute(
+      sql`insert into lane_turns (run_ids, slots, at) select array[id], array[scheduled_for], now() from cron_job_runs where id = ${open!.id}::bigint`,
+    );
+    await pruneLaneTurns(db, new Date(Date.now() + 60_000));
+    const kept = await rows<{ ids: string }>(db, sql`select array_to_string(run_ids, ',') as ids from lane_turns`);
+    expect(kept).toEqual([{ ids: open!.id }]);
   });
 
   it("claimed ahead while the job's previous run still goes: the overlap is decided at the slot itself, so a run that ends within the lead does not skip the slot", async () => {

@@ -289,6 +289,23 @@ export const cronJobRuns = pgTable(
   ],
 );
 
+/**
+ * Turns taken on a direct lane: runs held by the lane (no pg-boss job) that waited in its queue and
+ * took a place, so their first attempt started. One row per batch of turns instead of an update of
+ * each run (a third of the server's work per run when most of a second's runs queue): crash truth
+ * reads a run's attempts as at least 1 while it is Running and named here. A close or a failed
+ * attempt's count writes that attempt into the run's own `attempts`, after which its row here is of
+ * no use; the takeover pass deletes those (cron/lane-takeover.ts; the queries in
+ * cron/attempt-queries.ts). No index: the table holds the last minute's turns or so, and only
+ * recovery and `runs show` read it.
+ */
+export const laneTurns = pgTable("lane_turns", {
+  runIds: bigint("run_ids", { mode: "bigint" }).array().notNull(),
+  // The runs' slots, in the order of `run_ids`: the ledger's partition key, for the prune's probes.
+  slots: tstz("slots").array().notNull(),
+  at: tstz("at").notNull(),
+});
+
 export type CronJobRow = typeof cronJobs.$inferSelect;
 export type CronJobRunRow = typeof cronJobRuns.$inferSelect;
 export type CronJobRevisionRow = typeof cronJobRevisions.$inferSelect;
