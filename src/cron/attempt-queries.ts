@@ -2,7 +2,7 @@ import { and, gte, lte, sql, type SQL } from "drizzle-orm";
 import { anyOf, chunks, JOINED_ROWS, recordset } from "../db/batch-params.ts";
 import { rows, type Executor } from "../db/client.ts";
 import { closeDeliveries, stillIn, type DeliveryOutcome } from "../db/close-deliveries.ts";
-import { cronJobRuns, type CronJobRunRow } from "../db/schema/index.ts";
+import { cronJobRuns } from "../db/schema/index.ts";
 import type { AttemptEnd } from "../delivery/kind.ts";
 import { LOGGED_ATTEMPTS } from "./attempts.ts";
 
@@ -144,8 +144,8 @@ export async function recordTurns(db: Executor, refs: readonly RunRef[], at: Dat
   const recorded = await rows<{ id: string }>(
     db,
     sql`with turn as (
-          insert into lane_turns (run_ids, slots, at)
-          select array_agg(r.id order by r.id), array_agg(r.scheduled_for order by r.id), ${at.toISOString()}::timestamptz
+          insert into lane_turns (run_ids, at)
+          select array_agg(r.id order by r.id), ${at.toISOString()}::timestamptz
             from cron_job_runs r
             where ${anyOf(
               sql`r.id`,
@@ -181,15 +181,6 @@ export async function runAttemptStates(
         )} and ${inSlots(sql`r.scheduled_for`, refs)}`,
   );
   return found.map((r) => ({ ...r, id: BigInt(r.id) }));
-}
-
-/** Whether a lane recorded the turn of this run (its first attempt started, not counted on its row yet). */
-export async function turnRecorded(db: Executor, runId: bigint): Promise<boolean> {
-  const found = await rows<{ one: number }>(
-    db,
-    sql`select 1 as one from lane_turns t where ${runId.toString()}::bigint = any(t.run_ids) limit 1`,
-  );
-  return found.length > 0;
 }
 
 /**
@@ -257,11 +248,6 @@ export async function orphanedRuns(db: Executor, liveAfter: Date, limit: number)
     scheduledFor: new Date(scheduledMs),
     startedAt: startedMs === null ? null : new Date(startedMs),
   }));
-}
-
-export async function findRuns(db: Executor, refs: readonly RunRef[]): Promise<CronJobRunRow[]> {
-  if (refs.length === 0) return [];
-  return db.select().from(cronJobRuns).where(byRefs(refs));
 }
 
 /** Counts started attempts on Running runs; resolves to the ids counted. */

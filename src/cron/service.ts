@@ -29,7 +29,7 @@ import {
 import { listRevisions } from "./revision-queries.ts";
 import { lastRuns, listRuns, pageJobs, type LastRun } from "./ledger-queries.ts";
 import { findRun, runDecisions } from "./run-queries.ts";
-import { turnRecorded } from "./attempt-queries.ts";
+import { runAttemptStates } from "./attempt-queries.ts";
 import { attemptsOf } from "./attempts.ts";
 import { runTimeline, type TimelineLane } from "./timeline.ts";
 import { assertCron, nextSlot, parseEvery, previewSlots, type Schedule } from "./schedule.ts";
@@ -297,11 +297,11 @@ export class CronService {
     const found = await findRun(this.deps.db, runId);
     if (!found) throw new MissiondError("NOT_FOUND", `no run with id "${id}"`);
     const { jobName, revision } = found;
-    // A run Running on a direct lane whose turn the lane recorded has started its first attempt,
-    // which its row counts only when it closes (cron/attempt-queries.ts, recordTurns).
+    // A Running run's attempts as crash truth reads them: a turn its direct lane recorded has
+    // started its first, which its row counts only when it closes (recordTurns).
     const run =
-      found.run.status === "Running" && found.run.attempts === 0 && (await turnRecorded(this.deps.db, found.run.id))
-        ? { ...found.run, attempts: 1 }
+      found.run.status === "Running"
+        ? { ...found.run, attempts: (await runAttemptStates(this.deps.db, [found.run]))[0]?.attempts ?? 0 }
         : found.run;
     const decisions = await runDecisions(this.deps.db, run);
     return {

@@ -301,8 +301,6 @@ export const cronJobRuns = pgTable(
  */
 export const laneTurns = pgTable("lane_turns", {
   runIds: bigint("run_ids", { mode: "bigint" }).array().notNull(),
-  // The runs' slots, in the order of `run_ids`: the ledger's partition key, for the prune's probes.
-  slots: tstz("slots").array().notNull(),
   at: tstz("at").notNull(),
 });
 
