@@ -19,25 +19,40 @@ export async function delayProxy(target: { host: string; port: number }): Promis
   const server = createServer((client) => {
     const upstream = createConnection(target);
     sockets.add(client).add(upstream);
-    let lastAt = 0;
+    // One queue and one timer a connection: a timer each would reorder chunks, since Node orders
+    // timers of different lengths by an event-loop clock that lags Date.now() by however long the
+    // loop's turn has run.
+    const held: { at: number; chunk: Buffer | null }[] = [];
+    let timer: NodeJS.Timeout | null = null;
+    const release = () => {
+      timer = null;
+      while (held.length > 0 && held[0]!.at <= Date.now()) {
+        const { chunk } = held.shift()!;
+        // null: the server closed, and every chunk before it is out.
+        if (chunk === null) client.end();
+        else if (!client.destroyed) client.write(chunk);
+      }
+      if (held.length > 0) timer = setTimeout(release, held[0]!.at - Date.now());
+    };
+    const hold = (chunk: Buffer | null) => {
+      held.push({ at: Math.max(Date.now() + delayMs, held.at(-1)?.at ?? 0), chunk });
+      if (!timer) release();
+    };
     client.on("data", (chunk) => upstream.write(chunk));
-    upstream.on("data", (chunk) => {
-      const at = Math.max(Date.now() + delayMs, lastAt);
-      lastAt = at;
-      const send = () => {
-        if (!client.destroyed) client.write(chunk);
-      };
-      if (at <= Date.now()) send();
-      else setTimeout(send, at - Date.now());
-    });
+    upstream.on("data", (chunk: Buffer) => hold(chunk));
+    let ended = false;
     const end = () => {
-      // The server's last chunks may still be held: close after them.
-      setTimeout(() => client.destroy(), Math.max(0, lastAt - Date.now()));
+      if (ended) return;
+      ended = true;
+      hold(null);
       upstream.destroy();
     };
     upstream.on("close", end);
     upstream.on("error", end);
-    client.on("close", () => upstream.destroy());
+    client.on("close", () => {
+      if (timer) clearTimeout(timer);
+      upstream.destroy();
+    });
     client.on("error", () => upstream.destroy());
     client.on("close", () => sockets.delete(client));
     upstream.on("close", () => sockets.delete(upstream));

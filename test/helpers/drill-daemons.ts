@@ -40,7 +40,7 @@ export function startServe(
       MISSIOND_STATE_DIR: dir,
       MISSIOND_INSTANCE_NAME: name,
       MISSIOND_PLUGIN_DIRS: "",
-      MISSIOND_LOG_LEVEL: "warn",
+      MISSIOND_LOG_LEVEL: process.env.DRILL_LOG_LEVEL ?? "warn",
       ...options.env,
     },
   });
@@ -73,7 +73,8 @@ export async function killServes(serves: readonly Serve[]): Promise<void> {
 
 /**
  * The daemons of one drill: `start` starts them and waits until each is ready; `stop` (in afterAll)
- * keeps their logs as `<drill>-<name>.log` under CHAOS_DEBUG=dir, then kills what still runs.
+ * keeps their logs as `<drill>-<name>.log` under CHAOS_DEBUG=dir (at DRILL_LOG_LEVEL, `warn`
+ * unless set), then kills what still runs.
  */
 export function drillServes(drill: string) {
   const serves: Serve[] = [];
