@@ -5,6 +5,7 @@
  */
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
 import { ApiError, apiClient, type ApiClient } from "../../src/cli/client.ts";
 import { readRuns, waitClosed, withLedger, type RunRow } from "./drill-ledger.ts";
 import { spawnServe } from "./process.ts";
@@ -57,7 +58,12 @@ export const readiness = (s: Serve) =>
 export async function waitReady(s: Serve, what = "to be ready", timeoutMs = 60_000): Promise<void> {
   await waitFor(
     async () => {
-      if (s.serve.exitCode !== null) throw new Error(`${s.name} exited (${s.serve.exitCode}): ${s.serve.output()}`);
+      if (s.serve.exitCode !== null || s.serve.signalCode !== null) {
+        // Its last lines may still be in the pipe when it has exited.
+        await Promise.race([s.serve.closed, sleep(2_000)]);
+        const end = s.serve.signalCode ?? `code ${s.serve.exitCode}`;
+        throw new Error(`${s.name} exited (${end}) before it was ready: ${s.serve.output()}`);
+      }
       return (await readiness(s))?.ready;
     },
     `${s.name} ${what}`,

@@ -114,7 +114,7 @@ export function pageDaemonOptions(): PageDaemonOptions {
 export function spawnServe(options: {
   cwd: string;
   env: Record<string, string>;
-}): ChildProcess & { output: () => string; exited: Promise<number | null> } {
+}): ChildProcess & { output: () => string; exited: Promise<number | null>; closed: Promise<void> } {
   seedEmbeddedDatabase(options.cwd, options.env);
   const child = track(
     spawn(process.execPath, [...TEST_NODE_FLAGS, MAIN, "serve"], {
@@ -126,5 +126,7 @@ export function spawnServe(options: {
   child.stdout!.on("data", (d) => (output += d));
   child.stderr!.on("data", (d) => (output += d));
   const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
-  return Object.assign(child, { output: () => output, exited });
+  // After "exit", once its output is read to the end: what it printed last may come after "exit".
+  const closed = new Promise<void>((resolve) => child.on("close", () => resolve()));
+  return Object.assign(child, { output: () => output, exited, closed });
 }
