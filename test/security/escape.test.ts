@@ -100,15 +100,22 @@ function prepare(port: number): { dirs: string[]; root: string } {
 /** A local server: /away redirects to a host the plugin may not reach, /hop to one it may. */
 async function redirectServer(): Promise<{ port: number; forbiddenHits: () => number; close: () => void }> {
   let forbidden = 0;
+  // Read once listening: a plugin's keep-alive connection may still bring a request after close(),
+  // when address() is null.
+  let port = 0;
   const server = createServer((req, res) => {
-    const port = (server.address() as AddressInfo).port;
     if (req.headers.host?.startsWith("localhost")) forbidden++;
     if (req.url === "/away") res.writeHead(302, { location: `http://localhost:${port}/secret` }).end();
     else if (req.url === "/hop") res.writeHead(302, { location: "/ok" }).end();
     else res.end(req.url === "/ok" ? "fine" : "SECRET");
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  return { port: (server.address() as AddressInfo).port, forbiddenHits: () => forbidden, close: () => server.close() };
+  port = (server.address() as AddressInfo).port;
+  const close = () => {
+    server.close();
+    server.closeAllConnections();
+  };
+  return { port, forbiddenHits: () => forbidden, close };
 }
 
 const reportsOf = (prompt: string): Record<string, string> =>
