@@ -75,7 +75,9 @@ export class CronFiring {
    * ms more for every 3 keys sharing the moment, so that all are claimed in time; those still count
    * as claimed ahead. 200 per-second jobs due together were otherwise claimed 250–316 ms ahead,
    * most beyond claim_ahead, and handed off at their moment, a transaction on the path to the agent
-   * (webhook received at a median of 77–104 ms against 22–30 ms, measured).
+   * (webhook received at a median of 77–104 ms against 22–30 ms, measured). Slots further ahead are
+   * handed off in the claim only onto the direct lane's queue, their attempt not counted until
+   * their moment (handingInClaim).
    */
   private readonly handOffWithinMs: number | undefined;
 
@@ -98,10 +100,19 @@ export class CronFiring {
     // per-second jobs past 128 places reached their agent 40-100 ms after the rest).
     const passThrough = !this.deps.chain.handles("cronJobFiring");
     let claim: Awaited<ReturnType<CronFiring["claim"]>> | undefined;
-    await handOffWithLane(passThrough ? this.deps.direct?.() : undefined, batch.length, async (places) => {
-      claim = await this.claim(batch, passThrough ? places : null);
-      return claim.activated;
-    });
+    // Slots further ahead than handOffWithinMs may only queue on the lane (runningInClaim).
+    const now = this.deps.clock.now();
+    const within = this.handOffWithinMs;
+    const near = batch.filter((b) => within === undefined || b.slot.getTime() - now <= within).length;
+    await handOffWithLane(
+      passThrough ? this.deps.direct?.() : undefined,
+      batch.length,
+      async (places) => {
+        claim = await this.claim(batch, passThrough ? places : null);
+        return claim.activated;
+      },
+      near,
+    );
     const { jobs, claimed, handedOff, queued } = claim!;
     // After the commit: the scheduler's deferral source reads the waiting slots' deadlines anew.
     if (queued) this.deps.onDeferred?.();
@@ -218,12 +229,13 @@ export class CronFiring {
       );
       // Runs handed off in the claim are inserted Running, their only write before their close.
       const jobOf = (run: { cronJobId: bigint }) => jobs.get(String(run.cronJobId))!;
-      const { handing, prompts } =
+      const { handing, ahead, prompts } =
         direct === null
-          ? { handing: new Set<NewRun>(), prompts: undefined }
+          ? { handing: new Set<NewRun>(), ahead: undefined, prompts: undefined }
           : await handingInClaim(tx, rows, jobOf, now, this.handOffWithinMs);
       const at = new Date(now);
-      const written = await runningInClaim(tx, rows, handing, jobOf, direct ?? { started: 0, queued: 0 }, at, prompts);
+      const places = direct ?? { started: 0, queued: 0 };
+      const written = await runningInClaim(tx, rows, handing, jobOf, places, at, prompts, ahead);
       const inserted = await insertRuns(tx, written.rows);
       settleAdvances(advanced, inserted);
       await advanceJobs(tx, advanced, at);

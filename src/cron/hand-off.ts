@@ -120,9 +120,12 @@ export async function enqueueHandOffs(
 /**
  * The claimed runs a claim hands off itself (inserted Running, their only write before their close),
  * with the prompts of those whose template it rendered. A run that needs approval waits for it after
- * its chain, a job with a preflight waits for its command's answer, and a slot further ahead than
- * `withinMs` runs its chain at its moment: none of those is handed off in the claim, nor a template
- * whose values could change before its moment (template-claim.ts).
+ * its chain, and a job with a preflight waits for its command's answer: neither is handed off in the
+ * claim. A slot further ahead than `withinMs` (a burst's early groups) is `ahead`: the claim may put
+ * it in the direct lane's queue, its attempt counted only when it takes its turn at its moment, so a
+ * crash before then delivers it rather than closing it Unknown; where the lane has no room it stays
+ * Claimed and is handed off at its moment. A template whose values could change before its moment is
+ * rendered then (template-claim.ts): such a run is not handed off ahead.
  */
 export async function handingInClaim(
   tx: Tx,
@@ -130,30 +133,47 @@ export async function handingInClaim(
   jobOf: (run: NewRun) => CronJobRow,
   now: number,
   withinMs: number | undefined,
-): Promise<{ handing: Set<NewRun>; prompts: Map<NewRun, ClaimPrompt> }> {
-  const soon = rows.filter((run) => {
-    const job = jobOf(run);
-    return (
-      run.status === "Claimed" &&
-      !job.approval &&
-      !job.preflight &&
-      handOffInClaim(
-        runMoment(job, { scheduledFor: run.scheduledFor, trigger: run.trigger ?? "schedule" }),
-        now,
-        withinMs,
-      )
+): Promise<{ handing: Set<NewRun>; ahead: Set<NewRun>; prompts: Map<NewRun, ClaimPrompt> }> {
+  const eligible = rows.filter((run) => run.status === "Claimed" && !jobOf(run).approval && !jobOf(run).preflight);
+  const isSoon = (run: NewRun) =>
+    handOffInClaim(
+      runMoment(jobOf(run), { scheduledFor: run.scheduledFor, trigger: run.trigger ?? "schedule" }),
+      now,
+      withinMs,
     );
-  });
+  const soon = eligible.filter(isSoon);
   const templates = soon.filter((run) => jobOf(run).promptTemplate);
   const prompts = await claimPrompts(tx, rows, templates, jobOf);
-  return { handing: new Set(soon.filter((run) => !jobOf(run).promptTemplate || prompts.has(run))), prompts };
+  return {
+    handing: new Set(soon.filter((run) => !jobOf(run).promptTemplate || prompts.has(run))),
+    ahead: new Set(eligible.filter((run) => !isSoon(run) && !jobOf(run).promptTemplate)),
+    prompts,
+  };
 }
 
 /**
- * A claim's rows, those in `handing` written Running as writeHandOffs would leave them (the first
- * `places.started` with their attempt counted), so the claim's insert is their only write: ids are
- * reserved for the batch, since a run's session (and a template's `run.id`) is named after its id.
- * A run's prompt is its rendered template's in `prompts`, otherwise the job's.
+ * The order a claim hands its runs off in, which is the order they take the lane's places: those in
+ * `handing` first, then those `ahead` that fall in the lane's queue (never a place that counts the
+ * attempt now, nor a pg-boss job, which the fetch would count before the moment).
+ */
+function handOffOrder(
+  rows: readonly NewRun[],
+  handing: ReadonlySet<NewRun>,
+  ahead: ReadonlySet<NewRun>,
+  places: Places,
+): NewRun[] {
+  const order = rows.filter((row) => handing.has(row));
+  for (const row of rows)
+    if (ahead.has(row) && order.length >= places.started && order.length < places.started + places.queued)
+      order.push(row);
+  return order;
+}
+
+/**
+ * A claim's rows, those it hands off (handOffOrder) written Running as writeHandOffs would leave them
+ * (the first `places.started` with their attempt counted), so the claim's insert is their only write:
+ * ids are reserved for the batch, since a run's session (and a template's `run.id`) is named after
+ * its id. A run's prompt is its rendered template's in `prompts`, otherwise the job's.
  */
 export async function runningInClaim(
   tx: Tx,
@@ -163,14 +183,14 @@ export async function runningInClaim(
   places: Places,
   at: Date,
   prompts: ReadonlyMap<NewRun, ClaimPrompt> = new Map(),
+  ahead: ReadonlySet<NewRun> = new Set(),
 ): Promise<{ rows: readonly (NewRun | IdentifiedRun)[]; handOffs: PendingHandOff[] }> {
-  if (handing.size === 0) return { rows, handOffs: [] };
+  const order = handOffOrder(rows, handing, ahead, places);
+  if (order.length === 0) return { rows, handOffs: [] };
   const ids = await reserveRunIds(tx, rows.length);
-  const handOffs: PendingHandOff[] = [];
-  const identified = rows.map((row, i): IdentifiedRun => {
-    const id = ids[i]!;
-    if (!handing.has(row)) return { ...row, id };
-    const job = jobOf(row);
+  const idOf = new Map(rows.map((row, i) => [row, ids[i]!]));
+  const handOffs = order.map((row) => {
+    const id = idOf.get(row)!;
     const run = {
       id,
       scheduledFor: row.scheduledFor,
@@ -178,9 +198,14 @@ export async function runningInClaim(
       latenessMs: row.latenessMs ?? null,
       backfilled: !!row.backfilled,
     };
-    const h = handOffFor(job, run, prompts.get(row)?.(id) ?? job.prompt, at);
-    const n = handOffs.length;
-    handOffs.push(h);
+    return handOffFor(jobOf(row), run, prompts.get(row)?.(id) ?? jobOf(row).prompt, at);
+  });
+  const place = new Map(order.map((row, n) => [row, n]));
+  const identified = rows.map((row): IdentifiedRun => {
+    const id = idOf.get(row)!;
+    const n = place.get(row);
+    if (n === undefined) return { ...row, id };
+    const h = handOffs[n]!;
     return {
       ...row,
       id,

@@ -164,6 +164,52 @@ describe(`the direct lane (${backendName})`, () => {
     expect(handOffsAtMoment.filter((at) => at > startsAt.getTime() + 500 && at < slot + 500)).toEqual([]);
   });
 
+  it("a burst's slots claimed further ahead than twice claim_ahead wait in the lane's queue from their claim: inserted Running with no attempt, counted when they take their turn, the agent called at the slot and never before", async () => {
+    // claim_ahead 20 ms: slots claimed more than 40 ms ahead are beyond the claim's own hand-off. 240
+    // keys of one moment reach the claim in groups, the earliest 40 ms and more ahead. Left Claimed,
+    // each such run was moved to Running by an update at its moment; now its claim inserts it
+    // Running, attempt not counted, in the lane's queue, and its turn is recorded at the moment.
+    const received: { scheduledFor: number; at: number }[] = [];
+    const url = await receiver(
+      () => 200,
+      (body) => received.push({ scheduledFor: Date.parse(JSON.parse(body).scheduledFor as string), at: Date.now() }),
+    );
+    let movedAtMoment = 0;
+    const daemon = await t.start({
+      toml: `[scheduler]\nclaim_ahead = "20ms"\n\n[missions]\nconcurrency = 512\n\n[agents.bench]\nexecutor = "webhook"\nurl = "${url}"\n`,
+      onQuery: (text) => {
+        if (text.startsWith("update cron_job_runs as r set status = 'Running'")) movedAtMoment++;
+      },
+    });
+    const db = daemon.services.database.db;
+    const jobs = 240;
+    const due = new Date(Math.ceil(Date.now() / 1000) * 1000 + 2_000);
+    await insertDueJobs((q) => db.execute(q), jobs, due);
+    daemon.services.scheduler.poke();
+    const runs = await waitFor(
+      async () => {
+        const found = await rows<{ id: string; status: string; attempts: number; lead_ms: number; turned: boolean }>(
+          db,
+          sql`select r.id::text as id, r.status, r.attempts,
+                     extract(epoch from r.scheduled_for - r.claimed_at) * 1000 as lead_ms,
+                     exists (select 1 from lane_turns t where r.id = any (t.run_ids)) as turned
+              from cron_job_runs r where r.scheduled_for = ${due.toISOString()}::timestamptz`,
+        );
+        return found.length === jobs && found.every((r) => r.status === "Succeeded") ? found : null;
+      },
+      "every slot of the burst closed",
+      30_000,
+    );
+    expect(runs.filter((r) => r.attempts !== 1)).toEqual([]);
+    const far = runs.filter((r) => r.lead_ms > 40);
+    expect(far.length, "runs claimed more than twice claim_ahead ahead").toBeGreaterThan(0);
+    // Each took its turn in the lane's queue; none was moved from Claimed to Running at its moment.
+    expect(far.filter((r) => !r.turned)).toEqual([]);
+    expect(movedAtMoment).toBe(0);
+    expect(received).toHaveLength(jobs);
+    expect(received.filter((r) => r.at < r.scheduledFor)).toEqual([]);
+  });
+
   it("with no plugin on cronJobFiring, more slots of one second than the lane's places: the surplus queues on the lane, each attempt counted when it takes a place, none through pg-boss's fetch", async () => {
     // 20 jobs due every second through 4 places: 16 of each second's missions wait for a place.
     // Sent to pg-boss's fetch instead, they waited for a poll and a read (200 a second through
