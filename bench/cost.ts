@@ -153,7 +153,8 @@ export async function missiondCost(
 ): Promise<CostRow> {
   const receiver = await startReceiver();
   const db = await freshBenchDatabase(backend);
-  const toml = `[agents.hook]\nexecutor = "webhook"\nurl = "${receiver.url}"\n`;
+  const places = process.env.BENCH_COST_PLACES ? `[missions]\nconcurrency = ${process.env.BENCH_COST_PLACES}\n\n` : "";
+  const toml = `${places}[agents.hook]\nexecutor = "webhook"\nurl = "${receiver.url}"\n`;
   const daemon = benchDaemon(db, {}, toml);
   try {
     await daemon.start();
