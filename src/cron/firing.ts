@@ -38,6 +38,7 @@ import { promptText } from "./input.ts";
 import { promptFor } from "./template-values.ts";
 import { resumeEndedPauses } from "./job-changes.ts";
 import { announce } from "../scheduler/announce.ts";
+import { handOffInClaim } from "../scheduler/hand-off.ts";
 import { gateClaims } from "../concurrency/gate.ts";
 import { startWaiting } from "../approvals/wait.ts";
 import { releaseKeysOf } from "../concurrency/release.ts";
@@ -102,8 +103,7 @@ export class CronFiring {
     let claim: Awaited<ReturnType<CronFiring["claim"]>> | undefined;
     // Slots further ahead than handOffWithinMs may only queue on the lane (runningInClaim).
     const now = this.deps.clock.now();
-    const within = this.handOffWithinMs;
-    const near = batch.filter((b) => within === undefined || b.slot.getTime() - now <= within).length;
+    const near = batch.filter((b) => handOffInClaim(b.slot.getTime(), now, this.handOffWithinMs)).length;
     await handOffWithLane(
       passThrough ? this.deps.direct?.() : undefined,
       batch.length,

@@ -134,21 +134,18 @@ export async function handingInClaim(
   now: number,
   withinMs: number | undefined,
 ): Promise<{ handing: Set<NewRun>; ahead: Set<NewRun>; prompts: Map<NewRun, ClaimPrompt> }> {
-  const eligible = rows.filter((run) => run.status === "Claimed" && !jobOf(run).approval && !jobOf(run).preflight);
-  const isSoon = (run: NewRun) =>
-    handOffInClaim(
-      runMoment(jobOf(run), { scheduledFor: run.scheduledFor, trigger: run.trigger ?? "schedule" }),
-      now,
-      withinMs,
-    );
-  const soon = eligible.filter(isSoon);
+  const soon: NewRun[] = [];
+  const ahead = new Set<NewRun>();
+  for (const run of rows) {
+    const job = jobOf(run);
+    if (run.status !== "Claimed" || job.approval || job.preflight) continue;
+    const moment = runMoment(job, { scheduledFor: run.scheduledFor, trigger: run.trigger ?? "schedule" });
+    if (handOffInClaim(moment, now, withinMs)) soon.push(run);
+    else if (!job.promptTemplate) ahead.add(run);
+  }
   const templates = soon.filter((run) => jobOf(run).promptTemplate);
   const prompts = await claimPrompts(tx, rows, templates, jobOf);
-  return {
-    handing: new Set(soon.filter((run) => !jobOf(run).promptTemplate || prompts.has(run))),
-    ahead: new Set(eligible.filter((run) => !isSoon(run) && !jobOf(run).promptTemplate)),
-    prompts,
-  };
+  return { handing: new Set(soon.filter((run) => !jobOf(run).promptTemplate || prompts.has(run))), ahead, prompts };
 }
 
 /**
