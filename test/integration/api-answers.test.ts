@@ -237,6 +237,12 @@ describe(`every route answers what it declares (${backendName})`, () => {
     });
     await call("GET /v1/session-clears/:id", { id: clear.id });
     await call("GET /v1/events");
+    // A session being cleared is not removed (409, a declared answer, but not the one this call is
+    // for): the clear goes on after its request answered.
+    await waitFor(
+      async () => (await daemon.services.clears.get(clear.id)).status === "Completed",
+      "the clear to complete",
+    );
     await call("DELETE /v1/sessions/:id", s, { query: { force: "true" } });
   });
 
