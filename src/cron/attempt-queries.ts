@@ -1,7 +1,8 @@
 import { and, gte, lte, sql, type SQL } from "drizzle-orm";
 import { anyOf, chunks, JOINED_ROWS, recordset } from "../db/batch-params.ts";
 import { rows, type Executor } from "../db/client.ts";
-import { closeDeliveries, stillIn, type DeliveryOutcome } from "../db/close-deliveries.ts";
+import { closeDeliveries, inBatchStatus, stillIn, type DeliveryOutcome } from "../db/close-deliveries.ts";
+import { DAY_MS, dayStart } from "../db/partitions.ts";
 import { cronJobRuns } from "../db/schema/index.ts";
 import type { AttemptEnd } from "../delivery/kind.ts";
 import { LOGGED_ATTEMPTS } from "./attempts.ts";
@@ -13,10 +14,15 @@ export interface RunRef {
 }
 
 /**
- * The slots' range, as constants, beside a condition on ids: Postgres then plans the statement
- * against the day partitions that range covers instead of every one. By id alone, an update of one
- * run planned over 30 kept days of partitions took 2.5 ms; with the range, 0.09 ms. A millisecond
- * wider on each side: a mission carries its slot in milliseconds, the column holds microseconds.
+ * The whole UTC days of the slots, as constants, beside a condition on ids: Postgres then plans the
+ * statement against the day partitions those days cover instead of every one. By id alone, an
+ * update of one run planned over 30 kept days of partitions took 2.5 ms; with the range, 0.09 ms.
+ * Whole days rather than the slots' own range: a partition is a day, so the same partitions are
+ * planned, and the range gives the planner no estimate of its own. The statistics lag behind a
+ * burst, so a slot's own range (10,000 runs of one second, none yet analyzed) was estimated at a
+ * few rows and scanned by the slot's index, entry by entry for every run of the slot in each
+ * statement, instead of finding the batch's runs by their ids. A millisecond wider on each side: a
+ * mission carries its slot in milliseconds, the column holds microseconds.
  */
 function slotBounds(refs: readonly RunRef[]): { from: Date; to: Date } {
   let from = Infinity;
@@ -26,7 +32,7 @@ function slotBounds(refs: readonly RunRef[]): { from: Date; to: Date } {
     if (t < from) from = t;
     if (t > to) to = t;
   }
-  return { from: new Date(from - 1), to: new Date(to + 1) };
+  return { from: new Date(dayStart(from - 1)), to: new Date(dayStart(to + 1) + DAY_MS - 1) };
 }
 
 const inSlots = (column: SQL, refs: readonly RunRef[]): SQL => {
@@ -80,6 +86,7 @@ export async function startRuns(
   for (const chunk of chunks(starts, JOINED_ROWS)) {
     const values = chunk.map((s) => ({
       id: s.id,
+      open: "Claimed",
       prompt: s.promptFired,
       started_at: s.startedAt,
       session_id: s.sessionId,
@@ -91,12 +98,12 @@ export async function startRuns(
       tx,
       sql`update cron_job_runs as r set status = 'Running', prompt_fired = v.prompt, started_at = v.started_at, session_id = v.session_id,
             mission_job_id = v.mission_job_id, lane_owner = v.lane_owner, attempts = r.attempts + v.attempt
-          from ${recordset(values, "id bigint, prompt text, started_at timestamptz, session_id text, mission_job_id text, lane_owner text, attempt int")}
+          from ${recordset(values, "id bigint, open text, prompt text, started_at timestamptz, session_id text, mission_job_id text, lane_owner text, attempt int")}
           where r.id = v.id and ${anyOf(
             sql`r.id`,
             chunk.map((s) => s.id),
             "bigint",
-          )} and ${stillIn(sql`r.status`, "Claimed")} and ${inSlots(sql`r.scheduled_for`, chunk)} returning r.id::text as id`,
+          )} and ${inBatchStatus(sql`r.status`)} and ${inSlots(sql`r.scheduled_for`, chunk)} returning r.id::text as id`,
     );
     for (const row of moved) started.add(row.id);
   }
@@ -274,6 +281,7 @@ export async function countFailedAttempts(
   for (const chunk of chunks(failed, JOINED_ROWS)) {
     const values = chunk.map((f) => ({
       id: f.id,
+      open: "Running",
       at: f.ended.startedAt.toISOString(),
       ms: f.ended.ms,
       status: f.ended.status,
@@ -289,12 +297,12 @@ export async function countFailedAttempts(
       sql`update cron_job_runs as r set failed_attempts = r.failed_attempts + 1, attempts = ${n},
             attempt_log = (case when jsonb_array_length(${log}) >= ${LOGGED_ATTEMPTS}::int then ${log} - 0 else ${log} end)
               || jsonb_build_array(jsonb_build_object('n', ${n}, 'at', v.at, 'ms', v.ms, 'status', v.status, 'http', v.http, 'excerpt', v.excerpt))
-          from ${recordset(values, "id bigint, at text, ms int, status text, http int, excerpt text")}
+          from ${recordset(values, "id bigint, open text, at text, ms int, status text, http int, excerpt text")}
           where r.id = v.id and ${anyOf(
             sql`r.id`,
             chunk.map((f) => f.id),
             "bigint",
-          )} and ${stillIn(sql`r.status`, "Running")} and ${inSlots(sql`r.scheduled_for`, chunk)} returning r.id::text as id`,
+          )} and ${inBatchStatus(sql`r.status`)} and ${inSlots(sql`r.scheduled_for`, chunk)} returning r.id::text as id`,
     );
     for (const row of moved) counted.add(row.id);
   }

@@ -1,7 +1,7 @@
 import { and, asc, count, desc, eq, inArray, lt, lte, sql } from "drizzle-orm";
 import { anyOf, chunks, JOINED_ROWS, recordset } from "../db/batch-params.ts";
 import { rows, type Executor } from "../db/client.ts";
-import { closeDeliveries, stillIn, type DeliveryOutcome } from "../db/close-deliveries.ts";
+import { closeDeliveries, inBatchStatus, type DeliveryOutcome } from "../db/close-deliveries.ts";
 import { notifyTimers, type NotifyStatus, type NotifyTimerRow } from "../db/schema/index.ts";
 
 export type NewTimer = typeof notifyTimers.$inferInsert;
@@ -120,6 +120,7 @@ export async function startDeliveries(
   for (const chunk of chunks(items, JOINED_ROWS)) {
     const values = chunk.map((item) => ({
       id: item.id,
+      open: "Claimed",
       message: item.messageDelivered,
       job: item.missionJobId,
       attempt: item.direct ? 1 : 0,
@@ -129,12 +130,12 @@ export async function startDeliveries(
       tx,
       sql`update notify_timers as t set status = 'Delivering', message_delivered = v.message, mission_job_id = v.job,
             attempts = t.attempts + v.attempt
-          from ${recordset(values, "id bigint, message text, job text, attempt int")}
+          from ${recordset(values, "id bigint, open text, message text, job text, attempt int")}
           where t.id = v.id and ${anyOf(
             sql`t.id`,
             values.map((v) => v.id),
             "bigint",
-          )} and ${stillIn(sql`t.status`, "Claimed")} returning t.id::text as id`,
+          )} and ${inBatchStatus(sql`t.status`)} returning t.id::text as id`,
     );
     for (const row of updated) moved.add(row.id);
   }
