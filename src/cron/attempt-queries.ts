@@ -1,5 +1,5 @@
 import { and, gte, lte, sql, type SQL } from "drizzle-orm";
-import { anyOf, chunks, JOINED_ROWS, recordset } from "../db/batch-params.ts";
+import { anyOf, chunks, JOINED_ROWS, PLANNED_RECORDSET_ROWS, recordset } from "../db/batch-params.ts";
 import { rows, type Executor } from "../db/client.ts";
 import { closeDeliveries, inBatchStatus, stillIn, type DeliveryOutcome } from "../db/close-deliveries.ts";
 import { DAY_MS, dayStart } from "../db/partitions.ts";
@@ -36,16 +36,18 @@ const inSlots = (column: SQL, refs: readonly RunRef[]): SQL => {
 };
 
 /**
- * For an update joined to its batch: the whole UTC days of the slots instead of their own range. A
- * partition is a day, so the same partitions are planned, but the range gives the planner no
- * estimate of its own. The statistics lag behind a burst: a slot's own range (10,000 runs of one
- * second, none analyzed yet) was estimated at a few rows, and the join planned as a rescan of the
- * whole batch for each of them (see `inBatchStatus`). With whole days the runs are estimated from
- * the batch's ids. Statements that join nothing keep the slots' own range: for them the same lag
- * chose a scan of the whole day's index over the ids (recording the lane's turns took 2.9 ms a
- * statement at 1,000 runs a second instead of 0.6).
+ * For an update joined to its batch: the slots' range, or for a batch longer than the planner
+ * thinks any batch is, the whole UTC days of its slots. A partition is a day, so the same
+ * partitions are planned either way; whole days only give the planner no estimate of their own.
+ * The statistics lag behind a burst: the range of one slot of 10,000 runs, none analyzed yet, was
+ * estimated at a row or so, and the join was planned as a rescan of the whole batch for each run
+ * (500 × 500 rows a statement; see `inBatchStatus`). Over whole days the runs are estimated from
+ * the batch's ids and found by them. A shorter batch keeps the slots' range: its rescans cost
+ * little, and a day that lagging statistics take for nearly empty was read whole through its
+ * index (at 200 runs a second, 52 µs a close where the slots' range took 24).
  */
-const inSlotDays = (column: SQL, refs: readonly RunRef[]): SQL => {
+const joinedSlots = (column: SQL, refs: readonly RunRef[]): SQL => {
+  if (refs.length <= PLANNED_RECORDSET_ROWS) return inSlots(column, refs);
   const { from, to } = slotBounds(refs);
   const first = new Date(dayStart(from.getTime()));
   const last = new Date(dayStart(to.getTime()) + DAY_MS - 1);
@@ -115,7 +117,7 @@ export async function startRuns(
             sql`r.id`,
             chunk.map((s) => s.id),
             "bigint",
-          )} and ${inBatchStatus(sql`r.status`)} and ${inSlotDays(sql`r.scheduled_for`, chunk)} returning r.id::text as id`,
+          )} and ${inBatchStatus(sql`r.status`)} and ${joinedSlots(sql`r.scheduled_for`, chunk)} returning r.id::text as id`,
     );
     for (const row of moved) started.add(row.id);
   }
@@ -142,7 +144,7 @@ export async function assignMissionJobs(
             sql`r.id`,
             chunk.map((f) => f.id),
             "bigint",
-          )} and ${inBatchStatus(sql`r.status`)} and r.mission_job_id is null and ${inSlotDays(sql`r.scheduled_for`, chunk)}
+          )} and ${inBatchStatus(sql`r.status`)} and r.mission_job_id is null and ${joinedSlots(sql`r.scheduled_for`, chunk)}
           returning r.id::text as id`,
     );
     for (const row of moved) assigned.add(row.id);
@@ -314,7 +316,7 @@ export async function countFailedAttempts(
             sql`r.id`,
             chunk.map((f) => f.id),
             "bigint",
-          )} and ${inBatchStatus(sql`r.status`)} and ${inSlotDays(sql`r.scheduled_for`, chunk)} returning r.id::text as id`,
+          )} and ${inBatchStatus(sql`r.status`)} and ${joinedSlots(sql`r.scheduled_for`, chunk)} returning r.id::text as id`,
     );
     for (const row of moved) counted.add(row.id);
   }
@@ -326,5 +328,5 @@ export type RunClose = DeliveryOutcome<"Succeeded" | "Failed" | "TimedOut" | "Un
 /** Closes Running runs (batched); resolves to the runs that were still Running. */
 export const closeRuns = (tx: Executor, closes: readonly RunClose[]) =>
   closeDeliveries(tx, "cron_job_runs", "Running", closes, (chunk) =>
-    inSlotDays(sql`t.scheduled_for`, chunk as readonly RunClose[]),
+    joinedSlots(sql`t.scheduled_for`, chunk as readonly RunClose[]),
   );
