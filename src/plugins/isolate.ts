@@ -1,4 +1,3 @@
-import { randomBytes } from "node:crypto";
 import { createRequire } from "node:module";
 import type ivmModule from "isolated-vm";
 
@@ -28,6 +27,7 @@ export const MAX_RESULT_CHARS = 1_000_000;
 
 import { UNTIMED_CALLS, UNTIMED_CREDIT_MS, type IsolateOptions, type Pending } from "./isolate-types.ts";
 import type { PluginDialect, Registration } from "./isolate-types.ts";
+import { freshSeed } from "./sandbox/seeds.ts";
 export type { HostCaller, HostCalls, IsolateOptions, PluginDialect, Registration } from "./isolate-types.ts";
 
 type State = "starting" | "ready" | "failed" | "stopped";
@@ -326,7 +326,7 @@ export class PluginIsolate {
         hop: meta.hop,
         agentId: meta.agentId ?? null,
         ssh: Boolean(meta.sshHostId),
-        seed: randomBytes(32).toString("base64"),
+        seed: freshSeed(),
       });
       loaded.invoke
         .apply(undefined, [hook, JSON.stringify(context), metaJson], { result: { promise: true }, timeout: timeoutMs })

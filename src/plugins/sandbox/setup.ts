@@ -1,9 +1,9 @@
-import { randomBytes } from "node:crypto";
 import { ungrantedStubs } from "../grant-check.ts";
 import { permissionNames, type Grants } from "../grants.ts";
 import { MAX_HOPS } from "../hooks.ts";
 import { MAX_RESULT_CHARS } from "../isolate.ts";
 import { PLUGIN_BUDGETS } from "./budgets.ts";
+import { freshSeed } from "./seeds.ts";
 
 /** What the bootstrap reads first in a new isolate (as `__setup`, JSON): what it may build. */
 export function isolateSetup(
@@ -17,7 +17,7 @@ export function isolateSetup(
     members: permissionNames(grants),
     ungranted: ungrantedStubs(plugin, grants, checkedMembers),
     // Keys crypto.getRandomValues inside the isolate (rekeyed with fresh bytes every invocation).
-    seed: randomBytes(32).toString("base64"),
+    seed: freshSeed(),
     config,
     env,
     maxResultChars: MAX_RESULT_CHARS,
