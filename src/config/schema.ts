@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { parseDuration } from "../duration.ts";
+import { MAX_MISSIONS_IN_FLIGHT } from "./limits.ts";
 import { CALLER_SCOPES } from "../api/scopes.ts";
 import { alertsSchema } from "../alerts/config.ts";
 import { tracingSchema } from "../tracing/config.ts";
@@ -164,7 +165,7 @@ export const fileSchema = z
       .object({
         // Missions (and notes) in flight per daemon; also what sets how many a worker fetches at a
         // time, so it bounds throughput with fast executors (128: about 1,000 missions a second).
-        concurrency: z.number().int().min(1).max(1024).default(128),
+        concurrency: z.number().int().min(1).max(MAX_MISSIONS_IN_FLIGHT).default(128),
         retry_limit: z.number().int().min(0).max(100).default(2),
         // The instance that hands a mission or note off executes it at once (pg-boss still holds
         // its job, for retries and takeover); false sends every one through pg-boss's fetch.

@@ -1,4 +1,5 @@
 import type { IncomingMessage } from "node:http";
+import { MAX_MISSIONS_IN_FLIGHT } from "../config/limits.ts";
 import { http, https } from "../node-http.ts";
 
 /** Idle keep-alive connections close after this (a server's own idle timeout is commonly 5 s). */
@@ -27,9 +28,11 @@ export function httpPoster(
   const secure = target.protocol === "https:";
   if (!secure && target.protocol !== "http:")
     throw new Error(`a webhook URL must be http or https, not ${target.protocol}`);
-  const agent = secure
-    ? new https.Agent({ keepAlive: true, timeout: IDLE_SOCKET_MS })
-    : new http.Agent({ keepAlive: true, timeout: IDLE_SOCKET_MS });
+  // Every connection a wave opened is kept for the next (until idle): Node keeps 256 by default,
+  // so with more calls in flight each wave beyond that opened its connections again (1,000 calls a
+  // second through 1,024 places: p50 / p99 79–86 / 163–172 ms, 50 / 113–121 kept).
+  const kept = { keepAlive: true, timeout: IDLE_SOCKET_MS, maxFreeSockets: MAX_MISSIONS_IN_FLIGHT };
+  const agent = secure ? new https.Agent(kept) : new http.Agent(kept);
   const send = secure ? https.request : http.request;
   return (body, headers, signal, timeoutMs) =>
     new Promise<PostAnswer>((resolve, reject) => {
