@@ -10,6 +10,9 @@
  *   runs; the receiver's is left out for every system alike. On PGlite the database runs in it.
  * - WAL bytes: pg_current_wal_lsn() before and after, over the runs: the server's WAL as a whole,
  *   so it counts anything else the server wrote meanwhile.
+ * - receiver CPU: the receiver's own process (a plain node:http server, the agent's side), beside
+ *   the rest: what taking one call costs the agent bounds how soon the last of a second's calls can
+ *   be taken, whoever sends them.
  * missiond's runs are cron jobs (the claim's insert and everything after it, the webhook executor);
  * pg-boss's are jobs sent with `startAfter` and a worker polling every 0.5 s (insert + fetch +
  * complete); graphile-worker's are jobs with `runAt` at its default polling.
@@ -42,6 +45,8 @@ export interface CostRow {
   processCpuMs: number;
   /** Bytes of WAL per run (the server's, NaN on PGlite). */
   walBytes: number;
+  /** ms of the receiver's process CPU per run. */
+  receiverCpuMs: number;
   /** Slot → agent's webhook received (ms). */
   p50: number;
   p99: number;
@@ -49,10 +54,17 @@ export interface CostRow {
 
 /** What a window measures: the database's backends, this process, the server's WAL. */
 interface Meter {
-  stop(): Promise<{ pgCpuS: number; processCpuS: number; walBytes: number }>;
+  stop(): Promise<Measured>;
 }
 
-async function startMeter(url: string | null): Promise<Meter> {
+interface Measured {
+  pgCpuS: number;
+  processCpuS: number;
+  walBytes: number;
+  receiverCpuS: number;
+}
+
+async function startMeter(url: string | null, receiver: Receiver): Promise<Meter> {
   // Its own connection, one that serves no database under test: its reads are not counted.
   const probe = url ? postgres(url.replace(/\/[^/?]*(\?|$)/, "/postgres$1"), { max: 1, onnotice: () => {} }) : null;
   const database = url ? decodeURIComponent(new URL(url).pathname.slice(1)) : "";
@@ -67,17 +79,19 @@ async function startMeter(url: string | null): Promise<Meter> {
       : new Map<number, number>();
   const lsn = async () =>
     probe ? BigInt((await probe<{ b: string }[]>`select (pg_current_wal_lsn() - '0/0')::text as b`)[0]!.b) : 0n;
-  const before = { backends: await cpu(), wal: await lsn(), process: cpuUsage() };
+  const before = { backends: await cpu(), wal: await lsn(), process: cpuUsage(), receiver: processCpu([receiver.pid]) };
   return {
     async stop() {
       const backends = await cpu();
       const wal = await lsn();
       const processUs = cpuUsage(before.process);
+      const receiverCpuS = cpuBetween(before.receiver, processCpu([receiver.pid]));
       await probe?.end({ timeout: 1 });
       return {
         pgCpuS: probe ? cpuBetween(before.backends, backends) : NaN,
         processCpuS: (processUs.user + processUs.system) / 1e6,
         walBytes: probe ? Number(wal - before.wal) : NaN,
+        receiverCpuS,
       };
     },
   };
@@ -89,7 +103,7 @@ function costRow(
   rate: number,
   seconds: number,
   samples: { key: string; lateMs: number }[],
-  measured: { pgCpuS: number; processCpuS: number; walBytes: number },
+  measured: Measured,
 ): CostRow {
   const keys = new Set(samples.map((s) => s.key));
   const runs = Math.max(1, keys.size);
@@ -104,6 +118,7 @@ function costRow(
     pgCpuMs: (measured.pgCpuS * 1000) / runs,
     processCpuMs: (measured.processCpuS * 1000) / runs,
     walBytes: measured.walBytes / runs,
+    receiverCpuMs: (measured.receiverCpuS * 1000) / runs,
     p50: lateness.p50,
     p99: lateness.p99,
   };
@@ -164,7 +179,7 @@ export async function missiondCost(
     // Cold: from a second before the first slot. Warm: once the warm-up's last runs have closed,
     // before the first metered slot's claim (made up to claim_ahead, 250 ms, before it).
     await sleepUntil(from - (warmS > 0 ? 300 : 1_000));
-    const meter = await startMeter(db.url);
+    const meter = await startMeter(db.url, receiver);
     const seen = gathered(receiver);
     await untilDelivered(seen, rate * (seconds + warmS), from + seconds * 1000);
     // The last closes follow the last receipt.
@@ -195,7 +210,7 @@ export async function pgBossCost(backend: "pglite" | "postgres", rate: number, s
     await boss.start();
     await boss.createQueue("cost");
     const from = Math.ceil((Date.now() + 3_000 + rate * seconds * 0.2) / 1000) * 1000;
-    const meter = await startMeter(db.url);
+    const meter = await startMeter(db.url, receiver);
     const inserts = [];
     for (let s = 0; s < seconds; s++)
       for (let j = 0; j < rate; j++) {
@@ -234,7 +249,7 @@ export async function graphileCost(rate: number, seconds: number): Promise<CostR
   const utils = await makeWorkerUtils({ connectionString: db.url!, logger: quiet });
   await utils.migrate();
   const from = Math.ceil((Date.now() + 3_000 + rate * seconds * 0.2) / 1000) * 1000;
-  const meter = await startMeter(db.url);
+  const meter = await startMeter(db.url, receiver);
   const specs = [];
   for (let s = 0; s < seconds; s++)
     for (let j = 0; j < rate; j++) {

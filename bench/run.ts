@@ -77,7 +77,7 @@ if (only.has("cost")) {
   const seconds = env("BENCH_COST_SECONDS", 15);
   const rates = (process.env.BENCH_COST_RATES ?? "200,1000").split(",").map(Number);
   console.log(
-    `\n## 0b. Cost per run: N jobs due at every whole second for ${seconds} s, each waking its agent by a webhook (as section 0), until every run is done. Postgres CPU: the backends serving the system's database; process CPU: the daemon's, or the peer's worker's (the receiver's left out); WAL: the server's, over the runs\n`,
+    `\n## 0b. Cost per run: N jobs due at every whole second for ${seconds} s, each waking its agent by a webhook (as section 0), until every run is done. Postgres CPU: the backends serving the system's database; process CPU: the daemon's, or the peer's worker's (the receiver's left out); WAL: the server's, over the runs; receiver CPU: the agent's side, a plain node:http server, which must take every call of a second before the last of them is received\n`,
   );
   const rows: CostRow[] = [];
   for (const rate of rates)
@@ -101,6 +101,7 @@ if (only.has("cost")) {
       "Postgres CPU ms/run",
       "process CPU ms/run",
       "WAL B/run",
+      "receiver CPU ms/run",
       "p50",
       "p99",
     ],
@@ -114,6 +115,7 @@ if (only.has("cost")) {
       Number.isNaN(r.pgCpuMs) ? "-" : r.pgCpuMs.toFixed(3),
       r.processCpuMs.toFixed(3),
       Number.isNaN(r.walBytes) ? "-" : Math.round(r.walBytes),
+      r.receiverCpuMs.toFixed(3),
       r.p50,
       r.p99,
     ]),
