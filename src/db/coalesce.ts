@@ -1,10 +1,11 @@
 /**
  * Commits items in batches: everything queued in the same turn of the event loop goes to one
- * `commit` call (a burst is one transaction, not one per item). A batch that fails is retried
- * item by item, so one bad item does not strand the others; each caller's promise settles with
- * its own item's outcome.
+ * `commit` call (a burst is one transaction, not one per item), or with `largest` to one call per
+ * `largest` items in turn, each awaited before the next. A batch that fails is retried item by
+ * item, so one bad item does not strand the others; each caller's promise settles with its own
+ * item's outcome.
  */
-export function coalescing<T>(commit: (items: T[]) => Promise<void>): (item: T) => Promise<void> {
+export function coalescing<T>(commit: (items: T[]) => Promise<void>, largest = Infinity): (item: T) => Promise<void> {
   let queue: { item: T; done(err: Error | null): void }[] = [];
   const flush = async (batch: typeof queue): Promise<void> => {
     try {
@@ -25,7 +26,9 @@ export function coalescing<T>(commit: (items: T[]) => Promise<void>): (item: T) 
         setImmediate(() => {
           const batch = queue;
           queue = [];
-          void flush(batch);
+          void (async () => {
+            for (let i = 0; i < batch.length; i += largest) await flush(batch.slice(i, i + largest));
+          })();
         });
       }
     });
