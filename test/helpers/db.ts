@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import { PGlite } from "@electric-sql/pglite";
 import postgres from "postgres";
 import { inject } from "vitest";
-import { EMBEDDED_SETTINGS } from "../../src/db/client.ts";
+import { EMBEDDED_SETTINGS, openDatabase, type Database } from "../../src/db/client.ts";
 import { SERVER_URL } from "./backend.ts";
 import { templateFs } from "./template-fs.ts";
 
@@ -25,6 +25,11 @@ export interface TestDatabase {
 export function freshDatabase(): Promise<TestDatabase> {
   databasesMade++;
   return createFreshDatabase(SERVER_URL, "missiond_t", inject("databaseTemplate"));
+}
+
+/** A connection to a test's own database, as a daemon opens it, with a small pool (2 unless said). */
+export function openTestDatabase(tdb: TestDatabase, poolSize = 2): Promise<Database> {
+  return openDatabase({ databaseUrl: tdb.url, dataDir: null, pglite: tdb.pglite ?? undefined, poolSize });
 }
 
 /** How many fresh databases this worker has made (test/helpers/cpu-log.ts reports them per file). */

@@ -1,9 +1,9 @@
 import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { advanceJobs } from "../../src/cron/queries.ts";
-import { openDatabase, rows, type Database } from "../../src/db/client.ts";
+import { rows, type Database } from "../../src/db/client.ts";
 import { migrate } from "../../src/db/migrate.ts";
-import { backendName, freshDatabase, type TestDatabase } from "../helpers/db.ts";
+import { backendName, freshDatabase, openTestDatabase, type TestDatabase } from "../helpers/db.ts";
 
 // A claim advances its jobs' next slots in one statement joined to the batch as a recordset. The
 // planner guesses 100 rows for any recordset, so over a table of some thousands of jobs it read
@@ -16,12 +16,7 @@ describe(`advancing a claim's jobs (${backendName})`, () => {
 
   beforeAll(async () => {
     tdb = await freshDatabase();
-    database = await openDatabase({
-      databaseUrl: tdb.url,
-      dataDir: null,
-      pglite: tdb.pglite ?? undefined,
-      poolSize: 2,
-    });
+    database = await openTestDatabase(tdb);
     await migrate(database);
     await database.db.execute(sql`insert into cron_jobs (name, agent_id, prompt, cron_expr)
         select 'job-' || n, 'agent', 'p', '* * * * *' from generate_series(1, ${JOBS}) n`);

@@ -2,10 +2,10 @@ import { sql } from "drizzle-orm";
 import type { PgBoss } from "pg-boss";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startBoss } from "../../src/db/boss.ts";
-import { openDatabase, rows, type Database } from "../../src/db/client.ts";
+import { rows, type Database } from "../../src/db/client.ts";
 import { createLogger } from "../../src/log.ts";
 import { compileRetention, retentionSchema } from "../../src/retention/config.ts";
-import { backendName, freshDatabase, type TestDatabase } from "../helpers/db.ts";
+import { backendName, freshDatabase, openTestDatabase, type TestDatabase } from "../helpers/db.ts";
 
 const QUEUES = ["missions", "missions.dead", "notify", "notify.dead"];
 
@@ -38,12 +38,7 @@ describe(`pg-boss's queues at start (${backendName})`, () => {
 
   beforeAll(async () => {
     tdb = await freshDatabase();
-    database = await openDatabase({
-      databaseUrl: tdb.url,
-      dataDir: null,
-      pglite: tdb.pglite ?? undefined,
-      poolSize: 2,
-    });
+    database = await openTestDatabase(tdb);
   });
   afterAll(async () => {
     await stop();

@@ -1,9 +1,9 @@
 import { sql, type SQL } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { closeRuns, startRuns } from "../../src/cron/attempt-queries.ts";
-import { openDatabase, rows, type Database, type Executor } from "../../src/db/client.ts";
+import { rows, type Database, type Executor } from "../../src/db/client.ts";
 import { migrate } from "../../src/db/migrate.ts";
-import { backendName, freshDatabase, type TestDatabase } from "../helpers/db.ts";
+import { backendName, freshDatabase, openTestDatabase, type TestDatabase } from "../helpers/db.ts";
 
 // A burst's runs are inserted, started and closed faster than an analyze follows: when the batches
 // of a 10,000-run slot closed, the statistics still knew no Running run and no run of that slot.
@@ -19,12 +19,7 @@ describe(`a burst's batches planned from their ids (${backendName})`, () => {
 
   beforeAll(async () => {
     tdb = await freshDatabase();
-    database = await openDatabase({
-      databaseUrl: tdb.url,
-      dataDir: null,
-      pglite: tdb.pglite ?? undefined,
-      poolSize: 2,
-    });
+    database = await openTestDatabase(tdb);
     await migrate(database);
     // What the statistics saw: an earlier hour's runs, all closed.
     await database.db.execute(sql`insert into cron_job_runs (cron_job_id, scheduled_for, status, claimed_by)
