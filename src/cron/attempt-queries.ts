@@ -1,7 +1,7 @@
 import { and, gte, lte, sql, type SQL } from "drizzle-orm";
-import { anyOf, chunks, JOINED_ROWS, PLANNED_RECORDSET_ROWS, recordset } from "../db/batch-params.ts";
+import { anyOf, chunks, JOINED_ROWS, PLANNED_RECORDSET_ROWS } from "../db/batch-params.ts";
 import { rows, type Executor } from "../db/client.ts";
-import { closeDeliveries, inBatchStatus, stillIn, type DeliveryOutcome } from "../db/close-deliveries.ts";
+import { closeDeliveries, inBatchStatus, statusBatch, stillIn, type DeliveryOutcome } from "../db/close-deliveries.ts";
 import { DAY_MS, dayStart } from "../db/partitions.ts";
 import { cronJobRuns } from "../db/schema/index.ts";
 import type { AttemptEnd } from "../delivery/kind.ts";
@@ -30,9 +30,13 @@ function slotBounds(refs: readonly RunRef[]): { from: Date; to: Date } {
   return { from: new Date(from - 1), to: new Date(to + 1) };
 }
 
+/** `column` within [from, to], as constants. */
+const within = (column: SQL, from: Date, to: Date): SQL =>
+  sql`${column} >= ${from.toISOString()}::timestamptz and ${column} <= ${to.toISOString()}::timestamptz`;
+
 const inSlots = (column: SQL, refs: readonly RunRef[]): SQL => {
   const { from, to } = slotBounds(refs);
-  return sql`${column} >= ${from.toISOString()}::timestamptz and ${column} <= ${to.toISOString()}::timestamptz`;
+  return within(column, from, to);
 };
 
 /**
@@ -49,9 +53,7 @@ const inSlots = (column: SQL, refs: readonly RunRef[]): SQL => {
 const joinedSlots = (column: SQL, refs: readonly RunRef[]): SQL => {
   if (refs.length <= PLANNED_RECORDSET_ROWS) return inSlots(column, refs);
   const { from, to } = slotBounds(refs);
-  const first = new Date(dayStart(from.getTime()));
-  const last = new Date(dayStart(to.getTime()) + DAY_MS - 1);
-  return sql`${column} >= ${first.toISOString()}::timestamptz and ${column} <= ${last.toISOString()}::timestamptz`;
+  return within(column, new Date(dayStart(from.getTime())), new Date(dayStart(to.getTime()) + DAY_MS - 1));
 };
 
 const byRefs = (refs: readonly RunRef[]) => {
@@ -100,7 +102,6 @@ export async function startRuns(
   for (const chunk of chunks(starts, JOINED_ROWS)) {
     const values = chunk.map((s) => ({
       id: s.id,
-      open: "Claimed",
       prompt: s.promptFired,
       started_at: s.startedAt,
       session_id: s.sessionId,
@@ -112,7 +113,7 @@ export async function startRuns(
       tx,
       sql`update cron_job_runs as r set status = 'Running', prompt_fired = v.prompt, started_at = v.started_at, session_id = v.session_id,
             mission_job_id = v.mission_job_id, lane_owner = v.lane_owner, attempts = r.attempts + v.attempt
-          from ${recordset(values, "id bigint, open text, prompt text, started_at timestamptz, session_id text, mission_job_id text, lane_owner text, attempt int")}
+          from ${statusBatch("Claimed", values, "id bigint, prompt text, started_at timestamptz, session_id text, mission_job_id text, lane_owner text, attempt int")}
           where r.id = v.id and ${anyOf(
             sql`r.id`,
             chunk.map((s) => s.id),
@@ -135,11 +136,11 @@ export async function assignMissionJobs(
 ): Promise<Set<string>> {
   const assigned = new Set<string>();
   for (const chunk of chunks(runs, JOINED_ROWS)) {
-    const values = chunk.map((r) => ({ id: r.id, open: "Running", job: r.jobId }));
+    const values = chunk.map((r) => ({ id: r.id, job: r.jobId }));
     const moved = await rows<{ id: string }>(
       tx,
       sql`update cron_job_runs as r set mission_job_id = v.job
-          from ${recordset(values, "id bigint, open text, job text")}
+          from ${statusBatch("Running", values, "id bigint, job text")}
           where r.id = v.id and ${anyOf(
             sql`r.id`,
             chunk.map((f) => f.id),
@@ -295,7 +296,6 @@ export async function countFailedAttempts(
   for (const chunk of chunks(failed, JOINED_ROWS)) {
     const values = chunk.map((f) => ({
       id: f.id,
-      open: "Running",
       at: f.ended.startedAt.toISOString(),
       ms: f.ended.ms,
       status: f.ended.status,
@@ -311,7 +311,7 @@ export async function countFailedAttempts(
       sql`update cron_job_runs as r set failed_attempts = r.failed_attempts + 1, attempts = ${n},
             attempt_log = (case when jsonb_array_length(${log}) >= ${LOGGED_ATTEMPTS}::int then ${log} - 0 else ${log} end)
               || jsonb_build_array(jsonb_build_object('n', ${n}, 'at', v.at, 'ms', v.ms, 'status', v.status, 'http', v.http, 'excerpt', v.excerpt))
-          from ${recordset(values, "id bigint, open text, at text, ms int, status text, http int, excerpt text")}
+          from ${statusBatch("Running", values, "id bigint, at text, ms int, status text, http int, excerpt text")}
           where r.id = v.id and ${anyOf(
             sql`r.id`,
             chunk.map((f) => f.id),

@@ -31,8 +31,8 @@ export interface DeliveryOutcome<S extends string> {
 export const stillIn = (column: SQL, status: string): SQL => sql`${column} is not distinct from ${status}`;
 
 /**
- * In an update joined to a batch's recordset, the status its rows must still be in, as the batch's
- * own column `open` (each row carries it): `t.status = v.open`. A join condition, so the planner
+ * In an update joined to a batch, the status its rows must still be in, as a column of the batch:
+ * `t.status = v.open`, `v` being `statusBatch`'s recordset. A join condition, so the planner
  * takes no row estimate from the status's statistics, which lag behind a burst: 10,000 runs of one
  * slot were Running before an analyze had seen any, so with the status as a constant the rows to
  * close were estimated at 1 and each was joined by rescanning the whole batch (500 × 500 rows a
@@ -40,6 +40,13 @@ export const stillIn = (column: SQL, status: string): SQL => sql`${column} is no
  * can serve it (each is partial on statuses a join value cannot prove).
  */
 export const inBatchStatus = (column: SQL): SQL => sql`${column} = v.open`;
+
+/** A batch as `recordset` reads it (`columns` its columns), every row carrying `open`: `status`. */
+export const statusBatch = (status: string, batch: readonly object[], columns: string): SQL =>
+  recordset(
+    batch.map((row) => ({ ...row, open: status })),
+    `${columns}, open text`,
+  );
 
 /**
  * Closes ledger rows that are still in `openStatus`, one statement per JOINED_ROWS (an update joined to
@@ -60,7 +67,6 @@ export async function closeDeliveries<S extends string>(
     const runs = table === "cron_job_runs";
     const values = chunk.map((c) => ({
       id: c.id,
-      open: openStatus,
       status: c.status,
       reason: c.reason,
       finished_at: c.finishedAt,
@@ -78,7 +84,7 @@ export async function closeDeliveries<S extends string>(
           }
         : {}),
     }));
-    const shape = `id bigint, open text, status text, reason text, finished_at timestamptz, executor text, output text, exit_code int${
+    const shape = `id bigint, status text, reason text, finished_at timestamptz, executor text, output text, exit_code int${
       runs ? ", input_tokens int, output_tokens int, cost_usd float8, model text, http_status int, attempt_ms int" : ""
     }`;
     // A run closes after an attempt: one its row counted, or a turn its lane recorded
@@ -91,7 +97,7 @@ export async function closeDeliveries<S extends string>(
       ...(await rows<{ id: string; status: S }>(
         tx,
         sql`update ${sql.identifier(table)} as t set status = v.status, reason = v.reason, finished_at = v.finished_at, executor = v.executor, output = v.output, exit_code = v.exit_code${usage}
-            from ${recordset(values, shape)}
+            from ${statusBatch(openStatus, values, shape)}
             where t.id = v.id and ${anyOf(
               sql`t.id`,
               chunk.map((c) => c.id),

@@ -1,7 +1,7 @@
 import { and, asc, count, desc, eq, inArray, lt, lte, sql } from "drizzle-orm";
-import { anyOf, chunks, JOINED_ROWS, recordset } from "../db/batch-params.ts";
+import { anyOf, chunks, JOINED_ROWS } from "../db/batch-params.ts";
 import { rows, type Executor } from "../db/client.ts";
-import { closeDeliveries, inBatchStatus, type DeliveryOutcome } from "../db/close-deliveries.ts";
+import { closeDeliveries, inBatchStatus, statusBatch, type DeliveryOutcome } from "../db/close-deliveries.ts";
 import { notifyTimers, type NotifyStatus, type NotifyTimerRow } from "../db/schema/index.ts";
 
 export type NewTimer = typeof notifyTimers.$inferInsert;
@@ -120,7 +120,6 @@ export async function startDeliveries(
   for (const chunk of chunks(items, JOINED_ROWS)) {
     const values = chunk.map((item) => ({
       id: item.id,
-      open: "Claimed",
       message: item.messageDelivered,
       job: item.missionJobId,
       attempt: item.direct ? 1 : 0,
@@ -130,7 +129,7 @@ export async function startDeliveries(
       tx,
       sql`update notify_timers as t set status = 'Delivering', message_delivered = v.message, mission_job_id = v.job,
             attempts = t.attempts + v.attempt
-          from ${recordset(values, "id bigint, open text, message text, job text, attempt int")}
+          from ${statusBatch("Claimed", values, "id bigint, message text, job text, attempt int")}
           where t.id = v.id and ${anyOf(
             sql`t.id`,
             values.map((v) => v.id),
