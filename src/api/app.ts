@@ -1,6 +1,12 @@
 import type { AlertService } from "../alerts/service.ts";
 import type { ApprovalService } from "../approvals/service.ts";
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyRequest } from "fastify";
+import Fastify, {
+  LogController,
+  type FastifyBaseLogger,
+  type FastifyInstance,
+  type FastifyRequest,
+  type FastifyServerOptions,
+} from "fastify";
 import type { CronService } from "../cron/service.ts";
 import type { JobsFilesService } from "../jobs-files/jobs-files.ts";
 import type { Db } from "../db/client.ts";
@@ -11,7 +17,7 @@ import { grants, type Authenticate, type Caller } from "./caller.ts";
 import { TRIGGER_TOKEN_PREFIX } from "../cron/trigger-tokens.ts";
 import { errorHandler } from "./errors.ts";
 import { openApiDocument } from "./openapi.ts";
-import { registerRoutes } from "./route.ts";
+import { registerRoutes, zodValidatorCompiler } from "./route.ts";
 import { apiRoutes } from "./routes/index.ts";
 import { isUiAsset, uiRoutes } from "./ui.ts";
 import type { SessionService } from "../sessions/service.ts";
@@ -73,6 +79,18 @@ async function triggerTokenCaller(services: ApiServices, request: FastifyRequest
   return found && { scope: "agent", actor: `trigger-token:${found.jobId}:${found.name}`, job: found.jobId };
 }
 
+/**
+ * Requests are validated by their zod schemas (route.ts) and answers are sent as JSON, never
+ * through a response schema: fastify's default compilers (ajv, fast-json-stringify) would only be
+ * loaded to go unused. Its types name ajv's compiler for the validator's factory, hence the cast.
+ */
+const ZOD_COMPILERS = {
+  compilersFactory: {
+    buildValidator: () => zodValidatorCompiler,
+    buildSerializer: () => () => (data: unknown) => JSON.stringify(data),
+  },
+} as unknown as FastifyServerOptions["schemaController"];
+
 export function buildApi(services: ApiServices, options: ApiOptions): FastifyInstance {
   const bodyLimit = options.bodyLimit ?? 1024 * 1024;
   const app: FastifyInstance = Fastify({
@@ -84,6 +102,7 @@ export function buildApi(services: ApiServices, options: ApiOptions): FastifyIns
     frameworkErrors: errorHandler,
     // Per-request lines would drown the scheduler's log; failures are logged by the error handler.
     logController: new LogController({ disableRequestLogging: true }),
+    schemaController: ZOD_COMPILERS,
   });
   app.setErrorHandler(errorHandler);
   // JSON only: a text/plain body would reach the services as a string.
