@@ -14,7 +14,17 @@
  * step each time the live heap briefly rises. Set after the start instead (v8.setFlagsFromString),
  * the limit held less of that RSS back: the start's own growth stays committed.
  */
-export const NODE_FLAGS = ["--max-semi-space-size=4", "--heap-growing-percent=50"];
+export const NODE_FLAGS = [
+  "--max-semi-space-size=4",
+  "--heap-growing-percent=50",
+  "--expose-gc-as=missiondCollectGarbage",
+];
+
+/**
+ * The name `--expose-gc-as` gives V8's collector, which src/main.ts hands to the daemon: once it is
+ * quiet after its start it gives back what the start left committed (src/daemon/settle.ts).
+ */
+export const COLLECT_GLOBAL = NODE_FLAGS.find((flag) => flag.startsWith("--expose-gc-as=")).split("=")[1];
 
 /**
  * glibc's malloc raises its mmap threshold each time a large block is freed, after which blocks of

@@ -6,6 +6,10 @@
 import { hostname } from "node:os";
 import { createInterface } from "node:readline/promises";
 import { runCli } from "./cli/program.ts";
+import { COLLECT_GLOBAL } from "../bin/launch.js";
+
+// V8's collector, under the name the launcher's flags give it (absent when Node runs without them).
+const collect = (globalThis as Record<string, unknown>)[COLLECT_GLOBAL] as ((options: object) => void) | undefined;
 
 const probe = {
   pid: process.pid,
@@ -20,6 +24,8 @@ const probe = {
     }
   },
   rss: () => process.memoryUsage.rss(),
+  // "last-resort": the collection V8 runs under memory pressure, which compacts and gives pages back.
+  collectGarbage: collect && (() => collect({ type: "major", execution: "sync", flavor: "last-resort" })),
   killGroup(pgid: number, signal: NodeJS.Signals): void {
     try {
       process.kill(-pgid, signal);

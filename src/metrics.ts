@@ -36,6 +36,8 @@ export class Metrics {
   private readonly alertTries: Counter<"route" | "outcome">;
   private readonly tokens: Counter<"agent" | "direction">;
   private readonly cost: Counter<"agent">;
+  private readonly settles: Counter;
+  private readonly settleSeconds: Counter;
 
   constructor(sources: MetricSources) {
     collectDefaultMetrics({ register: this.registry, prefix: "missiond_" });
@@ -115,7 +117,23 @@ export class Metrics {
       labelNames: ["route", "outcome"],
       registers,
     });
+    this.settles = new Counter({
+      name: "missiond_memory_settles_total",
+      help: "Memory-reducing collections run while the daemon was quiet (src/daemon/settle.ts)",
+      registers,
+    });
+    this.settleSeconds = new Counter({
+      name: "missiond_memory_settle_seconds_total",
+      help: "Time the event loop spent in those collections",
+      registers,
+    });
     sourceGauges(sources, registers);
+  }
+
+  /** A memory-reducing collection held the loop for `ms`. */
+  settled(ms: number): void {
+    this.settles.inc();
+    this.settleSeconds.inc(ms / 1000);
   }
 
   /** How many jobs get per-job series (`[metrics] job_labels_max`); set once the configuration is read. */

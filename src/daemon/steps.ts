@@ -19,6 +19,7 @@ import { runRecord } from "../cron/missions.ts";
 import { VERSION } from "../version.ts";
 import type { Stop, Step } from "./lifecycle.ts";
 import { listenOnSocket, listenOnTcp } from "./listeners.ts";
+import { startSettling } from "./settle.ts";
 import {
   drainWorkers,
   startPlugins,
@@ -123,7 +124,21 @@ export function daemonSteps(env: DaemonEnv, p: Parts): Step[] {
     { name: "tcp", start: () => listenTcp(env, p) },
     // Last, so plugins of the other hook systems hear "started" once ready and "stopping" first.
     { name: "plugin moments", start: async () => announceMoments(p) },
+    { name: "memory settle", start: async () => settleWhenQuiet(env, s()) },
   ];
+}
+
+/** What the start left committed is given back once the daemon is quiet (settle.ts). */
+function settleWhenQuiet(env: DaemonEnv, s: Services): Stop | undefined {
+  const collect = env.deps.probe.collectGarbage;
+  if (!collect) return undefined;
+  return startSettling({
+    clock: env.clock,
+    log: env.log,
+    collect,
+    quietUntil: (until) => s.scheduler.quietUntil(until),
+    onSettled: (ms) => s.metrics.settled(ms),
+  });
 }
 
 function announceMoments(p: Parts): Stop {

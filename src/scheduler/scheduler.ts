@@ -117,6 +117,11 @@ export class Scheduler {
     return this.heap.peek()?.at ?? null;
   }
 
+  /** Nothing in hand (no batch under way or waiting) and nothing to hand over before `until` (ms epoch). */
+  quietUntil(until: number): boolean {
+    return this.active === 0 && this.backlog === 0 && (this.heap.peek()?.at ?? Infinity) >= until;
+  }
+
   /** The moment queued for a source's key (`cron`, a job id), if it is due within the horizon. */
   queuedAt(source: string, key: string): Date | null {
     const at = this.queued.get(`${source}:${key}`);

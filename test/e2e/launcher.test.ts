@@ -4,6 +4,8 @@
  */
 import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
+import { request } from "node:http";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { MALLOC_ENV, NODE_FLAGS } from "../../bin/launch.js";
@@ -37,6 +39,18 @@ async function launched(env: Record<string, string>): Promise<{ argv: string[]; 
   }
 }
 
+/** The daemon's /metrics text over its socket, or null while it is not listening yet. */
+const metrics = (socketPath: string) =>
+  new Promise<string | null>((resolve) => {
+    request({ socketPath, path: "/metrics" }, (res) => {
+      let body = "";
+      res.on("data", (chunk: Buffer) => (body += chunk.toString()));
+      res.on("end", () => resolve(res.statusCode === 200 ? body : null));
+    })
+      .on("error", () => resolve(null))
+      .end();
+  });
+
 describe("bin/missiond.js", () => {
   it("starts the daemon with the launch flags and the malloc setting, an operator's value first", async () => {
     const plain = await launched({});
@@ -45,5 +59,37 @@ describe("bin/missiond.js", () => {
 
     const own = await launched({ MALLOC_TRIM_THRESHOLD_: "262144" });
     expect(own.env).toContain("MALLOC_TRIM_THRESHOLD_=262144");
+  });
+
+  it("starts a daemon that gives back what its start left committed once it is quiet (src/daemon/settle.ts)", async () => {
+    const dir = tempDir("launcher-settle");
+    const launcher = spawn(process.execPath, [LAUNCHER, "serve"], {
+      cwd: dir,
+      env: { ...process.env, DATABASE_URL: "", MISSIOND_STATE_DIR: dir, MISSIOND_LOG_LEVEL: "warn" },
+      stdio: "ignore",
+    });
+    try {
+      // Through the collector the launcher's flags expose: a daemon on Node's defaults has none.
+      const settles = await waitFor(
+        async () => {
+          const count = /^missiond_memory_settles_total (\d+)$/m.exec(
+            (await metrics(join(dir, "missiond.sock"))) ?? "",
+          );
+          return count && Number(count[1]) > 0 ? Number(count[1]) : null;
+        },
+        "a settle counted in /metrics",
+        60_000,
+        200,
+      );
+      expect(settles).toBe(1);
+      const seconds = /^missiond_memory_settle_seconds_total (\S+)$/m.exec(
+        (await metrics(join(dir, "missiond.sock")))!,
+      );
+      expect(Number(seconds?.[1])).toBeGreaterThan(0);
+    } finally {
+      const exited = new Promise((resolve) => launcher.once("exit", resolve));
+      launcher.kill("SIGTERM");
+      await exited;
+    }
   });
 });
