@@ -22,6 +22,7 @@ import type { CronMission, MissionExecutor, NotifyMission } from "../executors/t
 import type { InFlight } from "../in-flight.ts";
 import type { Logger } from "../log.ts";
 import type { Metrics } from "../metrics.ts";
+import { TURN_AHEAD_MS } from "../delivery/worker.ts";
 import { NotifyDelivery } from "../notify/delivery.ts";
 import { NotifyService } from "../notify/service.ts";
 import { wakeSchedulersIfDueSoon } from "../notify/wake.ts";
@@ -315,15 +316,20 @@ export async function startWorkers(
   const { db } = s.database;
   const { boss, executorFor } = s;
   const { concurrency, retryLimit } = config.missions;
-  const missions = await startMissionWorker({
+  // What both kinds' workers share: places on the lane, tries, turns taken ahead, the agents.
+  const shared = {
     db,
     boss,
-    chain: s.plugins.chain,
     clock,
     log,
     concurrency,
     retryLimit,
+    turnAheadMs: Math.min(TURN_AHEAD_MS, config.scheduler.claimAheadMs),
     executorFor,
+  };
+  const missions = await startMissionWorker({
+    ...shared,
+    chain: s.plugins.chain,
     owner: () => (beating() ? env.incarnation : undefined),
     detach: (work) => detach(env, work),
     onRun: (status, job) => s.metrics.run(status, null, job),
@@ -338,13 +344,7 @@ export async function startWorkers(
     onClosed: tracer ? (mission) => tracer.closed(mission) : undefined,
   });
   const deliveries = await startNotifyWorker({
-    db,
-    boss,
-    clock,
-    log,
-    concurrency,
-    retryLimit,
-    executorFor,
+    ...shared,
     onTimer: (status) => s.metrics.timer(status, null),
     onAttempt: (lane) => s.metrics.attempt(NOTIFY_QUEUE, lane),
     onDelivered: (data) => void s.plugins.announce({ moment: "notifyDelivered", data }),

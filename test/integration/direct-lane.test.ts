@@ -5,11 +5,13 @@ import { insertDueJobs } from "../../bench/burst.ts";
 import { addPerSecondJobs } from "../../bench/databases.ts";
 import type { Daemon } from "../../src/daemon/daemon.ts";
 import { pruneLaneTurns } from "../../src/cron/attempt-queries.ts";
+import { TURN_AHEAD_MS } from "../../src/delivery/worker.ts";
 import { rows } from "../../src/db/client.ts";
 import { backendName } from "../helpers/db.ts";
 import { daemonPerTest } from "../helpers/daemon.ts";
 import { deliveryAttempts, scrape } from "../helpers/metrics.ts";
 import { examplePlugin } from "../helpers/plugins.ts";
+import { startOnVirtualClock, type VirtualClock } from "../helpers/virtual-clock.ts";
 import { waitFor } from "../helpers/wait.ts";
 
 const t = daemonPerTest();
@@ -209,6 +211,59 @@ describe(`the direct lane (${backendName})`, () => {
     expect(movedAtMoment).toBe(0);
     expect(received).toHaveLength(jobs);
     expect(received.filter((r) => r.at < r.scheduledFor)).toEqual([]);
+  });
+
+  it("a delivery queued from its claim takes its turn a little before its slot (TURN_AHEAD_MS), so the slot itself only calls the agent", async () => {
+    // claim_ahead 100 ms: slots claimed more than 200 ms ahead queue on the lane (the earliest of
+    // 600 keys of one moment are handed over about 300 ms ahead). Their turns were taken at the
+    // slot: the statement counting them then waited behind the calls of the same second. On a
+    // virtual clock, so that each step is where the test puts it whatever the machine's load.
+    const receivedAt: number[] = [];
+    // The receiver reads the daemon's clock, made after it.
+    const virtual: { clock?: VirtualClock } = {};
+    const url = await receiver(
+      () => 200,
+      () => receivedAt.push(virtual.clock!.now()),
+    );
+    const started = await startOnVirtualClock(t, {
+      toml: `[scheduler]\nclaim_ahead = "100ms"\n\n[missions]\nconcurrency = 1024\n\n[agents.bench]\nexecutor = "webhook"\nurl = "${url}"\n`,
+    });
+    const { daemon, clock } = started;
+    virtual.clock = clock;
+    const db = daemon.services.database.db;
+    const jobs = 600;
+    const due = clock.now() + 2_000;
+    await insertDueJobs((q) => db.execute(q), jobs, new Date(due));
+    daemon.services.scheduler.poke();
+    const turns = () =>
+      rows<{ runs: number; at: number }>(
+        db,
+        sql`select cardinality(run_ids) as runs, (extract(epoch from at) * 1000)::float8 as at from lane_turns t
+            where exists (select 1 from cron_job_runs r where r.id = any (t.run_ids)
+                            and r.scheduled_for = ${new Date(due).toISOString()}::timestamptz)`,
+      );
+    await clock.advanceTo(due - TURN_AHEAD_MS - 1);
+    expect(await turns(), "no turn before TURN_AHEAD_MS ahead of the slot").toEqual([]);
+    await clock.advanceTo(due - 1);
+    const ahead = await turns();
+    expect(
+      ahead.reduce((n, turn) => n + turn.runs, 0),
+      "runs whose turn was taken ahead",
+    ).toBeGreaterThan(0);
+    expect(ahead.map((turn) => turn.at)).toEqual(ahead.map(() => due - TURN_AHEAD_MS));
+    expect(receivedAt).toEqual([]);
+    await clock.advanceTo(due);
+    await waitFor(async () => {
+      await clock.runUntilIdle();
+      const [done] = await rows<{ n: number }>(
+        db,
+        sql`select count(*)::int as n from cron_job_runs
+            where scheduled_for = ${new Date(due).toISOString()}::timestamptz and status = 'Succeeded' and attempts = 1`,
+      );
+      return done!.n === jobs;
+    }, "every slot of the burst closed, each with one attempt");
+    expect(receivedAt).toHaveLength(jobs);
+    expect(receivedAt.filter((at) => at < due)).toEqual([]);
   });
 
   it("with no plugin on cronJobFiring, more slots of one second than the lane's places: the surplus queues on the lane, each attempt counted when it takes a place, none through pg-boss's fetch", async () => {
