@@ -160,16 +160,21 @@ async function insertPerSecondJobs(db: Db, rate: number, from: number, seconds: 
  */
 export const WARM_S = Number(process.env.BENCH_COST_WARMUP ?? 30);
 
+/**
+ * `places`: `[missions] concurrency` (BENCH_COST_PLACES, else the default 128): how many of a
+ * second's calls are in flight at once, the rest waiting for a place.
+ */
 export async function missiondCost(
   backend: "pglite" | "postgres",
   rate: number,
   seconds: number,
   warmS = 0,
+  places = process.env.BENCH_COST_PLACES ? Number(process.env.BENCH_COST_PLACES) : undefined,
 ): Promise<CostRow> {
   const receiver = await startReceiver();
   const db = await freshBenchDatabase(backend);
-  const places = process.env.BENCH_COST_PLACES ? `[missions]\nconcurrency = ${process.env.BENCH_COST_PLACES}\n\n` : "";
-  const toml = `${places}[agents.hook]\nexecutor = "webhook"\nurl = "${receiver.url}"\n`;
+  const missions = places === undefined ? "" : `[missions]\nconcurrency = ${places}\n\n`;
+  const toml = `${missions}[agents.hook]\nexecutor = "webhook"\nurl = "${receiver.url}"\n`;
   const daemon = benchDaemon(db, {}, toml);
   try {
     await daemon.start();
@@ -193,7 +198,7 @@ export async function missiondCost(
     }
     // The metered slots are those from `from` (a sample's second counts from it).
     const metered = bySecond(seen.all, from).filter((s) => s.second >= 0);
-    const system = warmS > 0 ? `missiond (webhook executor, after ${warmS} s)` : "missiond (webhook executor)";
+    const system = `missiond (webhook executor${warmS > 0 ? `, after ${warmS} s` : ""}${places === undefined ? "" : `, ${places} places`})`;
     return costRow(system, backend, rate, seconds, metered, await meter.stop());
   } finally {
     await daemon.stop();

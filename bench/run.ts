@@ -9,6 +9,7 @@
 import { execFileSync } from "node:child_process";
 import { cpus } from "node:os";
 import { fileURLToPath } from "node:url";
+import { MAX_MISSIONS_IN_FLIGHT } from "../src/config/limits.ts";
 import { missiondBurst, pgBossBurst, type BurstRow } from "./burst.ts";
 import { graphileCost, missiondCost, pgBossCost, WARM_S, type CostRow } from "./cost.ts";
 import { serverReachable } from "./databases.ts";
@@ -85,6 +86,11 @@ if (only.has("cost")) {
       rows.push(await missiondCost(backend, rate, seconds));
       // The same once its statements have their plans (WARM_S; 0 leaves the row out).
       if (backend === "postgres" && WARM_S > 0) rows.push(await missiondCost(backend, rate, seconds, WARM_S));
+      // At the highest rate, the same with a place for each of a second's calls: the default 128
+      // makes the later calls of a second wait for a place (the default guards command agents,
+      // each a process).
+      if (backend === "postgres" && WARM_S > 0 && rate === Math.max(...rates))
+        rows.push(await missiondCost(backend, rate, seconds, WARM_S, MAX_MISSIONS_IN_FLIGHT));
       if (backend === "postgres") {
         rows.push(await pgBossCost(backend, rate, seconds));
         rows.push(await graphileCost(rate, seconds));
