@@ -9,6 +9,7 @@ import {
   enqueueHandOffs,
   handingInClaim,
   handOffFor,
+  runFields,
   runningInClaim,
   writeHandOffs,
   type PendingHandOff,
@@ -331,7 +332,6 @@ export class CronFiring {
   private async runChain(job: CronJobRow, run: CronJobRunRow): Promise<void> {
     const { db, chain, clock } = this.deps;
     await untilMoment(clock, runMoment(job, run));
-    const log = this.log.child({ cronJobId: String(job.id), runId: String(run.id) });
     // The job's preflight, before any plugin or agent sees the slot: a no closes the run here.
     if (job.preflight && !(await passesPreflight(this.deps, job, run))) {
       await this.releaseBuffered(job.id);
@@ -352,7 +352,6 @@ export class CronFiring {
       { accept: { prompt: promptText } },
     );
     const now = new Date(clock.now());
-
     if (result.kind === "cancelled" || result.kind === "deferred") {
       const deferred = result.kind === "deferred";
       const status = deferred ? "Deferred" : "Cancelled";
@@ -365,7 +364,8 @@ export class CronFiring {
       await this.releaseBuffered(job.id);
       await this.releaseKeys(job.id);
       await this.deps.onRunEnded?.(job.id);
-      log.info({ plugin: result.plugin, reason: result.reason, ...until }, `slot ${status.toLowerCase()} by plugin`);
+      const fields = { ...runFields(job, run), plugin: result.plugin, reason: result.reason, ...until };
+      this.log.info(fields, `slot ${status.toLowerCase()} by plugin`);
       return;
     }
 
@@ -376,7 +376,7 @@ export class CronFiring {
       return;
     }
     await this.handOff(handOffFor(job, run, result.context.prompt, now));
-    log.debug("mission handed off");
+    this.log.debug(runFields(job, run), "mission handed off");
   }
 
   /** The run waits AwaitingApproval (src/approvals/wait.ts); the routes are told. */

@@ -177,12 +177,14 @@ async function closeMission(
   if (!status) return;
   deps.onRun?.(status, { name: mission.jobName, at: finishedAt });
   deps.onClosed?.(mission);
-  const runLog = log.child({ cronJobId: mission.cronJobId, runId: mission.runId });
+  // The run's fields on each line rather than a child logger (built for every run, logged or not).
+  const at = { cronJobId: mission.cronJobId, runId: mission.runId };
   // A malformed usage report never fails the run: the run closes without usage, and this says why.
-  if (result.usageWarning) runLog.warn({ agentId: mission.agentId }, `usage report ignored: ${result.usageWarning}`);
+  if (result.usageWarning)
+    log.warn({ ...at, agentId: mission.agentId }, `usage report ignored: ${result.usageWarning}`);
   if (result.usage) deps.onUsage?.(mission.agentId, result.usage);
-  if (acknowledged) runLog.debug({ status }, "heartbeat acknowledged");
-  else runLog.info({ status }, "run closed");
+  if (acknowledged) log.debug({ ...at, status }, "heartbeat acknowledged");
+  else log.info({ ...at, status }, "run closed");
   fireCompleted(deps, mission, status);
 }
 

@@ -294,7 +294,8 @@ async function executeAttempt<M extends Mission>(
   await attempt.quiet?.();
   await untilRecorded(() => kind.close(mission, outcome), {
     clock: deps.clock,
-    log: kind.log.child({ key }),
+    log: kind.log,
+    fields: { key },
     stop: here.stopping,
   });
   // The last try failed to deliver: the row is closed Failed, and failing the job moves it to the

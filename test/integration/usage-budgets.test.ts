@@ -80,7 +80,14 @@ describe(`usage in the ledger (${backendName})`, () => {
     const job = await d.services.cron.add({ name: "sloppy", agentId: "ops-bot", every: "1h", prompt: "p" });
     const run = await runOnce(d, job.id);
     expect(run).toMatchObject({ status: "Succeeded", usage: null });
-    await waitFor(() => lines.find((l) => l.includes("usage report ignored: usage.input_tokens: below 0")), "warning");
+    const warning = await waitFor(
+      () => lines.find((l) => l.includes("usage report ignored: usage.input_tokens: below 0")),
+      "warning",
+    );
+    // The run's own fields are on its lines, the warning's and the close's.
+    expect(JSON.parse(warning)).toMatchObject({ cronJobId: job.id, runId: run.id, agentId: "ops-bot" });
+    const closed = lines.map((l) => JSON.parse(l) as Record<string, unknown>).find((l) => l.msg === "run closed");
+    expect(closed).toMatchObject({ cronJobId: job.id, runId: run.id, status: "Succeeded" });
   });
 
   it("reads a command agent's usage from its final JSON line on stdout", async () => {
