@@ -364,7 +364,7 @@ export class CronFiring {
       await this.releaseBuffered(job.id);
       await this.releaseKeys(job.id);
       await this.deps.onRunEnded?.(job.id);
-      const fields = { ...runFields(job, run), plugin: result.plugin, reason: result.reason, ...until };
+      const fields = { ...runFields(job.id, run.id), plugin: result.plugin, reason: result.reason, ...until };
       this.log.info(fields, `slot ${status.toLowerCase()} by plugin`);
       return;
     }
@@ -376,7 +376,7 @@ export class CronFiring {
       return;
     }
     await this.handOff(handOffFor(job, run, result.context.prompt, now));
-    this.log.debug(runFields(job, run), "mission handed off");
+    this.log.debug(runFields(job.id, run.id), "mission handed off");
   }
 
   /** The run waits AwaitingApproval (src/approvals/wait.ts); the routes are told. */

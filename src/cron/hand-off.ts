@@ -16,9 +16,9 @@ import { claimPrompts, type ClaimPrompt } from "./template-claim.ts";
  * run, logged or not (about 1.6 µs a run in a 10,000-slot burst, whose chains passed in 283–288 ms
  * after its slot instead of 313–330).
  */
-export const runFields = (job: { id: bigint }, run: { id: bigint }) => ({
-  cronJobId: String(job.id),
-  runId: String(run.id),
+export const runFields = (cronJobId: bigint | string, runId: bigint | string) => ({
+  cronJobId: String(cronJobId),
+  runId: String(runId),
 });
 
 /** A run whose chain passed, on its way to its agent. */

@@ -8,6 +8,7 @@ import { attemptStates, vanished, type DeliveryKind, type Outcome, type RowRecor
 import { boundOutput, type CronMission } from "../executors/types.ts";
 import type { Logger } from "../log.ts";
 import type { Usage } from "../usage/usage.ts";
+import { runFields } from "./hand-off.ts";
 import type { PluginChain } from "../plugins/chain.ts";
 import {
   assignMissionJobs,
@@ -177,8 +178,7 @@ async function closeMission(
   if (!status) return;
   deps.onRun?.(status, { name: mission.jobName, at: finishedAt });
   deps.onClosed?.(mission);
-  // The run's fields on each line rather than a child logger (built for every run, logged or not).
-  const at = { cronJobId: mission.cronJobId, runId: mission.runId };
+  const at = runFields(mission.cronJobId, mission.runId);
   // A malformed usage report never fails the run: the run closes without usage, and this says why.
   if (result.usageWarning)
     log.warn({ ...at, agentId: mission.agentId }, `usage report ignored: ${result.usageWarning}`);

@@ -12,7 +12,7 @@ import type { Logger } from "../log.ts";
  * after its start gives them back: 104 → 98 MB resident on Postgres, still 7 MB less three minutes
  * later (docs/SCALING.md). It stops the loop for some tens of milliseconds, so it runs only while
  * nothing is due soon and the loop has been idle; again once the heap has grown well past what the
- * last one left (after a burst), never more often than `minGapMs`.
+ * last one left (after a burst), never more often than `SETTLE_MIN_GAP_MS`.
  */
 export interface SettleOptions {
   clock: Clock;
@@ -25,8 +25,8 @@ export interface SettleOptions {
   loopBusy?: () => number;
   /** V8's committed heap (bytes); V8's by default. */
   heapBytes?: () => number;
-  /** Called after each collection, with what it took (ms) and the heap before and after. */
-  onSettled?: (ms: number, before: number, after: number) => void;
+  /** Called after each collection, with how long it held the loop (ms). */
+  onSettled?: (ms: number) => void;
 }
 
 /** How often the daemon looks whether it is quiet. */
@@ -81,7 +81,7 @@ export function startSettling(options: SettleOptions): () => void {
       heapAfter = heapBytes();
       settledAt = clock.now();
       log.debug({ component: "settle", ms: Math.round(ms), before, after: heapAfter }, "idle memory given back");
-      options.onSettled?.(ms, before, heapAfter);
+      options.onSettled?.(ms);
     }
     timer = clock.setTimeout(check, SETTLE_CHECK_MS);
   };

@@ -119,7 +119,7 @@ export class Scheduler {
 
   /** Nothing in hand (no batch under way or waiting) and nothing to hand over before `until` (ms epoch). */
   quietUntil(until: number): boolean {
-    return this.active === 0 && this.backlog === 0 && (this.heap.peek()?.at ?? Infinity) >= until;
+    return this.active === 0 && this.backlog === 0 && (this.nextHandOverAt ?? Infinity) >= until;
   }
 
   /** The moment queued for a source's key (`cron`, a job id), if it is due within the horizon. */
