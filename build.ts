@@ -22,6 +22,11 @@ export const EXTERNAL = [
   "pino",
   "pino-pretty",
   "thread-stream",
+  // fastify requires its default schema compilers only when none are given, and the API gives its
+  // own (src/api/app.ts, ZOD_COMPILERS): left out, the serve chunk is 0.37 MB smaller (ajv, its
+  // formats, fast-json-stringify's compiler), source an idle daemon would hold all its life.
+  "@fastify/ajv-compiler",
+  "@fastify/fast-json-stringify-compiler",
 ];
 
 /**

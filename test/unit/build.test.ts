@@ -71,6 +71,20 @@ describe("the bundled daemon (build.ts)", () => {
     expect(elsewhere).toBe(true);
   });
 
+  it("leaves out fastify's default schema compilers and ajv: the API gives its own (src/api/app.ts)", () => {
+    const compilers = /node_modules\/(ajv|ajv-formats|@fastify\/ajv-compiler|@fastify\/fast-json-stringify-compiler)\//;
+    expect(Object.keys(metafile.inputs).filter((i) => compilers.test(i))).toEqual([]);
+    // fastify still requires them by name, only when it is given no compilers, from node_modules.
+    const schemaController = Object.entries(metafile.inputs).find(([path]) =>
+      path.endsWith("node_modules/fastify/lib/schema-controller.js"),
+    );
+    if (!schemaController) throw new Error("fastify's schema controller is not in the bundle");
+    expect(schemaController[1].imports.filter((i) => i.external).map((i) => i.path)).toEqual([
+      "@fastify/ajv-compiler",
+      "@fastify/fast-json-stringify-compiler",
+    ]);
+  });
+
   it("writes ASCII only: one other character and V8 holds a whole output's source at two bytes a character", () => {
     const nonAscii = Object.keys(metafile.outputs)
       .filter((o) => o.endsWith(".js"))
