@@ -56,6 +56,41 @@ const lazyBuiltins: Plugin = {
   },
 };
 
+/**
+ * Packages that pg-boss imports as it loads for its own schedules (cron expressions, RRULEs), which
+ * missiond turns off (src/db/boss.ts: `schedule: false`): 0.35 MB of source (cron-parser, luxon,
+ * rrule-temporal) an idle daemon would hold, and their modules' first run. Each gets a stand-in with
+ * the exports pg-boss uses, which loads the package from node_modules the first time one is called.
+ */
+export const LAZY_PACKAGES: Record<string, { importer: string; standIn: string }> = {
+  "cron-parser": {
+    importer: `${sep}node_modules${sep}pg-boss${sep}`,
+    standIn: `module.exports = { CronExpressionParser: { parse: (...args) => require("cron-parser").CronExpressionParser.parse(...args) } };`,
+  },
+  "rrule-temporal": {
+    importer: `${sep}node_modules${sep}pg-boss${sep}`,
+    standIn: `module.exports = { RRuleTemporal: function RRuleTemporal(options) { return new (require("rrule-temporal").RRuleTemporal)(options); } };`,
+  },
+};
+
+const lazyPackages: Plugin = {
+  name: "lazy-packages",
+  setup(build) {
+    const names = Object.keys(LAZY_PACKAGES);
+    build.onResolve({ filter: new RegExp(`^(${names.join("|")})$`) }, (args) => {
+      // The stand-in's own require: the package itself, from node_modules when first called.
+      if (args.namespace === "lazy-package") return { path: args.path, external: true };
+      return args.importer.includes(LAZY_PACKAGES[args.path]!.importer)
+        ? { path: args.path, namespace: "lazy-package" }
+        : undefined;
+    });
+    build.onLoad({ filter: /.*/, namespace: "lazy-package" }, (args) => ({
+      contents: LAZY_PACKAGES[args.path]!.standIn,
+      loader: "js",
+    }));
+  },
+};
+
 /** Builds into dist/ (or `outDir`, emptied first); the metafile maps what each output imports. */
 export async function buildDaemon(outDir = join(root, "dist")): Promise<{ bytes: number; metafile: Metafile }> {
   const { build } = await import("esbuild");
@@ -81,7 +116,7 @@ export async function buildDaemon(outDir = join(root, "dist")): Promise<{ bytes:
     legalComments: "none",
     metafile: true,
     logLevel: "warning",
-    plugins: [lazyBuiltins],
+    plugins: [lazyBuiltins, lazyPackages],
     // Bundled CommonJS packages call require(); an ES module has none of its own.
     banner: {
       js: "import { createRequire as __missiondRequire } from 'node:module'; const require = __missiondRequire(import.meta.url);",

@@ -1,7 +1,9 @@
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import type { Metafile } from "esbuild";
-import { buildDaemon } from "../../build.ts";
+import { buildDaemon, LAZY_PACKAGES } from "../../build.ts";
 import { tempDir } from "../helpers/tmp.ts";
 
 /** The external packages an output loads when it is loaded: its static imports, followed through chunks. */
@@ -83,6 +85,35 @@ describe("the bundled daemon (build.ts)", () => {
       "@fastify/ajv-compiler",
       "@fastify/fast-json-stringify-compiler",
     ]);
+  });
+
+  it("loads pg-boss's schedule parsers (cron-parser, rrule-temporal) only when first called, through stand-ins", () => {
+    const parsers = /node_modules\/(cron-parser|rrule-temporal|luxon)\//;
+    expect(Object.keys(metafile.inputs).filter((i) => parsers.test(i))).toEqual([]);
+    // Every name pg-boss imports from them, the stand-in exports.
+    const bossDist = join(import.meta.dirname, "../../node_modules/pg-boss/dist");
+    const imported = new Set<string>();
+    for (const file of readdirSync(bossDist).filter((f) => f.endsWith(".js")))
+      for (const m of readFileSync(join(bossDist, file), "utf8").matchAll(/import \{([^}]+)\} from '([^']+)'/g))
+        if (m[2]! in LAZY_PACKAGES) for (const name of m[1]!.split(",")) imported.add(`${m[2]}.${name.trim()}`);
+    expect([...imported].sort()).toEqual(["cron-parser.CronExpressionParser", "rrule-temporal.RRuleTemporal"]);
+    // Called, each loads its package and answers as the package does.
+    const load = (name: string) => {
+      const module = { exports: {} as Record<string, unknown> };
+      const require = createRequire(import.meta.url);
+      new Function("module", "require", LAZY_PACKAGES[name]!.standIn)(module, require);
+      return module.exports;
+    };
+    const { CronExpressionParser } = load("cron-parser") as {
+      CronExpressionParser: { parse: (e: string, o: object) => { next: () => { toISOString: () => string } } };
+    };
+    const next = CronExpressionParser.parse("0 12 * * *", { tz: "UTC", currentDate: new Date("2026-12-07T00:00:00Z") });
+    expect(next.next().toISOString()).toBe("2026-12-07T12:00:00.000Z");
+    const { RRuleTemporal } = load("rrule-temporal") as {
+      RRuleTemporal: new (o: object) => { toString: () => string };
+    };
+    const rule = new RRuleTemporal({ rruleString: "DTSTART:20261207T000000Z\nRRULE:FREQ=DAILY;COUNT=2", tzid: "UTC" });
+    expect(rule.toString()).toContain("FREQ=DAILY");
   });
 
   it("writes ASCII only: one other character and V8 holds a whole output's source at two bytes a character", () => {
