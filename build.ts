@@ -27,6 +27,8 @@ export const EXTERNAL = [
   // formats, fast-json-stringify's compiler), source an idle daemon would hold all its life.
   "@fastify/ajv-compiler",
   "@fastify/fast-json-stringify-compiler",
+  // fastify.inject()'s, required the first time it is called: the tests call it, the daemon never.
+  "light-my-request",
 ];
 
 /**
@@ -57,10 +59,12 @@ const lazyBuiltins: Plugin = {
 };
 
 /**
- * Packages that pg-boss imports as it loads for its own schedules (cron expressions, RRULEs), which
- * missiond turns off (src/db/boss.ts: `schedule: false`): 0.35 MB of source (cron-parser, luxon,
- * rrule-temporal) an idle daemon would hold, and their modules' first run. Each gets a stand-in with
- * the exports pg-boss uses, which loads the package from node_modules the first time one is called.
+ * Packages that others import as they load for what missiond never asks of them: pg-boss's parsers
+ * for its own schedules (cron expressions, RRULEs), which missiond turns off (src/db/boss.ts:
+ * `schedule: false`; cron-parser, luxon, rrule-temporal), and the dashboard file server's glob, for
+ * a root listed up front (src/api/ui.ts serves it as requested): 0.45 MB of source an idle daemon
+ * would hold, and their modules' first run. Each gets a stand-in with the exports its importer
+ * uses, which loads the package from node_modules the first time one is called.
  */
 export const LAZY_PACKAGES: Record<string, { importer: string; standIn: string }> = {
   "cron-parser": {
@@ -70,6 +74,10 @@ export const LAZY_PACKAGES: Record<string, { importer: string; standIn: string }
   "rrule-temporal": {
     importer: `${sep}node_modules${sep}pg-boss${sep}`,
     standIn: `module.exports = { RRuleTemporal: function RRuleTemporal(options) { return new (require("rrule-temporal").RRuleTemporal)(options); } };`,
+  },
+  glob: {
+    importer: `${sep}node_modules${sep}@fastify${sep}static${sep}`,
+    standIn: `module.exports = { glob: (...args) => require("glob").glob(...args) };`,
   },
 };
 

@@ -87,16 +87,27 @@ describe("the bundled daemon (build.ts)", () => {
     ]);
   });
 
-  it("loads pg-boss's schedule parsers (cron-parser, rrule-temporal) only when first called, through stand-ins", () => {
-    const parsers = /node_modules\/(cron-parser|rrule-temporal|luxon)\//;
-    expect(Object.keys(metafile.inputs).filter((i) => parsers.test(i))).toEqual([]);
-    // Every name pg-boss imports from them, the stand-in exports.
-    const bossDist = join(import.meta.dirname, "../../node_modules/pg-boss/dist");
-    const imported = new Set<string>();
-    for (const file of readdirSync(bossDist).filter((f) => f.endsWith(".js")))
-      for (const m of readFileSync(join(bossDist, file), "utf8").matchAll(/import \{([^}]+)\} from '([^']+)'/g))
-        if (m[2]! in LAZY_PACKAGES) for (const name of m[1]!.split(",")) imported.add(`${m[2]}.${name.trim()}`);
-    expect([...imported].sort()).toEqual(["cron-parser.CronExpressionParser", "rrule-temporal.RRuleTemporal"]);
+  it("loads pg-boss's schedule parsers and the file server's glob only when first called, through stand-ins", async () => {
+    const lazy = /node_modules\/(cron-parser|rrule-temporal|luxon|glob|light-my-request)\//;
+    expect(Object.keys(metafile.inputs).filter((i) => lazy.test(i))).toEqual([]);
+    // Every name their importers take from them, the stand-in exports.
+    const modules = join(import.meta.dirname, "../../node_modules");
+    const taken = new Set<string>();
+    for (const dir of ["pg-boss/dist", "@fastify/static"])
+      for (const file of readdirSync(join(modules, dir)).filter((f) => f.endsWith(".js"))) {
+        const source = readFileSync(join(modules, dir, file), "utf8");
+        for (const m of source.matchAll(/(?:import|const) \{([^}]+)\} (?:from |= require\()'([^']+)'/g))
+          if (m[2]! in LAZY_PACKAGES) for (const name of m[1]!.split(",")) taken.add(`${m[2]}.${name.trim()}`);
+      }
+    expect([...taken].sort()).toEqual([
+      "cron-parser.CronExpressionParser",
+      "glob.glob",
+      "rrule-temporal.RRuleTemporal",
+    ]);
+    // A stand-in loads the package its importer's own require would find: one copy in the lockfile.
+    const lock = JSON.parse(readFileSync(join(modules, "../package-lock.json"), "utf8")) as { packages: object };
+    const copies = (name: string) => Object.keys(lock.packages).filter((p) => p.endsWith(`node_modules/${name}`));
+    for (const name of Object.keys(LAZY_PACKAGES)) expect(copies(name), name).toEqual([`node_modules/${name}`]);
     // Called, each loads its package and answers as the package does.
     const load = (name: string) => {
       const module = { exports: {} as Record<string, unknown> };
@@ -114,6 +125,8 @@ describe("the bundled daemon (build.ts)", () => {
     };
     const rule = new RRuleTemporal({ rruleString: "DTSTART:20261207T000000Z\nRRULE:FREQ=DAILY;COUNT=2", tzid: "UTC" });
     expect(rule.toString()).toContain("FREQ=DAILY");
+    const { glob } = load("glob") as { glob: (pattern: string, options: object) => Promise<string[]> };
+    expect(await glob("build.*", { cwd: join(modules, "..") })).toEqual(["build.ts"]);
   });
 
   it("writes ASCII only: one other character and V8 holds a whole output's source at two bytes a character", () => {
