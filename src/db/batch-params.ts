@@ -30,7 +30,34 @@ export function anyOf(
  * rows refuses their escapes, where a text parameter's UTF-8 encoding replaced them).
  */
 export function jsonText(rows: readonly object[]): string {
-  return JSON.stringify(rows, jsonValue);
+  const plain: object[] = new Array<object>(rows.length);
+  for (let i = 0; i < rows.length; i++) {
+    const row = plainRow(rows[i]!);
+    // A value that is itself an object (an attempt log, say): the general path for the whole batch.
+    if (row === null) return JSON.stringify(rows, jsonValue);
+    plain[i] = row;
+  }
+  // No replacer: JSON.stringify's own path for plain values, which a replacer turns off (500 rows
+  // of a close's shape: 0.65 against 0.86 ms).
+  return JSON.stringify(plain);
+}
+
+/**
+ * A flat row as JSON takes it with no replacer: its bigints as strings and its strings repaired, in
+ * a copy made only when one needed it; null when a value is an object other than a Date (whose
+ * toJSON gives a well-formed string either way).
+ */
+function plainRow(row: object): object | null {
+  let copy: Record<string, unknown> | null = null;
+  for (const key of Object.keys(row)) {
+    const value = (row as Record<string, unknown>)[key];
+    let out = value;
+    if (typeof value === "bigint") out = String(value);
+    else if (typeof value === "string") out = jsonValue(key, value);
+    else if (typeof value === "object" && value !== null && !(value instanceof Date)) return null;
+    if (out !== value) (copy ??= { ...row })[key] = out;
+  }
+  return copy ?? row;
 }
 
 /**
