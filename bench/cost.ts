@@ -17,10 +17,17 @@
  * pg-boss's are jobs sent with `startAfter` and a worker polling every 0.5 s (insert + fetch +
  * complete); graphile-worker's are jobs with `runAt` at its default polling.
  */
+import { spawn, spawnSync } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { cpuUsage } from "node:process";
 import { sql } from "drizzle-orm";
 import { Logger, makeWorkerUtils, run } from "graphile-worker";
+import { drizzle } from "drizzle-orm/postgres-js";
 import postgres from "postgres";
+import { MALLOC_ENV, NODE_FLAGS } from "../bin/launch.js";
+import { buildDaemon, DIST_MAIN } from "../build.ts";
 import { rows, type Db } from "../src/db/client.ts";
 import { benchBoss, benchDaemon, freshBenchDatabase } from "./databases.ts";
 import { summarize } from "./stats.ts";
@@ -64,7 +71,8 @@ interface Measured {
   receiverCpuS: number;
 }
 
-async function startMeter(url: string | null, receiver: Receiver): Promise<Meter> {
+/** `systemPids`: the system's own processes, whose CPU is counted instead of this process's. */
+async function startMeter(url: string | null, receiver: Receiver, systemPids?: readonly number[]): Promise<Meter> {
   // Its own connection, one that serves no database under test: its reads are not counted.
   const probe = url ? postgres(url.replace(/\/[^/?]*(\?|$)/, "/postgres$1"), { max: 1, onnotice: () => {} }) : null;
   const database = url ? decodeURIComponent(new URL(url).pathname.slice(1)) : "";
@@ -79,17 +87,26 @@ async function startMeter(url: string | null, receiver: Receiver): Promise<Meter
       : new Map<number, number>();
   const lsn = async () =>
     probe ? BigInt((await probe<{ b: string }[]>`select (pg_current_wal_lsn() - '0/0')::text as b`)[0]!.b) : 0n;
-  const before = { backends: await cpu(), wal: await lsn(), process: cpuUsage(), receiver: processCpu([receiver.pid]) };
+  const systemCpu = () => (systemPids ? processCpu(systemPids) : null);
+  const before = {
+    backends: await cpu(),
+    wal: await lsn(),
+    process: cpuUsage(),
+    system: systemCpu(),
+    receiver: processCpu([receiver.pid]),
+  };
   return {
     async stop() {
       const backends = await cpu();
       const wal = await lsn();
       const processUs = cpuUsage(before.process);
+      const system = systemCpu();
       const receiverCpuS = cpuBetween(before.receiver, processCpu([receiver.pid]));
       await probe?.end({ timeout: 1 });
       return {
         pgCpuS: probe ? cpuBetween(before.backends, backends) : NaN,
-        processCpuS: (processUs.user + processUs.system) / 1e6,
+        processCpuS:
+          before.system && system ? cpuBetween(before.system, system) : (processUs.user + processUs.system) / 1e6,
         walBytes: probe ? Number(wal - before.wal) : NaN,
         receiverCpuS,
       };
@@ -203,6 +220,77 @@ export async function missiondCost(
   } finally {
     await daemon.stop();
     await db.drop();
+    receiver.stop();
+  }
+}
+
+/**
+ * The same as an operator runs it (Postgres, after `WARM_S`): `missiond serve` from the bundled
+ * dist/main.js in a process of its own, with the launcher's Node flags and malloc setting
+ * (bin/launch.js); the process CPU is that process's. The jobs are stored before it starts.
+ */
+export async function missiondCostLaunched(rate: number, seconds: number, warmS = WARM_S): Promise<CostRow> {
+  const receiver = await startReceiver();
+  const db = await freshBenchDatabase("postgres");
+  const dir = mkdtempSync(join(tmpdir(), "missiond-cost-"));
+  writeFileSync(join(dir, "config.toml"), `[agents.hook]\nexecutor = "webhook"\nurl = "${receiver.url}"\n`);
+  const client = postgres(db.url!, { max: 1, onnotice: () => {} });
+  let daemon: ReturnType<typeof spawn> | null = null;
+  try {
+    await buildDaemon();
+    const env = {
+      ...MALLOC_ENV,
+      ...process.env,
+      DATABASE_URL: db.url!,
+      MISSIOND_CONFIG: join(dir, "config.toml"),
+      MISSIOND_STATE_DIR: dir,
+      MISSIOND_INSTANCE_NAME: "cost",
+      MISSIOND_LOG_LEVEL: "warn",
+    };
+    const migrated = spawnSync(process.execPath, [...NODE_FLAGS, DIST_MAIN, "migrate"], {
+      cwd: dir,
+      env,
+      encoding: "utf8",
+    });
+    if (migrated.status !== 0) throw new Error(`missiond migrate failed: ${migrated.stderr}`);
+    // Its start (about a second) and the warm-up before the first metered slot.
+    const from = Math.ceil((Date.now() + 5_000 + warmS * 1000) / 1000) * 1000;
+    await insertPerSecondJobs(drizzle(client) as unknown as Db, rate, from - warmS * 1000, seconds + warmS);
+    daemon = spawn(process.execPath, [...NODE_FLAGS, DIST_MAIN, "serve"], {
+      cwd: dir,
+      env,
+      stdio: ["ignore", "ignore", "inherit"],
+    });
+    await sleepUntil(from - 300);
+    if (daemon.exitCode !== null) throw new Error(`missiond serve exited (${daemon.exitCode}) before the first slot`);
+    const meter = await startMeter(db.url, receiver, [daemon.pid!]);
+    const seen = gathered(receiver);
+    await untilDelivered(seen, rate * (seconds + warmS), from + seconds * 1000);
+    while (Date.now() < from + seconds * 1000 + LIMIT_MS) {
+      const [open] = await client<
+        { n: number }[]
+      >`select count(*)::int as n from cron_job_runs where finished_at is null`;
+      if (open!.n === 0) break;
+      await sleep(100);
+    }
+    const metered = bySecond(seen.all, from).filter((s) => s.second >= 0);
+    return costRow(
+      `missiond serve, its own process, launch flags (webhook executor, after ${warmS} s)`,
+      "postgres",
+      rate,
+      seconds,
+      metered,
+      await meter.stop(),
+    );
+  } finally {
+    if (daemon && daemon.exitCode === null) {
+      const exited = new Promise((resolve) => daemon!.once("exit", resolve));
+      daemon.kill("SIGTERM");
+      await exited;
+    }
+    await client.end({ timeout: 1 });
+    await db.drop();
+    rmSync(dir, { recursive: true, force: true });
     receiver.stop();
   }
 }

@@ -11,7 +11,7 @@ import { cpus } from "node:os";
 import { fileURLToPath } from "node:url";
 import { MAX_MISSIONS_IN_FLIGHT } from "../src/config/limits.ts";
 import { missiondBurst, pgBossBurst, type BurstRow } from "./burst.ts";
-import { graphileCost, missiondCost, pgBossCost, WARM_S, type CostRow } from "./cost.ts";
+import { graphileCost, missiondCost, missiondCostLaunched, pgBossCost, WARM_S, type CostRow } from "./cost.ts";
 import { serverReachable } from "./databases.ts";
 import { hookOverhead } from "./hooks.ts";
 import { dialectHookCalls } from "./hooks-dialects.ts";
@@ -91,6 +91,9 @@ if (only.has("cost")) {
       // each a process).
       if (backend === "postgres" && WARM_S > 0 && rate === Math.max(...rates))
         rows.push(await missiondCost(backend, rate, seconds, WARM_S, MAX_MISSIONS_IN_FLIGHT));
+      // The rows above run the daemon in this process, on Node's default heap settings (pg-boss
+      // runs here too); this one is `missiond serve` as the launcher starts it, its CPU its own.
+      if (backend === "postgres" && WARM_S > 0) rows.push(await missiondCostLaunched(rate, seconds));
       if (backend === "postgres") {
         rows.push(await pgBossCost(backend, rate, seconds));
         rows.push(await graphileCost(rate, seconds));
