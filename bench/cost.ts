@@ -17,7 +17,7 @@
  * pg-boss's are jobs sent with `startAfter` and a worker polling every 0.5 s (insert + fetch +
  * complete); graphile-worker's are jobs with `runAt` at its default polling.
  */
-import { spawn, spawnSync } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -26,10 +26,11 @@ import { sql } from "drizzle-orm";
 import { Logger, makeWorkerUtils, run } from "graphile-worker";
 import { drizzle } from "drizzle-orm/postgres-js";
 import postgres from "postgres";
-import { MALLOC_ENV, NODE_FLAGS } from "../bin/launch.js";
+import { MALLOC_ENV } from "../bin/launch.js";
 import { buildDaemon, DIST_MAIN } from "../build.ts";
 import { rows, type Db } from "../src/db/client.ts";
 import { benchBoss, benchDaemon, freshBenchDatabase } from "./databases.ts";
+import { migrate, serve } from "./launched.ts";
 import { summarize } from "./stats.ts";
 import { cpuBetween, processCpu } from "./storage.ts";
 import { bySecond, startReceiver, type Receiver } from "./wake/wake.ts";
@@ -177,6 +178,12 @@ async function insertPerSecondJobs(db: Db, rate: number, from: number, seconds: 
  */
 export const WARM_S = Number(process.env.BENCH_COST_WARMUP ?? 30);
 
+/** The agent every missiond row's jobs wake: the receiver, by webhook (the jobs name it "hook"). */
+const webhookAgent = (receiver: Receiver) => `[agents.hook]\nexecutor = "webhook"\nurl = "${receiver.url}"\n`;
+
+/** The bundle the launched row runs, built once per bench. */
+let built: Promise<unknown> | undefined;
+
 /**
  * `places`: `[missions] concurrency` (BENCH_COST_PLACES, else the default 128): how many of a
  * second's calls are in flight at once, the rest waiting for a place.
@@ -191,7 +198,7 @@ export async function missiondCost(
   const receiver = await startReceiver();
   const db = await freshBenchDatabase(backend);
   const missions = places === undefined ? "" : `[missions]\nconcurrency = ${places}\n\n`;
-  const toml = `${missions}[agents.hook]\nexecutor = "webhook"\nurl = "${receiver.url}"\n`;
+  const toml = `${missions}${webhookAgent(receiver)}`;
   const daemon = benchDaemon(db, {}, toml);
   try {
     await daemon.start();
@@ -233,11 +240,11 @@ export async function missiondCostLaunched(rate: number, seconds: number, warmS 
   const receiver = await startReceiver();
   const db = await freshBenchDatabase("postgres");
   const dir = mkdtempSync(join(tmpdir(), "missiond-cost-"));
-  writeFileSync(join(dir, "config.toml"), `[agents.hook]\nexecutor = "webhook"\nurl = "${receiver.url}"\n`);
+  writeFileSync(join(dir, "config.toml"), webhookAgent(receiver));
   const client = postgres(db.url!, { max: 1, onnotice: () => {} });
-  let daemon: ReturnType<typeof spawn> | null = null;
+  let daemon: ChildProcess | null = null;
   try {
-    await buildDaemon();
+    await (built ??= buildDaemon());
     const env = {
       ...MALLOC_ENV,
       ...process.env,
@@ -247,20 +254,12 @@ export async function missiondCostLaunched(rate: number, seconds: number, warmS 
       MISSIOND_INSTANCE_NAME: "cost",
       MISSIOND_LOG_LEVEL: "warn",
     };
-    const migrated = spawnSync(process.execPath, [...NODE_FLAGS, DIST_MAIN, "migrate"], {
-      cwd: dir,
-      env,
-      encoding: "utf8",
-    });
-    if (migrated.status !== 0) throw new Error(`missiond migrate failed: ${migrated.stderr}`);
+    const launch = { entry: DIST_MAIN, cwd: dir, env };
+    migrate(launch);
     // Its start (about a second) and the warm-up before the first metered slot.
     const from = Math.ceil((Date.now() + 5_000 + warmS * 1000) / 1000) * 1000;
     await insertPerSecondJobs(drizzle(client) as unknown as Db, rate, from - warmS * 1000, seconds + warmS);
-    daemon = spawn(process.execPath, [...NODE_FLAGS, DIST_MAIN, "serve"], {
-      cwd: dir,
-      env,
-      stdio: ["ignore", "ignore", "inherit"],
-    });
+    daemon = serve(launch, ["ignore", "ignore", "inherit"]);
     await sleepUntil(from - 300);
     if (daemon.exitCode !== null) throw new Error(`missiond serve exited (${daemon.exitCode}) before the first slot`);
     const meter = await startMeter(db.url, receiver, [daemon.pid!]);

@@ -16,6 +16,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { apiClient } from "../src/cli/client.ts";
 import { serverReachable, freshBenchDatabase } from "./databases.ts";
+import { migrate, serve } from "./launched.ts";
 import { printTable } from "./stats.ts";
 import { MALLOC_ENV, NODE_FLAGS } from "../bin/launch.js";
 import { buildDaemon, DIST_MAIN } from "../build.ts";
@@ -85,25 +86,25 @@ async function once(backend: "pglite" | "postgres"): Promise<Sample> {
     NODE_COMPILE_CACHE: process.env.NODE_COMPILE_CACHE ?? join(tmpdir(), "missiond-compile-cache"),
   };
   // Migrated first, as a restart finds it: what is timed is the start, not creating the schema.
-  const migrated = spawnSync(process.execPath, [...nodeFlags, entry, "migrate"], { cwd: dir, env, encoding: "utf8" });
-  if (migrated.status !== 0) throw new Error(`migrate failed: ${migrated.stderr}`);
+  const launch = { entry, cwd: dir, env, flags: nodeFlags };
+  migrate(launch);
   const started = Date.now();
-  const serve = spawn(process.execPath, [...nodeFlags, entry, "serve"], { cwd: dir, env, stdio: "inherit" });
-  const exited = new Promise((resolve) => serve.on("exit", resolve));
+  const daemon = serve(launch);
+  const exited = new Promise((resolve) => daemon.on("exit", resolve));
   const api = apiClient({ socketPath: join(dir, "missiond.sock") });
   try {
     let readyMs = NaN;
-    while (Date.now() - started < 60_000 && serve.exitCode === null) {
+    while (Date.now() - started < 60_000 && daemon.exitCode === null) {
       if ((await api.get<{ ready: boolean }>("/readyz").catch(() => null))?.ready) {
         readyMs = Date.now() - started;
         break;
       }
       await sleep(10);
     }
-    const rssReadyMb = rssMb(serve.pid!);
-    const cpuReadyMs = cpuMs(serve.pid!);
+    const rssReadyMb = rssMb(daemon.pid!);
+    const cpuReadyMs = cpuMs(daemon.pid!);
     await sleep(idleS * 1000);
-    const rssIdleMb = rssMb(serve.pid!);
+    const rssIdleMb = rssMb(daemon.pid!);
     const text = await metricsText(join(dir, "missiond.sock"));
     return {
       readyMs,
@@ -115,7 +116,7 @@ async function once(backend: "pglite" | "postgres"): Promise<Sample> {
       externalMb: gauge(text, "nodejs_external_memory_bytes"),
     };
   } finally {
-    serve.kill("SIGTERM");
+    daemon.kill("SIGTERM");
     await exited;
     await db?.drop();
     rmSync(dir, { recursive: true, force: true });

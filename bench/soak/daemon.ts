@@ -3,7 +3,7 @@
  * flags) on a fresh database, configured by a file with short retention, its jobs from a jobs
  * file, the log executor and the cron-sentinel plugin (so the decision log is written too).
  */
-import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { request } from "node:http";
 import { tmpdir } from "node:os";
@@ -15,6 +15,7 @@ import { buildDaemon, DIST_MAIN } from "../../build.ts";
 import { apiClient, type ApiClient } from "../../src/cli/client.ts";
 import { formatDuration } from "../../src/duration.ts";
 import { freshBenchDatabase } from "../databases.ts";
+import { migrate, serve } from "../launched.ts";
 
 // What an installed package runs (bin/missiond.js, the systemd unit): the bundled dist/main.js,
 // built once per soak; SOAK_ENTRY=src/main.ts soaks a checkout's sources instead.
@@ -121,18 +122,9 @@ export async function startSoakDaemon(backend: Backend, settings: SoakSettings):
     SOAK_PROBE_SOCKET: backend === "pglite" ? probeSocket : "",
   };
   const daemonEntry = await entry();
-  const migrated = spawnSync(process.execPath, [...NODE_FLAGS, daemonEntry, "migrate"], {
-    cwd: dir,
-    env,
-    encoding: "utf8",
-  });
-  if (migrated.status !== 0) throw new Error(`migrate failed: ${migrated.stderr}`);
+  migrate({ entry: daemonEntry, cwd: dir, env });
   const flags = backend === "pglite" ? [...NODE_FLAGS, "--import", PROBE] : NODE_FLAGS;
-  const child: ChildProcess = spawn(process.execPath, [...flags, daemonEntry, "serve"], {
-    cwd: dir,
-    env,
-    stdio: "inherit",
-  });
+  const child: ChildProcess = serve({ entry: daemonEntry, cwd: dir, env, flags });
   const exited = new Promise<void>((resolve) => child.on("exit", () => resolve()));
   const socketPath = join(dir, "missiond.sock");
   const api = apiClient({ socketPath });
