@@ -31,6 +31,7 @@ import { buildDaemon, DIST_MAIN } from "../build.ts";
 import { rows, type Db } from "../src/db/client.ts";
 import { benchBoss, benchDaemon, freshBenchDatabase } from "./databases.ts";
 import { migrate, serve } from "./launched.ts";
+import { statusMb } from "./proc.ts";
 import { summarize } from "./stats.ts";
 import { cpuBetween, processCpu } from "./storage.ts";
 import { bySecond, startReceiver, type Receiver } from "./wake/wake.ts";
@@ -58,6 +59,12 @@ export interface CostRow {
   /** Slot → agent's webhook received (ms). */
   p50: number;
   p99: number;
+  /**
+   * The system's own process's RSS over the window (MB): its highest, sampled every 100 ms, and at
+   * the window's end. NaN where the system shares this process (the in-process rows).
+   */
+  rssMaxMb: number;
+  rssEndMb: number;
 }
 
 /** What a window measures: the database's backends, this process, the server's WAL. */
@@ -70,6 +77,8 @@ interface Measured {
   processCpuS: number;
   walBytes: number;
   receiverCpuS: number;
+  rssMaxMb: number;
+  rssEndMb: number;
 }
 
 /** `systemPids`: the system's own processes, whose CPU is counted instead of this process's. */
@@ -89,6 +98,9 @@ async function startMeter(url: string | null, receiver: Receiver, systemPids?: r
   const lsn = async () =>
     probe ? BigInt((await probe<{ b: string }[]>`select (pg_current_wal_lsn() - '0/0')::text as b`)[0]!.b) : 0n;
   const systemCpu = () => (systemPids ? processCpu(systemPids) : null);
+  const rss = () => (systemPids ? systemPids.reduce((sum, pid) => sum + statusMb(pid), 0) : NaN);
+  let rssMaxMb = rss();
+  const sampling = setInterval(() => (rssMaxMb = Math.max(rssMaxMb, rss())), 100);
   const before = {
     backends: await cpu(),
     wal: await lsn(),
@@ -103,6 +115,8 @@ async function startMeter(url: string | null, receiver: Receiver, systemPids?: r
       const processUs = cpuUsage(before.process);
       const system = systemCpu();
       const receiverCpuS = cpuBetween(before.receiver, processCpu([receiver.pid]));
+      clearInterval(sampling);
+      const rssEndMb = rss();
       await probe?.end({ timeout: 1 });
       return {
         pgCpuS: probe ? cpuBetween(before.backends, backends) : NaN,
@@ -110,6 +124,8 @@ async function startMeter(url: string | null, receiver: Receiver, systemPids?: r
           before.system && system ? cpuBetween(before.system, system) : (processUs.user + processUs.system) / 1e6,
         walBytes: probe ? Number(wal - before.wal) : NaN,
         receiverCpuS,
+        rssMaxMb: Math.max(rssMaxMb, rssEndMb),
+        rssEndMb,
       };
     },
   };
@@ -139,6 +155,8 @@ function costRow(
     receiverCpuMs: (measured.receiverCpuS * 1000) / runs,
     p50: lateness.p50,
     p99: lateness.p99,
+    rssMaxMb: measured.rssMaxMb,
+    rssEndMb: measured.rssEndMb,
   };
 }
 
@@ -180,6 +198,13 @@ export const WARM_S = Number(process.env.BENCH_COST_WARMUP ?? 30);
 
 /** The agent every missiond row's jobs wake: the receiver, by webhook (the jobs name it "hook"). */
 const webhookAgent = (receiver: Receiver) => `[agents.hook]\nexecutor = "webhook"\nurl = "${receiver.url}"\n`;
+
+/**
+ * Node's flags for the launched row (BENCH_LAUNCH_FLAGS, space-separated) in place of the
+ * launcher's (bin/launch.js), to weigh other heap settings on the same load; include
+ * `--expose-gc-as=missiondCollectGarbage` for the daemon to give back its start's memory.
+ */
+const LAUNCH_FLAGS = process.env.BENCH_LAUNCH_FLAGS?.split(/\s+/).filter(Boolean);
 
 /** The bundle the launched row runs, built once per bench. */
 let built: Promise<unknown> | undefined;
@@ -236,7 +261,12 @@ export async function missiondCost(
  * dist/main.js in a process of its own, with the launcher's Node flags and malloc setting
  * (bin/launch.js); the process CPU is that process's. The jobs are stored before it starts.
  */
-export async function missiondCostLaunched(rate: number, seconds: number, warmS = WARM_S): Promise<CostRow> {
+export async function missiondCostLaunched(
+  rate: number,
+  seconds: number,
+  warmS = WARM_S,
+  flags = LAUNCH_FLAGS,
+): Promise<CostRow> {
   const receiver = await startReceiver();
   const db = await freshBenchDatabase("postgres");
   const dir = mkdtempSync(join(tmpdir(), "missiond-cost-"));
@@ -254,7 +284,7 @@ export async function missiondCostLaunched(rate: number, seconds: number, warmS 
       MISSIOND_INSTANCE_NAME: "cost",
       MISSIOND_LOG_LEVEL: "warn",
     };
-    const launch = { entry: DIST_MAIN, cwd: dir, env };
+    const launch = { entry: DIST_MAIN, cwd: dir, env, ...(flags ? { flags } : {}) };
     migrate(launch);
     // Its start (about a second) and the warm-up before the first metered slot.
     const from = Math.ceil((Date.now() + 5_000 + warmS * 1000) / 1000) * 1000;
@@ -274,7 +304,7 @@ export async function missiondCostLaunched(rate: number, seconds: number, warmS 
     }
     const metered = bySecond(seen.all, from).filter((s) => s.second >= 0);
     return costRow(
-      `missiond serve, its own process, launch flags (webhook executor, after ${warmS} s)`,
+      `missiond serve, its own process, ${flags ? `Node flags ${flags.join(" ")}` : "launch flags"} (webhook executor, after ${warmS} s)`,
       "postgres",
       rate,
       seconds,

@@ -10,13 +10,14 @@
  */
 import { spawn, spawnSync } from "node:child_process";
 import { createInterface } from "node:readline";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { get } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { apiClient } from "../src/cli/client.ts";
 import { serverReachable, freshBenchDatabase } from "./databases.ts";
 import { migrate, serve } from "./launched.ts";
+import { cpuSeconds, statusMb } from "./proc.ts";
 import { printTable } from "./stats.ts";
 import { MALLOC_ENV, NODE_FLAGS } from "../bin/launch.js";
 import { buildDaemon, DIST_MAIN } from "../build.ts";
@@ -50,14 +51,11 @@ interface Sample {
   externalMb: number;
 }
 
-const rssMb = (pid: number) => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))![1]) / 1024;
+const rssMb = (pid: number) => statusMb(pid);
 
 // CPU time (user + system) the process has used: the start's cost on a busy machine, where the
 // time to ready also counts waiting for a core. /proc counts in ticks of 10 ms.
-const cpuMs = (pid: number) => {
-  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
-  return (Number(fields[11]) + Number(fields[12])) * 10;
-};
+const cpuMs = (pid: number) => cpuSeconds(pid) * 1000;
 
 function gauge(metrics: string, name: string): number {
   const line = metrics.split("\n").find((l) => l.startsWith(`missiond_${name} `));

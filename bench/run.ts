@@ -113,6 +113,7 @@ if (only.has("cost")) {
       "receiver CPU ms/run",
       "p50",
       "p99",
+      "RSS max / end MB",
     ],
     rows.map((r) => [
       r.system,
@@ -127,6 +128,7 @@ if (only.has("cost")) {
       r.receiverCpuMs.toFixed(3),
       r.p50,
       r.p99,
+      Number.isNaN(r.rssMaxMb) ? "-" : `${r.rssMaxMb.toFixed(0)} / ${r.rssEndMb.toFixed(0)}`,
     ]),
   );
 }

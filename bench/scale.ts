@@ -4,7 +4,7 @@
  * ready (/readyz), its RSS, and the lateness of the few due in the first minute. Next to the same
  * start on a database holding only the `dueSoon` jobs, so the cost of the million is the ratio.
  */
-import { mkdtempSync, readFileSync } from "node:fs";
+import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { PGlite } from "@electric-sql/pglite";
@@ -12,6 +12,7 @@ import postgres from "postgres";
 import { apiClient } from "../src/cli/client.ts";
 import { runMissiond, spawnServe } from "../test/helpers/process.ts";
 import { freshBenchDatabase } from "./databases.ts";
+import { statusMb } from "./proc.ts";
 import { summarize } from "./stats.ts";
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -29,7 +30,7 @@ export interface ScaleRow {
   max: number;
 }
 
-const rssMb = (pid: number) => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))![1]) / 1024;
+const rssMb = (pid: number) => statusMb(pid);
 
 // The first-minute jobs are spread over this many seconds, starting shortly after the start.
 const SPREAD_S = 20;

@@ -11,11 +11,11 @@
  *
  * `npx node bench/storage.ts` (BENCH_JOBS, BENCH_SECONDS, BENCH_TIMERS, BENCH_BURST to change the load).
  */
-import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { sql } from "drizzle-orm";
 import { rows, type Db } from "../src/db/client.ts";
 import { insertDueJobs } from "./burst.ts";
+import { cpuSeconds } from "./proc.ts";
 import { benchDaemon, freshBenchDatabase } from "./databases.ts";
 
 const SENTINEL = fileURLToPath(new URL("../plugins/cron-sentinel", import.meta.url));
@@ -29,9 +29,6 @@ export interface StorageRow {
   bytesPerRow: number;
 }
 
-/** Clock ticks per second of /proc/<pid>/stat times (USER_HZ, 100 on Linux). */
-const TICKS = 100;
-
 /** CPU seconds used so far by each backend connected to `database`, by pid. */
 export async function backendCpu(db: Db, database: string): Promise<Map<number, number>> {
   const pids = await rows<{ pid: number }>(
@@ -41,18 +38,13 @@ export async function backendCpu(db: Db, database: string): Promise<Map<number, 
   return processCpu(pids.map((p) => p.pid));
 }
 
-/** CPU seconds used so far by each of these processes of this host, by pid. */
+/** CPU seconds used so far by each of these processes of this host that is still there, by pid. */
 export function processCpu(pids: readonly number[]): Map<number, number> {
   const cpu = new Map<number, number>();
   for (const pid of pids) {
-    try {
-      // Fields after the command name, which is in parentheses and may hold spaces.
-      const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-      cpu.set(pid, (Number(fields[11]) + Number(fields[12])) / TICKS);
-    } catch {
-      // The backend has exited (or Postgres is not on this host): not counted.
-    }
+    const seconds = cpuSeconds(pid, NaN);
+    // A backend that has exited (or Postgres not on this host) is not counted.
+    if (!Number.isNaN(seconds)) cpu.set(pid, seconds);
   }
   return cpu;
 }

@@ -5,7 +5,7 @@
  * and the daemon's RSS once every page has been opened. test/e2e/ui-scale.test.ts checks what
  * these pages show at this scale; this says how fast they show it.
  */
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { apiClient } from "../src/cli/client.ts";
@@ -17,6 +17,7 @@ import { freePort } from "../test/helpers/net.ts";
 import { missingProgram } from "../test/helpers/prerequisite.ts";
 import { runMissiond, spawnServe } from "../test/helpers/process.ts";
 import { freshBenchDatabase } from "./databases.ts";
+import { statusMb } from "./proc.ts";
 import { summarize } from "./stats.ts";
 
 /** Why the section cannot run here (Chromium missing), or null. */
@@ -32,8 +33,7 @@ export interface UiRow {
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-const rssMb = (pid: number) =>
-  Math.round(Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))![1]) / 1024);
+const rssMb = (pid: number) => Math.round(statusMb(pid));
 
 /** Migrates and seeds the database `serve` will open (before it starts: PGlite takes one process at a time). */
 async function prepare(dir: string, env: Record<string, string>) {

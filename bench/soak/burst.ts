@@ -7,7 +7,7 @@
  */
 import { z } from "zod";
 import { startSoakDaemon } from "./daemon.ts";
-import { cpuSeconds } from "./sample.ts";
+import { cpuSeconds } from "../proc.ts";
 
 const jobs = z.coerce.number().int().min(1).default(10_000).parse(process.env.SCALING_BURST);
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

@@ -3,10 +3,11 @@
  * runs slotted since the previous sample (from the ledger), the daemon's RSS and V8 heap, and on
  * Postgres the CPU time of the server processes serving this database.
  */
-import { readdirSync, readFileSync, statSync } from "node:fs";
+import { readdirSync, statSync } from "node:fs";
 import { get } from "node:http";
 import { loadavg } from "node:os";
 import { join } from "node:path";
+import { cpuSeconds, statusMb } from "../proc.ts";
 import type { SoakDaemon } from "./daemon.ts";
 import { rssByMapping, type MappingKind } from "./mappings.ts";
 
@@ -76,17 +77,7 @@ function dirBytes(dir: string): number {
   return total;
 }
 
-const rssMb = (pid: number) => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))![1]) / 1024;
-
-/** CPU time (user + system) of a process in seconds; /proc counts 10 ms ticks. 0 once it is gone. */
-export function cpuSeconds(pid: number): number {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
-    return (Number(fields[11]) + Number(fields[12])) / 100;
-  } catch {
-    return 0;
-  }
-}
+const rssMb = (pid: number) => statusMb(pid);
 
 function heapMb(socketPath: string): Promise<{ used: number; live: number; total: number; plugins: number }> {
   return new Promise((resolve, reject) => {
