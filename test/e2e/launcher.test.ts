@@ -13,6 +13,7 @@ import { tempDir } from "../helpers/tmp.ts";
 import { waitFor } from "../helpers/wait.ts";
 
 const LAUNCHER = fileURLToPath(new URL("../../bin/missiond.js", import.meta.url));
+const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 
 /** Starts `missiond serve` through the launcher; the daemon's command line and environment. */
 async function launched(env: Record<string, string>): Promise<{ argv: string[]; env: string[] }> {
@@ -59,6 +60,16 @@ describe("bin/missiond.js", () => {
 
     const own = await launched({ MALLOC_TRIM_THRESHOLD_: "262144" });
     expect(own.env).toContain("MALLOC_TRIM_THRESHOLD_=262144");
+  });
+
+  it("is what the package's own scripts run from the sources (npm start, npm run missiond)", () => {
+    const scripts = (
+      JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { scripts: Record<string, string> }
+    ).scripts;
+    for (const name of ["start", "missiond"])
+      expect(scripts[name]!.startsWith(`node ${NODE_FLAGS.join(" ")} src/main.ts`), `${name}: ${scripts[name]}`).toBe(
+        true,
+      );
   });
 
   it("starts a daemon that gives back what its start left committed once it is quiet (src/daemon/settle.ts)", async () => {
