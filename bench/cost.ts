@@ -264,9 +264,15 @@ export async function missiondCost(
 export async function missiondCostLaunched(
   rate: number,
   seconds: number,
-  warmS = WARM_S,
-  flags = LAUNCH_FLAGS,
+  options: {
+    warmS?: number;
+    /** Node's flags, in place of the launcher's. */
+    flags?: readonly string[];
+    /** Another build's dist/main.js, to weigh two builds in turn (its dependencies where it finds them). */
+    entry?: string;
+  } = {},
 ): Promise<CostRow> {
+  const { warmS = WARM_S, flags = LAUNCH_FLAGS, entry } = options;
   const receiver = await startReceiver();
   const db = await freshBenchDatabase("postgres");
   const dir = mkdtempSync(join(tmpdir(), "missiond-cost-"));
@@ -274,7 +280,7 @@ export async function missiondCostLaunched(
   const client = postgres(db.url!, { max: 1, onnotice: () => {} });
   let daemon: ChildProcess | null = null;
   try {
-    await (built ??= buildDaemon());
+    if (!entry) await (built ??= buildDaemon());
     const env = {
       ...MALLOC_ENV,
       ...process.env,
@@ -284,7 +290,7 @@ export async function missiondCostLaunched(
       MISSIOND_INSTANCE_NAME: "cost",
       MISSIOND_LOG_LEVEL: "warn",
     };
-    const launch = { entry: DIST_MAIN, cwd: dir, env, ...(flags ? { flags } : {}) };
+    const launch = { entry: entry ?? DIST_MAIN, cwd: dir, env, ...(flags ? { flags } : {}) };
     migrate(launch);
     // Its start (about a second) and the warm-up before the first metered slot.
     const from = Math.ceil((Date.now() + 5_000 + warmS * 1000) / 1000) * 1000;
@@ -304,7 +310,7 @@ export async function missiondCostLaunched(
     }
     const metered = bySecond(seen.all, from).filter((s) => s.second >= 0);
     return costRow(
-      `missiond serve, its own process, ${flags ? `Node flags ${flags.join(" ")}` : "launch flags"} (webhook executor, after ${warmS} s)`,
+      `missiond serve, its own process, ${flags ? `Node flags ${flags.join(" ")}` : "launch flags"} (webhook executor, after ${warmS} s${entry ? `, ${entry}` : ""})`,
       "postgres",
       rate,
       seconds,
