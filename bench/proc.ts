@@ -1,13 +1,10 @@
 /** What Linux says of a process of this host (/proc/<pid>/status), for the benches that meter one. */
 import { readFileSync } from "node:fs";
 
-/**
- * A memory field of the process's status in MB: `VmRSS` its resident set now, `VmHWM` the highest
- * it has been (the peak, which a sampled RSS can miss between two samples).
- */
-export function statusMb(pid: number, field: "VmRSS" | "VmHWM" = "VmRSS"): number {
-  const found = new RegExp(`${field}:\\s+(\\d+) kB`).exec(readFileSync(`/proc/${pid}/status`, "utf8"));
-  if (!found) throw new Error(`no ${field} in /proc/${pid}/status`);
+/** The process's resident set now, in MB (`VmRSS`). */
+export function statusMb(pid: number): number {
+  const found = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
+  if (!found) throw new Error(`no VmRSS in /proc/${pid}/status`);
   return Number(found[1]) / 1024;
 }
 
