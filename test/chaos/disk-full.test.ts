@@ -138,7 +138,7 @@ describe.skipIf(skipReason !== null)(`Disk full drill${skipReason ? ` (skipped: 
     await sleep(5_000);
     const to = Math.floor(Date.now() / 1000) * 1000 - 1_000;
     for (const id of jobs.values()) await serve.api.post(`/v1/cron-jobs/${id}/pause`, {});
-    await settled(url);
+    await settled(url, undefined, [serve]);
     const runs = await ledgerRuns(url);
     const sql = postgres(url, { max: 1, onnotice: () => {} });
     const timers = await sql<{ id: string; status: string; message: string }[]>`

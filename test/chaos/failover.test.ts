@@ -87,7 +87,7 @@ describe.skipIf(skipReason !== null)(`Failover drill${skipReason ? ` (skipped: $
     await sleep(4_000);
     const to = Math.floor(Date.now() / 1000) * 1000 - 1_000;
     for (const id of jobs.values()) await api.post(`/v1/cron-jobs/${id}/pause`, {});
-    await settled(pg.replica.url);
+    await settled(pg.replica.url, undefined, serves);
     // Neither daemon exited on the way (a lost connection under a transaction once ended one).
     expect(serves.map((s) => s.serve.exitCode)).toEqual([null, null]);
     await sleep(500);

@@ -119,7 +119,7 @@ describe.skipIf(skipReason !== null)(
       for (const id of jobs.values()) await api.post(`/v1/cron-jobs/${id}/pause`, {});
 
       const settleStarted = Date.now();
-      await settled(cluster.url, SETTLE_MS);
+      await settled(cluster.url, SETTLE_MS, serves);
       const settleMs = Date.now() - settleStarted;
       // Neither daemon exited on the way (a lost connection under a transaction once ended one).
       expect(serves.map((s) => s.serve.exitCode)).toEqual([null, null]);

@@ -111,8 +111,10 @@ export async function waitClosed(sql: postgres.Sql, timeoutMs = 60_000): Promise
         select 'run' as kind, r.id::text as id, r.status, r.scheduled_for as at, j.name as job,
             concat_ws(' ', 'claimed', to_char(r.claimed_at, 'HH24:MI:SS.MS'), 'started', to_char(r.started_at, 'HH24:MI:SS.MS'),
               'attempts', r.attempts, 'failed', r.failed_attempts, 'lane', r.lane_owner, 'job', r.mission_job_id,
-              (select 'state ' || b.state || ' retries ' || b.retry_count || ' start_after ' || to_char(b.start_after, 'HH24:MI:SS')
-                 from pgboss.job b where b.id::text = r.mission_job_id limit 1)) as held
+              coalesce((select 'state ' || b.state || ' retries ' || b.retry_count || ' start_after ' || to_char(b.start_after, 'HH24:MI:SS')
+                   || ' expires ' || coalesce(to_char(b.started_on + b.expire_seconds * interval '1 second', 'HH24:MI:SS'), '-')
+                 from pgboss.job b where b.id::text = r.mission_job_id limit 1),
+                case when r.mission_job_id is not null then 'no such pg-boss job' end)) as held
           from cron_job_runs r left join cron_jobs j on j.id = r.cron_job_id
           where r.status = any(${[...OPEN_RUN_STATUSES]}::text[])
         union all
