@@ -31,9 +31,8 @@ import { buildDaemon, DIST_MAIN } from "../build.ts";
 import { rows, type Db } from "../src/db/client.ts";
 import { benchBoss, benchDaemon, freshBenchDatabase } from "./databases.ts";
 import { migrate, serve } from "./launched.ts";
-import { statusMb } from "./proc.ts";
+import { cpuBetween, processCpu, rssMb } from "./proc.ts";
 import { summarize } from "./stats.ts";
-import { cpuBetween, processCpu } from "./storage.ts";
 import { bySecond, startReceiver, type Receiver } from "./wake/wake.ts";
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -98,7 +97,7 @@ async function startMeter(url: string | null, receiver: Receiver, systemPids?: r
   const lsn = async () =>
     probe ? BigInt((await probe<{ b: string }[]>`select (pg_current_wal_lsn() - '0/0')::text as b`)[0]!.b) : 0n;
   const systemCpu = () => (systemPids ? processCpu(systemPids) : null);
-  const rss = () => (systemPids ? systemPids.reduce((sum, pid) => sum + statusMb(pid), 0) : NaN);
+  const rss = () => (systemPids ? systemPids.reduce((sum, pid) => sum + rssMb(pid), 0) : NaN);
   let rssMaxMb = rss();
   const sampling = setInterval(() => (rssMaxMb = Math.max(rssMaxMb, rss())), 100);
   const before = {

@@ -17,7 +17,7 @@ import { join } from "node:path";
 import { apiClient } from "../src/cli/client.ts";
 import { serverReachable, freshBenchDatabase } from "./databases.ts";
 import { migrate, serve } from "./launched.ts";
-import { cpuSeconds, statusMb } from "./proc.ts";
+import { cpuSeconds, rssMb } from "./proc.ts";
 import { printTable } from "./stats.ts";
 import { MALLOC_ENV, NODE_FLAGS } from "../bin/launch.js";
 import { buildDaemon, DIST_MAIN } from "../build.ts";
@@ -50,8 +50,6 @@ interface Sample {
   heapTotalMb: number;
   externalMb: number;
 }
-
-const rssMb = (pid: number) => statusMb(pid);
 
 // CPU time (user + system) the process has used: the start's cost on a busy machine, where the
 // time to ready also counts waiting for a core. /proc counts in ticks of 10 ms.

@@ -2,7 +2,7 @@
 import { readFileSync } from "node:fs";
 
 /** The process's resident set now, in MB (`VmRSS`). */
-export function statusMb(pid: number): number {
+export function rssMb(pid: number): number {
   const found = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
   if (!found) throw new Error(`no VmRSS in /proc/${pid}/status`);
   return Number(found[1]) / 1024;
@@ -22,3 +22,17 @@ export function cpuSeconds(pid: number, gone = 0): number {
     return gone;
   }
 }
+
+/** CPU seconds used so far by each of these processes of this host that is still there, by pid. */
+export function processCpu(pids: readonly number[]): Map<number, number> {
+  const cpu = new Map<number, number>();
+  for (const pid of pids) {
+    const seconds = cpuSeconds(pid, NaN);
+    // A backend that has exited (or Postgres not on this host) is not counted.
+    if (!Number.isNaN(seconds)) cpu.set(pid, seconds);
+  }
+  return cpu;
+}
+
+export const cpuBetween = (before: Map<number, number>, after: Map<number, number>) =>
+  [...after].reduce((sum, [pid, t]) => sum + t - (before.get(pid) ?? 0), 0);

@@ -12,7 +12,7 @@ import postgres from "postgres";
 import { apiClient } from "../src/cli/client.ts";
 import { runMissiond, spawnServe } from "../test/helpers/process.ts";
 import { freshBenchDatabase } from "./databases.ts";
-import { statusMb } from "./proc.ts";
+import { rssMb } from "./proc.ts";
 import { summarize } from "./stats.ts";
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -29,8 +29,6 @@ export interface ScaleRow {
   p99: number;
   max: number;
 }
-
-const rssMb = (pid: number) => statusMb(pid);
 
 // The first-minute jobs are spread over this many seconds, starting shortly after the start.
 const SPREAD_S = 20;

@@ -15,7 +15,7 @@ import { fileURLToPath } from "node:url";
 import { sql } from "drizzle-orm";
 import { rows, type Db } from "../src/db/client.ts";
 import { insertDueJobs } from "./burst.ts";
-import { cpuSeconds } from "./proc.ts";
+import { cpuBetween, processCpu } from "./proc.ts";
 import { benchDaemon, freshBenchDatabase } from "./databases.ts";
 
 const SENTINEL = fileURLToPath(new URL("../plugins/cron-sentinel", import.meta.url));
@@ -37,20 +37,6 @@ export async function backendCpu(db: Db, database: string): Promise<Map<number, 
   );
   return processCpu(pids.map((p) => p.pid));
 }
-
-/** CPU seconds used so far by each of these processes of this host that is still there, by pid. */
-export function processCpu(pids: readonly number[]): Map<number, number> {
-  const cpu = new Map<number, number>();
-  for (const pid of pids) {
-    const seconds = cpuSeconds(pid, NaN);
-    // A backend that has exited (or Postgres not on this host) is not counted.
-    if (!Number.isNaN(seconds)) cpu.set(pid, seconds);
-  }
-  return cpu;
-}
-
-export const cpuBetween = (before: Map<number, number>, after: Map<number, number>) =>
-  [...after].reduce((sum, [pid, t]) => sum + t - (before.get(pid) ?? 0), 0);
 
 export async function missiondStorage(
   jobs: number,

@@ -17,7 +17,7 @@ import { freePort } from "../test/helpers/net.ts";
 import { missingProgram } from "../test/helpers/prerequisite.ts";
 import { runMissiond, spawnServe } from "../test/helpers/process.ts";
 import { freshBenchDatabase } from "./databases.ts";
-import { statusMb } from "./proc.ts";
+import { rssMb } from "./proc.ts";
 import { summarize } from "./stats.ts";
 
 /** Why the section cannot run here (Chromium missing), or null. */
@@ -33,7 +33,6 @@ export interface UiRow {
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-const rssMb = (pid: number) => Math.round(statusMb(pid));
 
 /** Migrates and seeds the database `serve` will open (before it starts: PGlite takes one process at a time). */
 async function prepare(dir: string, env: Record<string, string>) {
@@ -84,9 +83,9 @@ export async function dashboardAtScale(
       if (Date.now() - started > 120_000) throw new Error(`serve not ready after 120 s: ${child.output()}`);
       await sleep(100);
     }
-    const rssReadyMb = rssMb(serve.pid);
+    const rssReadyMb = Math.round(rssMb(serve.pid));
     const rows = await openPages(backend, `http://127.0.0.1:${port}`, token, seed, opens);
-    return { rows, rssReadyMb, rssAfterMb: rssMb(serve.pid) };
+    return { rows, rssReadyMb, rssAfterMb: Math.round(rssMb(serve.pid)) };
   } finally {
     await serve.stop();
     await db?.drop();

@@ -7,7 +7,7 @@ import { readdirSync, statSync } from "node:fs";
 import { get } from "node:http";
 import { loadavg } from "node:os";
 import { join } from "node:path";
-import { cpuSeconds, statusMb } from "../proc.ts";
+import { cpuSeconds, rssMb } from "../proc.ts";
 import type { SoakDaemon } from "./daemon.ts";
 import { rssByMapping, type MappingKind } from "./mappings.ts";
 
@@ -76,8 +76,6 @@ function dirBytes(dir: string): number {
   }
   return total;
 }
-
-const rssMb = (pid: number) => statusMb(pid);
 
 function heapMb(socketPath: string): Promise<{ used: number; live: number; total: number; plugins: number }> {
   return new Promise((resolve, reject) => {
