@@ -48,17 +48,12 @@ const inSlots = (column: SQL, refs: readonly RunRef[]): SQL => {
  * (500 × 500 rows a statement; see `inBatchStatus`). Over whole days the runs are estimated from
  * the batch's ids and found by them. A shorter batch keeps the slots' range: its rescans cost
  * little, and a day that lagging statistics take for nearly empty was read whole through its
- * index (at 200 runs a second, 52 µs a close where the slots' range took 24). A longer batch is
- * bounded by its slots' range as well as its days: on a day not analyzed yet (every new day's
- * first minutes of load) and under a generic plan (a prepared close, from its sixth run on) the
- * days alone were read through the slots index, every run of the day so far (13,478 entries for
- * 128 closes at 200 runs a second: 44 µs of the server's time a close, 22 with both bounds).
+ * index (at 200 runs a second, 52 µs a close where the slots' range took 24).
  */
 const joinedSlots = (column: SQL, refs: readonly RunRef[]): SQL => {
   if (refs.length <= PLANNED_RECORDSET_ROWS) return inSlots(column, refs);
   const { from, to } = slotBounds(refs);
-  const days = within(column, new Date(dayStart(from.getTime())), new Date(dayStart(to.getTime()) + DAY_MS - 1));
-  return sql`${days} and ${within(column, from, to)}`;
+  return within(column, new Date(dayStart(from.getTime())), new Date(dayStart(to.getTime()) + DAY_MS - 1));
 };
 
 const byRefs = (refs: readonly RunRef[]) => {

@@ -46,8 +46,6 @@ export interface StatementPlan {
 
 export interface PlanLedger {
   database: Database;
-  /** The ledger's database URL. */
-  url: string;
   /** The runs' day: today, six hours in, away from midnight whatever the hour the test runs at. */
   base: number;
   /** Each statement of a read, planned under custom and under generic plans. */
@@ -115,7 +113,6 @@ export async function planLedger(options: { analyzed: boolean }): Promise<PlanLe
 
   return {
     database,
-    url: tdb.url!,
     base,
     plans,
     async close() {
