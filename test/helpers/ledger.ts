@@ -12,6 +12,8 @@ export interface RunRow {
   output?: string | null;
   latenessMs?: number | null;
   trigger?: "schedule" | "manual" | "deferred" | "backfill";
+  /** When it was claimed: its slot unless given (a Claimed row claimed long ago is taken over by recovery). */
+  claimedAt?: Date;
 }
 
 /** Writes ledger rows straight into cron_job_runs (history a test or a demo needs, without waiting for it). */
@@ -22,7 +24,7 @@ export async function insertRunRows(db: Executor, runs: readonly RunRow[]): Prom
         const at = r.scheduledFor.toISOString();
         const closed = r.status !== "Claimed" && r.status !== "Running";
         return sql`(${r.jobId}::bigint, ${at}::timestamptz, ${r.trigger ?? "schedule"}, ${r.status}, ${r.reason ?? null}, ${r.decidedBy ?? null}, ${r.promptFired ?? null},
-          'seed', ${at}::timestamptz, ${closed ? at : null}::timestamptz, ${r.latenessMs ?? null}::int, ${r.output ?? null})`;
+          'seed', ${(r.claimedAt ?? r.scheduledFor).toISOString()}::timestamptz, ${closed ? at : null}::timestamptz, ${r.latenessMs ?? null}::int, ${r.output ?? null})`;
       }),
       sql`, `,
     );

@@ -73,7 +73,9 @@ describe(`retention: runs (${backendName})`, () => {
     const daemon = await withRetention(`runs = "1s"\nruns_keep_last = 0\nfailed_runs = "1s"`);
     const job = await quietJob(daemon, "stuck");
     await insertRunRows(daemon.services.database.db, [
-      { jobId: job.id, scheduledFor: daysAgo(300), status: "Claimed" },
+      // Claimed just now, for an old slot: the recovery, which takes over a claim left Claimed for
+      // long, must not run its chain (and close it) before the pruner's pass looks at it.
+      { jobId: job.id, scheduledFor: daysAgo(300), status: "Claimed", claimedAt: new Date() },
       { jobId: job.id, scheduledFor: daysAgo(299), status: "Running" },
       { jobId: job.id, scheduledFor: daysAgo(298), status: "Deferred" },
       { jobId: job.id, scheduledFor: daysAgo(297), status: "Succeeded" },
