@@ -48,7 +48,8 @@ describe.skipIf(backendName !== "postgres")(
         for (let h = 0; h < 24; h += 2)
           seeded.push({ jobId: busy.id, scheduledFor: dayAt(d, h), status: h % 6 === 0 ? "Failed" : "Succeeded" });
       seeded.push({ jobId: stuck.id, scheduledFor: dayAt(25), status: "Running" });
-      seeded.push({ jobId: stuck.id, scheduledFor: dayAt(24), status: "Claimed" });
+      // Claimed just now for its old slot, so the claim recovery leaves it to the pruner's pass.
+      seeded.push({ jobId: stuck.id, scheduledFor: dayAt(24), status: "Claimed", claimedAt: new Date() });
       // The rare job's only two runs, on day 22: its last runs_keep_last, kept however old.
       seeded.push({ jobId: rare.id, scheduledFor: dayAt(22, 1), status: "Succeeded" });
       seeded.push({ jobId: rare.id, scheduledFor: dayAt(22, 3), status: "Failed" });
