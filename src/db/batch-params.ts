@@ -82,11 +82,6 @@ export function recordset(rows: readonly object[], columns: string): SQL {
 }
 
 /**
- * The rows Postgres plans a recordset for, whatever its length (json_to_recordset's own estimate).
- */
-export const PLANNED_RECORDSET_ROWS = 100;
-
-/**
  * Rows per statement of an update joined to a batch's recordset (closes, starts, counts): a long
  * batch becomes a few statements, each holding its rows' locks briefly.
  */
