@@ -44,7 +44,8 @@ describe(`host.session.peer.send (${backendName})`, () => {
     for (const [id, agentId] of sessions) await daemon.services.sessions.create({ id, agentId });
     const api = apiClient({ socketPath: daemon.config.socketPath });
     const texts = async (id: string) => (await daemon!.services.sessions.messages(id)).map((m) => m.text);
-    const delivered = () => (existsSync(inbox) ? readFileSync(inbox, "utf8").trim().split("\n").sort() : []);
+    // The agent's inbox may exist before its first line is written: an empty file is no delivery.
+    const delivered = () => (existsSync(inbox) ? readFileSync(inbox, "utf8").split("\n").filter(Boolean).sort() : []);
     return { api, texts, delivered };
   }
 
